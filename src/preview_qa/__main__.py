@@ -1,0 +1,5 @@
+"""python -m preview_qa"""
+
+from preview_qa.cli import main
+
+main()

@@ -1,0 +1,7 @@
+"""The only package that imports browser-use: runs one test's agent in a fresh browser and reports an AgentTrace."""
+
+import os
+
+# Before browser-use is imported: no telemetry, and no logging set-up of its own (our reporters own the output).
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")

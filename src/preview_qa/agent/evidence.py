@@ -1,0 +1,101 @@
+"""Listens to the live browser over Playwright: console errors, uncaught exceptions, failed requests, crashes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from preview_qa.events import Observed
+from preview_qa.results import EvidenceSummary
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, ConsoleMessage, Page, Request, Response
+
+DETAIL_LIMIT = 500
+
+
+class EvidenceRecorder:
+    """Turns browser events into Observed events and keeps a summary; also notices a dead browser or preview."""
+
+    def __init__(self, test: str, preview_origin: str, start_url: str, emit: Callable[[Observed], None]):
+        self.test, self.origin, self.start_url, self._emit = test, preview_origin, start_url, emit
+        self.summary = EvidenceSummary()
+        self.disconnected = False
+        self.closing = False  # set before our own teardown, whose disconnect is no evidence
+        self.start_failure: str | None = None  # why the start page could not be loaded, if it could not
+        self._start_seen = False
+
+    def attach(self, browser: Browser) -> None:
+        browser.on("disconnected", self._on_disconnected)
+        for context in browser.contexts:
+            context.on("page", self._watch)
+            for page in context.pages:
+                self._watch(page)
+
+    def _watch(self, page: Page) -> None:
+        page.on("console", self._on_console)
+        page.on("pageerror", self._on_page_error)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("response", self._on_response)
+
+    def _on_disconnected(self, _: Any) -> None:
+        if self.closing:
+            return
+        self.disconnected = True
+        self._record("browser_disconnected", {"message": "the browser closed or crashed"})
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type != "error":
+            return
+        text = _clip(message.text)
+        self.summary.console_errors += 1
+        self.summary.first_console_error = self.summary.first_console_error or text
+        self._record("console_error", {"text": text, "url": message.location.get("url", "")})
+
+    def _on_page_error(self, error: Exception) -> None:
+        text = _clip(str(error) or type(error).__name__)
+        self.summary.page_errors += 1
+        self.summary.first_page_error = self.summary.first_page_error or text
+        self._record("page_error", {"message": text})
+
+    def _on_request_failed(self, request: Request) -> None:
+        failure = request.failure or "failed"
+        self._note_start(request, f"{failure} loading {request.url}")
+        if not self._same_origin(request.url) or failure == "net::ERR_ABORTED":
+            return
+        self._failed(f"{request.method} {request.url}: {failure}", {"method": request.method, "url": request.url,
+                                                                    "failure": failure})
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if response.status >= 500:
+            self._note_start(request, f"HTTP {response.status} from {response.url}")
+        else:
+            self._note_start(request, None)
+        if response.status >= 400 and self._same_origin(response.url):
+            self._failed(f"{request.method} {response.url}: HTTP {response.status}",
+                         {"method": request.method, "url": response.url, "status": response.status})
+
+    def _note_start(self, request: Request, failure: str | None) -> None:
+        """The first main-document load of the start URL decides whether the preview answered at all."""
+        if self._start_seen or not request.is_navigation_request() or request.frame.parent_frame is not None:
+            return
+        self._start_seen = True
+        self.start_failure = failure
+
+    def _failed(self, text: str, detail: dict[str, Any]) -> None:
+        self.summary.failed_requests += 1
+        self.summary.first_failed_request = self.summary.first_failed_request or _clip(text)
+        self._record("failed_request", detail)
+
+    def _same_origin(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.netloc}" == self.origin
+
+    def _record(self, kind: str, detail: dict[str, Any]) -> None:
+        self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"

@@ -1,0 +1,147 @@
+"""LLM providers through browser-use's own chat classes, and a wrapper that records every call's outcome by type."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from browser_use.agent.views import JudgementResult
+from browser_use.llm.base import BaseChatModel
+from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
+from pydantic import ValidationError
+
+from preview_qa.agent.trace import LLMFault
+
+PROVIDERS = ("openai", "anthropic", "google", "azure", "ollama", "browser-use")
+DEFAULT_MODELS = {
+    "openai": "gpt-4.1-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "google": "gemini-2.5-flash",
+    "azure": "gpt-4.1-mini",
+    "ollama": "qwen2.5:7b",
+    "browser-use": "bu-2-0",
+}
+API_KEY_ENV = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "azure": ("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_KEY"),
+    "ollama": (),
+    "browser-use": ("BROWSER_USE_API_KEY",),
+}
+RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
+
+
+class LLMConfigError(ValueError):
+    """The provider cannot be set up as configured (unknown provider, missing key)."""
+
+
+def make_llm(provider: str, model: str | None, api_key: str | None, base_url: str | None,
+             environ: dict[str, str] | None = None) -> BaseChatModel:
+    """Build browser-use's chat model for `provider`; the key comes from the argument or the provider's usual variable."""
+    env = dict(os.environ if environ is None else environ)
+    if provider not in PROVIDERS:
+        raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")
+    key = api_key or next((env[v] for v in API_KEY_ENV[provider] if env.get(v)), None)
+    if provider == "openai" and not key and (base_url or env.get("OPENAI_BASE_URL")):
+        key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
+    if API_KEY_ENV[provider] and not key:
+        names = " or ".join(API_KEY_ENV[provider])
+        raise LLMConfigError(f"no API key for provider '{provider}'; set {names} or pass --api-key.")
+    model = model or DEFAULT_MODELS[provider]
+    if provider == "openai":
+        from browser_use.llm.openai.chat import ChatOpenAI
+
+        return ChatOpenAI(model=model, api_key=key, base_url=base_url or env.get("OPENAI_BASE_URL") or None,
+                          max_retries=RETRIES)
+    if provider == "anthropic":
+        from browser_use.llm.anthropic.chat import ChatAnthropic
+
+        return ChatAnthropic(model=model, api_key=key, base_url=base_url, max_retries=RETRIES)
+    if provider == "google":
+        from browser_use.llm.google.chat import ChatGoogle
+
+        return ChatGoogle(model=model, api_key=key, max_retries=RETRIES)
+    if provider == "azure":
+        from browser_use.llm.azure.chat import ChatAzureOpenAI
+
+        endpoint = base_url or env.get("AZURE_OPENAI_ENDPOINT")
+        if not endpoint:
+            raise LLMConfigError("provider 'azure' needs an endpoint; set AZURE_OPENAI_ENDPOINT or pass --llm-base-url.")
+        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=endpoint, max_retries=RETRIES)
+    if provider == "ollama":
+        from browser_use.llm.ollama.chat import ChatOllama
+
+        return ChatOllama(model=model, host=base_url or env.get("OLLAMA_HOST"))
+    from browser_use.llm.browser_use.chat import ChatBrowserUse
+
+    return ChatBrowserUse(model=model, api_key=key, base_url=base_url)
+
+
+@dataclass
+class RecordingLLM:
+    """Wraps a chat model: counts calls and records each failure as a typed LLMFault (never by reading prose)."""
+
+    inner: BaseChatModel
+    faults: list[LLMFault] = field(default_factory=list)
+    calls: int = 0
+    _verified_api_keys: bool = True
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self.inner, item)
+
+    async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
+        self.calls += 1
+        purpose = "judge" if output_format is JudgementResult else "agent"
+        try:
+            return await self.inner.ainvoke(messages, output_format, **kwargs)
+        except ModelProviderError as e:
+            self.faults.append(classify(e, purpose))
+            raise
+        except Exception as e:
+            self.faults.append(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
+            raise
+
+
+def classify(error: ModelProviderError, purpose: str) -> LLMFault:
+    """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed."""
+    cause = error.__cause__
+    if isinstance(error, ModelOutputTruncatedError):
+        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message="the model's output was truncated")
+    if isinstance(cause, ValidationError | json.JSONDecodeError):
+        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message=_validation_summary(cause))
+    status = 429 if isinstance(error, ModelRateLimitError) else error.status_code
+    return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))
+
+
+def _validation_summary(error: ValidationError | json.JSONDecodeError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON ({error.msg})"
+    first = error.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        return "not valid JSON"
+    where = ".".join(str(p) for p in first["loc"])
+    return f"does not match the expected schema ({error.error_count()} problems; first at {where or 'top'}: {first['msg']})"
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(getattr(error, "message", None) or error).split())
+    return text[:300] or type(error).__name__

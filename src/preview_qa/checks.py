@@ -1,0 +1,95 @@
+"""Deterministic expectations, checked by code: on the live final page (through Playwright) and on the returned data."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from preview_qa.manifest import Expectations
+from preview_qa.results import ExpectationOutcome
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+_MISSING = object()
+SHOWN = 160
+
+
+async def check_page(expect: Expectations, page: Page) -> list[ExpectationOutcome]:
+    """Evaluate url, title, text and not_text on the page exactly as it is now."""
+    out: list[ExpectationOutcome] = []
+    if expect.url is not None:
+        out.append(ExpectationOutcome(check="url", expected=f"URL containing {expect.url!r}", found=page.url,
+                                      ok=expect.url in page.url))
+    if expect.title is not None:
+        title = await page.title()
+        out.append(ExpectationOutcome(check="title", expected=f"title containing {expect.title!r}",
+                                      found=repr(_clip(title)), ok=expect.title.casefold() in title.casefold()))
+    if expect.text or expect.not_text:
+        body = await _visible_body_text(page)
+        for text in expect.text:
+            visible = await _is_visible(page, text)
+            found = "it is visible" if visible else f"it is not visible; the page shows {_clip(body)!r}"
+            out.append(ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible))
+        for text in expect.not_text:
+            visible = await _is_visible(page, text)
+            out.append(ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
+                                          found="it is visible" if visible else "it is not visible", ok=not visible))
+    return out
+
+
+async def _is_visible(page: Page, text: str) -> bool:
+    """Playwright's own text and visibility rules: case-insensitive, whitespace-normalised, rendered and not hidden."""
+    return await page.get_by_text(text).filter(visible=True).count() > 0
+
+
+async def _visible_body_text(page: Page) -> str:
+    try:
+        return " ".join((await page.locator("body").inner_text(timeout=2000)).split())
+    except Exception:
+        return ""
+
+
+def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[ExpectationOutcome]:
+    """Each expected key (dotted paths reach into objects) holds the expected value in the agent's data."""
+    out = []
+    for key, want in expected.items():
+        got = _lookup(data, key)
+        found = "no such key" if got is _MISSING else json.dumps(got, ensure_ascii=False)
+        ok = got is not _MISSING and _same(want, got)
+        out.append(ExpectationOutcome(check=f"data.{key}", expected=json.dumps(want, ensure_ascii=False),
+                                      found=_clip(found), ok=ok))
+    return out
+
+
+def _lookup(data: Any, dotted: str) -> Any:
+    if isinstance(data, dict) and dotted in data:
+        return data[dotted]
+    current = data
+    for part in dotted.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return _MISSING
+    return current
+
+
+def _same(want: Any, got: Any) -> bool:
+    """Equal values; strings compare with surrounding whitespace ignored; 3 equals 3.0 but never True."""
+    if isinstance(want, str) and isinstance(got, str):
+        return want.strip() == got.strip()
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(want) is type(got) and want == got
+    if isinstance(want, int | float) and isinstance(got, int | float):
+        return float(want) == float(got)
+    if isinstance(want, dict) and isinstance(got, dict):
+        return want.keys() == got.keys() and all(_same(want[k], got[k]) for k in want)
+    if isinstance(want, list) and isinstance(got, list):
+        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
+    return want == got
+
+
+def _clip(text: str, limit: int = SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

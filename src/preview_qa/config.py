@@ -1,0 +1,43 @@
+"""RunConfig: CLI flags > INPUT_* / environment > built-in defaults, in one typed place."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_OUT = "preview-qa-results"
+DEFAULT_CACHE = ".preview-qa-cache"
+
+
+def default_concurrency() -> int:
+    """What a CI runner holds comfortably: one browser per core, at least 2 and at most 4."""
+    return max(2, min(4, os.cpu_count() or 2))
+
+
+def find_chromium() -> str | None:
+    for candidate in (os.environ.get("PREVIEW_QA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@dataclass
+class RunConfig:
+    """Everything `run` needs beyond the manifest."""
+
+    manifest: Path
+    base_url: str
+    out: Path = Path(DEFAULT_OUT)
+    provider: str = "openai"
+    model: str | None = None
+    api_key: str | None = None
+    llm_base_url: str | None = None
+    concurrency: int = field(default_factory=default_concurrency)
+    chromium: str | None = field(default_factory=find_chromium)
+    headless: bool = True
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
+    only: list[str] = field(default_factory=list)  # run just these tests (by name)

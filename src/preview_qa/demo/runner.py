@@ -1,0 +1,45 @@
+"""`preview-qa demo`: the real run path against the bundled demo site, with a scripted LLM instead of a paid one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from preview_qa import manifest as manifest_mod
+from preview_qa.config import RunConfig
+from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
+from preview_qa.demo.site import DemoSite
+
+HERE = Path(__file__).parent
+DEMO_PASSWORD = "demo-pass-123"
+# The demo is a smoke test too: it succeeds only when every test ends as intended.
+INTENDED = {"Checkout page works": "failed"}
+
+
+def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool) -> int:
+    from preview_qa.cli import execute
+
+    spec = manifest_mod.load(HERE / "qa.yml")
+    with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
+        os.environ["DEMO_PASSWORD"] = DEMO_PASSWORD
+        config = RunConfig(manifest=HERE / "qa.yml", base_url=site.url, out=out, provider="openai",
+                           model="scripted-demo", api_key="demo-key", llm_base_url=llm.url, concurrency=concurrency,
+                           headless=headless, only=only)
+        execute(spec, config, verbose)
+    return _check_intended(out)
+
+
+def _check_intended(out: Path) -> int:
+    import json
+
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    wrong = [t for t in results["tests"] if t["status"] != INTENDED.get(t["name"], "passed")]
+    for t in wrong:
+        click.echo(f"demo: {t['name']!r} ended {t['status']}, not {INTENDED.get(t['name'], 'passed')}: {t['reason']}",
+                   err=True)
+    if not wrong:
+        click.echo(f"demo: every test ended as intended (one fails on purpose). Open {out / 'report.html'} "
+                   f"or {out / 'results.json'}.")
+    return 1 if wrong else 0

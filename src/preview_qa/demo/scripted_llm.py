@@ -1,0 +1,388 @@
+"""ScriptedLLM: an OpenAI-compatible chat-completions server that plays scripted browser-use agent turns.
+
+Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
+
+    - name: login                 # for logs and `calls`
+      match: "Log in as demo"     # case-insensitive substring of the task (<user_request>, or <task> for the judge);
+                                  # the first matching scenario wins; a missing/empty match matches every task
+      judge: {verdict: true, reasoning: "...", failure_reason: ""}  # answer to judge requests (default: verdict true);
+                                  # may instead hold any fault key below (http_status, raw, hang, ...)
+      turns:                      # turn k answers the agent request whose <step_info> says Step k+1;
+                                  # past the end the LAST turn repeats
+        - actions:                # browser-use actions; a param `element: "<text>"` becomes `index: N`
+            - input: {element: "Email", text: "demo@acme.test"}
+            - click: {element: "Log in"}
+          goal: "log in"          # optional: next_goal / evaluation_previous_goal / memory text
+        - done: {status: pass, reason: "...", data: {orders: 3}}  # -> [{"done": {"data": <this mapping>}}]
+          done_success: false     # optional: adds "success": false to the done action
+        - http_status: 500        # answer with an OpenAI-style error JSON (429 may add `retry_after: 1`)
+        - raw: "I think it passed!"   # message content sent verbatim
+        - content: {...}          # message content = json.dumps(this) verbatim (schema-breaking output)
+        - reset: true             # close the socket without answering
+        - hang: true              # never answer (until stop())
+        - truncate: true          # send a Content-Length larger than the body, then close
+        - delay: 2.0              # combinable with any turn: sleep before answering
+        - times: 1                # combinable with a fault: only the first N requests for this step get it; later
+                                  # retries fall through to the NEXT turn. A `times` turn does not use up a step:
+                                  # it prefixes the next turn (a trailing one applies every time).
+
+Elements are resolved against the `Interactive elements:` block of the latest `<browser_state>`: an exact text or
+attribute-value match wins over a text substring, which wins over a tag-line substring (all case-insensitive).
+An unresolvable element, or a task no scenario matches, is answered with HTTP 500 and a JSON error that says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+Scenario = dict[str, Any]
+Turn = dict[str, Any]
+
+_USER_REQUEST = re.compile(r"<user_request>\s*(.*?)\s*</user_request>", re.S)
+_JUDGE_TASK = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
+_STEP = re.compile(r"<step_info>\s*Step\s*(\d+)", re.S)
+_BROWSER_STATE = re.compile(r"<browser_state>(.*?)</browser_state>", re.S)
+_ELEMENT = re.compile(r"^(\t*)(?:\|SHADOW\(\w+\)\|)?\*?(?:\|scroll element)?\[(\d+)\](<.*)$")
+_FAULT_KEYS = ("http_status", "raw", "content", "reset", "hang", "truncate")
+
+
+class ScriptError(Exception):
+    """A scripted turn cannot be played against this request (answered as HTTP 500)."""
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    """Read scenarios from a YAML file (a list of scenarios, or a mapping with a `scenarios` list)."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "scenarios" in data:
+        data = data["scenarios"]
+    return [data] if isinstance(data, dict) else list(data or [])
+
+
+def message_texts(body: dict[str, Any], role: str | None = "user") -> list[str]:
+    """The text of each message (optionally only those with `role`), in order."""
+    texts = []
+    for msg in body.get("messages") or []:
+        if role is not None and msg.get("role") != role:
+            continue
+        content = msg.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+        texts.append(content if isinstance(content, str) else "")
+    return texts
+
+
+def request_kind(body: dict[str, Any]) -> str:
+    """'agent' (schema has `action`), 'judge' (schema has `verdict`) or 'other'."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    props = schema.get("properties") or {}
+    return "judge" if "verdict" in props else "agent" if "action" in props else "other"
+
+
+def task_text(body: dict[str, Any]) -> str:
+    """The task inside <user_request> (agent) or <task> (judge); else all user text."""
+    text = "\n".join(message_texts(body))
+    found = _USER_REQUEST.search(text) or _JUDGE_TASK.search(text)
+    return found.group(1) if found else text
+
+
+def step_number(body: dict[str, Any]) -> int | None:
+    for text in reversed(message_texts(body)):
+        if found := _STEP.search(text):
+            return int(found.group(1))
+    return None
+
+
+def parse_elements(body: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(index, tag line, text) for each interactive element in the latest <browser_state>."""
+    state = ""
+    for text in reversed(message_texts(body)):
+        if states := _BROWSER_STATE.findall(text):
+            state = states[-1]
+            break
+    lines = state.split("Interactive elements:", 1)[-1].splitlines()
+    elements: list[tuple[int, str, str]] = []
+    for i, line in enumerate(lines):
+        m = _ELEMENT.match(line)
+        if not m:
+            continue
+        depth, texts = len(m.group(1)), []
+        for nxt in lines[i + 1 :]:
+            if len(nxt) - len(nxt.lstrip("\t")) <= depth or not nxt.strip():
+                break
+            if not _ELEMENT.match(nxt):
+                texts.append(nxt.strip())
+        elements.append((int(m.group(2)), m.group(3), " ".join(texts)))
+    return elements
+
+
+def resolve_element(elements: list[tuple[int, str, str]], wanted: str) -> int:
+    """Index of the element best matching `wanted` (see module docstring); ScriptError if none does."""
+    w = wanted.strip().lower()
+    attr_exact = re.compile(r"=" + re.escape(w) + r"(?=\s+[\w-]+=|\s*/>|$)")
+    tiers = [
+        lambda tag, text: text.lower() == w or bool(attr_exact.search(tag.lower())),
+        lambda tag, text: w in text.lower(),
+        lambda tag, text: w in tag.lower(),
+    ]
+    for test in tiers:
+        for index, tag, text in elements:
+            if test(tag, text):
+                return index
+    raise ScriptError(f'scripted element "{wanted}" not found in browser state')
+
+
+def _resolve_params(value: Any, elements: list[tuple[int, str, str]]) -> Any:
+    if isinstance(value, dict):
+        out = {k: _resolve_params(v, elements) for k, v in value.items() if k != "element"}
+        if "element" in value:
+            out["index"] = resolve_element(elements, str(value["element"]))
+        return out
+    if isinstance(value, list):
+        return [_resolve_params(v, elements) for v in value]
+    return value
+
+
+def _done_action(turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
+    props = (((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}).get("properties", {})
+    done_schema = json.dumps(props.get("action", {}))
+    params: dict[str, Any] = {"data": turn["done"]}
+    if '"text"' in done_schema and '"data"' not in done_schema:  # no output_model_schema: done{text, success}
+        params = {"text": json.dumps(turn["done"])}
+    if "done_success" in turn:
+        params["success"] = bool(turn["done_success"])
+    elif "text" in params:
+        params["success"] = True
+    return {"done": params}
+
+
+def agent_content(turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
+    """The AgentOutput JSON for a normal (non-fault) turn."""
+    elements = parse_elements(body)
+    actions = [_resolve_params(a, elements) for a in turn.get("actions") or []]
+    if "done" in turn:
+        actions.append(_done_action(turn, body))
+    if not actions:
+        raise ScriptError("scripted turn has neither `actions` nor `done`")
+    goal = str(turn.get("goal") or ("finish" if "done" in turn else "continue"))
+    return {"thinking": None, "evaluation_previous_goal": goal, "memory": goal, "next_goal": goal, "action": actions}
+
+
+def judge_content(judge: dict[str, Any] | None) -> dict[str, Any]:
+    j = judge or {}
+    verdict = bool(j.get("verdict", True))
+    return {
+        "reasoning": str(j.get("reasoning", "scripted judge")),
+        "verdict": verdict,
+        "failure_reason": str(j.get("failure_reason", "" if verdict else "scripted failure")),
+        "impossible_task": bool(j.get("impossible_task", False)),
+        "reached_captcha": bool(j.get("reached_captcha", False)),
+    }
+
+
+def _completion(content: str, body: dict[str, Any]) -> dict[str, Any]:
+    prompt = sum(len(t) for t in message_texts(body, None)) // 4
+    completion = len(content) // 4
+    return {
+        "id": f"chatcmpl-scripted-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(body.get("model") or "scripted"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
+
+
+def _error(status: int, message: str) -> dict[str, Any]:
+    kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+
+
+class ScriptedLLM:
+    """The scripted LLM server. `start()` returns a base URL ending in /v1 for `ChatOpenAI(base_url=...)`."""
+
+    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0) -> None:
+        self.scenarios: list[Scenario] = [scenarios] if isinstance(scenarios, dict) else list(scenarios)
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self._seen: dict[tuple[str, str, int | None], int] = defaultdict(int)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("ScriptedLLM is not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> str:
+        if self._server is None:
+            self._stop.clear()
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+            self._server.daemon_threads = True
+            self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
+            self._thread.start()
+        return self.url
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stop.set()
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedLLM:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped; True if the server is stopping."""
+        return self._stop.wait(seconds) if seconds > 0 else self._stop.is_set()
+
+    def find_scenario(self, task: str) -> Scenario | None:
+        for scenario in self.scenarios:
+            if str(scenario.get("match") or "").lower() in task.lower():
+                return scenario
+        return None
+
+    def plan(self, body: dict[str, Any]) -> tuple[Turn, dict[str, Any]]:
+        """Record the request; return the turn to play and the call record (status filled in by the handler)."""
+        kind, step = request_kind(body), step_number(body)
+        scenario = self.find_scenario(task_text(body))
+        call: dict[str, Any] = {
+            "scenario": scenario.get("name") if scenario else None,
+            "kind": kind,
+            "step": step,
+            "status": 200,
+        }
+        with self._lock:
+            self.requests.append(body)
+            self.calls.append(call)
+            if scenario is None:
+                return {"http_status": 500, "message": "no scripted scenario matches the task"}, call
+            if kind == "judge":
+                judge = scenario.get("judge") or {}
+                return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge}), call
+            if kind == "other":
+                return {"raw": str(scenario.get("other", "ok"))}, call
+            slots = _slots(list(scenario.get("turns") or []))
+            if not slots:
+                return {"http_status": 500, "message": f"scenario {call['scenario']!r} has no turns"}, call
+            slot = slots[max(0, (step or 1) - 1)] if (step or 1) <= len(slots) else [slots[-1][-1]]
+            key = (str(call["scenario"]), kind, step)
+            seen = self._seen[key]
+            self._seen[key] += 1
+        for turn in slot[:-1]:
+            if seen < int(turn["times"]):
+                return turn, call
+            seen -= int(turn["times"])
+        return slot[-1], call
+
+
+def _slots(turns: list[Turn]) -> list[list[Turn]]:
+    """Group turns per step: `times` turns prefix the next turn."""
+    slots: list[list[Turn]] = []
+    pending: list[Turn] = []
+    for turn in turns:
+        pending.append(turn)
+        if "times" not in turn:
+            slots.append(pending)
+            pending = []
+    if pending:
+        slots.append([*pending[:-1], {k: v for k, v in pending[-1].items() if k != "times"}])
+    return slots
+
+
+def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "demo"}]})
+            else:
+                self._json(404, _error(404, f"unknown path {self.path}"))
+
+        def do_POST(self) -> None:
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            except (ValueError, UnicodeDecodeError):
+                self._json(400, _error(400, "request body is not JSON"))
+                return
+            turn, call = llm.plan(body if isinstance(body, dict) else {})
+            if llm.sleep(llm.latency + float(turn.get("delay") or 0)):
+                return
+            try:
+                self._answer(turn, body, call)
+            except ScriptError as e:
+                call["status"] = 500
+                self._json(500, _error(500, str(e)))
+            except OSError:
+                pass  # the client went away
+
+        def _answer(self, turn: Turn, body: dict[str, Any], call: dict[str, Any]) -> None:
+            if turn.get("reset") or turn.get("hang"):
+                call["status"] = 0
+                while turn.get("hang") and not llm.sleep(0.1):
+                    pass
+                self.close_connection = True
+                return
+            if "http_status" in turn:
+                status = int(turn["http_status"])
+                call["status"] = status
+                headers = {"Retry-After": str(turn["retry_after"])} if "retry_after" in turn else None
+                self._json(status, _error(status, str(turn.get("message", f"scripted HTTP {status}"))), headers)
+                return
+            if "raw" in turn:
+                content = str(turn["raw"])
+            elif "content" in turn:
+                content = json.dumps(turn["content"])
+            elif "judge" in turn:
+                content = json.dumps(judge_content(turn["judge"]))
+            else:
+                content = json.dumps(agent_content(turn, body))
+            payload = json.dumps(_completion(content, body)).encode()
+            if turn.get("truncate"):
+                call["status"] = 0
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload) + 1000))
+                self.end_headers()
+                self.wfile.write(payload[: len(payload) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self._json(200, json.loads(payload))
+
+    return Handler

@@ -1,0 +1,77 @@
+"""What the runner announces while it works; reporters subscribe to these and never call back."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from preview_qa.results import RunResult, TestResult
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event: when it happened."""
+
+    at: float = field(default_factory=time.time, kw_only=True)
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    manifest: str
+    base_url: str
+    test_names: list[str]
+
+
+@dataclass(frozen=True)
+class TestStarted(Event):
+    __test__ = False
+    name: str
+
+
+@dataclass(frozen=True)
+class StepRecorded(Event):
+    """One agent step, with a screenshot taken while the browser was still alive."""
+
+    name: str
+    number: int
+    goal: str
+    actions: list[dict[str, Any]]  # secrets already redacted
+    url: str
+    error: str | None
+    screenshot_png: bytes | None
+
+
+@dataclass(frozen=True)
+class Observed(Event):
+    """Anything else worth a line in the test's event log: browser errors, LLM faults, checks, verdicts."""
+
+    name: str
+    kind: str  # console_error | page_error | failed_request | llm_error | output_error | expectation | ...
+    error: bool
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FinalScreenshot(Event):
+    name: str
+    png: bytes
+
+
+@dataclass(frozen=True)
+class AgentHistory(Event):
+    """browser-use's own serialisation of the agent's history, secrets redacted."""
+
+    name: str
+    history: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TestFinished(Event):
+    __test__ = False
+    result: TestResult
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    result: RunResult

@@ -1,0 +1,53 @@
+"""Progress and the final table, for a person at a terminal (or reading a CI log)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from preview_qa.events import Event, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.reporters import Reporter
+from preview_qa.results import RunResult, Status
+
+STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.ERRORED: "magenta", Status.SKIPPED: "yellow"}
+MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.ERRORED: "!", Status.SKIPPED: "-"}
+
+
+class ConsoleReporter(Reporter):
+    def __init__(self, stream: TextIO | None = None, out_dir: str | None = None, width: int | None = None):
+        self.console = Console(file=stream, width=width, highlight=False, soft_wrap=False)
+        self.out_dir = out_dir
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.console.print(f"preview-qa: {len(event.test_names)} test(s) against {escape(event.base_url)}")
+        elif isinstance(event, TestStarted):
+            self.console.print(f"  … {escape(event.name)}", style="dim")
+        elif isinstance(event, TestFinished):
+            r = event.result
+            self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/] {escape(r.name)} "
+                               f"({r.duration_s:.1f}s): {escape(r.reason)}")
+        elif isinstance(event, RunFinished):
+            self._summary(event.result)
+
+    def _summary(self, run: RunResult) -> None:
+        table = Table(title="preview-qa results", show_lines=False, expand=False)
+        for column in ("Test", "Status", "Reason", "Duration", "Steps", "Tokens"):
+            table.add_column(column, overflow="fold")
+        for t in run.tests:
+            table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]", escape(t.reason),
+                          f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""))
+        self.console.print(table)
+        counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
+        usage = run.usage
+        cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd else ""
+        self.console.print(f"[bold]{run.status.value.upper()}[/]: {counts or 'no tests'} in {run.duration_s:.1f}s "
+                           f"({usage.llm_calls} LLM calls, {usage.total_tokens} tokens{cost})",
+                           style=STYLE[run.status])
+        if run.notice:
+            self.console.print(f"note: {escape(run.notice)}")
+        if self.out_dir:
+            self.console.print(f"results: {escape(self.out_dir)}")

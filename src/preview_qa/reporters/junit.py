@@ -1,0 +1,110 @@
+"""JUnit XML via junitparser: failure vs error by status, a short message, the story in the body, file and line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Skipped, TestCase, TestSuite
+
+from preview_qa.events import Event, RunFinished, TestFinished
+from preview_qa.reporters import Reporter
+from preview_qa.reporters.files import JUNIT, write_atomic
+from preview_qa.results import RunResult, Status, TestResult
+
+MESSAGE_LIMIT = 200
+SUITE = "preview-qa"
+# XML 1.0 cannot hold these code points at all, escaped or not (what pytest's junitxml strips too).
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+class _Case(TestCase):
+    """A testcase with the `file` and `line` attributes that GitHub's JUnit report actions read."""
+
+    file = Attr()
+    line = IntAttr()
+
+
+class JUnitReporter(Reporter):
+    """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file."""
+
+    def __init__(self, out: Path):
+        self.path = out / JUNIT
+        self._finished: list[TestResult] = []
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, TestFinished):
+            self._finished.append(event.result)
+            write_atomic(self.path, render(self._finished))
+        elif isinstance(event, RunFinished):
+            write_atomic(self.path, render(event.result.tests, event.result))
+
+
+def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
+    suite = TestSuite(SUITE)
+    for test in tests:
+        suite.add_testcase(_case(test))
+    suite.time = round(run.duration_s if run else sum(t.duration_s for t in tests), 3)
+    if run is not None:
+        suite.timestamp = run.started_at
+    suite.update_statistics()
+    xml = JUnitXml(SUITE)
+    xml.add_testsuite(suite)
+    xml.update_statistics()
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
+
+
+def _case(test: TestResult) -> _Case:
+    case = _Case(clean(test.name), clean(Path(test.file).stem or SUITE), round(test.duration_s, 3))
+    if test.file:
+        case.file = clean(test.file)
+    if test.line:
+        case.line = test.line
+    message = _short(test.reason)
+    if test.status is Status.FAILED:
+        failure = Failure(message, "failed")
+        failure.text = clean(details(test))
+        case.result = [failure]
+    elif test.status is Status.ERRORED:
+        error = Error(message, "errored")
+        error.text = clean(details(test))
+        case.result = [error]
+    elif test.status is Status.SKIPPED:
+        case.result = [Skipped(message)]
+    out = _system_out(test)
+    if out:
+        case.system_out = clean(out)
+    return case
+
+
+def details(test: TestResult) -> str:
+    """The long story for the body: the reason, its causes, each expectation, the evidence counts."""
+    lines = [test.reason, *[f"- {c}" for c in test.causes]]
+    if test.expectations:
+        lines.append("Expectations:")
+        lines += [f"- [{'ok' if e.ok else 'FAILED'}] {e.check}: expected {e.expected}, found {e.found}"
+                  for e in test.expectations]
+    ev = test.evidence
+    if ev.console_errors or ev.page_errors or ev.failed_requests:
+        lines.append(f"Browser: {ev.page_errors} page error(s), {ev.console_errors} console error(s), "
+                     f"{ev.failed_requests} failed request(s).")
+    if test.agent_verdict:
+        lines.append(f"Agent's own verdict: {test.agent_verdict}")
+    return "\n".join(lines)
+
+
+def _system_out(test: TestResult) -> str:
+    lines = [f"steps: {test.steps}, path: {test.path}"] if test.status is not Status.SKIPPED else []
+    for value in test.artifacts.values():
+        for path in [value] if isinstance(value, str) else value:
+            lines.append(f"[[ATTACHMENT|{path}]]")
+    return "\n".join(lines)
+
+
+def clean(text: str) -> str:
+    return _ILLEGAL_XML.sub("\ufffd", text)
+
+
+def _short(text: str) -> str:
+    text = clean(" ".join(text.split()))
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"

@@ -1,0 +1,122 @@
+"""What a run produced: statuses, verdicts and test results — the only data the reporters read."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Status(StrEnum):
+    """A test's outcome. Ordered by severity so that a run's status is its worst test's."""
+
+    SKIPPED = "skipped"
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    @property
+    def is_green(self) -> bool:
+        return self in (Status.PASSED, Status.SKIPPED)
+
+    @classmethod
+    def worst(cls, statuses: list[Status]) -> Status:
+        return max(statuses, key=lambda s: s.rank, default=cls.PASSED)
+
+
+_RANK = {Status.SKIPPED: 0, Status.PASSED: 1, Status.FAILED: 2, Status.ERRORED: 3}
+
+
+class ExpectationOutcome(BaseModel):
+    """One deterministic check from `expect:`, as evaluated by code on the real final page."""
+
+    check: str  # "url", "text", "data.price", ...
+    expected: str
+    found: str
+    ok: bool
+
+
+class Verdict(BaseModel):
+    """The final, fail-closed decision for one test and the exact reason for it."""
+
+    status: Status
+    reason: str
+    causes: list[str] = Field(default_factory=list)  # further evidence behind the reason, most telling first
+
+
+class Usage(BaseModel):
+    """Tokens and cost the test's LLM calls consumed."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class EvidenceSummary(BaseModel):
+    """Counts and first occurrences of what went wrong in the browser while the test ran."""
+
+    console_errors: int = 0
+    page_errors: int = 0
+    failed_requests: int = 0
+    first_console_error: str | None = None
+    first_page_error: str | None = None
+    first_failed_request: str | None = None
+
+
+class TestResult(BaseModel):
+    """Everything a reporter needs to know about one finished (or never-started) test."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    file: str
+    line: int
+    status: Status
+    reason: str
+    causes: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+    steps: int = 0
+    path: str = "agent"  # agent | replayed | replay-fell-back | none
+    agent_verdict: dict[str, Any] | None = None  # the agent's own structured report, if it gave a valid one
+    expectations: list[ExpectationOutcome] = Field(default_factory=list)
+    evidence: EvidenceSummary = Field(default_factory=EvidenceSummary)
+    usage: Usage = Field(default_factory=Usage)
+    artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
+    final_url: str | None = None
+
+
+class RunResult(BaseModel):
+    """A whole run: its tests in manifest order and its totals."""
+
+    manifest: str
+    base_url: str
+    started_at: str
+    duration_s: float = 0.0
+    tests: list[TestResult] = Field(default_factory=list)
+    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled"
+
+    @property
+    def status(self) -> Status:
+        return Status.worst([t.status for t in self.tests])
+
+    def count(self, status: Status) -> int:
+        return sum(1 for t in self.tests if t.status is status)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        costs = [t.usage.cost_usd for t in self.tests if t.usage.cost_usd is not None]
+        for t in self.tests:
+            total.llm_calls += t.usage.llm_calls
+            total.prompt_tokens += t.usage.prompt_tokens
+            total.completion_tokens += t.usage.completion_tokens
+            total.total_tokens += t.usage.total_tokens
+        total.cost_usd = sum(costs) if costs else None
+        return total

@@ -1,0 +1,143 @@
+"""Schedules the tests (concurrency, timeouts, cancellation) and announces what happens; writes no files itself."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
+from preview_qa.agent.trace import AgentTrace
+from preview_qa.config import RunConfig
+from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.preview import wait_for_preview
+from preview_qa.redact import Redactor
+from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.verdict import decide, report_as_dict
+
+TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
+
+
+
+def start_url(base_url: str, start: str) -> str:
+    return start if "://" in start else base_url.rstrip("/") + start
+
+
+def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
+    hosts = [urlsplit(base_url).hostname or "", urlsplit(start_url(base_url, spec.start)).hostname or ""]
+    return list(dict.fromkeys(h for h in [*hosts, *spec.allowed_domains] if h))
+
+
+class Runner:
+    """Runs a manifest's tests and passes every event, secrets redacted, to `publish`."""
+
+    def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+                 agent: AgentFn, publish: Callable[[Event], None]):
+        self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
+        self._redactor = Redactor({f"{k}": v for values in secrets.values() for k, v in values.items()})
+        self._publish_raw = publish
+        self._finished: dict[str, TestResult] = {}
+
+    def publish(self, event: Event) -> None:
+        self._publish_raw(_redacted(event, self._redactor))
+
+    @property
+    def selected(self) -> list[TestSpec]:
+        tests = self.manifest.tests
+        return [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
+
+    async def run(self) -> RunResult:
+        """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
+        started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
+        result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
+        self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
+                                test_names=[t.name for t in self.selected]))
+        try:
+            unreachable = await self._wait_for_preview()
+            if unreachable:
+                result.notice = f"preview unreachable: {unreachable}"
+            else:
+                semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
+                async with asyncio.TaskGroup() as group:
+                    for spec in self.selected:
+                        group.create_task(self._one(spec, semaphore))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            result.notice = "cancelled"
+        for spec in self.selected:
+            if spec.name not in self._finished:
+                self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
+        result.tests = [self._finished[t.name] for t in self.selected]
+        result.duration_s = round(time.monotonic() - clock, 2)
+        self.publish(RunFinished(result=result))
+        return result
+
+    async def _wait_for_preview(self) -> str | None:
+        if self.config.wait_timeout <= 0:
+            return None
+        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
+
+    async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        async with semaphore:
+            if spec.skip_reason:
+                self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
+                return
+            self.publish(TestStarted(name=spec.name))
+            clock = time.monotonic()
+            url = start_url(self.config.base_url, spec.start)
+            try:
+                trace = await asyncio.wait_for(
+                    self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
+                                self.publish),
+                    spec.timeout + TEARDOWN_GRACE_S)
+            except TimeoutError:
+                trace = AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
+            except Exception as e:
+                trace = AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+            verdict, report, expectations = decide(spec, trace)
+            self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
+                                  detail=verdict.model_dump(mode="json")))
+            self._finish(TestResult(
+                name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
+                causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
+                path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
+                evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
+            ))
+
+    def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
+        return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,
+                          path="none")
+
+    def _finish(self, result: TestResult) -> None:
+        self._finished[result.name] = result
+        self.publish(TestFinished(result=result))
+
+
+def _redacted(event: Event, redactor: Redactor) -> Event:
+    """The same event with every secret value replaced by its placeholder, in every text it carries."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, TestResult | RunResult):
+            changes[f.name] = type(value).model_validate(redactor.value(value.model_dump(mode="json")))
+        elif isinstance(value, str | dict | list):
+            changes[f.name] = redactor.value(value)
+    return dataclasses.replace(event, **changes)
+
+
+async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+                       make_llm: Callable[[], Any], publish: Callable[[Event], None]) -> RunResult:
+    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
+    if config.chromium is None:
+        raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
+    parts = urlsplit(config.base_url)
+    browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
+    async with browser_agents(browser, make_llm, f"{parts.scheme}://{parts.netloc}") as agent:
+        return await Runner(manifest, config, secrets, agent, publish).run()

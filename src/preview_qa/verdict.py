@@ -1,0 +1,151 @@
+"""Pure: (test spec, agent trace, page checks) -> Verdict. Anything missing, malformed or contradictory fails."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from preview_qa.agent.trace import AgentTrace, LLMFault
+from preview_qa.checks import check_data
+from preview_qa.manifest import TestSpec
+from preview_qa.results import ExpectationOutcome, Status, Verdict
+
+REASON_LIMIT = 500
+
+
+class AgentReport(BaseModel):
+    """What the agent must return through its structured done action."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["pass", "fail"]
+    reason: str = Field(min_length=1)
+    data: dict[str, Any] | None = None
+
+
+def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
+    """The agent's report if it is valid for this test, else None and why not."""
+    if done_text is None:
+        return None, "the agent's final report is empty"
+    try:
+        report = AgentReport.model_validate_json(done_text)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        if first["type"] == "json_invalid":
+            return None, "the agent's final report is not valid JSON"
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        return None, f"the agent's final report breaks its schema at {where}: {first['msg']}"
+    if spec.output_schema is not None:
+        if report.data is None:
+            return None, "the agent returned no extracted data although the test declares an output_schema"
+        error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(spec.output_schema)(
+            spec.output_schema).iter_errors(report.data))
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "top level"
+            return None, f"the agent's extracted data breaks output_schema at {where}: {_clip(error.message, 200)}"
+    return report, None
+
+
+def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | None, list[ExpectationOutcome]]:
+    """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
+    report, invalid = parse_report(spec, trace.done.text) if trace.done else (None, None)
+    expectations = list(trace.expectations)
+    if report is not None and spec.expect.data:
+        expectations += check_data(spec.expect.data, report.data or {})
+    failed_checks = [e for e in expectations if not e.ok]
+    evidence = _evidence_causes(trace)
+
+    if trace.infrastructure_error:
+        return Verdict(status=Status.ERRORED, reason=trace.infrastructure_error, causes=evidence), report, expectations
+    if trace.done is None:
+        return _no_report(spec, trace, evidence), None, expectations
+    if invalid:
+        return _fail(invalid, evidence), None, expectations
+    assert report is not None
+    if trace.done.success is False and report.status == "pass":
+        return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence), None, expectations
+    check_causes = [_describe_check(e) for e in failed_checks]
+    if report.status == "fail":
+        return _fail(f"agent: {report.reason}", check_causes + evidence), report, expectations
+    if failed_checks:
+        return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence]), report, \
+            expectations
+    judge_problem = _judge_problem(trace)
+    if judge_problem is not None:
+        return judge_problem, report, expectations
+    return Verdict(status=Status.PASSED, reason=_clip(report.reason, REASON_LIMIT)), report, expectations
+
+
+def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdict:
+    """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
+    agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
+    last = agent_faults[-1] if agent_faults else None
+    if last is not None and last.kind == "provider":
+        return Verdict(status=Status.ERRORED, reason=f"LLM provider error: {_describe_fault(last)}",
+                       causes=[*_fault_counts(agent_faults), *evidence])
+    if last is not None:
+        return _fail(f"the agent's output was invalid and it never reported a verdict: {last.message}",
+                     [*_fault_counts(agent_faults), *evidence])
+    if trace.max_steps_reached:
+        return _fail(f"the agent did not finish within max_steps={spec.max_steps}", evidence)
+    return _fail("the agent stopped without reporting a verdict", evidence)
+
+
+def _judge_problem(trace: AgentTrace) -> Verdict | None:
+    if not trace.judge_requested:
+        return None
+    if trace.judge is not None:
+        if trace.judge.verdict:
+            return None
+        return _fail(f"the judge disagreed with the agent's pass: {trace.judge.reason or 'no reason given'}", [])
+    judge_faults = [f for f in trace.llm_faults if f.purpose == "judge"]
+    if judge_faults and judge_faults[-1].kind == "provider":
+        return Verdict(status=Status.ERRORED, reason=f"LLM provider error (judge): {_describe_fault(judge_faults[-1])}")
+    return _fail("the judge gave no valid verdict", [])
+
+
+def _fail(reason: str, causes: list[str]) -> Verdict:
+    return Verdict(status=Status.FAILED, reason=_clip(reason, REASON_LIMIT), causes=[_clip(c, REASON_LIMIT) for c in causes])
+
+
+def _describe_check(e: ExpectationOutcome) -> str:
+    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}"
+
+
+def _describe_fault(fault: LLMFault) -> str:
+    return f"HTTP {fault.status}: {fault.message}" if fault.status else fault.message
+
+
+def _fault_counts(faults: list[LLMFault]) -> list[str]:
+    provider = sum(1 for f in faults if f.kind == "provider")
+    invalid = len(faults) - provider
+    out = []
+    if invalid:
+        out.append(f"{invalid} LLM answer(s) were not a valid agent output")
+    if provider:
+        out.append(f"{provider} LLM call(s) failed at the provider")
+    return out
+
+
+def _evidence_causes(trace: AgentTrace) -> list[str]:
+    ev = trace.evidence
+    out = []
+    if ev.first_page_error:
+        out.append(f"the page threw an uncaught exception: {ev.first_page_error}")
+    if ev.first_failed_request:
+        out.append(f"a request failed: {ev.first_failed_request}")
+    if ev.first_console_error:
+        out.append(f"console error: {ev.first_console_error}")
+    return out
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def report_as_dict(report: AgentReport | None) -> dict[str, Any] | None:
+    return json.loads(report.model_dump_json(exclude_none=True)) if report else None
