@@ -86,11 +86,11 @@ def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdic
     if last is not None and last.kind == "provider":
         return Verdict(status=Status.ERRORED, reason=f"LLM provider error: {_describe_fault(last)}",
                        causes=[*_fault_counts(agent_faults), *evidence])
+    if trace.max_steps_reached:
+        return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
     if last is not None:
         return _fail(f"the agent's output was invalid and it never reported a verdict: {last.message}",
                      [*_fault_counts(agent_faults), *evidence])
-    if trace.max_steps_reached:
-        return _fail(f"the agent did not finish within max_steps={spec.max_steps}", evidence)
     return _fail("the agent stopped without reporting a verdict", evidence)
 
 

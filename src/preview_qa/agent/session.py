@@ -206,7 +206,9 @@ def _read_history(agent: Agent, trace: AgentTrace, run: TestRun) -> None:
         if last.judgement is not None:
             trace.judge = JudgeReport(verdict=last.judgement.verdict,
                                       reason=last.judgement.failure_reason or last.judgement.reasoning or "")
-    trace.max_steps_reached = trace.done is None and agent.state.n_steps > run.spec.max_steps and not agent.state.stopped
+    gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
+    trace.max_steps_reached = (trace.done is None and agent.state.n_steps > run.spec.max_steps
+                               and not agent.state.stopped and not gave_up)
     if history.usage is not None:
         trace.usage.prompt_tokens = history.usage.total_prompt_tokens
         trace.usage.completion_tokens = history.usage.total_completion_tokens

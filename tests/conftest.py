@@ -1,0 +1,110 @@
+"""Shared fixtures: the fixture site, the scripted LLM server, environment isolation, and running the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from junitparser import JUnitXml
+
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.site import DemoSite
+
+DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
+ISOLATED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "AZURE_", "OLLAMA_", "BROWSER_USE_", "GITHUB_",
+                     "INPUT_", "RUNNER_", "PREVIEW_QA_")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The parent's environment without anything that could change a run (provider keys, CI variables)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ISOLATED_PREFIXES) and k != "CI"}
+    env.update(ANONYMIZED_TELEMETRY="false", DEMO_PASSWORD=DEMO_PASSWORD, PYTHONUNBUFFERED="1")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[DemoSite]:
+    with DemoSite(password=DEMO_PASSWORD) as s:
+        yield s
+
+
+@pytest.fixture
+def llm_server() -> Iterator[Callable[..., ScriptedLLM]]:
+    """A factory: `llm_server(scenarios, latency=0.0)` starts a ScriptedLLM that is stopped after the test."""
+    started: list[ScriptedLLM] = []
+
+    def start(scenarios: list[dict[str, Any]] | dict[str, Any], latency: float = 0.0) -> ScriptedLLM:
+        server = ScriptedLLM(scenarios, latency=latency)
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@dataclass
+class CliRun:
+    """What a user sees after running the command: exit code, output, and the results folder."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    out: Path
+    llm: ScriptedLLM | None
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return json.loads((self.out / "results.json").read_text(encoding="utf-8"))
+
+    def test(self, name: str) -> dict[str, Any]:
+        return next(t for t in self.results["tests"] if t["name"] == name)
+
+    @property
+    def junit(self) -> JUnitXml:
+        return JUnitXml.fromfile(str(self.out / "junit.xml"))
+
+    def all_output_text(self) -> str:
+        """stdout, stderr and every text file in the results folder, for leak checks."""
+        texts = [self.stdout, self.stderr]
+        for path in sorted(self.out.rglob("*")):
+            if path.is_file() and path.suffix != ".png" and path.suffix != ".gif":
+                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+        return "\n".join(texts)
+
+
+def run_preview_qa(args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
+                   cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user runs it: a separate process, real exit code, real stdout."""
+    return subprocess.run([sys.executable, "-m", "preview_qa", *args], env=env or clean_env(), capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd)
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path, site: DemoSite, llm_server: Callable[..., ScriptedLLM]) -> Callable[..., CliRun]:
+    """`run_cli(manifest_yaml, scenarios, *extra_args, env=None)`: write the manifest, start the scripted LLM,
+    and run `preview-qa run` against the fixture site."""
+
+    def run(manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str, env: dict[str, str] | None = None,
+            latency: float = 0.0, timeout: float = 300) -> CliRun:
+        path = tmp_path / "qa.yml"
+        path.write_text(textwrap.dedent(manifest), encoding="utf-8")
+        out = tmp_path / "out"
+        llm = llm_server(scenarios, latency=latency) if scenarios is not None else None
+        args = ["run", str(path), "--base-url", site.url, "--out", str(out)]
+        if llm is not None:
+            args += ["--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted"]
+        proc = run_preview_qa([*args, *extra], env=env or clean_env(), timeout=timeout)
+        return CliRun(proc.returncode, proc.stdout, proc.stderr, out, llm)
+
+    return run
