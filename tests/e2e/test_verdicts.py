@@ -59,6 +59,14 @@ tests:
   - name: contradictory success flag
     start: /product
     task: "[contradiction] Read the price."
+  - name: judge agrees
+    start: /product
+    task: "[judge-yes] Read the price."
+    judge: true
+  - name: judge disagrees
+    start: /product
+    task: "[judge-no] Read the price."
+    judge: true
   - name: skipped one
     task: never runs
     skip: not ready yet
@@ -79,6 +87,10 @@ SCENARIOS = [
                      {"input": {"element": "Password", "text": "wrong-password"}}, {"click": {"element": "Log in"}}]},
         {"done": {"status": "pass", "reason": "Logged in fine."}}]},
     {"match": "[wrong-value]", "turns": [{"done": {"status": "pass", "reason": "Read it.", "data": {"price": "$29.99"}}}]},
+    {"match": "[judge-yes]", "judge": {"verdict": True, "reasoning": "Price shown."},
+     "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}]},
+    {"match": "[judge-no]", "judge": {"verdict": False, "reasoning": "x", "failure_reason": "No price was read."},
+     "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}]},
     {"match": "[contradiction]", "turns": [{"done": {"status": "pass", "reason": "All good."}, "done_success": False}]},
 ]
 
@@ -165,6 +177,15 @@ def test_contradictory_report_fails(core_run: CliRun) -> None:
     assert "contradicts itself" in t["reason"]
 
 
+def test_judge_can_only_take_a_pass_away(core_run: CliRun) -> None:
+    assert core_run.test("judge agrees")["status"] == "passed"
+    t = core_run.test("judge disagrees")
+    assert t["status"] == "failed"
+    assert t["reason"] == "the judge disagreed with the agent's pass: No price was read."
+    judged = [c for c in core_run.llm.calls if c["kind"] == "judge"]
+    assert len(judged) == 2  # browser-use's judge asked the scripted LLM once per judged test, and only then
+
+
 def test_skipped_test_is_green_and_never_runs(core_run: CliRun) -> None:
     t = core_run.test("skipped one")
     assert t["status"] == "skipped" and t["reason"] == "not ready yet" and t["steps"] == 0
@@ -174,7 +195,7 @@ def test_skipped_test_is_green_and_never_runs(core_run: CliRun) -> None:
 def test_junit_matches_results(core_run: CliRun) -> None:
     suite = next(iter(core_run.junit))
     cases = {c.name: c for c in suite}
-    assert suite.tests == 11 and suite.failures == 7 and suite.errors == 1 and suite.skipped == 1
+    assert suite.tests == 13 and suite.failures == 8 and suite.errors == 1 and suite.skipped == 1
     failure = cases["wrong extracted value"].result[0]
     assert failure._tag == "failure" and failure.message.startswith("expectation data.price failed")
     assert cases["provider answers HTTP 500"].result[0]._tag == "error"
@@ -184,7 +205,7 @@ def test_junit_matches_results(core_run: CliRun) -> None:
 
 def test_results_are_in_manifest_order_whatever_finished_first(core_run: CliRun) -> None:
     names = [t["name"] for t in core_run.results["tests"]]
-    assert names[0] == "real pass" and names[-1] == "skipped one" and len(names) == 11
+    assert names[0] == "real pass" and names[-1] == "skipped one" and len(names) == 13
 
 
 def test_secret_reaches_neither_the_llm_nor_any_output(core_run: CliRun) -> None:
@@ -196,4 +217,4 @@ def test_secret_reaches_neither_the_llm_nor_any_output(core_run: CliRun) -> None
 def test_console_table_lists_every_test(core_run: CliRun) -> None:
     for name in ("real pass", "wrong extracted value", "skipped one"):
         assert name in core_run.stdout
-    assert "8 failed" not in core_run.stdout and "7 failed" in core_run.stdout
+    assert "ERRORED: 1 skipped, 3 passed, 8 failed, 1 errored" in core_run.stdout

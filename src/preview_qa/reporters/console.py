@@ -13,12 +13,15 @@ from preview_qa.reporters import Reporter
 from preview_qa.results import RunResult, Status
 
 STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.ERRORED: "magenta", Status.SKIPPED: "yellow"}
+CI_LOG_WIDTH = 140
 MARK = {Status.PASSED: "✓", Status.FAILED: "✗", Status.ERRORED: "!", Status.SKIPPED: "-"}
 
 
 class ConsoleReporter(Reporter):
     def __init__(self, stream: TextIO | None = None, out_dir: str | None = None, width: int | None = None):
         self.console = Console(file=stream, width=width, highlight=False, soft_wrap=False)
+        if width is None and not self.console.is_terminal:
+            self.console.width = CI_LOG_WIDTH  # CI logs are wide; rich would assume 80 columns
         self.out_dir = out_dir
 
     def handle(self, event: Event) -> None:
