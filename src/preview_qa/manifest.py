@@ -185,7 +185,8 @@ def _validate(model: type[M], data: Any, source: YamlSource, base: Loc) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        errors = e.errors(include_url=False)
+        # An unknown key first: a typo ("testz") is what explains the required key that is then missing.
+        errors = sorted(e.errors(include_url=False), key=lambda err: err["type"] != "extra_forbidden")
         first = errors[0]
         loc: Loc = (*base, *first["loc"])
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""

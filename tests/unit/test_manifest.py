@@ -1,0 +1,202 @@
+"""Manifest errors as a user sees them: one line, `file:line: key: message`, and exit code 2 before any browser starts."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from preview_qa import manifest
+from preview_qa.demo.site import DemoSite
+from preview_qa.yamlsource import MAX_BYTES, MAX_NODES
+from tests.conftest import clean_env, run_preview_qa
+
+OK_TEST = "  - name: a\n    task: t\n"
+
+ERRORS = [
+    ("typo in a test key", f"version: 1\ntests:\n{OK_TEST}    expct: {{url: /x}}\n",
+     "qa.yml:5: tests[0].expct: unknown key 'expct'; did you mean 'expect'?"),
+    ("typo in a nested key", f"version: 1\ntests:\n{OK_TEST}    expect:\n      urll: /x\n",
+     "qa.yml:6: tests[0].expect.urll: unknown key 'urll'; did you mean 'url'?"),
+    ("typo in a top-level key", "version: 1\ntestz:\n" + OK_TEST,
+     "qa.yml:2: testz: unknown key 'testz'; did you mean 'tests'? (and 1 more problem)"),
+    ("typo in defaults", "version: 1\ndefaults:\n  max_step: 3\ntests:\n" + OK_TEST,
+     "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
+    ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
+     "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, secrets, skip, start, task, timeout."),
+    ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
+     "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
+     "max_steps, max_tokens, output_schema, secrets, skip, start, task, timeout."),
+    ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
+     "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
+    ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
+     "qa.yml:2: version: duplicate key 'version' (first given on line 1); keep one."),
+    ("duplicate test name", f"version: 1\ntests:\n{OK_TEST}{OK_TEST}",
+     "qa.yml:5: tests[1].name: duplicate test name 'a' (also test 1); names must be unique."),
+    ("tab indentation", "version: 1\ntests:\n\t- name: a\n",
+     "qa.yml:3: invalid YAML: found character '\\t' that cannot start any token "
+     "(YAML does not allow tabs for indentation; use spaces)."),
+    ("wrong type", f"version: 1\ntests:\n{OK_TEST}    max_steps: lots\n",
+     "qa.yml:5: tests[0].max_steps: input should be a valid integer, unable to parse string as an integer (got 'lots')."),
+    ("out of range", f"version: 1\ntests:\n{OK_TEST}    max_steps: 0\n",
+     "qa.yml:5: tests[0].max_steps: input should be greater than or equal to 1 (got 0)."),
+    ("unsupported version", "version: 2\ntests:\n" + OK_TEST,
+     "qa.yml:1: version: unsupported manifest version; use 'version: 1'."),
+    ("missing task", "version: 1\ntests:\n  - name: a\n", "qa.yml:3: tests[0].task: this required key is missing."),
+    ("no tests", "version: 1\ntests: []\n",
+     "qa.yml:2: tests: list should have at least 1 item after validation, not 0 (got [])."),
+    ("undeclared secret", "version: 1\ntests:\n  - name: a\n    task: use <secret>pw</secret>\n",
+     "qa.yml:4: tests[0].task: uses <secret>pw</secret> but 'secrets' does not declare 'pw'; add it under secrets."),
+    ("bad secret variable", f"version: 1\ntests:\n{OK_TEST}    secrets: {{pw: 'not a var'}}\n",
+     "qa.yml:5: tests[0].secrets: 'not a var' is not an environment variable name (got {'pw': 'not a var'})."),
+    ("relative start", f"version: 1\ntests:\n{OK_TEST}    start: login\n",
+     "qa.yml:5: tests[0].start: must be a path starting with '/' or an http(s) URL (got 'login')."),
+    ("output schema not an object", f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: array}}\n",
+     "qa.yml:5: tests[0].output_schema: must describe an object (type: object) (got {'type': 'array'})."),
+    ("output schema invalid", f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: 3}}\n",
+     "qa.yml:5: tests[0].output_schema: not a valid JSON Schema: 3 is not valid under any of the given schemas "
+     "(got {'type': 3})."),
+    ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
+    ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
+    ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_manifest_error_message(text: str, message: str) -> None:
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.loads(text, "qa.yml")
+    assert str(caught.value) == message
+
+
+def test_a_valid_manifest_merges_defaults_and_keeps_each_tests_line() -> None:
+    m = manifest.loads(textwrap.dedent("""\
+        version: 1
+        defaults: {max_steps: 7, expect: {url: /home}}
+        tests:
+          - name: first
+            task: t
+          - name: second
+            task: u
+            max_steps: 3
+            expect: {text: Welcome}
+        """), "qa.yml")
+    assert [(t.name, t.line, t.max_steps) for t in m.tests] == [("first", 4, 7), ("second", 6, 3)]
+    assert m.tests[0].expect.url == "/home"
+    assert m.tests[1].expect.url is None and m.tests[1].expect.text == ["Welcome"]  # a test's key replaces the default
+
+
+def test_merge_keys_expand_and_own_keys_win() -> None:
+    m = manifest.loads("version: 1\ndefaults: &base {max_steps: 9, timeout: 50}\ntests:\n  - <<: *base\n    name: a\n"
+                       "    task: t\n    max_steps: 2\n", "qa.yml")
+    assert (m.tests[0].max_steps, m.tests[0].timeout) == (2, 50)
+
+
+def test_alias_bomb_is_refused_not_expanded() -> None:
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i, name in enumerate("bcdefg"):
+        prev = "abcdefg"[i]
+        levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.loads("\n".join(levels) + "\n", "qa.yml")
+    assert str(caught.value).startswith("qa.yml:1: ")
+    assert str(caught.value).endswith(f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.")
+
+
+def test_a_recursive_alias_is_refused() -> None:
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.loads("version: 1\ntests: &t\n  - *t\n", "qa.yml")
+    assert "nested more than" in str(caught.value) or "expands to more than" in str(caught.value)
+
+
+def test_a_10_mb_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_bytes(b"version: 1\n" + b"# padding\n" * (1024 * 1024))
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.load(path)
+    assert str(caught.value) == f"{path}: the file is {path.stat().st_size} bytes; a manifest may have at most {MAX_BYTES}."
+
+
+def test_non_utf8_manifest_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_bytes(b"version: 1\ntests:\n  - name: caf\xe9\n    task: t\n")
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.load(path)
+    assert str(caught.value) == f"{path}:3: the file is not valid UTF-8; save it as UTF-8."
+
+
+def test_a_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_bytes(b"\xef\xbb\xbfversion: 1\ntests:\n  - name: caf\xc3\xa9\n    task: t\n")
+    assert manifest.load(path).tests[0].name == "café"
+
+
+def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.load(tmp_path / "nope.yml")
+    assert str(caught.value) == f"{tmp_path / 'nope.yml'}: cannot read the file (No such file or directory)."
+
+
+def test_a_missing_secret_variable_names_its_key() -> None:
+    m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
+    with pytest.raises(manifest.ManifestError) as caught:
+        manifest.resolve_secrets(m, {"QA_PW": ""})
+    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: environment variable QA_PW is not set; "
+                                 "export it (or pass it as a workflow secret).")
+    assert manifest.resolve_secrets(m, {"QA_PW": "x"}) == {"a": {}, "b": {"pw": "x"}}
+
+
+# --- through the real CLI: exit 2, one line on stderr, and nothing started ---
+
+SECRET_MANIFEST = "version: 1\ntests:\n  - name: a\n    task: use <secret>pw</secret>\n    secrets: {pw: QA_UNSET_PW}\n"
+
+
+def _cli(tmp_path: Path, site: DemoSite, text: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, Path]:
+    path = tmp_path / "qa.yml"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    seen = len(site.requests)
+    proc = run_preview_qa(["run", str(path), "--base-url", site.url, "--out", str(out), *args], env=env or clean_env(),
+                          timeout=120)
+    assert len(site.requests) == seen, "nothing may reach the preview when the configuration is wrong"
+    assert not out.exists(), "nothing may be written when the configuration is wrong"
+    assert proc.stdout == ""
+    return proc.returncode, proc.stderr, path
+
+
+def test_cli_missing_secret_variable_exits_2_before_any_browser(tmp_path: Path, site: DemoSite) -> None:
+    code, stderr, path = _cli(tmp_path, site, SECRET_MANIFEST, "--api-key", "k")
+    assert code == 2
+    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_UNSET_PW is not set; "
+                      "export it (or pass it as a workflow secret).\n")
+
+
+def test_cli_missing_api_key_exits_2(tmp_path: Path, site: DemoSite) -> None:
+    code, stderr, _ = _cli(tmp_path, site, f"version: 1\ntests:\n{OK_TEST}", "--provider", "anthropic")
+    assert code == 2
+    assert stderr == "preview-qa: error: no API key for provider 'anthropic'; set ANTHROPIC_API_KEY or pass --api-key.\n"
+
+
+def test_cli_unknown_provider_exits_2(tmp_path: Path, site: DemoSite) -> None:
+    code, stderr, _ = _cli(tmp_path, site, f"version: 1\ntests:\n{OK_TEST}", "--provider", "skynet", "--api-key", "k")
+    assert code == 2
+    assert "Invalid value for '--provider': 'skynet' is not one of" in stderr and "Traceback" not in stderr
+
+
+def test_cli_manifest_error_exits_2(tmp_path: Path, site: DemoSite) -> None:
+    code, stderr, path = _cli(tmp_path, site, f"version: 1\ntests:\n{OK_TEST}    expct: {{}}\n", "--api-key", "k")
+    assert code == 2
+    assert stderr == f"preview-qa: error: {path}:5: tests[0].expct: unknown key 'expct'; did you mean 'expect'?\n"
+
+
+def test_cli_validate(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_text(f"version: 1\ntests:\n{OK_TEST}", encoding="utf-8")
+    ok = run_preview_qa(["validate", str(path)], timeout=60)
+    assert (ok.returncode, ok.stdout) == (0, f"{path}: 1 test(s), valid.\n")
+    path.write_text("version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n", encoding="utf-8")
+    bad = run_preview_qa(["validate", str(path)], timeout=60)
+    assert (bad.returncode, bad.stderr) == (2, f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' "
+                                               "(first given on line 4); keep one.\n")
