@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ MAX_NODES = 100_000
 MAX_DEPTH = 40
 
 Loc = tuple[str | int, ...]
+_LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 class SourceError(Exception):
@@ -23,7 +25,8 @@ class SourceError(Exception):
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        return _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)  # one line, whatever a key holds
 
 
 class YamlSource:
@@ -72,7 +75,8 @@ class YamlSource:
         return None
 
     def error(self, loc: Loc, message: str) -> SourceError:
-        return SourceError(self.file, self.line(loc), format_loc(loc) or None, message)
+        # An empty document has no lines to point at; its line 1 is where the missing content belongs.
+        return SourceError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
 
 
 def format_loc(loc: Loc) -> str:
@@ -105,7 +109,12 @@ class _Builder:
             return self._mapping(node, loc)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*loc, i)) for i, child in enumerate(node.value)]
-        return self._scalars.construct_object(node, deep=True)
+        try:
+            return self._scalars.construct_object(node, deep=True)
+        except yaml.YAMLError as e:  # an unknown tag (`!foo`, `!!python/object`) or a malformed !!binary, !!timestamp...
+            problem = (getattr(e, "problem", None) or str(e)).strip()
+            raise SourceError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
+                              f"invalid YAML value: {problem}.") from None
 
     def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
