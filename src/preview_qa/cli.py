@@ -104,6 +104,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
     from preview_qa.reporters import Dispatcher
     from preview_qa.reporters.artifacts import ArtifactsReporter
     from preview_qa.reporters.console import ConsoleReporter
+    from preview_qa.reporters.html import HtmlReporter
     from preview_qa.reporters.junit import JUnitReporter
     from preview_qa.runner import run_manifest
 
@@ -118,7 +119,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
     if config.chromium is None:
         raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     _quiet_logs(verbose, [v for values in secrets.values() for v in values.values()])
-    dispatch = Dispatcher([ArtifactsReporter(config.out), JUnitReporter(config.out),
+    dispatch = Dispatcher([ArtifactsReporter(config.out), JUnitReporter(config.out), HtmlReporter(config.out),
                            ConsoleReporter(out_dir=str(config.out))])
 
     def llm_factory() -> Any:

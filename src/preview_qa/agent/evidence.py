@@ -1,4 +1,4 @@
-"""Listens to the live browser over Playwright: console errors, uncaught exceptions, failed requests, crashes."""
+"""Turns what goes wrong during a test into error events: browser errors (over Playwright), LLM faults, blocked navigation."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.trace import LLMFault
 from preview_qa.events import Observed
 from preview_qa.results import EvidenceSummary
 
 if TYPE_CHECKING:
+    from browser_use.browser.events import BrowserErrorEvent
     from playwright.async_api import Browser, ConsoleMessage, Page, Request, Response
 
 DETAIL_LIMIT = 500
+BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security watchdog enforcing allowed_domains
 
 
 class EvidenceRecorder:
@@ -38,6 +41,16 @@ class EvidenceRecorder:
         page.on("pageerror", self._on_page_error)
         page.on("requestfailed", self._on_request_failed)
         page.on("response", self._on_response)
+
+    def llm_fault(self, fault: LLMFault) -> None:
+        """A failed LLM call: the provider failed (llm_error) or its answer was no valid agent output (output_error)."""
+        self._record("llm_error" if fault.kind == "provider" else "output_error",
+                     {"purpose": fault.purpose, "status": fault.status, "message": _clip(fault.message)})
+
+    def browser_error(self, event: BrowserErrorEvent) -> None:
+        """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
+        if event.error_type in BLOCKED:
+            self._record("navigation_blocked", {"url": str(event.details.get("url", "")), "message": _clip(event.message)})
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,9 +83,13 @@ def make_llm(provider: str, model: str | None, api_key: str | None, base_url: st
 
 @dataclass
 class RecordingLLM:
-    """Wraps a chat model: counts calls and records each failure as a typed LLMFault (never by reading prose)."""
+    """Wraps a chat model: counts calls and records each failure as a typed LLMFault (never by reading prose).
+
+    `on_fault` hears of each fault as it happens, so that evidence of an early abort is published before anything
+    else can go wrong."""
 
     inner: BaseChatModel
+    on_fault: Callable[[LLMFault], None] | None = None
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
     _verified_api_keys: bool = True
@@ -114,11 +119,16 @@ class RecordingLLM:
         try:
             return await self.inner.ainvoke(messages, output_format, **kwargs)
         except ModelProviderError as e:
-            self.faults.append(classify(e, purpose))
+            self._record(classify(e, purpose))
             raise
         except Exception as e:
-            self.faults.append(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
+            self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
             raise
+
+    def _record(self, fault: LLMFault) -> None:
+        self.faults.append(fault)
+        if self.on_fault is not None:
+            self.on_fault(fault)
 
 
 def classify(error: ModelProviderError, purpose: str) -> LLMFault:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use.browser.events import BrowserErrorEvent
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
@@ -77,7 +78,8 @@ async def run_agent(run: TestRun) -> AgentTrace:
     workdir = tempfile.mkdtemp(prefix="preview-qa-")
     session = BrowserSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    recorder = RecordingLLM(run.make_llm())
+    session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:

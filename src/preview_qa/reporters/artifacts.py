@@ -1,8 +1,12 @@
-"""Per-test evidence (screenshots, events.jsonl, history.json) and the run's results.json, written as they arrive."""
+"""Per-test evidence (screenshots, run.gif, events.jsonl, history.json) and the run's results.json, written as they arrive."""
 
 from __future__ import annotations
 
 import json
+import logging
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,19 +22,23 @@ from preview_qa.events import (
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import RESULTS, test_dir, write_atomic
+from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
+log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 
 
 class ArtifactsReporter(Reporter):
-    """Owns the results folder: every finished test's files are on disk before the next event is handled."""
+    """Owns the results folder. Text is written at once; image work (shrinking, the GIF) runs on one writer thread,
+    in arrival order, so the event loop that drives the browsers never waits for Pillow."""
 
     def __init__(self, out: Path):
         self.out = out
         self._run: RunResult | None = None
         self._finished: list[TestResult] = []
+        self._writer: ThreadPoolExecutor | None = None
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -43,19 +51,26 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, Observed):
             self._log(event.name, event.kind, event.error, event.at, event.detail)
         elif isinstance(event, FinalScreenshot):
-            write_atomic(self._dir(event.name) / "final.png", event.png)
+            self._in_background(_save_screenshot, self._dir(event.name) / "final.png", event.png)
         elif isinstance(event, AgentHistory):
             write_atomic(self._dir(event.name) / "history.json", json.dumps(event.history, indent=1, default=str,
                                                                              ensure_ascii=False))
         elif isinstance(event, TestFinished):
-            event.result.artifacts = self.artifacts_of(event.result.name)
             self._finished.append(event.result)
-            if self._run is not None:
-                self._write_results(self._run.model_copy(update={"tests": self._finished}))
+            # After the test's screenshots (same thread, in order): its animation, then results.json listing it.
+            snapshot = [t.model_copy(deep=True) for t in self._finished]
+            self._in_background(self._finish_test, event.result.name, snapshot)
         elif isinstance(event, RunFinished):
-            for test in event.result.tests:
+            self.flush()
+            for test in event.result.tests:  # later reporters (JUnit, HTML) read these paths
                 test.artifacts = self.artifacts_of(test.name)
             self._write_results(event.result)
+
+    def flush(self) -> None:
+        """Wait until every queued image is on disk."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def artifacts_of(self, name: str) -> dict[str, str | list[str]]:
         """What exists on disk for the test, as paths relative to the results folder."""
@@ -64,9 +79,9 @@ class ArtifactsReporter(Reporter):
         found: dict[str, str | list[str]] = {}
         if not folder.is_dir():
             return found
-        steps = sorted(p.name for p in folder.glob("step-*.png"))
+        steps = _step_screenshots(folder)
         if steps:
-            found["screenshots"] = [f"{rel}/{s}" for s in steps]
+            found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
         for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
                               ("history", "history.json"), ("animation", "run.gif")):
             if (folder / filename).exists():
@@ -75,7 +90,8 @@ class ArtifactsReporter(Reporter):
 
     def _step(self, event: StepRecorded) -> None:
         if event.screenshot_png:
-            write_atomic(self._dir(event.name) / f"step-{event.number:02d}.png", event.screenshot_png)
+            self._in_background(_save_screenshot, self._dir(event.name) / step_screenshot(event.number),
+                                event.screenshot_png)
         self._log(event.name, "step", event.error is not None, event.at,
                   {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
                    "result_error": event.error})
@@ -86,6 +102,24 @@ class ArtifactsReporter(Reporter):
         with (self._dir(name) / "events.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
+    def _in_background(self, job: Callable[..., None], *args: Any) -> None:
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preview-qa-artifacts")
+        self._writer.submit(_logged, job, *args)
+
+    def _finish_test(self, name: str, finished: list[TestResult]) -> None:
+        folder = self._dir(name, create=False)
+        frames = _step_screenshots(folder)
+        if (folder / "final.png").exists():
+            frames.append(folder / "final.png")
+        gif = animation([f.read_bytes() for f in frames])
+        if gif is not None:
+            write_atomic(folder / "run.gif", gif)
+        if self._run is not None:
+            for test in finished:
+                test.artifacts = self.artifacts_of(test.name)
+            self._write_results(self._run.model_copy(update={"tests": finished}))
+
     def _dir(self, name: str, create: bool = True) -> Path:
         folder = self.out / test_dir(name)
         if create:
@@ -94,6 +128,31 @@ class ArtifactsReporter(Reporter):
 
     def _write_results(self, run: RunResult) -> None:
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
+
+
+_STEP_FILE = re.compile(r"step-(\d+)\.png")
+
+
+def _step_screenshots(folder: Path) -> list[Path]:
+    """The step screenshots in step order (step-100 after step-99)."""
+    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def _save_screenshot(path: Path, png: bytes) -> None:
+    try:
+        png = shrink_screenshot(png)
+    except Exception as e:  # an image Pillow cannot read is still evidence: keep the browser's bytes
+        log.warning("could not shrink %s, kept as taken: %s: %s", path.name, type(e).__name__, e)
+    write_atomic(path, png)
+
+
+def _logged(job: Callable[..., None], *args: Any) -> None:
+    """Run a writer-thread job; its failure is logged, never lost in an unread future."""
+    try:
+        job(*args)
+    except Exception:
+        log.exception("writing artifacts failed")
 
 
 def results_document(run: RunResult) -> dict[str, Any]:

@@ -29,12 +29,19 @@ def test_dir(name: str) -> str:
     return f"{TESTS}/{safe_name(name)}"
 
 
+def step_screenshot(number: int) -> str:
+    """The file name of the screenshot taken after agent step `number`."""
+    return f"step-{number:02d}.png"
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write to a temporary file beside `path`, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        # mkstemp makes the file 0600; a container action running as root would leave it unreadable to upload steps.
+        os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
         os.replace(tmp, path)

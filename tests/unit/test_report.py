@@ -1,0 +1,106 @@
+"""report.html as the real reporters write it: worst tests first, every text escaped, errors bounded, written on cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+
+from preview_qa.events import Event, Observed, RunFinished, RunStarted, StepRecorded, TestFinished
+from preview_qa.reporters import Dispatcher
+from preview_qa.reporters.artifacts import ArtifactsReporter
+from preview_qa.reporters.files import test_dir as folder_of
+from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
+from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+
+HOSTILE = 'Pricing <script>alert(1)</script> "quoted" <img src=x onerror=alert(2)>'
+
+
+class Elements(HTMLParser):
+    """Every start tag and its attributes, as a browser's parser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _test(name: str, status: Status, reason: str = "why", **extra: object) -> TestResult:
+    return TestResult(name=name, file="qa.yml", line=1, status=status, reason=reason, **extra)  # type: ignore[arg-type]
+
+
+def _render(out: Path, tests: list[TestResult], events: Sequence[Event] = (), notice: str | None = None) -> str:
+    """Run the events through the artifacts and HTML reporters, as the CLI does, and return report.html."""
+    dispatch = Dispatcher([ArtifactsReporter(out), HtmlReporter(out)])
+    dispatch(RunStarted(manifest="qa.yml", base_url="http://x", test_names=[t.name for t in tests]))
+    for event in events:
+        dispatch(event)
+    for test in tests:
+        dispatch(TestFinished(result=test))
+    dispatch(RunFinished(result=RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=tests,
+                                          notice=notice)))
+    assert not dispatch.broken
+    return (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_failed_and_errored_tests_come_first_then_manifest_order(tmp_path: Path) -> None:
+    page = _render(tmp_path, [_test("p1", Status.PASSED), _test("f1", Status.FAILED), _test("s1", Status.SKIPPED),
+                    _test("e1", Status.ERRORED), _test("f2", Status.FAILED)])
+    order = [page.index(f">{name}</a>") for name in ("e1", "f1", "f2", "p1", "s1")]
+    assert order == sorted(order)
+
+
+def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
+    test = _test(HOSTILE, Status.FAILED, reason=f"agent: {HOSTILE}", causes=[HOSTILE],
+                 expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
+                 agent_verdict={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
+    events = [
+        StepRecorded(name=HOSTILE, number=1, goal=HOSTILE, actions=[{"input": {"text": HOSTILE}}], url=HOSTILE,
+                     error=HOSTILE, screenshot_png=b"not a png"),
+        Observed(name=HOSTILE, kind="console_error", error=True, detail={"text": HOSTILE, "url": HOSTILE}),
+        Observed(name=HOSTILE, kind="llm_error", error=True, detail={"purpose": "agent", "status": 500, "message": HOSTILE}),
+    ]
+    page = _render(tmp_path, [test], events, notice=HOSTILE)
+    parser = Elements()
+    parser.feed(page)
+    tags = [tag for tag, _ in parser.tags]
+    assert "script" not in tags and tags.count("img") == 1
+    assert not any(k.startswith("on") for _, attrs in parser.tags for k in attrs)
+    assert not any((attrs.get("href") or "").startswith("javascript") for _, attrs in parser.tags)
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 10
+
+
+def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path) -> None:
+    name = "two steps"
+    shot = f"{folder_of(name)}/step-02.png"
+    steps = [StepRecorded(name=name, number=n, goal=f"goal {n}", actions=[{"click": {"index": n}}], url="http://x/a",
+                          error=None, screenshot_png=b"png" if n == 2 else None) for n in (1, 2)]
+    page = _render(tmp_path, [_test(name, Status.FAILED, steps=2)], steps)
+    assert "goal 1" in page and "goal 2" in page and 'click {&#34;index&#34;: 2}' in page
+    assert page.count(f'src="{shot}"') == 1 and page.count("no screenshot") == 1
+
+
+def test_error_list_is_bounded_and_says_how_many_were_left_off(tmp_path: Path) -> None:
+    events: list[Event] = [Observed(name="noisy", kind="console_error", error=True, detail={"text": f"error {i}"})
+                           for i in range(ERROR_LIMIT + 7)]
+    events.append(Observed(name="noisy", kind="expectation", error=True, detail={"check": "url"}))  # has its own table
+    page = _render(tmp_path, [_test("noisy", Status.FAILED)], events)
+    assert f"Errors ({ERROR_LIMIT + 7})" in page and "7 more in events.jsonl" in page
+    assert f"error {ERROR_LIMIT - 1}<" in page and f"error {ERROR_LIMIT}<" not in page
+
+
+def test_report_is_written_when_the_run_ends_even_cancelled(tmp_path: Path) -> None:
+    page = _render(tmp_path, [_test("done", Status.PASSED), _test("cut short", Status.ERRORED, reason="cancelled")],
+                   notice="cancelled")
+    assert "<strong>Note:</strong> cancelled" in page and "cut short" in page
+
+
+def test_events_of_a_folder_elsewhere_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text('{"type": "console_error", "error": true, "text": "from outside"}\n', encoding="utf-8")
+    test = _test("merged", Status.FAILED, artifacts={"events": "../elsewhere.jsonl"})
+    page = HtmlReporter(tmp_path / "out").render(RunResult(manifest="qa.yml", base_url="http://x", started_at="now",
+                                                           tests=[test]))
+    assert "from outside" not in page and "merged" in page
