@@ -26,7 +26,8 @@ ISOLATED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "AZURE_", "O
 def clean_env(**extra: str) -> dict[str, str]:
     """The parent's environment without anything that could change a run (provider keys, CI variables)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(ISOLATED_PREFIXES) and k != "CI"}
-    env.update(ANONYMIZED_TELEMETRY="false", DEMO_PASSWORD=DEMO_PASSWORD, PYTHONUNBUFFERED="1")
+    # No replay cache unless a test asks for one: a trace recorded by one test must never decide another's verdict.
+    env.update(ANONYMIZED_TELEMETRY="false", DEMO_PASSWORD=DEMO_PASSWORD, PYTHONUNBUFFERED="1", PREVIEW_QA_NO_CACHE="1")
     env.update(extra)
     return env
 

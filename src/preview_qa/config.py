@@ -41,3 +41,11 @@ class RunConfig:
     extra_headers: dict[str, str] = field(default_factory=dict)
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
+    fail_on: str = "failed"  # the exit code is 1 once a test is this bad: failed (or errored) | errored | never
+    comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
+    cache: Path | None = None  # replay cache folder; None = always run the agent
+    max_tokens: int | None = None  # per test, overriding the manifest
+    max_cost_usd: float | None = None  # per test, overriding the manifest
+    run_max_tokens: int | None = None  # for the whole run: no new test starts once it is spent
+    run_max_cost_usd: float | None = None
+    shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)

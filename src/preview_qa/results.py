@@ -58,6 +58,12 @@ class Usage(BaseModel):
     total_tokens: int = 0
     cost_usd: float | None = None
 
+    def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return Usage(llm_calls=self.llm_calls + other.llm_calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     total_tokens=self.total_tokens + other.total_tokens, cost_usd=sum(costs) if costs else None)
+
 
 class EvidenceSummary(BaseModel):
     """Counts and first occurrences of what went wrong in the browser while the test ran."""
@@ -111,12 +117,4 @@ class RunResult(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        costs = [t.usage.cost_usd for t in self.tests if t.usage.cost_usd is not None]
-        for t in self.tests:
-            total.llm_calls += t.usage.llm_calls
-            total.prompt_tokens += t.usage.prompt_tokens
-            total.completion_tokens += t.usage.completion_tokens
-            total.total_tokens += t.usage.total_tokens
-        total.cost_usd = sum(costs) if costs else None
-        return total
+        return sum((t.usage for t in self.tests), Usage())

@@ -11,13 +11,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
-from preview_qa.agent.trace import AgentTrace
+from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import RunResult, Status, TestResult, Usage
+from preview_qa.shard import in_shard
 from preview_qa.verdict import decide, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -37,8 +38,10 @@ class Runner:
     """Runs a manifest's tests and passes every event, secrets redacted, to `publish`."""
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                 agent: AgentFn, publish: Callable[[Event], None]):
+                 agent: AgentFn, publish: Callable[[Event], None],
+                 recordings: Callable[[TestSpec], Recording | None] | None = None):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
+        self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         self._redactor = Redactor({f"{k}": v for values in secrets.values() for k, v in values.items()})
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
@@ -49,7 +52,11 @@ class Runner:
     @property
     def selected(self) -> list[TestSpec]:
         tests = self.manifest.tests
-        return [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
+        tests = [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
+        if self.config.shard is None:
+            return tests
+        names = set(in_shard([t.name for t in tests], *self.config.shard))
+        return [t for t in tests if t.name in names]
 
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
@@ -89,19 +96,23 @@ class Runner:
             if spec.skip_reason:
                 self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
                 return
+            spent = self._run_budget_spent()
+            if spent:
+                self._finish(self._unrun(spec, Status.ERRORED, spent))
+                return
+            spec = self._with_budget(spec)
             self.publish(TestStarted(name=spec.name))
             clock = time.monotonic()
-            url = start_url(self.config.base_url, spec.start)
-            try:
-                trace = await asyncio.wait_for(
-                    self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
-                                self.publish),
-                    spec.timeout + TEARDOWN_GRACE_S)
-            except TimeoutError:
-                trace = AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
-            except Exception as e:
-                trace = AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+            recording = self._recordings(spec) if self._recordings else None
+            trace = await self._attempt(spec, recording)
             verdict, report, expectations = decide(spec, trace)
+            if recording is not None and verdict.status is not Status.PASSED:
+                # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
+                self.publish(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
+                replay_usage = trace.usage
+                trace = await self._attempt(spec, None)
+                trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
+                verdict, report, expectations = decide(spec, trace)
             self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
                                   detail=verdict.model_dump(mode="json")))
             self._finish(TestResult(
@@ -110,6 +121,33 @@ class Runner:
                 path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
                 evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
             ))
+
+    async def _attempt(self, spec: TestSpec, recording: Recording | None) -> AgentTrace:
+        url = start_url(self.config.base_url, spec.start)
+        try:
+            return await asyncio.wait_for(
+                self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
+                            self.publish, recording=recording),
+                spec.timeout + TEARDOWN_GRACE_S)
+        except TimeoutError:
+            return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
+        except Exception as e:
+            return AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    def _with_budget(self, spec: TestSpec) -> TestSpec:
+        """The command line's per-test budgets outrank the manifest's."""
+        changes = {k: v for k, v in (("max_tokens", self.config.max_tokens), ("max_cost_usd", self.config.max_cost_usd))
+                   if v is not None}
+        return spec.model_copy(update=changes) if changes else spec
+
+    def _run_budget_spent(self) -> str | None:
+        """Why no further test may start, if the run's own budget is used up by the tests finished so far."""
+        used = sum((t.usage for t in self._finished.values()), Usage())
+        if self.config.run_max_tokens is not None and used.total_tokens >= self.config.run_max_tokens:
+            return f"run budget exceeded: --run-max-tokens={self.config.run_max_tokens} (used {used.total_tokens})"
+        if self.config.run_max_cost_usd is not None and (used.cost_usd or 0) >= self.config.run_max_cost_usd:
+            return f"run budget exceeded: --run-max-cost-usd={self.config.run_max_cost_usd:g} (spent ${used.cost_usd:.4f})"
+        return None
 
     def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
         return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,
@@ -133,11 +171,12 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
 
 
 async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                       make_llm: Callable[[], Any], publish: Callable[[Event], None]) -> RunResult:
+                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
+                       recordings: Callable[[TestSpec], Recording | None] | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     if config.chromium is None:
         raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     parts = urlsplit(config.base_url)
     browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
     async with browser_agents(browser, make_llm, f"{parts.scheme}://{parts.netloc}") as agent:
-        return await Runner(manifest, config, secrets, agent, publish).run()
+        return await Runner(manifest, config, secrets, agent, publish, recordings).run()

@@ -59,7 +59,11 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     evidence = _evidence_causes(trace)
 
     if trace.infrastructure_error:
-        return Verdict(status=Status.ERRORED, reason=trace.infrastructure_error, causes=evidence), report, expectations
+        return _error(trace.infrastructure_error, evidence), report, expectations
+    if trace.replay_error:
+        return _fail(f"the recorded steps could not be replayed: {trace.replay_error}", evidence), None, expectations
+    if trace.path == "replayed" and trace.done is None:
+        return _replayed(spec, expectations, evidence), None, expectations
     if trace.done is None:
         return _no_report(spec, trace, evidence), None, expectations
     if invalid:
@@ -79,13 +83,29 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     return Verdict(status=Status.PASSED, reason=_clip(report.reason, REASON_LIMIT)), report, expectations
 
 
+def replay_needs_llm_check(spec: TestSpec) -> bool:
+    """Code alone judges a replay only when the test declares page expectations and asks for no data."""
+    e = spec.expect
+    return not (e.url or e.text or e.not_text or e.title) or spec.output_schema is not None or bool(e.data)
+
+
+def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: list[str]) -> Verdict:
+    """A replay without a report passes only on page expectations checked by code, every one of them holding."""
+    if replay_needs_llm_check(spec) or not expectations:
+        return _fail("the page check after the replay gave no valid verdict", evidence)
+    failed = [_describe_check(e) for e in expectations if not e.ok]
+    if failed:
+        return _fail(failed[0], [*failed[1:], *evidence])
+    return Verdict(status=Status.PASSED, reason=f"replayed the recorded steps without the agent; all {len(expectations)} "
+                                                "expectation(s) hold on the final page")
+
+
 def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdict:
     """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
     agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
     last = agent_faults[-1] if agent_faults else None
     if last is not None and last.kind == "provider":
-        return Verdict(status=Status.ERRORED, reason=f"LLM provider error: {_describe_fault(last)}",
-                       causes=[*_fault_counts(agent_faults), *evidence])
+        return _error(f"LLM provider error: {_describe_fault(last)}", [*_fault_counts(agent_faults), *evidence])
     if trace.max_steps_reached:
         return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
     if last is not None:
@@ -103,12 +123,18 @@ def _judge_problem(trace: AgentTrace) -> Verdict | None:
         return _fail(f"the judge disagreed with the agent's pass: {trace.judge.reason or 'no reason given'}", [])
     judge_faults = [f for f in trace.llm_faults if f.purpose == "judge"]
     if judge_faults and judge_faults[-1].kind == "provider":
-        return Verdict(status=Status.ERRORED, reason=f"LLM provider error (judge): {_describe_fault(judge_faults[-1])}")
+        return _error(f"LLM provider error (judge): {_describe_fault(judge_faults[-1])}", [])
     return _fail("the judge gave no valid verdict", [])
 
 
 def _fail(reason: str, causes: list[str]) -> Verdict:
     return Verdict(status=Status.FAILED, reason=_clip(reason, REASON_LIMIT), causes=[_clip(c, REASON_LIMIT) for c in causes])
+
+
+def _error(reason: str, causes: list[str]) -> Verdict:
+    """Errors carry text from exceptions and providers: one line, clipped, and never empty."""
+    return Verdict(status=Status.ERRORED, reason=_clip(reason, REASON_LIMIT) or "an error without any message",
+                   causes=[_clip(c, REASON_LIMIT) for c in causes])
 
 
 def _describe_check(e: ExpectationOutcome) -> str:

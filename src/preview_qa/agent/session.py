@@ -10,25 +10,36 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
 from browser_use.browser.events import BrowserErrorEvent
+from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport
+from preview_qa.agent.replay import check_page_against_task, replay
+from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page, Playwright
 
-AgentFn = Callable[[TestSpec, str, list[str], dict[str, str], Callable[[Event], None]], Awaitable[AgentTrace]]
+
+
+class AgentFn(Protocol):
+    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
+
+    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
+                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
+
+
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
 SHOT_TIMEOUT_S = 5.0
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
@@ -68,13 +79,14 @@ class TestRun:
     browser: BrowserSetup
     playwright: Playwright
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    recording: Recording | None = None  # replay this instead of running the agent
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
     """Run one test's agent to the end (or its deadline) and return the facts; never raises for the test's own failures."""
     spec = run.spec
     deadline = time.monotonic() + spec.timeout
-    trace = AgentTrace(judge_requested=spec.judge)
+    trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="preview-qa-")
     session = BrowserSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
@@ -91,7 +103,11 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
             agent = _agent(run, session, recorder, workdir)
-            await agent.run(max_steps=spec.max_steps, on_step_end=_step_hook(run, trace))
+            if run.recording is None:
+                await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
+                                on_step_end=_step_hook(run, trace))
+            else:
+                await _replay(run, trace, agent, recorder, session, pw_browser)
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
     except Exception as e:
@@ -99,7 +115,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     finally:
         trace.llm_faults = list(recorder.faults)
         trace.usage.llm_calls = recorder.calls
-        if agent is not None:
+        if agent is not None and run.recording is None:
             _read_history(agent, trace, run)
         trace.evidence = evidence.summary
         if trace.infrastructure_error is None:
@@ -112,6 +128,19 @@ async def run_agent(run: TestRun) -> AgentTrace:
     return trace
 
 
+async def _replay(run: TestRun, trace: AgentTrace, agent: Agent, llm: RecordingLLM, session: BrowserSession,
+                  pw_browser: Browser) -> None:
+    """Replay the recording; then, if code alone cannot judge the final page, one LLM call judges it."""
+    assert run.recording is not None
+    trace.path = "replayed"
+    trace.steps, trace.replay_error = await replay(agent, run.recording, run.preview_origin)
+    page = await _agent_page(session, pw_browser)
+    if trace.replay_error is None and page is not None and replay_needs_llm_check(run.spec):
+        trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
+                                                          run.secrets)
+        trace.usage = usage
+
+
 def _profile(run: TestRun, workdir: str) -> BrowserProfile:
     return BrowserProfile(
         executable_path=run.browser.chromium,
@@ -119,7 +148,8 @@ def _profile(run: TestRun, workdir: str) -> BrowserProfile:
         user_data_dir=os.path.join(workdir, "profile"),
         downloads_path=os.path.join(workdir, "downloads"),
         keep_alive=True,  # the checks and the final screenshot need the browser after the agent is done
-        chromium_sandbox=os.geteuid() != 0,
+        # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
+        chromium_sandbox=os.geteuid() != 0 and not CONFIG.IN_DOCKER,
         enable_default_extensions=False,
         allowed_domains=run.allowed_hosts,
         args=BROWSER_ARGS,
@@ -145,6 +175,7 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         enable_signal_handler=False,
         max_failures=3,
         step_timeout=int(min(180, spec.timeout)),
+        llm_timeout=llm_timeout(spec.timeout),
         file_system_path=os.path.join(workdir, "files"),
     )
 
@@ -158,6 +189,20 @@ def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
     if output_schema is not None:
         fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description="the extracted data"))
     return create_model("TestReport", **fields)
+
+
+def llm_timeout(test_timeout: float) -> int:
+    """Seconds one LLM call may take: browser-use's usual 75 s, but short enough that a hanging provider is given up
+    on (and named) max_failures times before the test's own deadline hides why it ran out of time."""
+    return int(max(5, min(75, test_timeout / 4)))
+
+
+def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
+    async def on_step_start(agent: Agent) -> None:
+        if evidence.start_failure is not None:  # no LLM call is worth making on a preview that did not answer
+            agent.stop()
+
+    return on_step_start
 
 
 def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
@@ -223,6 +268,8 @@ def _read_history(agent: Agent, trace: AgentTrace, run: TestRun) -> None:
 def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> str | None:
     if evidence.start_failure is not None:
         return f"preview unreachable: {evidence.start_failure}"
+    if evidence.start_loading is not None:
+        return f"preview unreachable: the start page never finished loading ({evidence.start_loading})"
     if evidence.disconnected and trace.done is None:
         return "the browser crashed or was closed before the agent finished"
     return None
@@ -235,7 +282,7 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
     if page is None:
         return
     trace.final_url = page.url
-    if trace.done is not None and trace.infrastructure_error is None:
+    if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
         try:
             trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
         except Exception as e:
@@ -285,9 +332,9 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
 
     async with async_playwright() as playwright:
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None]) -> AgentTrace:
+                          emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
             return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit))
+                                           playwright=playwright, emit=emit, recording=recording))
 
         yield run_one

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Usage
 
@@ -47,4 +47,14 @@ class AgentTrace:
     evidence: EvidenceSummary = field(default_factory=EvidenceSummary)
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
-    path: str = "agent"
+    path: str = "agent"  # agent | replayed (the runner marks a fallback run replay-fell-back)
+    replay_error: str | None = None  # why a cached trace could not be replayed step by step
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A passing run's action trace from the cache: browser-use's history dump (secrets as placeholders) and the
+    preview origin it was recorded against, so that a new preview URL can be put in its place."""
+
+    origin: str
+    history: dict[str, Any]

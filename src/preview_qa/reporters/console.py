@@ -31,18 +31,20 @@ class ConsoleReporter(Reporter):
             self.console.print(f"  … {escape(event.name)}", style="dim")
         elif isinstance(event, TestFinished):
             r = event.result
+            how = f", {r.path}" if r.path.startswith("replay") else ""  # say when the cache decided how it ran
             self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/] {escape(r.name)} "
-                               f"({r.duration_s:.1f}s): {escape(r.reason)}")
+                               f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
 
     def _summary(self, run: RunResult) -> None:
         table = Table(title="preview-qa results", show_lines=False, expand=False)
-        for column in ("Test", "Status", "Reason", "Duration", "Steps", "Tokens"):
+        for column in ("Test", "Status", "Reason", "Duration", "Steps", "Tokens", "Path"):
             table.add_column(column, overflow="fold")
         for t in run.tests:
             table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]", escape(t.reason),
-                          f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""))
+                          f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""),
+                          "" if t.path == "none" else t.path)
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
         usage = run.usage

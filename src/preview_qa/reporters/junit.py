@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Skipped, TestCase, TestSuite
+from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, write_atomic
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import RunResult, Status, TestResult, Usage
 
 MESSAGE_LIMIT = 200
 SUITE = "preview-qa"
@@ -42,6 +42,8 @@ class JUnitReporter(Reporter):
 
 def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
     suite = TestSuite(SUITE)
+    for name, value in usage_properties(sum((t.usage for t in tests), Usage())).items():
+        suite.add_property(name, value)  # the run's totals; before the testcases, where the schema wants them
     for test in tests:
         suite.add_testcase(_case(test))
     suite.time = round(run.duration_s if run else sum(t.duration_s for t in tests), 3)
@@ -74,7 +76,22 @@ def _case(test: TestResult) -> _Case:
     out = _system_out(test)
     if out:
         case.system_out = clean(out)
+    if test.status is not Status.SKIPPED:
+        properties = Properties()
+        for name, value in {"path": test.path, **usage_properties(test.usage)}.items():
+            properties.add_property(Property(name, value))
+        case._elem.insert(0, properties._elem)  # junitparser has no API for a testcase's properties; they come first
     return case
+
+
+def usage_properties(usage: Usage) -> dict[str, str]:
+    """Tokens and cost as JUnit properties (a test's, or the run's totals)."""
+    values = {"llm_calls": usage.llm_calls, "prompt_tokens": usage.prompt_tokens,
+              "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens}
+    found = {k: str(v) for k, v in values.items()}
+    if usage.cost_usd is not None:
+        found["cost_usd"] = f"{usage.cost_usd:.6f}"
+    return found
 
 
 def details(test: TestResult) -> str:

@@ -1,0 +1,107 @@
+"""The runner's scheduling with a fake agent (no browser): concurrency bound, manifest order, hard timeouts, replay fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preview_qa import runner as runner_mod
+from preview_qa.agent.trace import AgentTrace, DoneReport, Recording
+from preview_qa.config import RunConfig
+from preview_qa.events import Event, Observed, TestFinished
+from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.results import RunResult, Status, Usage
+
+PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
+FakeAgent = Callable[..., Awaitable[AgentTrace]]
+
+
+def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,
+        **config: Any) -> tuple[RunResult, list[Event]]:
+    events: list[Event] = []
+    manifest = Manifest(version=1, tests=tests)
+    cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", **config)
+    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, recordings).run())
+    return result, events
+
+
+def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
+    return [TestSpec(name=n, task=f"task {n}", line=i + 1, **kw) for i, n in enumerate(names)]
+
+
+def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifest_order() -> None:
+    running, peak = 0, 0
+
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01 * (10 - int(spec.name[1:])))  # later tests finish first
+        running -= 1
+        return AgentTrace(done=PASS, steps=1)
+
+    result, events = run(specs_named(*(f"t{i}" for i in range(7))), agent, concurrency=3)
+    assert peak == 3
+    assert [t.name for t in result.tests] == [f"t{i}" for i in range(7)]
+    finished = [e.result.name for e in events if isinstance(e, TestFinished)]
+    assert finished != [t.name for t in result.tests]  # they did finish out of order
+    assert result.status is Status.PASSED
+
+
+def test_a_test_whose_agent_ignores_its_timeout_is_stopped_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner_mod, "TEARDOWN_GRACE_S", 0.2)
+
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+        if spec.name == "stuck":
+            await asyncio.sleep(3600)
+        return AgentTrace(done=PASS)
+
+    result, _ = run([*specs_named("stuck", timeout=0.1), *specs_named("fine")], agent, concurrency=1)
+    stuck, fine = result.tests
+    assert (stuck.status, stuck.reason) == (Status.ERRORED, "timed out after 0.1 s (and its teardown hung)")
+    assert fine.status is Status.PASSED
+
+
+RECORDING = Recording(origin="http://preview.test", history={"history": []})
+
+
+def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_costs() -> None:
+    calls: list[Recording | None] = []
+
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+        calls.append(recording)
+        if recording is not None:
+            return AgentTrace(path="replayed", replay_error="Could not find matching element", usage=Usage(llm_calls=0))
+        return AgentTrace(done=PASS, usage=Usage(llm_calls=2, total_tokens=50))
+
+    result, events = run(specs_named("t", expect={"url": "/x"}), agent, recordings=lambda spec: RECORDING)
+    assert calls == [RECORDING, None]
+    test = result.tests[0]
+    assert (test.status, test.path, test.usage.llm_calls, test.usage.total_tokens) == (Status.PASSED, "replay-fell-back", 2, 50)
+    note = next(e for e in events if isinstance(e, Observed) and e.kind == "replay_fell_back")
+    assert note.detail["reason"].startswith("the recorded steps could not be replayed: Could not find")
+
+
+def test_a_replay_that_holds_is_the_verdict_and_the_agent_never_runs() -> None:
+    calls: list[Recording | None] = []
+
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+        calls.append(recording)
+        return AgentTrace(path="replayed", steps=3, expectations=[], done=PASS)
+
+    result, _ = run(specs_named("t"), agent, recordings=lambda spec: RECORDING)
+    assert calls == [RECORDING] and (result.tests[0].status, result.tests[0].path) == (Status.PASSED, "replayed")
+
+
+def test_without_a_recording_the_agent_runs() -> None:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+        assert recording is None
+        return AgentTrace(done=PASS)
+
+    result, _ = run(specs_named("t"), agent, recordings=lambda spec: None)
+    assert result.tests[0].path == "agent"
