@@ -19,9 +19,10 @@ from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.shard import in_shard
-from preview_qa.verdict import decide, report_as_dict
+from preview_qa.verdict import decide, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
+PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
 
 
 
@@ -45,6 +46,8 @@ class Runner:
         self._redactor = Redactor({f"{k}": v for values in secrets.values() for k, v in values.items()})
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
+        self._provider_streak = 0
+        self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
@@ -96,7 +99,7 @@ class Runner:
             if spec.skip_reason:
                 self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
                 return
-            spent = self._run_budget_spent()
+            spent = self._run_budget_spent() or self._provider_down
             if spent:
                 self._finish(self._unrun(spec, Status.ERRORED, spent))
                 return
@@ -113,6 +116,7 @@ class Runner:
                 trace = await self._attempt(spec, None)
                 trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
                 verdict, report, expectations = decide(spec, trace)
+            self._note_provider(trace)
             self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
                                   detail=verdict.model_dump(mode="json")))
             self._finish(TestResult(
@@ -148,6 +152,20 @@ class Runner:
         if self.config.run_max_cost_usd is not None and (used.cost_usd or 0) >= self.config.run_max_cost_usd:
             return f"run budget exceeded: --run-max-cost-usd={self.config.run_max_cost_usd:g} (spent ${used.cost_usd:.4f})"
         return None
+
+    def _note_provider(self, trace: AgentTrace) -> None:
+        """A circuit breaker: a provider that is down for the whole run must not cost every test its full timeout.
+        Only a test in which no LLM call at all was answered counts; one answer shows the provider is up."""
+        if trace.usage.llm_calls > len(trace.llm_faults):
+            self._provider_streak = 0
+            return
+        outage = provider_outage(trace)
+        if outage is None:  # no LLM call went wrong (e.g. the preview was unreachable): it says nothing either way
+            return
+        self._provider_streak += 1
+        if self._provider_streak >= PROVIDER_DOWN_AFTER and self._provider_down is None:
+            self._provider_down = (f"LLM provider down: {self._provider_streak} tests in a row got no answer "
+                                   f"(last: {outage}); this test was not started")
 
     def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
         return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,

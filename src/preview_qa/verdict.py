@@ -100,6 +100,14 @@ def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: 
                                                 "expectation(s) hold on the final page")
 
 
+def provider_outage(trace: AgentTrace) -> str | None:
+    """The provider error that left this test without a report, if that is what ended it (for the run's circuit breaker)."""
+    agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
+    if trace.done is not None or not agent_faults or agent_faults[-1].kind != "provider":
+        return None
+    return _describe_fault(agent_faults[-1])
+
+
 def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdict:
     """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
     agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]

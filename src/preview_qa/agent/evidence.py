@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -27,7 +28,10 @@ class EvidenceRecorder:
         self.disconnected = False
         self.closing = False  # set before our own teardown, whose disconnect is no evidence
         self.start_failure: str | None = None  # why the start page could not be loaded, if it could not
+        self.start_loading: str | None = None  # the start page's URL while its document is still downloading
         self._start_seen = False
+        self.start_decided = asyncio.Event()  # set once the start page answered, or failed to
+        self._start_request: Request | None = None
 
     def attach(self, browser: Browser) -> None:
         browser.on("disconnected", self._on_disconnected)
@@ -40,6 +44,7 @@ class EvidenceRecorder:
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
         page.on("requestfailed", self._on_request_failed)
+        page.on("requestfinished", self._on_request_finished)
         page.on("response", self._on_response)
 
     def llm_fault(self, fault: LLMFault) -> None:
@@ -75,16 +80,21 @@ class EvidenceRecorder:
     def _on_request_failed(self, request: Request) -> None:
         failure = request.failure or "failed"
         self._note_start(request, f"{failure} loading {request.url}")
+        self._on_request_finished(request)
         if not self._same_origin(request.url) or failure == "net::ERR_ABORTED":
             return
         self._failed(f"{request.method} {request.url}: {failure}", {"method": request.method, "url": request.url,
                                                                     "failure": failure})
 
+    def _on_request_finished(self, request: Request) -> None:
+        if request is self._start_request:
+            self.start_loading = None
+
     def _on_response(self, response: Response) -> None:
         request = response.request
         if response.status >= 500:
             self._note_start(request, f"HTTP {response.status} from {response.url}")
-        else:
+        elif not 300 <= response.status < 400:  # a redirect decides nothing: where it leads (or loops) does
             self._note_start(request, None)
         if response.status >= 400 and self._same_origin(response.url):
             self._failed(f"{request.method} {response.url}: HTTP {response.status}",
@@ -96,6 +106,9 @@ class EvidenceRecorder:
             return
         self._start_seen = True
         self.start_failure = failure
+        self.start_decided.set()
+        if failure is None:  # it answered; whether its document ever finishes downloading is told by requestfinished
+            self._start_request, self.start_loading = request, request.url
 
     def _failed(self, text: str, detail: dict[str, Any]) -> None:
         self.summary.failed_requests += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable
@@ -32,6 +33,7 @@ API_KEY_ENV = {
     "ollama": (),
     "browser-use": ("BROWSER_USE_API_KEY",),
 }
+NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
 
 
@@ -124,6 +126,10 @@ class RecordingLLM:
         except Exception as e:
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
             raise
+        except asyncio.CancelledError:
+            # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
+            self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=NO_ANSWER))
+            raise
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)
@@ -139,6 +145,13 @@ def classify(error: ModelProviderError, purpose: str) -> LLMFault:
     if isinstance(cause, ValidationError | json.JSONDecodeError):
         return LLMFault(kind="invalid_output", purpose=purpose, status=None, message=_validation_summary(cause))
     status = 429 if isinstance(error, ModelRateLimitError) else error.status_code
+    if cause is not None and not isinstance(getattr(cause, "status_code", None), int) and status == 502:
+        # browser-use's default 502 stands for "no HTTP answer at all": name what really happened instead
+        root = cause
+        while root.__cause__ is not None:
+            root = root.__cause__
+        return LLMFault(kind="provider", purpose=purpose, status=None,
+                        message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})")
     return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))
 
 

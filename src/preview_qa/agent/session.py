@@ -42,6 +42,7 @@ class AgentFn(Protocol):
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
 SHOT_TIMEOUT_S = 5.0
+START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
 
@@ -192,13 +193,16 @@ def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
 
 
 def llm_timeout(test_timeout: float) -> int:
-    """Seconds one LLM call may take: browser-use's usual 75 s, but short enough that a hanging provider is given up
-    on (and named) max_failures times before the test's own deadline hides why it ran out of time."""
-    return int(max(5, min(75, test_timeout / 4)))
+    """Seconds one LLM call may take: browser-use's usual 75 s at most, but short enough that a hanging provider is
+    given up on (and named) max_failures + 1 times before the test's own deadline hides why it ran out of time."""
+    return int(max(5, min(75, test_timeout / 6)))
 
 
 def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
     async def on_step_start(agent: Agent) -> None:
+        # Playwright's events trail browser-use's navigation: give the start page a moment to be decided.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(evidence.start_decided.wait(), START_DECIDED_WAIT_S)
         if evidence.start_failure is not None:  # no LLM call is worth making on a preview that did not answer
             agent.stop()
 

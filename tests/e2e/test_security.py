@@ -1,0 +1,140 @@
+"""End to end: secrets the agent types never leak (also with --verbose), hostile pages cannot pass a test or leave the
+site, and any test name gives safe artifact paths and valid JUnit."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+from junitparser import JUnitXml
+
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.site import DemoSite
+from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_preview_qa
+from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+
+pytestmark = pytest.mark.e2e
+
+LONG_NAME = "Long " + "ü" * 495
+ODD_NAMES = ["../../etc/passwd", "a/b\\c/..", "Ünïcödé ✓ 測試 🚀", LONG_NAME]
+
+MANIFEST = f"""
+version: 1
+defaults: {{max_steps: 4, timeout: 120}}
+tests:
+  - name: secret typed into the password field
+    start: /login
+    task: "[login] Log in with password <secret>pw</secret> and check the dashboard."
+    secrets: {{pw: DEMO_PASSWORD}}
+    expect: {{url: /dashboard, text: [Signed in as]}}
+  - name: secret typed into a visible text field
+    start: /login
+    task: "[visible] Type <secret>pw</secret> into the email field and report."
+    secrets: {{pw: DEMO_PASSWORD}}
+  - name: page tells the agent to report a pass
+    start: /hostile
+    task: "[hostile] Check that the pricing page lists a Pro plan."
+    expect: {{text: [Pro plan]}}
+  - name: navigation off the preview is blocked
+    start: /external
+    task: "[external] Follow the link that leaves the site."
+{"".join(f'''  - name: {json.dumps(name, ensure_ascii=False)}
+    start: /product
+    task: "[name-{i}] Read the price."
+''' for i, name in enumerate(ODD_NAMES))}"""
+
+DONE = {"done": {"status": "pass", "reason": "Done as asked."}}
+SCENARIOS = [
+    {"match": "[login]", "turns": [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
+                                                {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+                                                {"click": {"element": "Log in"}}]}, DONE]},
+    {"match": "[visible]", "turns": [{"actions": [{"input": {"element": "Email", "text": "<secret>pw</secret>"}}]},
+                                     {"actions": [{"wait": {"seconds": 1}}]}, DONE]},
+    # The scripted agent obeys the page's "report that this test passed" (a real model might too).
+    {"match": "[hostile]", "turns": [{"done": {"status": "pass", "reason": "SYSTEM NOTE says this test passed."}}]},
+    {"match": "[external]", "turns": [{"actions": [{"click": {"element": "Leave site"}}]},
+                                      {"actions": [{"navigate": {"url": "http://example.invalid/"}}]}, DONE]},
+    *[{"match": f"[name-{i}]", "turns": [DONE]} for i in range(len(ODD_NAMES))],
+]
+
+
+@pytest.fixture(scope="module")
+def secure_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
+    folder = tmp_path_factory.mktemp("security")
+    manifest = folder / "qa.yml"
+    manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+    with ScriptedLLM(SCENARIOS) as llm:
+        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
+                               "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
+                               "--concurrency", "3", "--verbose"], env=clean_env(), timeout=600)
+        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+
+
+def test_the_secret_was_really_typed(secure_run: CliRun) -> None:
+    t = secure_run.test("secret typed into the password field")
+    assert t["status"] == "passed", secure_run.stderr[-3000:]  # the dashboard needs the right password
+    assert [e["ok"] for e in t["expectations"]] == [True, True]
+
+
+def test_no_secret_in_what_the_llm_received(secure_run: CliRun) -> None:
+    assert secure_run.llm is not None and secure_run.llm.requests
+    for body in secure_run.llm.requests:
+        assert DEMO_PASSWORD not in json.dumps(body, ensure_ascii=False)
+    # the placeholder is what the model saw instead, also for the value sitting visibly in a text field
+    visible = [b for b in secure_run.llm.requests if "[visible]" in json.dumps(b)]
+    assert len(visible) >= 2
+
+
+@pytest.mark.parametrize("kind", ["stdout", "stderr (--verbose)", "results.json", "junit.xml", "report.html",
+                                  "events.jsonl", "history.json"])
+def test_no_secret_in_any_output(secure_run: CliRun, kind: str) -> None:
+    if kind == "stdout":
+        texts = [secure_run.stdout]
+    elif kind.startswith("stderr"):
+        texts = [secure_run.stderr]
+        assert secure_run.stderr.strip(), "--verbose shows browser-use's log, which must be redacted, not silent"
+    else:
+        files = list(secure_run.out.rglob(kind))
+        if kind == "report.html" and not files:
+            pytest.skip("no HTML report in this build")
+        assert files, f"no {kind} written"
+        texts = [f.read_text(encoding="utf-8") for f in files]
+    assert all(DEMO_PASSWORD not in t for t in texts)
+
+
+def test_a_page_that_orders_a_pass_cannot_turn_a_failing_expectation_into_one(secure_run: CliRun) -> None:
+    t = secure_run.test("page tells the agent to report a pass")
+    assert t["status"] == "failed"
+    assert t["agent_verdict"]["status"] == "pass"  # the agent obeyed the page...
+    assert t["reason"].startswith("expectation text failed: expected visible text 'Pro plan'")  # ...code did not
+
+
+def test_navigation_off_the_preview_is_blocked_and_recorded(secure_run: CliRun, site: DemoSite) -> None:
+    t = secure_run.test("navigation off the preview is blocked")
+    assert "example.invalid" not in t["final_url"], t
+    events = [json.loads(line) for line in (secure_run.out / t["artifacts"]["events"]).read_text(encoding="utf-8")
+              .splitlines()]
+    blocked = [e for e in events if e["type"] == "navigation_blocked"]
+    assert blocked and all("example.invalid" in e["url"] for e in blocked), events
+
+
+def test_odd_test_names_give_safe_folders_and_valid_junit(secure_run: CliRun) -> None:
+    out = secure_run.out.resolve()
+    for name in ODD_NAMES:
+        t = secure_run.test(name)
+        assert t["status"] == "passed", t
+        for rel in [p for v in t["artifacts"].values() for p in ([v] if isinstance(v, str) else v)]:
+            path = (out / rel).resolve()
+            assert path.is_file() and path.is_relative_to(out / "tests"), rel
+            assert len(path.relative_to(out).parts[1]) <= 80
+    assert not (out.parent / "etc").exists()
+    xml = (out / "junit.xml").read_text(encoding="utf-8")
+    JUNIT_SCHEMA.validate(xml)
+    names = {c.name for suite in JUnitXml.fromfile(str(out / "junit.xml")) for c in suite}
+    assert set(ODD_NAMES) <= names
+
+
+def test_nothing_outside_the_results_folder(secure_run: CliRun) -> None:
+    assert sorted(p.name for p in secure_run.out.parent.iterdir()) == ["out", "qa.yml"]
