@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The action's run step: choose the image, then run `preview-qa run` in it, the workspace mounted at its own path.
+# Every input arrives as an environment variable (INPUT_*, hyphens kept) and is forwarded with `-e NAME`:
+# no input is ever pasted into shell text or a command line.
+set -euo pipefail
+
+image="${PREVIEW_QA_IMAGE:-}"
+if [ -z "$image" ] && [ -n "${ACTION_REPOSITORY:-}" ] && [ -n "${ACTION_REF:-}" ]; then
+  image="ghcr.io/${ACTION_REPOSITORY,,}:${ACTION_REF}"   # the release workflow tags images like the action
+  docker pull --quiet "$image" >&2 || image=""
+fi
+if [ -z "$image" ]; then  # `uses: ./`, or a ref without a release image: build from the action's own source
+  image="preview-qa:local"
+  docker build --quiet --tag "$image" "$GITHUB_ACTION_PATH" >&2
+fi
+
+# Same paths inside and out, so results-path, annotations and $GITHUB_OUTPUT/$GITHUB_STEP_SUMMARY (under
+# RUNNER_TEMP) mean the same on both sides; the runner's uid, so later steps own what the run writes;
+# the host's network, so a preview served on localhost by an earlier step is reachable.
+args=(run --rm --network host --shm-size 1g --user "$(id -u):$(id -g)"
+      --volume "$GITHUB_WORKSPACE:$GITHUB_WORKSPACE" --workdir "$GITHUB_WORKSPACE"
+      --volume "$RUNNER_TEMP:$RUNNER_TEMP")
+forward=(CI GITHUB_ACTIONS GITHUB_WORKSPACE GITHUB_OUTPUT GITHUB_STEP_SUMMARY GITHUB_EVENT_PATH GITHUB_EVENT_NAME
+         GITHUB_API_URL GITHUB_SERVER_URL GITHUB_REPOSITORY GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_SHA
+         INPUT_MANIFEST INPUT_BASE-URL INPUT_PROVIDER INPUT_MODEL INPUT_API-KEY INPUT_LLM-BASE-URL INPUT_CONCURRENCY
+         INPUT_OUT INPUT_WAIT-TIMEOUT INPUT_EXTRA-HEADERS INPUT_COMMENT INPUT_GITHUB-TOKEN INPUT_FAIL-ON
+         OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY GOOGLE_API_KEY GEMINI_API_KEY AZURE_OPENAI_API_KEY
+         AZURE_OPENAI_KEY AZURE_OPENAI_ENDPOINT BROWSER_USE_API_KEY OLLAMA_HOST)
+for name in "${forward[@]}"; do args+=(--env "$name"); done
+
+# The variables the manifest's secrets are read from (the step's `env:`), asked of the manifest itself.
+secret_env="$(docker "${args[@]}" "$image" validate --secret-env)"
+while IFS= read -r name; do
+  if [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]; then args+=(--env "$name"); fi
+done <<< "$secret_env"
+
+# exec: a cancelled job's signal reaches the container (tini, then preview-qa), which still writes its results.
+exec docker "${args[@]}" "$image" run

@@ -1,0 +1,37 @@
+"""`python -m preview_qa.demo.serve`: the demo site and the scripted LLM as long-running servers, for the action's self-test."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+
+import click
+
+from preview_qa.demo.runner import DEMO_PASSWORD, HERE
+from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
+from preview_qa.demo.site import DemoSite
+from preview_qa.reporters.files import write_atomic
+
+
+@click.command()
+@click.option("--scenarios", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=HERE / "agent.yml",
+              show_default=True, help="Scripted agent turns (see preview_qa.demo.scripted_llm).")
+@click.option("--site-port", type=int, default=0, help="Port of the demo site (0: any free port).")
+@click.option("--ready-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Written once both servers listen: `site-url=...` and `llm-url=...` lines ($GITHUB_OUTPUT style).")
+def main(scenarios: Path, site_port: int, ready_file: Path | None) -> None:
+    """Serve until SIGTERM or SIGINT; the demo manifest's DEMO_PASSWORD is the site's password."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with DemoSite(password=DEMO_PASSWORD, port=site_port) as site, ScriptedLLM(load_scenarios(scenarios)) as llm:
+        lines = f"site-url={site.url}\nllm-url={llm.url}\n"
+        click.echo(lines, nl=False)
+        if ready_file is not None:
+            write_atomic(ready_file, lines)  # atomic: a poller never reads half of it
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()

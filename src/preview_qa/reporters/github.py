@@ -1,0 +1,307 @@
+"""Inside a GitHub Actions run: masked secrets, inert echoed text, annotations, job summary, outputs, the PR comment."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import secrets
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+from preview_qa.events import Event, RunFinished
+from preview_qa.reporters import Reporter
+from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
+from preview_qa.reporters.junit import details
+from preview_qa.results import RunResult, Status, TestResult
+
+ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
+SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
+COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
+CELL_LIMIT = 300
+DETAIL_LIMIT = 4_000
+COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
+EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!])")
+
+
+def in_github_actions(env: Mapping[str, str]) -> bool:
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: the runner unescapes %25, %0D and %0A, so nothing can end the line early."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: additionally `:` and `,`, which would end the value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str = "", **properties: str | int) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
+    """Untrusted text as inert Markdown on one line: no HTML, no links or emphasis, no @mentions, no table breaks."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(_one_line(text, limit), quote=False))
+    return text.replace("@", "@\u200b")
+
+
+def html_text(text: str, limit: int = 200) -> str:
+    """Untrusted text inside an HTML element, where Markdown escapes would show: entities only, and no @mentions."""
+    return html.escape(_one_line(text, limit)).replace("@", "@\u200b")
+
+
+def code_block(text: str) -> str:
+    """Untrusted multi-line text in a fence longer than any backtick run inside it, so it cannot close the fence."""
+    if len(text) > DETAIL_LIMIT:
+        text = text[: DETAIL_LIMIT - 1] + "…"
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+class GitHubReporter(Reporter):
+    """Call `start` before the run prints anything and `finish` after it; `handle` only keeps the run's result."""
+
+    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None):
+        self.env, self.out, self.comment, self.stream = env, out, comment, stream
+        self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+        self._token = secrets.token_hex(16)
+        self._stopped = False
+        self._result: RunResult | None = None
+
+    def _print(self, line: str) -> None:
+        stream = self.stream or sys.stdout
+        stream.write(line + "\n")
+        stream.flush()
+
+    def start(self, secret_values: Iterable[str | None]) -> None:
+        """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
+        for value in dict.fromkeys(v for v in secret_values if v):
+            for part in dict.fromkeys([value, *value.splitlines()]):
+                if part.strip():
+                    self._print(command("add-mask", part))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._print(f"::stop-commands::{self._token}")
+        self._stopped = True
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self._result = event.result
+
+    def finish(self) -> None:
+        """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
+        if self._stopped:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._print(f"::{self._token}::")
+            self._stopped = False
+        run = self._result
+        if run is None:
+            return
+        for line in annotations(run, self.relative):
+            self._print(line)
+        self._append("GITHUB_OUTPUT", outputs(run, self.out))
+        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT))
+        manifest = self.relative(run.manifest)
+        marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
+        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT)
+        write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
+        if self.comment:
+            self._comment(marker, body)
+
+    def relative(self, file: str) -> str:
+        """The manifest path as the repository knows it (relative to the workspace), which annotations need."""
+        path = Path(file).resolve()
+        try:
+            return path.relative_to(self.workspace.resolve()).as_posix()
+        except ValueError:
+            return Path(file).as_posix()
+
+    def _run_url(self) -> str | None:
+        server, repo, run_id = (self.env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+        return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+
+    def _append(self, variable: str, text: str) -> None:
+        target = self.env.get(variable)
+        if not target:
+            return
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            self._print(command("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
+
+    def _comment(self, marker: str, body: str) -> None:
+        token = self.env.get("INPUT_GITHUB-TOKEN") or self.env.get("GITHUB_TOKEN")
+        event = _event(self.env.get("GITHUB_EVENT_PATH"))
+        if not token or not self.env.get("GITHUB_REPOSITORY") or not event:
+            return
+        api = PullRequestComments(self.env.get("GITHUB_API_URL") or "https://api.github.com",
+                                  self.env["GITHUB_REPOSITORY"], token)
+        try:
+            with api:
+                number = api.pull_request_number(event)
+                if number is not None:
+                    api.upsert(number, marker, body)
+        except CommentRefused as e:
+            self._degraded(str(e))
+
+    def _degraded(self, why: str) -> None:
+        notice = (f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
+                  "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
+                  "`workflow_run` pattern in preview-qa's README.")
+        self._print(command("warning", notice, title="preview-qa: no PR comment"))
+        self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")
+
+
+class CommentRefused(Exception):
+    """GitHub did not let us read or write the comment (403 on fork PRs, or any HTTP/network failure)."""
+
+
+class PullRequestComments:
+    """One sticky comment per manifest on a pull request, through the REST API."""
+
+    def __init__(self, api_url: str, repository: str, token: str):
+        self.repository = repository
+        self.client = httpx.Client(base_url=api_url.rstrip("/"), timeout=30.0, headers={
+            "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "preview-qa"})
+
+    def __enter__(self) -> PullRequestComments:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as e:
+            raise CommentRefused(f"{type(e).__name__}: {e}") from None
+        if response.status_code >= 400:
+            message = ""
+            if response.headers.get("content-type", "").startswith("application/json"):
+                message = str(response.json().get("message") or "")
+            raise CommentRefused(f"HTTP {response.status_code} from {method} {path}{': ' + message if message else ''}")
+        return response.json()
+
+    def pull_request_number(self, event: dict[str, Any]) -> int | None:
+        """The PR of a pull_request event; for a deployment_status event (Vercel), the open PR of the deployed commit."""
+        number = (event.get("pull_request") or {}).get("number")
+        if isinstance(number, int):
+            return number
+        sha = (event.get("deployment") or {}).get("sha")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return None
+        pulls = self._call("GET", f"/repos/{self.repository}/commits/{sha}/pulls")
+        return next((p["number"] for p in pulls if p.get("state") == "open"), None)
+
+    def upsert(self, number: int, marker: str, body: str) -> None:
+        existing = self._find(number, marker)
+        if existing is None:
+            self._call("POST", f"/repos/{self.repository}/issues/{number}/comments", json={"body": body})
+        else:
+            self._call("PATCH", f"/repos/{self.repository}/issues/comments/{existing}", json={"body": body})
+
+    def _find(self, number: int, marker: str) -> int | None:
+        for page in range(1, 31):  # 3,000 comments; a PR with more is not worth more requests
+            comments = self._call("GET", f"/repos/{self.repository}/issues/{number}/comments",
+                                  params={"per_page": 100, "page": page})
+            found = next((c["id"] for c in comments if marker in (c.get("body") or "")), None)
+            if found is not None or len(comments) < 100:
+                return found
+        return None
+
+
+def _event(path: str | None) -> dict[str, Any] | None:
+    if not path:
+        return None
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def annotations(run: RunResult, relative: Any) -> list[str]:
+    """One error per failed/errored test (manifest order), a run-level one instead of N identical ones, within limits."""
+    failing = [t for t in run.tests if not t.status.is_green]
+    shared = [t for t in failing if run.notice and t.reason == run.notice]
+    lines = []
+    if shared:
+        lines.append(command("error", f"{len(shared)} test(s) did not run: {run.notice}",
+                             file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
+    for test in failing:
+        if test not in shared:
+            lines.append(command("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
+    if len(lines) > ERRORS_PER_STEP:
+        more = len(lines) - ERRORS_PER_STEP
+        lines = lines[:ERRORS_PER_STEP]
+        lines.append(command("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
+                             file=relative(run.manifest), title="preview-qa: more failures"))
+    return lines
+
+
+def outputs(run: RunResult, out: Path) -> str:
+    """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
+    values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
+    values |= {"total": str(len(run.tests)), "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
+    text = ""
+    for name, value in values.items():
+        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+        text += f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+    return text
+
+
+def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
+    """The table of tests and the failures' details, cut (with a note) before `limit` UTF-8 bytes."""
+    counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
+    head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
+            f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
+            f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
+    if run.notice:
+        head += ["> [!WARNING]", f"> {md_cell(run.notice, 1000)}", ""]
+    head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
+    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
+            for t in run.tests]
+    failures = [_detail(t, relative) for t in run.tests if not t.status.is_green]
+    evidence = ("Screenshots, event logs and results.json: "
+                + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
+    items = [(row + "\n", "row") for row in rows]
+    items += [("\n#### Failures\n", "heading")] if failures else []
+    items += [(block, "failure") for block in failures]
+    text = "\n".join(head) + "\n"
+    budget = limit - 600 - len(evidence.encode())  # the cut note and the evidence line always fit
+    size = len(text.encode())
+    for index, (part, _kind) in enumerate(items):
+        size += len(part.encode())
+        if size > budget:
+            rest = [kind for _, kind in items[index:]]
+            text += (f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
+                     f"{rest.count('failure')} more failure detail(s) are in results.json._\n")
+            break
+        text += part
+    return text + f"\n{evidence}\n"
+
+
+def _detail(test: TestResult, relative: Any) -> str:
+    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story in a code block."""
+    where = html_text(f"{relative(test.file)}:{test.line}")
+    final = f"Final URL: {md_cell(test.final_url)}\n" if test.final_url else ""
+    return (f"\n<details><summary>{EMOJI[test.status]} <b>{html_text(test.name)}</b> ({where})</summary>\n\n"
+            f"{final}\n{code_block(details(test))}\n\n</details>\n")

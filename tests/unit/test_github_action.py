@@ -1,0 +1,159 @@
+"""The action's files: action.yml against SchemaStore's schema, the workflows through actionlint, the Dockerfile through
+hadolint, and the action's shell step run against a fake `docker` that records what it was asked to do."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.conftest import clean_env
+
+ROOT = Path(__file__).resolve().parents[2]
+INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
+          "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image"}
+OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "results-path", "junit-path", "artifact-url"}
+
+
+def tool(name: str) -> str:
+    """A linter from the test extra: beside this Python (a venv's bin) or on PATH."""
+    found = next((str(p) for p in [Path(sys.executable).parent / name] if p.exists()), None) or shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; install the test extra (pip install -e '.[test]').")
+    return found
+
+
+def run(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="module")
+def action() -> dict:
+    return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+def test_action_yml_matches_schemastores_github_action_schema(tmp_path: Path, action: dict) -> None:
+    checked = run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-actions", "action.yml"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    broken = tmp_path / "action.yml"
+    broken.write_text(yaml.safe_dump({**action, "runs": {"using": "composite"}}), encoding="utf-8")
+    assert run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-actions", str(broken)]).returncode == 1
+
+
+def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_env(action: dict) -> None:
+    assert set(action["inputs"]) == INPUTS and set(action["outputs"]) == OUTPUTS
+    assert action["inputs"]["base-url"]["required"] is True
+    assert (action["inputs"]["manifest"]["default"], action["inputs"]["comment"]["default"]) == ("qa.yml", "true")
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    run_step, upload = steps[0], steps[1]
+    for name in INPUTS - {"upload-artifacts", "artifact-name", "image"}:
+        assert run_step["env"][f"INPUT_{name.upper()}"] == f"${{{{ inputs.{name} }}}}"
+    assert all("${{" not in step.get("run", "") for step in steps)  # no expression is ever pasted into shell text
+    assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"].startswith("always()")
+    assert action["outputs"]["artifact-url"]["value"] == "${{ steps.upload.outputs.artifact-url }}"
+    assert action["outputs"]["passed"]["value"] == "${{ steps.run.outputs.passed }}"
+
+
+def test_workflows_pass_actionlint_which_checks_the_self_test_against_action_yml(tmp_path: Path) -> None:
+    linted = run([tool("actionlint"), "-no-color"])
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    run(["git", "init", "-q", str(tmp_path)])  # actionlint finds its project by the git repository
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(ROOT / "action.yml", tmp_path / "action.yml")
+    (tmp_path / ".github" / "workflows" / "bad.yml").write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./\n"
+        "        with: {base-url: 'https://x', fail_on: never}\n", encoding="utf-8")
+    bad = run([tool("actionlint"), "-no-color"], cwd=tmp_path)
+    assert bad.returncode == 1 and 'input "fail_on" is not defined' in bad.stdout
+
+
+def test_self_test_uses_the_action_from_this_checkout_and_asserts_its_outputs() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "self-test.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["action"]["steps"]
+    qa = next(s for s in steps if s.get("uses") == "./")
+    assert qa["with"]["manifest"] == "src/preview_qa/demo/qa.yml" and "preview_qa.demo.serve" in str(steps)
+    check = steps[steps.index(qa) + 1]
+    assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL"} and "3/1/0/0/4" in check["run"]
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    assert release[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as True
+    assert "ghcr.io/${{ github.repository }}" in str(release) and "pattern=v{{major}}" in str(release)
+
+
+def test_dockerfile_lints_and_installs_through_the_script_ci_runs() -> None:
+    linted = run([tool("hadolint"), "Dockerfile"])
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert dockerfile.startswith("#") and "\nFROM python:3.12-slim-bookworm\n" in dockerfile
+    assert "RUN /opt/preview-qa/scripts/install.sh" in dockerfile
+    assert "scripts/install.sh --venv .venv --extras test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'ENTRYPOINT ["/usr/bin/tini", "--", "preview-qa"]' in dockerfile
+    for env in ("PREVIEW_QA_CHROMIUM=/usr/bin/chromium", "PLAYWRIGHT_BROWSERS_PATH=", "HOME=/tmp", "IN_DOCKER=true"):
+        assert env in dockerfile
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert ".git" in ignored and "scripts" not in ignored and "README.md" not in ignored  # pip install . needs them
+
+
+FAKE_DOCKER = """#!/usr/bin/env python3
+import json, os, sys
+with open(os.environ["FAKE_DOCKER_LOG"], "a") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "base_url": os.environ.get("INPUT_BASE-URL")}) + "\\n")
+if sys.argv[1] == "pull":
+    sys.exit(int(os.environ["FAKE_PULL_EXIT"]))
+if sys.argv[-2:] == ["validate", "--secret-env"]:
+    print("DEMO_PASSWORD\\nbad=name\\n$(touch pwned)\\nOTHER_SECRET")
+"""
+
+
+@pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])
+def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path, pull_exit: int, image: str) -> None:
+    bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
+    for folder in (bin_dir, workspace, temp):
+        folder.mkdir()
+    (bin_dir / "docker").write_text(FAKE_DOCKER, encoding="utf-8")
+    (bin_dir / "docker").chmod(0o755)
+    hostile = "https://x.example/$(touch pwned)`touch pwned`"
+    env = clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
+                    FAKE_PULL_EXIT=str(pull_exit), GITHUB_ACTION_PATH=str(ROOT), GITHUB_WORKSPACE=str(workspace),
+                    RUNNER_TEMP=str(temp), ACTION_REPOSITORY="Acme/Preview-QA", ACTION_REF="v1",
+                    **{"INPUT_BASE-URL": hostile, "PREVIEW_QA_IMAGE": ""})
+    done = run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert calls[0]["argv"][:2] == ["pull", "--quiet"] and calls[0]["argv"][-1] == "ghcr.io/acme/preview-qa:v1"
+    if pull_exit:
+        assert calls[1]["argv"] == ["build", "--quiet", "--tag", "preview-qa:local", str(ROOT)]
+    validate, final = calls[-2], calls[-1]
+    assert validate["argv"][-3:] == [image, "validate", "--secret-env"] and final["argv"][-2:] == [image, "run"]
+    args = final["argv"]
+    assert args[:2] == ["run", "--rm"] and args[args.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+    assert f"{workspace}:{workspace}" in args and f"{temp}:{temp}" in args and args[args.index("--workdir") + 1] == str(workspace)
+    forwarded = {args[i + 1] for i, a in enumerate(args) if a == "--env"}
+    assert {"INPUT_BASE-URL", "INPUT_API-KEY", "GITHUB_OUTPUT", "DEMO_PASSWORD", "OTHER_SECRET"} <= forwarded
+    assert not any("=" in name or "$" in name for name in forwarded)
+    assert final["base_url"] == hostile and not any(p.name == "pwned" for p in tmp_path.rglob("*"))
+
+
+def test_demo_serve_starts_both_servers_and_says_where(tmp_path: Path) -> None:
+    ready = tmp_path / "ready.env"
+    proc = subprocess.Popen([sys.executable, "-m", "preview_qa.demo.serve", "--ready-file", str(ready)], env=clean_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        values = dict(line.split("=", 1) for line in ready.read_text().splitlines())
+        assert httpx.get(values["site-url"] + "/login").status_code == 200
+        assert values["llm-url"].endswith("/v1") and httpx.get(values["llm-url"] + "/models").status_code < 500
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""

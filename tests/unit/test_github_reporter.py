@@ -1,0 +1,214 @@
+"""The GitHub reporter as a runner sees it: masks first, inert echoed text, annotations, summary, outputs, PR comment."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
+
+from preview_qa import cli
+from preview_qa.config import RunConfig
+from preview_qa.events import RunFinished, TestFinished
+from preview_qa.reporters.console import ConsoleReporter
+from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
+from preview_qa.results import RunResult, Status, TestResult
+from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, runner_env
+
+HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
+           "##[error]legacy %0A|`<img src=x>` @octocat")
+API_KEY = "sk-test-key-0123456789"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    (ws / "qa").mkdir(parents=True)
+    (ws / "qa" / "qa.yml").write_text("version: 1\ntests: []\n")
+    return ws
+
+
+def make_result(ws: Path, name: str, status: Status, reason: str = "ok", line: int = 3) -> TestResult:
+    return TestResult(name=name, file=str(ws / "qa" / "qa.yml"), line=line, status=status, reason=reason,
+                      duration_s=1.25, steps=4)
+
+
+def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunResult:
+    return RunResult(manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
+                     started_at="2026-01-01T00:00:00+00:00", duration_s=12.5, tests=tests, notice=notice)
+
+
+def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
+    """One step: masks, the console's output of the run (hostile text included), then our own commands."""
+    stream = io.StringIO()
+    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream)
+    console = ConsoleReporter(stream=stream, width=200)
+    reporter.start(secrets)
+    for test in run.tests:
+        console.handle(TestFinished(result=test))
+    for r in (console, reporter):
+        r.handle(RunFinished(result=run))
+    reporter.finish()
+    return read_log(stream.getvalue())
+
+
+def test_escaping_follows_the_workflow_command_rules() -> None:
+    assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_one_error_per_failing_test_at_its_manifest_line_relative_to_the_workspace(workspace: Path) -> None:
+    run = run_of(workspace, [make_result(workspace, "passes", Status.PASSED),
+                             make_result(workspace, "price, wrong: really", Status.FAILED, "expected $19.99", 12),
+                             make_result(workspace, "skipped", Status.SKIPPED, "later"),
+                             make_result(workspace, "crashes", Status.ERRORED, "LLM provider error: HTTP 500", 20)])
+    errors = report(run, runner_env(workspace)).named("error")
+    assert [(e.properties, e.message) for e in errors] == [
+        ({"file": "qa/qa.yml", "line": "12", "title": "price, wrong: really"}, "expected $19.99"),
+        ({"file": "qa/qa.yml", "line": "20", "title": "crashes"}, "LLM provider error: HTTP 500")]
+
+
+def test_hostile_text_from_the_agent_cannot_issue_commands(workspace: Path) -> None:
+    run = run_of(workspace, [make_result(workspace, "hostile\n::error::pwned-title", Status.FAILED, HOSTILE, 9)])
+    log = report(run, runner_env(workspace))
+    assert [c.name for c in log.commands] == ["add-mask", "stop-commands", "error"]
+    assert any("::error::pwned" in line for line in log.displayed)  # shown in the log, inert
+    assert any(line.strip().startswith("::add-mask::Log in") for line in log.displayed)
+    error = log.named("error")[0]
+    assert error.message == HOSTILE and error.properties["title"] == "hostile\n::error::pwned-title"
+
+
+def test_secrets_are_masked_before_anything_else_is_printed(workspace: Path) -> None:
+    run = run_of(workspace, [make_result(workspace, "t", Status.FAILED, f"typed {API_KEY} into the page")])
+    log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY))
+    masks = [c.message for c in log.named("add-mask")]
+    assert masks == [API_KEY, "line one\nline two", "line one", "line two"]
+    assert log.order[:4] == ["mask"] * 4 and "mask" not in log.order[4:]
+
+
+def test_error_annotations_stay_within_the_runners_limit_with_a_final_note(workspace: Path) -> None:
+    tests = [make_result(workspace, f"t{i}", Status.FAILED if i % 2 else Status.ERRORED, f"reason {i}", i + 3)
+             for i in range(25)]
+    log = report(run_of(workspace, [make_result(workspace, "ok", Status.PASSED), *tests]), runner_env(workspace))
+    errors, warnings = log.named("error"), log.named("warning")
+    assert [e.properties["title"] for e in errors] == [f"t{i}" for i in range(10)]
+    assert len(warnings) == 1 and warnings[0].message == "15 more failed or errored test(s) are listed in the job summary."
+
+
+def test_an_unreachable_preview_is_one_annotation_not_one_per_test(workspace: Path) -> None:
+    notice = "preview unreachable: ConnectError for https://pr-7.preview.example.com: refused"
+    tests = [make_result(workspace, f"t{i}", Status.ERRORED, notice) for i in range(30)]
+    errors = report(run_of(workspace, tests, notice), runner_env(workspace)).named("error")
+    assert len(errors) == 1
+    assert errors[0].message == f"30 test(s) did not run: {notice}"
+    assert errors[0].properties == {"file": "qa/qa.yml", "title": "preview-qa: preview unreachable"}
+
+
+def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
+    env = runner_env(workspace)
+    report(run_of(workspace, [make_result(workspace, "a", Status.PASSED), make_result(workspace, "b", Status.FAILED),
+                              make_result(workspace, "c", Status.SKIPPED)]), env)
+    out = Path(env["GITHUB_WORKSPACE"]) / "out"
+    assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {
+        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3",
+        "results-path": str(out / "results.json"), "junit-path": str(out / "junit.xml")}
+
+
+def test_summary_table_and_failure_details_render_hostile_text_inert(workspace: Path) -> None:
+    env = runner_env(workspace)
+    report(run_of(workspace, [make_result(workspace, "Log in | works", Status.PASSED, "Signed in as <b>demo</b>"),
+                              make_result(workspace, "Pay @octocat", Status.FAILED, "```\n" + HOSTILE, 8)]), env)
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert "### ❌ preview-qa: failed" in summary
+    assert "| ✅ | Log in \\| works | Signed in as &lt;b&gt;demo&lt;/b&gt; | 1.2 s | 4 |" in summary
+    row = next(line for line in summary.splitlines() if line.startswith("| ❌ | Pay"))
+    assert "<img" not in row and "@octocat" not in row and "&lt;img src=x&gt;" in row and "@\u200boctocat" in row
+    assert "<summary>❌ <b>Pay @\u200boctocat</b> (qa/qa.yml:8)</summary>" in summary
+    assert "````text\n```\nCheckout broke\n::error::pwned" in summary  # a fence longer than the reason's backticks
+    assert "[the run's artifacts](https://github.com/acme/shop/actions/runs/4242#artifacts)" in summary
+
+
+def test_summary_stays_under_one_mebibyte_whatever_the_run_size(workspace: Path) -> None:
+    tests = [make_result(workspace, f"test {i} " + "n" * 150, Status.FAILED, "r" * 5000, i) for i in range(3000)]
+    text = render_markdown(run_of(workspace, tests), lambda f: f, "https://github.com/run", 1024 * 1024 - 64 * 1024)
+    assert len(text.encode()) < 1024 * 1024 - 64 * 1024
+    assert "more failure detail(s) are in results.json" in text
+    assert text.rstrip().endswith("[the run's artifacts](https://github.com/run#artifacts).")
+
+
+def test_pr_comment_is_created_then_updated_not_duplicated(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver)
+    github.add_comment("someone else's comment")
+    env = runner_env(workspace, github.url)
+    report(run_of(workspace, [make_result(workspace, "a", Status.FAILED, "first run")]), env, comment=True)
+    report(run_of(workspace, [make_result(workspace, "a", Status.PASSED, "second run")]), env, comment=True)
+    ours = [c for c in github.comments if "<!-- preview-qa: qa/qa.yml -->" in c["body"]]
+    assert len(github.comments) == 2 and len(ours) == 1
+    assert "second run" in ours[0]["body"] and "first run" not in ours[0]["body"]
+    assert [m for m, _ in github.calls].count("POST") == 1 and [m for m, _ in github.calls].count("PATCH") == 1
+    assert (workspace / "out" / "comment.md").read_text(encoding="utf-8") == ours[0]["body"]
+
+
+def test_pr_comment_is_found_on_a_later_page(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver)
+    for i in range(130):
+        github.add_comment(f"chatter {i}")
+    github.add_comment("<!-- preview-qa: qa/qa.yml -->\nold results")
+    report(run_of(workspace, [make_result(workspace, "a", Status.PASSED)]), runner_env(workspace, github.url), comment=True)
+    assert len(github.comments) == 131 and "old results" not in github.comments[-1]["body"]
+
+
+def test_a_read_only_token_degrades_to_the_summary_with_a_notice(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver, deny=403)
+    env = runner_env(workspace, github.url)
+    log = report(run_of(workspace, [make_result(workspace, "a", Status.FAILED, "bad")]), env, comment=True)
+    warning = log.named("warning")[0]
+    assert warning.properties["title"] == "preview-qa: no PR comment"
+    assert "HTTP 403" in warning.message and "Resource not accessible by integration" in warning.message
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert "| ❌ | a | bad |" in summary and "could not post its pull request comment (HTTP 403" in summary
+    assert github.comments == []
+
+
+def test_a_deployment_status_event_comments_on_the_commits_open_pr(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver, commit_pulls=[{"number": 3, "state": "closed"}, {"number": PR, "state": "open"}])
+    event = {"deployment_status": {"target_url": "https://x.vercel.app"}, "deployment": {"sha": "a" * 40}}
+    run = run_of(workspace, [make_result(workspace, "a", Status.PASSED)])
+    report(run, runner_env(workspace, github.url, event), comment=True)
+    assert len(github.comments) == 1 and ("POST", f"/repos/acme/shop/issues/{PR}/comments") in github.calls
+
+
+def test_no_api_call_without_a_pull_request_or_when_turned_off(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver)
+    run = run_of(workspace, [make_result(workspace, "a", Status.PASSED)])
+    report(run, runner_env(workspace, github.url, {"ref": "refs/heads/main"}), comment=True)
+    report(run, runner_env(workspace, github.url), comment=False)
+    assert github.calls == []
+    assert (workspace / "out" / "comment.md").read_text(encoding="utf-8").startswith("<!-- preview-qa: qa/qa.yml -->\n")
+
+
+def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
+    seen: list[RunConfig] = []
+    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
+    env = {"INPUT_MANIFEST": str(manifest), "INPUT_BASE-URL": "https://pr-7.example.com/", "INPUT_FAIL-ON": "errored",
+           "INPUT_COMMENT": "false", "INPUT_EXTRA-HEADERS": "x-vercel-protection-bypass: abc:def\r\n\nX-Other:  2\n"}
+    result = CliRunner().invoke(cli.main, ["run"], env=env)
+    assert result.exit_code == 0, result.output
+    assert seen[0].extra_headers == {"x-vercel-protection-bypass": "abc:def", "X-Other": "2"}
+    assert (seen[0].fail_on, seen[0].comment, seen[0].base_url) == ("errored", False, "https://pr-7.example.com")
+    bad = CliRunner().invoke(cli.main, ["run"], env={**env, "INPUT_EXTRA-HEADERS": "no colon here"})
+    assert bad.exit_code == 2 and "--extra-header must look like 'Name: value' (got 'no colon here')" in bad.output
+
+
+@pytest.mark.parametrize(("statuses", "fail_on", "code"), [
+    ([Status.PASSED, Status.SKIPPED], "failed", 0), ([Status.FAILED], "failed", 1), ([Status.ERRORED], "failed", 1),
+    ([Status.FAILED], "errored", 0), ([Status.FAILED, Status.ERRORED], "errored", 1), ([Status.ERRORED], "never", 0)])
+def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fail_on: str, code: int) -> None:
+    run = run_of(workspace, [make_result(workspace, f"t{i}", s) for i, s in enumerate(statuses)])
+    assert cli.exit_code(run, fail_on) == code
+    assert cli.exit_code(run.model_copy(update={"notice": "cancelled"}), "never") == 130
+
