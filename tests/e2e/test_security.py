@@ -4,8 +4,12 @@ site, and any test name gives safe artifact paths and valid JUnit."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml
@@ -13,6 +17,7 @@ from junitparser import JUnitXml
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_preview_qa
+from tests.fakes.github import read_log, runner_env
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
 
 pytestmark = pytest.mark.e2e
@@ -138,3 +143,37 @@ def test_odd_test_names_give_safe_folders_and_valid_junit(secure_run: CliRun) ->
 
 def test_nothing_outside_the_results_folder(secure_run: CliRun) -> None:
     assert sorted(p.name for p in secure_run.out.parent.iterdir()) == ["out", "qa.yml"]
+
+
+HOSTILE_REASON = ('All good.\n::error::pwned-by-agent\n::add-mask::Pricing\n<script>alert("agent")</script> '
+                  "<img src=x onerror=alert(2)>")
+
+
+def test_a_hostile_page_and_agent_cannot_issue_workflow_commands_or_script_the_report(
+        tmp_path: Path, site: DemoSite) -> None:
+    """In a simulated GitHub runner: page text (`::error::pwned`, `::add-mask::leak`, a <script> title) and an agent
+    reason built to inject both stay inert text in the log, the job summary and report.html."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "qa.yml").write_text('version: 1\ntests:\n  - name: hostile\n    start: /hostile\n    max_steps: 2\n'
+                                      '    task: "[hostile-gh] Check the plans."\n    expect: {text: [Pro plan]}\n',
+                                      encoding="utf-8")
+    env = clean_env(**runner_env(workspace))
+    with ScriptedLLM([{"match": "[hostile-gh]", "turns": [{"done": {"status": "pass", "reason": HOSTILE_REASON}}]}]) as llm:
+        proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", "qa.yml", "--base-url", site.url, "--out", "out",
+                               "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted", "--no-comment", "-v"],
+                              env=env, cwd=workspace, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=300)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    log = read_log(proc.stdout)  # the runner reads stdout and stderr as one stream
+    assert [c.name for c in log.commands if c.name != "add-mask"] == ["stop-commands", "error"], log.commands
+    assert not [c for c in log.named("add-mask") if c.message in ("leak", "Pricing")]
+    [annotation] = log.named("error")
+    assert annotation.message.startswith("expectation text failed") and "\n" not in annotation.message.strip()
+    report = (workspace / "out" / "report.html").read_text(encoding="utf-8")
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    outside_code = re.sub(r"(`{3,})[\s\S]*?\1", "", summary)  # a fenced block shows markup as text
+    for text in (report, outside_code):
+        assert '<script>alert("agent")</script>' not in text and "<img src=x" not in text  # text, never markup
+        assert "<script>alert(1)</script>" not in text
+    assert "All good." in report and "All good." in summary  # the agent's reason is shown all the same
