@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import py_compile
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -105,3 +108,13 @@ def test_without_a_recording_the_agent_runs() -> None:
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: None)
     assert result.tests[0].path == "agent"
+
+
+def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> None:
+    """bench/ is not run by the tests (it prints figures); this only keeps its scripts from rotting."""
+    bench = Path(__file__).parents[2] / "bench"
+    py_compile.compile(str(bench / "bare_agent.py"), doraise=True, cfile=str(tmp_path / "bare_agent.pyc"))
+    ok = subprocess.run([sys.executable, str(bench / "speed.py"), "--help"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "overhead, concurrency, replay" in ok.stdout
+    bad = subprocess.run([sys.executable, str(bench / "speed.py"), "nope"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no bench called nope" in bad.stderr

@@ -1,0 +1,180 @@
+"""Prints how fast and cheap preview-qa runs (issue 5): overhead against bare browser-use, concurrency, replay, memory.
+
+    python bench/speed.py                       # all four, 1 s scripted LLM latency, best of 3
+    python bench/speed.py replay --repeat 1 --latency 0.5
+
+Everything runs on this machine: the fixture shop (DemoSite), the scripted OpenAI-compatible LLM (ScriptedLLM, with
+the latency asked for), and `preview-qa run` as a user runs it, in a subprocess. Times are wall clock, process start
+included; each figure is the best of --repeat runs, because other work on the machine only ever makes a run slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from preview_qa.config import find_chromium
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.site import DemoSite
+
+HERE = Path(__file__).parent
+PASSWORD = "bench-password"
+TASK = "[bench] Log in as demo@acme.test and check that the dashboard greets them (test {n})."
+STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
+                      {"input": {"element": "Password", "text": PASSWORD}}, {"click": {"element": "Log in"}}]},
+         {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
+SCENARIO = {"name": "bench", "match": "[bench]", "turns": STEPS}
+REPLAY_TESTS = 4
+
+
+@dataclass
+class Measure:
+    """One process run: its wall time, the peak memory of its process tree, and the LLM requests it made."""
+
+    seconds: float
+    peak_mb: float
+    agent_requests: int
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def services(latency: float) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
+    with DemoSite(password=PASSWORD) as site, ScriptedLLM([SCENARIO], latency=latency) as llm:
+        yield site, llm
+
+
+def manifest(folder: Path, tests: int) -> Path:
+    lines = ["version: 1", "defaults: {max_steps: 5, timeout: 300}", "tests:"]
+    for n in range(1, tests + 1):
+        lines += [f"  - name: login {n}", "    start: /login", f"    task: {json.dumps(TASK.format(n=n))}",
+                  "    expect: {url: /dashboard, text: [Signed in as demo@acme.test]}"]
+    path = folder / f"qa-{tests}.yml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def measured(command: list[str], llm: ScriptedLLM) -> Measure:
+    """Run `command`, sampling the proportional memory (PSS) of its whole process tree, browsers included."""
+    first = len(llm.calls)
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "false"}
+    clock = time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        root = psutil.Process(proc.pid)
+        while not done.wait(0.25):
+            total = 0
+            try:
+                for p in [root, *root.children(recursive=True)]:
+                    with suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                        total += p.memory_full_info().pss
+            except psutil.NoSuchProcess:
+                return
+            peak = max(peak, total / 2**20)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = proc.communicate()
+    seconds = time.monotonic() - clock
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(command[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
+    agent_requests = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
+    return Measure(seconds, peak, agent_requests)
+
+
+def preview_qa(llm: ScriptedLLM, site: DemoSite, qa: Path, out: Path, *extra: str) -> Measure:
+    command = [sys.executable, "-m", "preview_qa", "run", str(qa), "--base-url", site.url, "--out", str(out),
+               "--llm-base-url", llm.url, "--api-key", "bench", "--model", "scripted", *extra]
+    m = measured(command, llm)
+    m.results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    failed = [t["name"] for t in m.results["tests"] if t["status"] != "passed"]
+    if failed:
+        raise SystemExit(f"bench: {failed} did not pass; see {out}")
+    return m
+
+
+def best(runs: list[Measure]) -> Measure:
+    return min(runs, key=lambda m: m.seconds)
+
+
+def overhead(latency: float, repeat: int, work: Path) -> None:
+    with services(latency) as (site, llm):
+        qa = manifest(work, 1)
+        ours = best([preview_qa(llm, site, qa, work / f"overhead-{i}", "--no-cache") for i in range(repeat)])
+        bare = best([measured([sys.executable, str(HERE / "bare_agent.py"), "--llm-url", llm.url, "--start",
+                               f"{site.url}/login", "--task", TASK.format(n=1), "--chromium", find_chromium() or ""], llm)
+                      for _ in range(repeat)])
+    print(f"overhead     preview-qa run, 1 test: {ours.seconds:5.1f} s   bare browser-use Agent script: "
+          f"{bare.seconds:5.1f} s   ratio {ours.seconds / bare.seconds:.2f} (goal <= 1.10)")
+
+
+def concurrency(latency: float, repeat: int, work: Path) -> None:
+    with services(latency) as (site, llm):
+        qa = manifest(work, 8)
+        one = best([preview_qa(llm, site, qa, work / f"c1-{i}", "--no-cache", "--concurrency", "1") for i in range(repeat)])
+        four = best([preview_qa(llm, site, qa, work / f"c4-{i}", "--no-cache", "--concurrency", "4") for i in range(repeat)])
+    print(f"concurrency  8 tests at concurrency 1: {one.seconds:5.1f} s   at 4: {four.seconds:5.1f} s   "
+          f"speed-up {one.seconds / four.seconds:.2f}x (goal >= 2.5x)")
+    print(f"memory       peak PSS of the whole process tree: {one.peak_mb:.0f} MB at concurrency 1, {four.peak_mb:.0f} MB "
+          f"at 4: {(four.peak_mb - one.peak_mb) / 3:.0f} MB per further concurrent test")
+
+
+def replay(latency: float, repeat: int, work: Path) -> None:
+    firsts, seconds = [], []
+    with services(latency) as (site, llm):
+        qa = manifest(work, REPLAY_TESTS)
+        for i in range(repeat):
+            cache = work / f"cache-{i}"
+            firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "2"))
+            seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "2"))
+    first, second = best(firsts), best(seconds)
+    paths = {t["path"] for m in seconds for t in m.results["tests"]}
+    print(f"replay       {REPLAY_TESTS} tests, first run (agent): {first.seconds:5.1f} s, {first.agent_requests} agent LLM "
+          f"requests   second run ({'/'.join(sorted(paths))}): {second.seconds:5.1f} s, "
+          f"{max(m.agent_requests for m in seconds)} agent LLM requests   "
+          f"{first.seconds / second.seconds:.2f}x faster (goal: 0 requests, >= 5x)")
+    per_test = [sum(t["duration_s"] for t in m.results["tests"]) / REPLAY_TESTS for m in (first, second)]
+    print(f"             per test, without process start: {per_test[0]:.1f} s vs {per_test[1]:.1f} s "
+          f"({per_test[0] / per_test[1]:.2f}x)")
+
+
+BENCHES = {"overhead": overhead, "concurrency": concurrency, "replay": replay}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("benches", nargs="*", metavar="BENCH",
+                        help=f"any of {', '.join(BENCHES)} (default: all; concurrency also measures memory)")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds the scripted LLM waits before each answer")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the fastest counts")
+    args = parser.parse_args()
+    unknown = set(args.benches) - set(BENCHES)
+    if unknown:
+        parser.error(f"no bench called {', '.join(sorted(unknown))}; choose from {', '.join(BENCHES)}")
+    print(f"preview-qa speed bench: scripted LLM latency {args.latency:g} s, best of {args.repeat}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory(prefix="preview-qa-bench-") as tmp:
+        for name in args.benches or list(BENCHES):
+            BENCHES[name](args.latency, args.repeat, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
