@@ -160,7 +160,11 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
               show_default=True, help="Folder for the merged results, reports and artifacts.")
-def merge(folders: tuple[Path, ...], out: Path) -> None:
+@click.option("--fail-on", type=click.Choice(["failed", "errored", "never"]), default="failed", show_default=True,
+              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+@click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
+              help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
+def merge(folders: tuple[Path, ...], out: Path, fail_on: str, comment: bool) -> None:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
     from preview_qa.merge import MergeError, copy_artifacts, load_run, merge_runs, replay
     from preview_qa.reporters import Dispatcher
@@ -170,8 +174,24 @@ def merge(folders: tuple[Path, ...], out: Path) -> None:
     except MergeError as e:
         raise UsageError(str(e)) from None
     copy_artifacts(list(folders), out)
-    replay(result, Dispatcher(output_reporters(out)))
-    sys.exit(exit_code(result))
+    github = _github_reporter(out, comment, [])
+    try:
+        replay(result, Dispatcher([*output_reporters(out), *([github] if github else [])]))
+    finally:
+        if github is not None:
+            github.finish()
+    sys.exit(exit_code(result, fail_on))
+
+
+def _github_reporter(out: Path, comment: bool, secret_values: list[str | None]) -> Any:
+    """Inside GitHub Actions, the GitHub reporter, started: it masks first, then nothing the run prints issues commands."""
+    from preview_qa.reporters.github import GitHubReporter, in_github_actions
+
+    if not in_github_actions(os.environ):
+        return None
+    github = GitHubReporter(os.environ, out, comment)
+    github.start([*secret_values, os.environ.get("INPUT_GITHUB-TOKEN")])
+    return github
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
@@ -179,7 +199,6 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
     from preview_qa.agent.llm import LLMConfigError, make_llm
     from preview_qa.cache import CacheReporter, TraceCache
     from preview_qa.reporters import Dispatcher
-    from preview_qa.reporters.github import GitHubReporter, in_github_actions
     from preview_qa.runner import run_manifest
 
     try:
@@ -192,10 +211,8 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
         raise UsageError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
     if config.chromium is None:
         raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    github = GitHubReporter(os.environ, config.out, config.comment) if in_github_actions(os.environ) else None
-    if github is not None:  # masks first, then nothing the run prints can issue commands
-        github.start([config.api_key, *config.extra_headers.values(), os.environ.get("INPUT_GITHUB-TOKEN"),
-                      *(v for values in secrets.values() for v in values.values())])
+    github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
+                                                          *(v for values in secrets.values() for v in values.values())])
     _quiet_logs(verbose, [v for values in secrets.values() for v in values.values()])
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     dispatch = Dispatcher([*output_reporters(config.out), *([CacheReporter(cache, spec, config.base_url)] if cache else [])])

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 from junitparser import JUnitXml
+from pytest_httpserver import HTTPServer
 
 from preview_qa.events import RunFinished, RunStarted, TestFinished
 from preview_qa.reporters import files
@@ -14,6 +15,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.junit import JUnitReporter
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from tests.conftest import clean_env, run_preview_qa
+from tests.fakes.github import FakeGitHub, runner_env
 
 
 def shard_folder(folder: Path, tests: list[TestResult], duration: float) -> Path:
@@ -80,3 +82,16 @@ def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
     assert [t["name"] for t in json.loads((tmp_path / "all" / "results.json").read_text())["tests"]] == names
     proc = run_preview_qa([*base, "--shard", "4/3"], env=clean_env())
     assert proc.returncode == 2 and "--shard must look like I/N" in proc.stderr
+
+
+def test_merging_in_github_actions_comments_once_with_every_shards_tests(tmp_path: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    one = shard_folder(tmp_path / "one", [result("first shard's test", 3)], duration=1)
+    two = shard_folder(tmp_path / "two", [result("second shard's test", 6, Status.FAILED)], duration=1)
+    env = clean_env(**runner_env(workspace, github.url))
+    proc = run_preview_qa(["merge", str(one), str(two), "--out", str(workspace / "merged")], env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert len(github.comments) == 1
+    assert "first shard" in github.comments[0]["body"] and "second shard" in github.comments[0]["body"]
