@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner
+
+from preview_qa import cli
 from preview_qa.agent.trace import AgentTrace, DoneReport
+from preview_qa.config import DEFAULT_CACHE, RunConfig
 from preview_qa.manifest import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import Status, Usage
@@ -62,3 +68,20 @@ def test_the_agents_own_budget_stop_is_an_error_naming_it() -> None:
 
     result, _ = run(specs_named("a"), agent, max_tokens=7)
     assert (result.tests[0].status, result.tests[0].reason) == (Status.ERRORED, "budget exceeded: max_tokens=7 (used 9)")
+
+
+def test_budget_cache_and_shard_flags_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
+    seen: list[RunConfig] = []
+    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
+    args = ["run", str(manifest), "--base-url", "https://pr-7.example.com", "--max-tokens", "900", "--max-cost-usd", "0.2",
+            "--run-max-tokens", "5000", "--cache", str(tmp_path / "c"), "--shard", "2/3"]
+    assert CliRunner().invoke(cli.main, args, env={"INPUT_RUN-MAX-COST-USD": "1.5"}).exit_code == 0
+    config = seen[-1]
+    assert (config.max_tokens, config.max_cost_usd, config.run_max_tokens, config.run_max_cost_usd) == (900, 0.2, 5000, 1.5)
+    assert (config.cache, config.shard) == (tmp_path / "c", (2, 3))
+    assert CliRunner().invoke(cli.main, [*args, "--no-cache"]).exit_code == 0 and seen[-1].cache is None
+    assert CliRunner().invoke(cli.main, args[:4]).exit_code == 0 and seen[-1].cache == Path(DEFAULT_CACHE)
+    refused = CliRunner().invoke(cli.main, [*args[:4], "--max-cost-usd", "0"])
+    assert refused.exit_code == 2 and "--max-cost-usd" in refused.output
