@@ -60,6 +60,7 @@ def test_every_status_is_valid_junit(tmp_path: Path) -> None:
     assert cases["passes"].is_passed
     assert {c._elem.get("file") for c in suite} == {"qa.yml"} and {c._elem.get("line") for c in suite} == {"3"}
     assert all(float(c.time) == 1.25 for c in suite)
+    assert float(suite.time) == 9  # the run's wall time: concurrent tests overlap, so it is not the sum of the cases
 
 
 def test_long_reasons_are_short_messages_with_the_full_story_in_the_body(tmp_path: Path) -> None:
