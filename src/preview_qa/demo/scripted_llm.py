@@ -27,7 +27,8 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
                                   # it prefixes the next turn (a trailing one applies every time).
 
 Elements are resolved against the `Interactive elements:` block of the latest `<browser_state>`: an exact text or
-attribute-value match wins over a text substring, which wins over a tag-line substring (all case-insensitive).
+attribute-value match wins over a text substring, then a tag-line substring, then a substring of the text line just
+before the element (its label); all case-insensitive, first element in page order within a tier.
 An unresolvable element, or a task no scenario matches, is answered with HTTP 500 and a JSON error that says so.
 """
 
@@ -35,15 +36,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import yaml
+
+from preview_qa.demo.site import BackgroundServer, OwnedHTTPServer
 
 Scenario = dict[str, Any]
 Turn = dict[str, Any]
@@ -102,18 +104,20 @@ def step_number(body: dict[str, Any]) -> int | None:
     return None
 
 
-def parse_elements(body: dict[str, Any]) -> list[tuple[int, str, str]]:
-    """(index, tag line, text) for each interactive element in the latest <browser_state>."""
-    state = ""
-    for text in reversed(message_texts(body)):
-        if states := _BROWSER_STATE.findall(text):
-            state = states[-1]
-            break
+class Element(NamedTuple):
+    index: int
+    tag: str  # the tag line from "<" on, e.g. '<input type=password placeholder=Password />'
+    text: str  # the deeper-indented text lines after it, joined by spaces
+    label: str  # the plain text line just before it at the same depth (often a <label>)
+
+
+def parse_elements(body: dict[str, Any]) -> list[Element]:
+    """The interactive elements in the `Interactive elements:` block of the latest <browser_state>."""
+    state = next((s[-1] for t in reversed(message_texts(body)) if (s := _BROWSER_STATE.findall(t))), "")
     lines = state.split("Interactive elements:", 1)[-1].splitlines()
-    elements: list[tuple[int, str, str]] = []
+    elements: list[Element] = []
     for i, line in enumerate(lines):
-        m = _ELEMENT.match(line)
-        if not m:
+        if not (m := _ELEMENT.match(line)):
             continue
         depth, texts = len(m.group(1)), []
         for nxt in lines[i + 1 :]:
@@ -121,27 +125,31 @@ def parse_elements(body: dict[str, Any]) -> list[tuple[int, str, str]]:
                 break
             if not _ELEMENT.match(nxt):
                 texts.append(nxt.strip())
-        elements.append((int(m.group(2)), m.group(3), " ".join(texts)))
+        prev = lines[i - 1] if i else ""
+        same_depth = len(prev) - len(prev.lstrip("\t")) == depth
+        label = prev.strip() if same_depth and not _ELEMENT.match(prev) and not prev.strip().startswith("[") else ""
+        elements.append(Element(int(m.group(2)), m.group(3), " ".join(texts), label))
     return elements
 
 
-def resolve_element(elements: list[tuple[int, str, str]], wanted: str) -> int:
+def resolve_element(elements: list[Element], wanted: str) -> int:
     """Index of the element best matching `wanted` (see module docstring); ScriptError if none does."""
     w = wanted.strip().lower()
     attr_exact = re.compile(r"=" + re.escape(w) + r"(?=\s+[\w-]+=|\s*/>|$)")
-    tiers = [
-        lambda tag, text: text.lower() == w or bool(attr_exact.search(tag.lower())),
-        lambda tag, text: w in text.lower(),
-        lambda tag, text: w in tag.lower(),
+    tiers: list[Callable[[Element], bool]] = [
+        lambda e: e.text.lower() == w or bool(attr_exact.search(e.tag.lower())),
+        lambda e: w in e.text.lower(),
+        lambda e: w in e.tag.lower(),
+        lambda e: w in e.label.lower(),
     ]
-    for test in tiers:
-        for index, tag, text in elements:
-            if test(tag, text):
-                return index
+    for matches in tiers:
+        for element in elements:
+            if matches(element):
+                return element.index
     raise ScriptError(f'scripted element "{wanted}" not found in browser state')
 
 
-def _resolve_params(value: Any, elements: list[tuple[int, str, str]]) -> Any:
+def _resolve_params(value: Any, elements: list[Element]) -> Any:
     if isinstance(value, dict):
         out = {k: _resolve_params(v, elements) for k, v in value.items() if k != "element"}
         if "element" in value:
@@ -153,15 +161,14 @@ def _resolve_params(value: Any, elements: list[tuple[int, str, str]]) -> Any:
 
 
 def _done_action(turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
-    props = (((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}).get("properties", {})
-    done_schema = json.dumps(props.get("action", {}))
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    variants = ((schema.get("properties") or {}).get("action") or {}).get("items", {}).get("anyOf", [])
+    done = next((v["properties"]["done"] for v in variants if "done" in v.get("properties", {})), {})
     params: dict[str, Any] = {"data": turn["done"]}
-    if '"text"' in done_schema and '"data"' not in done_schema:  # no output_model_schema: done{text, success}
-        params = {"text": json.dumps(turn["done"])}
+    if "text" in done.get("properties", {}):  # no output_model_schema: done{text, success}
+        params = {"text": json.dumps(turn["done"]), "success": True}
     if "done_success" in turn:
         params["success"] = bool(turn["done_success"])
-    elif "text" in params:
-        params["success"] = True
     return {"done": params}
 
 
@@ -207,53 +214,98 @@ def _error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
 
 
-class ScriptedLLM:
-    """The scripted LLM server. `start()` returns a base URL ending in /v1 for `ChatOpenAI(base_url=...)`."""
-
-    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0) -> None:
-        self.scenarios: list[Scenario] = [scenarios] if isinstance(scenarios, dict) else list(scenarios)
-        self.latency = latency
-        self.requests: list[dict[str, Any]] = []
-        self.calls: list[dict[str, Any]] = []
-        self._seen: dict[tuple[str, str, int | None], int] = defaultdict(int)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+class _Handler(BaseHTTPRequestHandler):
+    server: OwnedHTTPServer
 
     @property
-    def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("ScriptedLLM is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def llm(self) -> ScriptedLLM:
+        return cast("ScriptedLLM", self.server.owner)
 
-    def start(self) -> str:
-        if self._server is None:
-            self._stop.clear()
-            self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-            self._server.daemon_threads = True
-            self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-llm", daemon=True)
-            self._thread.start()
-        return self.url
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "demo"}]})
+        else:
+            self._json(404, _error(404, f"unknown path {self.path}"))
+
+    def do_POST(self) -> None:
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            self._json(400, _error(400, "request body is not JSON"))
             return
-        self._stop.set()
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        turn, call = self.llm.plan(body if isinstance(body, dict) else {})
+        if self.llm.sleep(self.llm.latency + float(turn.get("delay") or 0)):
+            call["status"] = 0
+            return
+        try:
+            self._answer(turn, body, call)
+        except ScriptError as e:
+            call["status"] = 500
+            self._json(500, _error(500, str(e)))
+        except OSError:
+            pass  # the client went away
 
-    def __enter__(self) -> ScriptedLLM:
-        self.start()
-        return self
+    def _answer(self, turn: Turn, body: dict[str, Any], call: dict[str, Any]) -> None:
+        if turn.get("reset") or turn.get("hang"):
+            call["status"] = 0
+            while turn.get("hang") and not self.llm.sleep(0.1):
+                pass
+            self.close_connection = True
+            return
+        if "http_status" in turn:
+            status = int(turn["http_status"])
+            call["status"] = status
+            headers = {"Retry-After": str(turn["retry_after"])} if "retry_after" in turn else None
+            self._json(status, _error(status, str(turn.get("message", f"scripted HTTP {status}"))), headers)
+            return
+        if "raw" in turn:
+            content = str(turn["raw"])
+        elif "content" in turn:
+            content = json.dumps(turn["content"])
+        elif "judge" in turn:
+            content = json.dumps(judge_content(turn["judge"]))
+        else:
+            content = json.dumps(agent_content(turn, body))
+        payload = json.dumps(_completion(content, body)).encode()
+        if turn.get("truncate"):
+            call["status"] = 0
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload) + 1000))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self._json(200, json.loads(payload))
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+
+class ScriptedLLM(BackgroundServer):
+    """The scripted LLM server. `start()` returns a base URL ending in /v1 for `ChatOpenAI(base_url=...)`."""
+
+    handler = _Handler
+    url_suffix = "/v1"
+
+    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0) -> None:
+        super().__init__()
+        self.scenarios: list[Scenario] = [scenarios] if isinstance(scenarios, dict) else list(scenarios)
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []  # every JSON body received, in order
+        self.calls: list[dict[str, Any]] = []  # {"scenario", "kind", "step", "status" (0: no complete answer)}
+        self._seen: dict[tuple[str, str, int | None], int] = defaultdict(int)
 
     def sleep(self, seconds: float) -> bool:
         """Sleep unless stopped; True if the server is stopping."""
@@ -282,7 +334,7 @@ class ScriptedLLM:
                 return {"http_status": 500, "message": "no scripted scenario matches the task"}, call
             if kind == "judge":
                 judge = scenario.get("judge") or {}
-                return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge}), call
+                return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge, **_delay(judge)}), call
             if kind == "other":
                 return {"raw": str(scenario.get("other", "ok"))}, call
             slots = _slots(list(scenario.get("turns") or []))
@@ -299,6 +351,10 @@ class ScriptedLLM:
         return slot[-1], call
 
 
+def _delay(turn: Turn) -> Turn:
+    return {"delay": turn["delay"]} if "delay" in turn else {}
+
+
 def _slots(turns: list[Turn]) -> list[list[Turn]]:
     """Group turns per step: `times` turns prefix the next turn."""
     slots: list[list[Turn]] = []
@@ -311,78 +367,3 @@ def _slots(turns: list[Turn]) -> list[list[Turn]]:
     if pending:
         slots.append([*pending[:-1], {k: v for k, v in pending[-1].items() if k != "times"}])
     return slots
-
-
-def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
-                self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "demo"}]})
-            else:
-                self._json(404, _error(404, f"unknown path {self.path}"))
-
-        def do_POST(self) -> None:
-            try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            except (ValueError, UnicodeDecodeError):
-                self._json(400, _error(400, "request body is not JSON"))
-                return
-            turn, call = llm.plan(body if isinstance(body, dict) else {})
-            if llm.sleep(llm.latency + float(turn.get("delay") or 0)):
-                return
-            try:
-                self._answer(turn, body, call)
-            except ScriptError as e:
-                call["status"] = 500
-                self._json(500, _error(500, str(e)))
-            except OSError:
-                pass  # the client went away
-
-        def _answer(self, turn: Turn, body: dict[str, Any], call: dict[str, Any]) -> None:
-            if turn.get("reset") or turn.get("hang"):
-                call["status"] = 0
-                while turn.get("hang") and not llm.sleep(0.1):
-                    pass
-                self.close_connection = True
-                return
-            if "http_status" in turn:
-                status = int(turn["http_status"])
-                call["status"] = status
-                headers = {"Retry-After": str(turn["retry_after"])} if "retry_after" in turn else None
-                self._json(status, _error(status, str(turn.get("message", f"scripted HTTP {status}"))), headers)
-                return
-            if "raw" in turn:
-                content = str(turn["raw"])
-            elif "content" in turn:
-                content = json.dumps(turn["content"])
-            elif "judge" in turn:
-                content = json.dumps(judge_content(turn["judge"]))
-            else:
-                content = json.dumps(agent_content(turn, body))
-            payload = json.dumps(_completion(content, body)).encode()
-            if turn.get("truncate"):
-                call["status"] = 0
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload) + 1000))
-                self.end_headers()
-                self.wfile.write(payload[: len(payload) // 2])
-                self.wfile.flush()
-                self.close_connection = True
-                return
-            self._json(200, json.loads(payload))
-
-    return Handler

@@ -6,8 +6,7 @@ import html
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any
+from typing import Any, Self, cast
 from urllib.parse import parse_qs, urlsplit
 
 DEMO_EMAIL = "demo@acme.test"
@@ -57,9 +56,7 @@ def _signup_form(name: str = "", email: str = "", error: str = "") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Sign up - Acme",
-        '<h1>Create your account</h1><p><a href="/">Home</a></p>'
-        + err
-        + '<form method="post" action="/signup" novalidate>'
+        '<h1>Create your account</h1><p><a href="/">Home</a></p>' + err + '<form method="post" action="/signup" novalidate>'
         f'<label for="name">Name</label><input id="name" name="name" placeholder="Name" value="{html.escape(name)}">'
         '<label for="signup-email">Email</label>'
         f'<input id="signup-email" name="email" placeholder="Email" value="{html.escape(email)}">'
@@ -120,15 +117,19 @@ _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: OwnedHTTPServer
+
+    @property
+    def site(self) -> DemoSite:
+        return cast("DemoSite", self.server.owner)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _record(self) -> str:
-        with self.server.site._lock:
-            self.server.site.requests.append(self.path)
-            self.server.site.request_log.append((self.command, self.path))
+        with self.site._lock:
+            self.site.requests.append(self.path)
+            self.site.request_log.append((self.command, self.path))
         return urlsplit(self.path).path
 
     def _send(
@@ -154,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _signed_in(self) -> bool:
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == SESSION_COOKIE and value in self.server.site._sessions:
+            if name == SESSION_COOKIE and value in self.site._sessions:
                 return True
         return False
 
@@ -210,15 +211,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = self._record()
         form = self._form()
-        site = self.server.site
+        site = self.site
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
                 with site._lock:
                     site._sessions.add(token)
-                self._redirect(
-                    "/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"}
-                )
+                self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
         elif path == "/signup":
@@ -243,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.wfile.write(b"<!doctype html><html><head><title>Slow - Acme</title></head><body><h1>Loading")
             self.wfile.flush()
-            stop = self.server.site._stop
+            stop = self.site._stop
             while not stop.wait(0.1):  # never finish on our own; give up only when the site stops
                 pass
         except OSError:
@@ -251,39 +250,40 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
+class OwnedHTTPServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer (daemon threads) that knows the BackgroundServer it belongs to."""
+
     daemon_threads = True
-    site: DemoSite
+    owner: Any
 
 
-class DemoSite:
-    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`."""
+class BackgroundServer:
+    """A ThreadingHTTPServer on a daemon thread; its handlers reach this object as `self.server.owner`."""
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
-        self.password = password
-        self.port = port
-        self.host = host
-        self.requests: list[str] = []
-        self.request_log: list[tuple[str, str]] = []  # (method, path)
-        self._sessions: set[str] = set()
+    handler: type[BaseHTTPRequestHandler]
+    url_suffix = ""
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
+        self.port, self.host = port, host
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._server: _Server | None = None
+        self._stop = threading.Event()  # set while stopping: long-running handlers must give up
+        self._server: OwnedHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         if self._server is None:
-            raise RuntimeError("DemoSite is not started")
-        return f"http://{self.host}:{self._server.server_address[1]}"
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        return f"http://{self.host}:{self._server.server_address[1]}{self.url_suffix}"
 
     def start(self) -> str:
         if self._server is None:
             self._stop.clear()
-            server = _Server((self.host, self.port), _Handler)
-            server.site = self
-            self._server = server
-            self._thread = threading.Thread(target=server.serve_forever, name="demo-site", daemon=True)
+            self._server = OwnedHTTPServer((self.host, self.port), self.handler)
+            self._server.owner = self
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, args=(0.05,), name=type(self).__name__, daemon=True
+            )
             self._thread.start()
         return self.url
 
@@ -297,11 +297,22 @@ class DemoSite:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> DemoSite:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class DemoSite(BackgroundServer):
+    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`."""
+
+    handler = _Handler
+
+    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
+        super().__init__(port, host)
+        self.password = password
+        self.requests: list[str] = []  # every request's path (with query), in order
+        self.request_log: list[tuple[str, str]] = []  # (method, path)
+        self._sessions: set[str] = set()
