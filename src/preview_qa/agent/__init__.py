@@ -5,3 +5,4 @@ import os
 # Before browser-use is imported: no telemetry, and no logging set-up of its own (our reporters own the output).
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
 os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
+os.environ.setdefault("BROWSER_USE_VERSION_CHECK", "false")  # else every test's agent asks PyPI for a newer release
