@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -91,21 +92,29 @@ def run_preview_qa(args: list[str], env: dict[str, str] | None = None, timeout: 
                           text=True, timeout=timeout, cwd=cwd)
 
 
-@pytest.fixture
-def run_cli(tmp_path: Path, site: DemoSite, llm_server: Callable[..., ScriptedLLM]) -> Callable[..., CliRun]:
-    """`run_cli(manifest_yaml, scenarios, *extra_args, env=None)`: write the manifest, start the scripted LLM,
-    and run `preview-qa run` against the fixture site."""
-
-    def run(manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str, env: dict[str, str] | None = None,
-            latency: float = 0.0, timeout: float = 300) -> CliRun:
-        path = tmp_path / "qa.yml"
-        path.write_text(textwrap.dedent(manifest), encoding="utf-8")
-        out = tmp_path / "out"
-        llm = llm_server(scenarios, latency=latency) if scenarios is not None else None
-        args = ["run", str(path), "--base-url", site.url, "--out", str(out)]
+@contextlib.contextmanager
+def scripted_run(folder: Path, site: DemoSite, manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str,
+                 env: dict[str, str] | None = None, latency: float = 0.0, timeout: float = 600) -> Iterator[CliRun]:
+    """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios`, run `preview-qa run` against the
+    fixture site into `folder/out`; the LLM server stays up (for request assertions) until the block ends."""
+    path = folder / "qa.yml"
+    path.write_text(textwrap.dedent(manifest), encoding="utf-8")
+    args = ["run", str(path), "--base-url", site.url, "--out", str(folder / "out")]
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(ScriptedLLM(scenarios, latency=latency)) if scenarios is not None else None
         if llm is not None:
             args += ["--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted"]
         proc = run_preview_qa([*args, *extra], env=env or clean_env(), timeout=timeout)
-        return CliRun(proc.returncode, proc.stdout, proc.stderr, out, llm)
+        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path, site: DemoSite) -> Callable[..., CliRun]:
+    """`run_cli(manifest_yaml, scenarios, *extra_args, env=None)`: one `preview-qa run` against the fixture site."""
+
+    def run(manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str, env: dict[str, str] | None = None,
+            latency: float = 0.0, timeout: float = 300) -> CliRun:
+        with scripted_run(tmp_path, site, manifest, scenarios, *extra, env=env, latency=latency, timeout=timeout) as done:
+            return done
 
     return run

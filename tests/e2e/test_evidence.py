@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,10 +10,9 @@ import pytest
 from PIL import Image
 
 from preview_qa.config import find_chromium
-from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.reporters.images import FRAME_MS, LAST_FRAME_MS
-from tests.conftest import CliRun, clean_env, run_preview_qa
+from tests.conftest import CliRun, scripted_run
 
 pytestmark = pytest.mark.e2e
 
@@ -65,14 +63,9 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def evidence_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    folder = tmp_path_factory.mktemp("evidence")
-    manifest = folder / "qa.yml"
-    manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
-    with ScriptedLLM(SCENARIOS) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                               "--concurrency", "3", "--no-cache"], env=clean_env())
-        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+    with scripted_run(tmp_path_factory.mktemp("evidence"), site, MANIFEST, SCENARIOS, "--concurrency", "3",
+                      "--no-cache") as run:
+        yield run
 
 
 def events(run: CliRun, name: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import pytest
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.runner import PROVIDER_DOWN_AFTER
-from tests.conftest import CliRun, clean_env, run_preview_qa
+from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
 
 pytestmark = pytest.mark.e2e
 
@@ -61,15 +61,9 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    folder = tmp_path_factory.mktemp("faults")
-    manifest = folder / "qa.yml"
     text = textwrap.dedent(MANIFEST).replace("{port}", str(_closed_port())).replace("{host}", site.url.split("//")[1])
-    manifest.write_text(text, encoding="utf-8")
-    with ScriptedLLM(SCENARIOS) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                               "--concurrency", "3"], env=clean_env(), timeout=600)
-        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+    with scripted_run(tmp_path_factory.mktemp("faults"), site, text, SCENARIOS, "--concurrency", "3") as run:
+        yield run
 
 
 def _requests(run: CliRun, scenario: str) -> Counter[int]:

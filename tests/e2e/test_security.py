@@ -7,7 +7,6 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_preview_qa
+from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, scripted_run
 from tests.fakes.github import read_log, runner_env
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
 
@@ -67,14 +66,9 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def secure_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    folder = tmp_path_factory.mktemp("security")
-    manifest = folder / "qa.yml"
-    manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
-    with ScriptedLLM(SCENARIOS) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                               "--concurrency", "3", "--verbose"], env=clean_env(), timeout=600)
-        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+    with scripted_run(tmp_path_factory.mktemp("security"), site, MANIFEST, SCENARIOS, "--concurrency", "3",
+                      "--verbose") as run:
+        yield run
 
 
 def test_the_secret_was_really_typed(secure_run: CliRun) -> None:

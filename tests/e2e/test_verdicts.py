@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
 
 import pytest
 
-from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_preview_qa
+from tests.conftest import DEMO_PASSWORD, CliRun, scripted_run
 
 pytestmark = pytest.mark.e2e
 
@@ -97,14 +95,8 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def core_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    folder = tmp_path_factory.mktemp("core")
-    manifest = folder / "qa.yml"
-    manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
-    with ScriptedLLM(SCENARIOS) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                               "--concurrency", "3"], env=clean_env())
-        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+    with scripted_run(tmp_path_factory.mktemp("core"), site, MANIFEST, SCENARIOS, "--concurrency", "3") as run:
+        yield run
 
 
 def test_exit_code_is_1_when_any_test_fails(core_run: CliRun) -> None:
