@@ -19,7 +19,8 @@ from tests.conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
-          "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image"}
+          "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image", "cache",
+          "shard", "max-tokens", "max-cost-usd"}
 OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "results-path", "junit-path", "artifact-url"}
 
 
@@ -55,9 +56,15 @@ def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_e
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     steps = action["runs"]["steps"]
     assert action["runs"]["using"] == "composite"
-    run_step, upload = steps[0], steps[1]
-    for name in INPUTS - {"upload-artifacts", "artifact-name", "image"}:
+    by_id = {step.get("id"): step for step in steps}
+    run_step, upload = by_id["run"], by_id["upload"]
+    for name in INPUTS - {"upload-artifacts", "artifact-name", "image", "cache"}:
         assert run_step["env"][f"INPUT_{name.upper()}"] == f"${{{{ inputs.{name} }}}}"
+    # the replay cache: restored before the run, saved after it even when tests failed, or switched off for the CLI
+    assert by_id["cache"]["uses"].startswith("actions/cache/restore@") and by_id["cache"]["with"]["path"] == ".preview-qa-cache"
+    saved = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))
+    assert saved["if"].startswith("always()") and saved["with"]["key"] == by_id["cache"]["with"]["key"]
+    assert run_step["env"]["PREVIEW_QA_NO_CACHE"] == "${{ inputs.cache != 'true' && '1' || '' }}"
     assert all("${{" not in step.get("run", "") for step in steps)  # no expression is ever pasted into shell text
     assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"].startswith("always()")
     assert action["outputs"]["artifact-url"]["value"] == "${{ steps.upload.outputs.artifact-url }}"
