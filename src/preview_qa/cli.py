@@ -15,6 +15,7 @@ import click
 
 from preview_qa import manifest as manifest_mod
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, RunConfig, default_concurrency
+from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -213,7 +214,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
         raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
                                                           *(v for values in secrets.values() for v in values.values())])
-    _quiet_logs(verbose, [v for values in secrets.values() for v in values.values()])
+    _quiet_logs(verbose, Redactor.of_tests(secrets))
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     dispatch = Dispatcher([*output_reporters(config.out), *([CacheReporter(cache, spec, config.base_url)] if cache else [])])
     if github is not None:
@@ -292,26 +293,23 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
 
 
 class _RedactingFilter(logging.Filter):
-    def __init__(self, secrets: list[str]):
+    def __init__(self, redactor: Redactor):
         super().__init__()
-        self.secrets = [s for s in secrets if s]
+        self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        for secret in self.secrets:
-            message = message.replace(secret, "<secret>")
-        record.msg, record.args = message, None
+        record.msg, record.args = self.redactor.text(record.getMessage()), None
         return True
 
 
-def _quiet_logs(verbose: bool, secrets: list[str]) -> None:
+def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
         logger.handlers.clear()
         if verbose:
             handler = logging.StreamHandler(sys.stderr)
-            handler.addFilter(_RedactingFilter(secrets))
+            handler.addFilter(_RedactingFilter(redactor))
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
         else:

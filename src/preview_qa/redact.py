@@ -11,6 +11,11 @@ class Redactor:
     def __init__(self, secrets: dict[str, str]):
         self._pairs = sorted(((v, f"<secret>{k}</secret>") for k, v in secrets.items() if v), key=lambda p: -len(p[0]))
 
+    @classmethod
+    def of_tests(cls, secrets: dict[str, dict[str, str]]) -> Redactor:
+        """Every test's secrets at once: test name -> placeholder -> value."""
+        return cls({name: value for values in secrets.values() for name, value in values.items()})
+
     def text(self, text: str) -> str:
         for value, placeholder in self._pairs:
             text = text.replace(value, placeholder)

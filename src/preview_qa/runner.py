@@ -43,7 +43,7 @@ class Runner:
                  recordings: Callable[[TestSpec], Recording | None] | None = None):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
-        self._redactor = Redactor({f"{k}": v for values in secrets.values() for k, v in values.items()})
+        self._redactor = Redactor.of_tests(secrets)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
