@@ -7,23 +7,18 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from preview_qa.agent.llm import DEFAULT_MODELS
 from preview_qa.agent.trace import Recording
 from preview_qa.events import AgentHistory, Event, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.preview import origin_of
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import write_atomic
 from preview_qa.results import Status
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
 RECORDING_PATHS = ("agent", "replay-fell-back")  # a replayed test's trace is already in the cache
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 class TraceCache:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -29,3 +30,9 @@ async def wait_for_preview(url: str, timeout: float, headers: dict[str, str] | N
             if remaining <= 0:
                 return last
             await asyncio.sleep(min(interval, remaining))
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port]: what the preview is, whatever path a URL on it has."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

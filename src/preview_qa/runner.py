@@ -15,7 +15,7 @@ from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import wait_for_preview
+from preview_qa.preview import origin_of, wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.shard import in_shard
@@ -194,7 +194,6 @@ async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str,
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     if config.chromium is None:
         raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    parts = urlsplit(config.base_url)
     browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, f"{parts.scheme}://{parts.netloc}") as agent:
+    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
         return await Runner(manifest, config, secrets, agent, publish, recordings).run()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from preview_qa.agent.trace import LLMFault
 from preview_qa.events import Observed
+from preview_qa.preview import origin_of
 from preview_qa.results import EvidenceSummary
 
 if TYPE_CHECKING:
@@ -116,8 +116,7 @@ class EvidenceRecorder:
         self._record("failed_request", detail)
 
     def _same_origin(self, url: str) -> bool:
-        parts = urlsplit(url)
-        return f"{parts.scheme}://{parts.netloc}" == self.origin
+        return origin_of(url) == self.origin
 
     def _record(self, kind: str, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
