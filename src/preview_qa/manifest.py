@@ -40,8 +40,9 @@ class Expectations(_Strict):
     _text_list = field_validator("text", "not_text", mode="before")(_as_list)
 
     @property
-    def is_empty(self) -> bool:
-        return not (self.url or self.text or self.not_text or self.title or self.data)
+    def has_page_checks(self) -> bool:
+        """Checks that code runs on the final page itself (data checks need the agent's report)."""
+        return bool(self.url or self.text or self.not_text or self.title)
 
 
 class TestOptions(_Strict):

@@ -85,8 +85,7 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
 
 def replay_needs_llm_check(spec: TestSpec) -> bool:
     """Code alone judges a replay only when the test declares page expectations and asks for no data."""
-    e = spec.expect
-    return not (e.url or e.text or e.not_text or e.title) or spec.output_schema is not None or bool(e.data)
+    return not spec.expect.has_page_checks or spec.output_schema is not None or bool(spec.expect.data)
 
 
 def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: list[str]) -> Verdict:
