@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest import Expectations
 from preview_qa.results import ExpectationOutcome
+from preview_qa.text import clip
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -24,12 +25,12 @@ async def check_page(expect: Expectations, page: Page) -> list[ExpectationOutcom
     if expect.title is not None:
         title = await page.title()
         out.append(ExpectationOutcome(check="title", expected=f"title containing {expect.title!r}",
-                                      found=repr(_clip(title)), ok=expect.title.casefold() in title.casefold()))
+                                      found=repr(clip(title, SHOWN)), ok=expect.title.casefold() in title.casefold()))
     if expect.text or expect.not_text:
         body = await _visible_body_text(page)
         for text in expect.text:
             visible = await _is_visible(page, text)
-            found = "it is visible" if visible else f"it is not visible; the page shows {_clip(body)!r}"
+            found = "it is visible" if visible else f"it is not visible; the page shows {clip(body, SHOWN)!r}"
             out.append(ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible))
         for text in expect.not_text:
             visible = await _is_visible(page, text)
@@ -58,7 +59,7 @@ def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[Expectati
         found = "no such key" if got is _MISSING else json.dumps(got, ensure_ascii=False)
         ok = got is not _MISSING and _same(want, got)
         out.append(ExpectationOutcome(check=f"data.{key}", expected=json.dumps(want, ensure_ascii=False),
-                                      found=_clip(found), ok=ok))
+                                      found=clip(found, SHOWN), ok=ok))
     return out
 
 
@@ -89,7 +90,3 @@ def _same(want: Any, got: Any) -> bool:
     if isinstance(want, list) and isinstance(got, list):
         return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
     return want == got
-
-
-def _clip(text: str, limit: int = SHOWN) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -12,6 +12,7 @@ from preview_qa.agent.trace import AgentTrace, LLMFault
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status, Verdict
+from preview_qa.text import one_line
 
 REASON_LIMIT = 500
 
@@ -45,7 +46,7 @@ def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | N
             spec.output_schema).iter_errors(report.data))
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path) or "top level"
-            return None, f"the agent's extracted data breaks output_schema at {where}: {_clip(error.message, 200)}"
+            return None, f"the agent's extracted data breaks output_schema at {where}: {one_line(error.message, 200)}"
     return report, None
 
 
@@ -80,7 +81,7 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     judge_problem = _judge_problem(trace)
     if judge_problem is not None:
         return judge_problem, report, expectations
-    return Verdict(status=Status.PASSED, reason=_clip(report.reason, REASON_LIMIT)), report, expectations
+    return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT)), report, expectations
 
 
 def replay_needs_llm_check(spec: TestSpec) -> bool:
@@ -135,13 +136,14 @@ def _judge_problem(trace: AgentTrace) -> Verdict | None:
 
 
 def _fail(reason: str, causes: list[str]) -> Verdict:
-    return Verdict(status=Status.FAILED, reason=_clip(reason, REASON_LIMIT), causes=[_clip(c, REASON_LIMIT) for c in causes])
+    return Verdict(status=Status.FAILED, reason=one_line(reason, REASON_LIMIT),
+                   causes=[one_line(c, REASON_LIMIT) for c in causes])
 
 
 def _error(reason: str, causes: list[str]) -> Verdict:
     """Errors carry text from exceptions and providers: one line, clipped, and never empty."""
-    return Verdict(status=Status.ERRORED, reason=_clip(reason, REASON_LIMIT) or "an error without any message",
-                   causes=[_clip(c, REASON_LIMIT) for c in causes])
+    return Verdict(status=Status.ERRORED, reason=one_line(reason, REASON_LIMIT) or "an error without any message",
+                   causes=[one_line(c, REASON_LIMIT) for c in causes])
 
 
 def _describe_check(e: ExpectationOutcome) -> str:
@@ -174,10 +176,6 @@ def _evidence_causes(trace: AgentTrace) -> list[str]:
         out.append(f"console error: {ev.first_console_error}")
     return out
 
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def report_as_dict(report: AgentReport | None) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from preview_qa.agent.trace import LLMFault
 from preview_qa.events import Observed
 from preview_qa.preview import origin_of
 from preview_qa.results import EvidenceSummary
+from preview_qa.text import clip
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent
@@ -50,12 +51,13 @@ class EvidenceRecorder:
     def llm_fault(self, fault: LLMFault) -> None:
         """A failed LLM call: the provider failed (llm_error) or its answer was no valid agent output (output_error)."""
         self._record("llm_error" if fault.kind == "provider" else "output_error",
-                     {"purpose": fault.purpose, "status": fault.status, "message": _clip(fault.message)})
+                     {"purpose": fault.purpose, "status": fault.status, "message": clip(fault.message, DETAIL_LIMIT)})
 
     def browser_error(self, event: BrowserErrorEvent) -> None:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
-            self._record("navigation_blocked", {"url": str(event.details.get("url", "")), "message": _clip(event.message)})
+            self._record("navigation_blocked", {"url": str(event.details.get("url", "")),
+                                                "message": clip(event.message, DETAIL_LIMIT)})
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:
@@ -66,13 +68,13 @@ class EvidenceRecorder:
     def _on_console(self, message: ConsoleMessage) -> None:
         if message.type != "error":
             return
-        text = _clip(message.text)
+        text = clip(message.text, DETAIL_LIMIT)
         self.summary.console_errors += 1
         self.summary.first_console_error = self.summary.first_console_error or text
         self._record("console_error", {"text": text, "url": message.location.get("url", "")})
 
     def _on_page_error(self, error: Exception) -> None:
-        text = _clip(str(error) or type(error).__name__)
+        text = clip(str(error) or type(error).__name__, DETAIL_LIMIT)
         self.summary.page_errors += 1
         self.summary.first_page_error = self.summary.first_page_error or text
         self._record("page_error", {"message": text})
@@ -112,7 +114,7 @@ class EvidenceRecorder:
 
     def _failed(self, text: str, detail: dict[str, Any]) -> None:
         self.summary.failed_requests += 1
-        self.summary.first_failed_request = self.summary.first_failed_request or _clip(text)
+        self.summary.first_failed_request = self.summary.first_failed_request or clip(text, DETAIL_LIMIT)
         self._record("failed_request", detail)
 
     def _same_origin(self, url: str) -> bool:
@@ -120,7 +122,3 @@ class EvidenceRecorder:
 
     def _record(self, kind: str, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"

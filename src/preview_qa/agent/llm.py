@@ -15,6 +15,7 @@ from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderE
 from pydantic import ValidationError
 
 from preview_qa.agent.trace import LLMFault
+from preview_qa.text import error_line
 
 PROVIDERS = ("openai", "anthropic", "google", "azure", "ollama", "browser-use")
 DEFAULT_MODELS = {
@@ -166,5 +167,4 @@ def _validation_summary(error: ValidationError | json.JSONDecodeError) -> str:
 
 
 def _one_line(error: BaseException) -> str:
-    text = " ".join(str(getattr(error, "message", None) or error).split())
-    return text[:300] or type(error).__name__
+    return error_line(getattr(error, "message", None) or error) or type(error).__name__

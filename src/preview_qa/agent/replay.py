@@ -14,6 +14,7 @@ from browser_use.llm.views import ChatInvokeCompletion
 from preview_qa.agent.trace import DoneReport, Recording
 from preview_qa.redact import Redactor
 from preview_qa.results import Usage
+from preview_qa.text import error_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -45,9 +46,9 @@ async def replay(agent: Agent, recording: Recording, origin: str) -> tuple[int, 
                                             delay_between_actions=STEP_DELAY_S, max_step_interval=STEP_DELAY_S,
                                             summary_llm=_NoCallLLM(), ai_step_llm=_NoCallLLM())
     except Exception as e:  # rerun_history raises when an element cannot be found; the agent will take over
-        return steps, _one_line(e)
+        return steps, error_line(e)
     errors = [r.error for r in results[:-1] if r.error]  # the last result is rerun_history's own summary
-    return steps, (_one_line(errors[0]) if errors else None)
+    return steps, (error_line(errors[0]) if errors else None)
 
 
 def replayable_history(recording: Recording, origin: str) -> dict[str, Any]:
@@ -113,7 +114,3 @@ class _NoCallLLM:
             return ChatInvokeCompletion(completion=RerunSummaryAction(summary="", success=True, completion_status="complete"),
                                         usage=None)
         raise RuntimeError("a replay makes no LLM calls")
-
-
-def _one_line(error: BaseException | str) -> str:
-    return " ".join(str(error).split())[:300]

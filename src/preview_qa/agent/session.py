@@ -26,6 +26,7 @@ from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recordin
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.text import error_line
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
     except Exception as e:
-        trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {_one_line(e)}"
+        trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
     finally:
         trace.llm_faults = list(recorder.faults)
         trace.usage.llm_calls = recorder.calls
@@ -290,7 +291,7 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
         try:
             trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
         except Exception as e:
-            trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {_one_line(e)}"
+            trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
@@ -323,9 +324,6 @@ def _loop_time(monotonic_deadline: float) -> float:
     loop = asyncio.get_running_loop()
     return loop.time() + (monotonic_deadline - time.monotonic())
 
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())[:300]
 
 
 @contextlib.asynccontextmanager

@@ -19,6 +19,7 @@ from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
 from preview_qa.reporters.junit import details
 from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.text import one_line
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
 SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
@@ -49,20 +50,16 @@ def command(name: str, message: str = "", **properties: str | int) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
 
 def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
     """Untrusted text as inert Markdown on one line: no HTML, no links or emphasis, no @mentions, no table breaks."""
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(_one_line(text, limit), quote=False))
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
     return text.replace("@", "@\u200b")
 
 
 def html_text(text: str, limit: int = 200) -> str:
     """Untrusted text inside an HTML element, where Markdown escapes would show: entities only, and no @mentions."""
-    return html.escape(_one_line(text, limit)).replace("@", "@\u200b")
+    return html.escape(one_line(text, limit)).replace("@", "@\u200b")
 
 
 def code_block(text: str) -> str:

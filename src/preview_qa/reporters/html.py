@@ -14,6 +14,7 @@ from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import REPORT, safe_name, step_screenshot, test_dir, write_atomic
 from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.text import clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
@@ -75,13 +76,14 @@ class HtmlReporter(Reporter):
                 number = int(line.get("number") or 0)
                 path = f"{test_dir(test.name)}/{step_screenshot(number)}"
                 view.steps.append(StepView(
-                    number=number, goal=_clip(str(line.get("goal") or "")), url=str(line.get("url") or ""),
+                    number=number, goal=clip(str(line.get("goal") or ""), TEXT_LIMIT), url=str(line.get("url") or ""),
                     actions=[_action(a) for a in line.get("actions") or [] if isinstance(a, dict)],
-                    error=_clip(str(line["result_error"])) if line.get("result_error") else None,
+                    error=clip(str(line["result_error"]), TEXT_LIMIT) if line.get("result_error") else None,
                     screenshot=path if path in shots else None))
             elif line.get("error") is True and kind not in NOT_ERRORS:
                 if len(view.errors) < ERROR_LIMIT:
-                    view.errors.append(ErrorView(kind=str(kind), at=str(line.get("ts", ""))[11:23], text=_clip(_describe(line))))
+                    view.errors.append(ErrorView(kind=str(kind), at=str(line.get("ts", ""))[11:23],
+                                                 text=clip(_describe(line), TEXT_LIMIT)))
                 else:
                     view.errors_left_off += 1
         return view
@@ -112,7 +114,7 @@ def _template() -> Any:
 
 def _action(action: dict[str, Any]) -> str:
     """`click {"index": 4}`: an action's name and its parameters (secrets are already placeholders)."""
-    return _clip(" ".join(f"{name} {json.dumps(params, ensure_ascii=False)}" for name, params in action.items()))
+    return clip(" ".join(f"{name} {json.dumps(params, ensure_ascii=False)}" for name, params in action.items()), TEXT_LIMIT)
 
 
 def _describe(detail: dict[str, Any]) -> str:
@@ -125,7 +127,3 @@ def _describe(detail: dict[str, Any]) -> str:
     said = str(detail.get("message") or detail.get("text") or "")
     head = " ".join(parts)
     return f"{head}: {said}" if head and said else head or said
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"

@@ -11,6 +11,7 @@ from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, write_atomic
 from preview_qa.results import RunResult, Status, TestResult, Usage
+from preview_qa.text import one_line
 
 MESSAGE_LIMIT = 200
 SUITE = "preview-qa"
@@ -62,7 +63,7 @@ def _case(test: TestResult) -> _Case:
         case.file = clean(test.file)
     if test.line:
         case.line = test.line
-    message = _short(test.reason)
+    message = clean(one_line(test.reason, MESSAGE_LIMIT))
     if test.status is Status.FAILED:
         failure = Failure(message, "failed")
         failure.text = clean(details(test))
@@ -120,8 +121,3 @@ def _system_out(test: TestResult) -> str:
 
 def clean(text: str) -> str:
     return _ILLEGAL_XML.sub("\ufffd", text)
-
-
-def _short(text: str) -> str:
-    text = clean(" ".join(text.split()))
-    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"
