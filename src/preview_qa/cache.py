@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from importlib.metadata import version
@@ -10,7 +12,7 @@ from typing import Any
 
 from preview_qa.agent.llm import DEFAULT_MODELS
 from preview_qa.agent.trace import Recording
-from preview_qa.events import AgentHistory, Event, TestFinished
+from preview_qa.events import AgentHistory, Event, StepRecorded, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import origin_of
 from preview_qa.reporters import Reporter
@@ -45,12 +47,15 @@ class TraceCache:
             entry = json.loads(self.path(spec).read_text(encoding="utf-8"))
             if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec):
                 return None
-            return Recording(origin=str(entry["origin"]), history=dict(entry["history"]))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
+            return Recording(origin=str(entry["origin"]), history=dict(entry["history"]), screenshots=screenshots)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
-    def store(self, spec: TestSpec, origin: str, history: dict[str, Any]) -> None:
-        entry = {"format": CACHE_FORMAT, "key": self.key(spec), "test": spec.name, "origin": origin, "history": history}
+    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], screenshots: dict[int, bytes]) -> None:
+        """File a passing run: its history and, to show beside a later replay that drifts, each step's page as seen."""
+        entry = {"format": CACHE_FORMAT, "key": self.key(spec), "test": spec.name, "origin": origin, "history": history,
+                 "screenshots": {str(step): base64.b64encode(png).decode() for step, png in screenshots.items()}}
         write_atomic(self.path(spec), json.dumps(entry, ensure_ascii=False, default=str))
 
 
@@ -64,12 +69,16 @@ class CacheReporter(Reporter):
         self.cache, self.origin = cache, origin_of(base_url)
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[str, dict[str, Any]] = {}
+        self._seen: dict[str, dict[int, bytes]] = {}
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, AgentHistory):
+        if isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
+            self._seen.setdefault(event.name, {})[event.number] = event.before_png
+        elif isinstance(event, AgentHistory):
             self._histories[event.name] = event.history  # a fallback's agent run comes after its replay: latest wins
         elif isinstance(event, TestFinished):
             result, history = event.result, self._histories.pop(event.result.name, None)
+            seen = self._seen.pop(result.name, {})
             spec = self._specs.get(result.name)
             if result.status is Status.PASSED and result.path in RECORDING_PATHS and history and spec is not None:
-                self.cache.store(spec, self.origin, history)
+                self.cache.store(spec, self.origin, history, seen)

@@ -40,6 +40,7 @@ class StepRecorded(Event):
     url: str
     error: str | None
     screenshot_png: bytes | None
+    before_png: bytes | None = None  # the page as the step found it (what the agent saw when it chose the actions)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,17 @@ class Observed(Event):
     kind: str  # console_error | page_error | failed_request | llm_error | output_error | expectation | ...
     error: bool
     detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReplayDrifted(Event):
+    """A cached trace stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
+    and as it is now."""
+
+    name: str
+    message: str  # "step 3: input 'Walk the dog' into textbox 'New todo': element not found"
+    recorded_png: bytes | None
+    live_png: bytes | None
 
 
 @dataclass(frozen=True)

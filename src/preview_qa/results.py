@@ -96,6 +96,7 @@ class TestResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
     final_url: str | None = None
+    replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached trace stopped matching the app
 
 
 class RunResult(BaseModel):

@@ -19,7 +19,7 @@ from preview_qa.preview import origin_of, wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.shard import in_shard
-from preview_qa.verdict import decide, provider_outage, report_as_dict
+from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -109,6 +109,7 @@ class Runner:
             recording = self._recordings(spec) if self._recordings else None
             trace = await self._attempt(spec, recording)
             verdict, report, expectations = decide(spec, trace)
+            drift = drift_line(trace.replay_error) if trace.replay_error else None
             if recording is not None and verdict.status is not Status.PASSED:
                 # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
                 self.publish(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
@@ -123,7 +124,7 @@ class Runner:
                 name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
                 causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
                 path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
-                evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
+                evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
             ))
 
     async def _attempt(self, spec: TestSpec, recording: Recording | None) -> AgentTrace:

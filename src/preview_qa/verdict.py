@@ -62,7 +62,7 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     if trace.infrastructure_error:
         return _error(trace.infrastructure_error, evidence), report, expectations
     if trace.replay_error:
-        return _fail(f"the recorded steps could not be replayed: {trace.replay_error}", evidence), None, expectations
+        return _fail(drift_line(trace.replay_error), evidence), None, expectations
     if trace.path == "replayed" and trace.done is None:
         return _replayed(spec, expectations, evidence), None, expectations
     if trace.done is None:
@@ -82,6 +82,11 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     if judge_problem is not None:
         return judge_problem, report, expectations
     return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT)), report, expectations
+
+
+def drift_line(replay_error: str) -> str:
+    """How a replay that stopped matching the app is reported everywhere: replay drifted at step 3: click ...: why."""
+    return f"replay drifted at {replay_error}"
 
 
 def replay_needs_llm_check(spec: TestSpec) -> bool:

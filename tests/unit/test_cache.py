@@ -10,7 +10,7 @@ import pytest
 
 from preview_qa import cache as cache_mod
 from preview_qa.cache import CacheReporter, TraceCache
-from preview_qa.events import AgentHistory, TestFinished
+from preview_qa.events import AgentHistory, StepRecorded, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.results import Status, TestResult
 
@@ -50,11 +50,12 @@ def test_name_budgets_and_timeouts_do_not_change_the_key(tmp_path: Path) -> None
     assert store(tmp_path).key(same) == store(tmp_path).key(spec())
 
 
-def test_a_stored_recording_loads_back(tmp_path: Path) -> None:
+def test_a_stored_recording_loads_back_with_each_steps_page(tmp_path: Path) -> None:
     cache = store(tmp_path)
-    cache.store(spec(), "http://old:1", HISTORY)
+    cache.store(spec(), "http://old:1", HISTORY, {1: b"\x89PNG one", 2: b"\x89PNG two"})
     recording = cache.load(spec())
     assert recording is not None and recording.origin == "http://old:1" and recording.history == HISTORY
+    assert recording.screenshots == {1: b"\x89PNG one", 2: b"\x89PNG two"}
     assert cache.load(spec(task="another task")) is None
 
 
@@ -76,9 +77,12 @@ def finished(status: Status, path: str) -> TestFinished:
 def test_only_a_pass_after_an_agent_run_is_written_back(tmp_path: Path, status: Status, path: str, written: bool) -> None:
     cache = store(tmp_path)
     reporter = CacheReporter(cache, manifest(spec()), "https://pr-42.preview.example/some/path")
+    reporter.handle(StepRecorded(name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after",
+                                 before_png=b"seen"))
     reporter.handle(AgentHistory(name="login", history=HISTORY))
     reporter.handle(finished(status, path))
     assert cache.path(spec()).exists() is written
     if written:
         entry = json.loads(cache.path(spec()).read_text(encoding="utf-8"))
         assert entry["origin"] == "https://pr-42.preview.example" and entry["test"] == "login"
+        assert cache.load(spec()).screenshots == {1: b"seen"}  # type: ignore[union-attr]

@@ -1,14 +1,19 @@
-"""Replay without a browser: which recorded steps are replayed, and how a replay's verdict comes from fresh checks only."""
+"""Replay without a browser: every recorded action is read and named, elements are matched without guessing, pages are
+compared by place, and a replay's verdict comes from fresh checks only."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from preview_qa.agent.replay import replayable_history
-from preview_qa.agent.trace import AgentTrace, DoneReport, Recording
+from preview_qa.agent.recorded import find_element, recorded_steps, same_place
+from preview_qa.agent.trace import AgentTrace, DoneReport
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
 from preview_qa.verdict import decide, replay_needs_llm_check
@@ -18,30 +23,147 @@ BUTTON = {"node_name": "BUTTON", "x_path": "html/body/form/button"}
 INPUT = {"node_name": "INPUT", "x_path": "html/body/form/input[2]"}
 
 
-def step(actions: list[dict[str, Any]], elements: list[Any], error: str | None = None) -> dict[str, Any]:
+def step(actions: list[dict[str, Any]], elements: list[Any], error: str | None = None,
+         results: int = 1) -> dict[str, Any]:
+    """A history item; `results`: how many of its actions ran (browser-use stops a step after an error or a new page)."""
     return {"model_output": {"next_goal": "g", "action": actions}, "state": {"url": OLD, "interacted_element": elements},
-            "result": [{"error": error}], "metadata": None}
+            "result": [{"error": None}] * (results - 1) + [{"error": error}], "metadata": None}
 
 
 HISTORY = {"history": [
     step([{"navigate": {"url": f"{OLD}/login", "new_tab": False}}], [None]),
     step([{"click": {"index": 9}}], [BUTTON], error="element not clickable"),
-    step([{"extract": {"query": "price"}}, {"input": {"index": 4, "text": "<secret>pw</secret>"}}], [None, INPUT]),
+    step([{"extract": {"query": "price"}}, {"input": {"index": 4, "text": "<secret>pw</secret>"}}], [None, INPUT],
+         results=2),
     step([{"navigate": {"url": "https://elsewhere.example/x"}}, {"click": {"index": 5}}], [None, BUTTON]),
     step([{"done": {"data": {"status": "pass", "reason": "cached verdict"}}}], [None]),
 ]}
 
 
-def test_replay_keeps_the_page_actions_on_the_new_preview_and_drops_the_rest() -> None:
-    items = replayable_history(Recording(origin=OLD, history=HISTORY), NEW)["history"]
-    actions = [i["model_output"]["action"] for i in items]
-    assert actions == [
-        [{"navigate": {"url": f"{NEW}/login", "new_tab": False}}],  # the recorded preview's URL moved to this one
-        [{"input": {"index": 4, "text": "<secret>pw</secret>"}}],  # extract needs an LLM and changes no page
-        [{"navigate": {"url": "https://elsewhere.example/x"}}, {"click": {"index": 5}}],  # other hosts stay
-    ]  # the failed click is not repeated, and the cached `done` verdict is never replayed
-    assert [i["state"]["interacted_element"] for i in items] == [[None], [INPUT], [None, BUTTON]]
+def test_every_recorded_action_is_kept_in_order_and_each_one_not_replayed_says_why() -> None:
+    steps = recorded_steps(HISTORY, OLD, NEW)
+    assert [s.number for s in steps] == [0, 1, 2, 3, 4]
+    assert [[(a.name, a.skip) for a in s.actions] for s in steps] == [
+        [("navigate", None)],
+        [("click", "not replayed: it failed when recorded (element not clickable)")],
+        [("extract", "not replayed: it changes nothing on the page"), ("input", None)],
+        [("navigate", None), ("click", "not replayed: it never ran when recorded (browser-use stopped the step before it)")],
+        [("done", "not replayed: the verdict is decided afresh")],
+    ]
+    assert steps[0].actions[0].params == {"url": f"{NEW}/login", "new_tab": False}  # moved onto this preview
+    assert steps[3].actions[0].params["url"] == "https://elsewhere.example/x"  # other hosts stay
+    assert steps[2].actions[1].element == INPUT and steps[2].url == NEW
     assert HISTORY["history"][0]["model_output"]["action"][0]["navigate"]["url"] == f"{OLD}/login"  # not mutated
+
+
+def test_three_inputs_into_the_same_field_are_three_steps_to_replay() -> None:
+    """browser-use's rerun_history skips a step that types into the same element as the step before."""
+    field = {"node_name": "INPUT", "x_path": "html/body/form/input", "element_hash": 7, "ax_name": "New todo"}
+    history = {"history": [step([{"input": {"index": 3, "text": t}}, {"send_keys": {"keys": "Enter"}}], [field, None],
+                                results=2) for t in ("Walk the dog", "Feed the cat", "Water the plants")]}
+    steps = recorded_steps(history, OLD, NEW)
+    assert [[a.params.get("text") for a in s.page_actions] for s in steps] == [["Walk the dog", None],
+                                                                                ["Feed the cat", None],
+                                                                                ["Water the plants", None]]
+    assert steps[1].page_actions[0].describe() == "input 'Feed the cat' into textbox 'New todo'"
+
+
+@pytest.mark.parametrize(("action", "element", "said"), [
+    ({"input": {"index": 1, "text": "Walk the dog"}}, {"node_name": "INPUT", "ax_name": "New todo"},
+     "input 'Walk the dog' into textbox 'New todo'"),
+    ({"click": {"index": 1}}, {"node_name": "BUTTON", "ax_name": "Log in"}, "click button 'Log in'"),
+    ({"click": {"index": 1}}, {"node_name": "INPUT", "attributes": {"type": "checkbox", "aria-label": "Done: Walk"}},
+     "click checkbox 'Done: Walk'"),
+    ({"select_dropdown": {"index": 1, "text": "High"}}, {"node_name": "SELECT", "attributes": {"id": "priority"}},
+     "select 'High' in combobox 'priority'"),
+    ({"click": {"index": 1}}, {"node_name": "A", "ax_name": "Help"}, "click link 'Help'"),
+    ({"click": {"index": 1}}, None, "click an element that was not recorded"),
+    ({"send_keys": {"keys": "Enter"}}, None, "press Enter"),
+    ({"evaluate": {"code": "1"}}, None, 'evaluate {"code": "1"}'),
+])
+def test_an_action_is_named_by_what_it_does_to_which_element(action: dict[str, Any], element: Any, said: str) -> None:
+    (only,) = recorded_steps({"history": [step([action], [element])]}, OLD, NEW)[0].actions
+    assert only.describe() == said
+
+
+@pytest.mark.parametrize(("recorded", "live", "same"), [
+    (f"{NEW}/login", f"{NEW}/login", True),
+    (f"{NEW}/login", f"{NEW}/login?next=/x", True),  # the query is ignored
+    (f"{NEW}/items/41/edit", f"{NEW}/items/42/edit", True),  # a replay creates new records
+    (f"{NEW}/items/9f86d081884c7d65/edit", f"{NEW}/items/e3b0c44298fc1c14/edit", True),
+    (f"{NEW}/todos#/active", f"{NEW}/todos#/completed", False),  # an SPA's route
+    (f"{NEW}/dashboard", f"{NEW}/login", False),
+    (f"{NEW}/login", f"{OLD}/login", False),
+    ("", "about:blank", True),  # the recording did not know (before the first navigation)
+])
+def test_a_page_is_where_the_recording_was_by_origin_path_and_route(recorded: str, live: str, same: bool) -> None:
+    assert same_place(recorded, live) is same
+
+
+@dataclass
+class Node:
+    """The parts of browser-use's EnhancedDOMTreeNode that matching reads."""
+
+    node_name: str
+    xpath: str
+    element_hash: int
+    stable: int = 0
+    ax_name: str | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+    frame_id: str | None = None
+
+    @property
+    def ax_node(self) -> Any:
+        return SimpleNamespace(name=self.ax_name) if self.ax_name else None
+
+    def compute_stable_hash(self) -> int:
+        return self.stable
+
+
+def recorded(node: Node, **changes: Any) -> dict[str, Any]:
+    return {"node_name": node.node_name, "x_path": node.xpath, "element_hash": node.element_hash,
+            "stable_hash": node.stable, "ax_name": node.ax_name, "attributes": node.attributes, **changes}
+
+
+EMAIL = Node("INPUT", "html/body/form/input[1]", 11, 21, "Email", {"id": "email", "name": "email"})
+PASSWORD = Node("INPUT", "html/body/form/input[2]", 12, 22, "Password", {"id": "password"})
+BUTTON_NODE = Node("BUTTON", "html/body/form/button", 13, 23, "Log in")
+PAGE: dict[int, Any] = {3: EMAIL, 4: PASSWORD, 5: BUTTON_NODE}
+
+
+@pytest.mark.parametrize(("wanted", "found"), [
+    (recorded(PASSWORD), (4, "hash")),
+    (recorded(PASSWORD, element_hash=99), (4, "stable hash")),  # a dynamic class changed
+    (recorded(BUTTON_NODE, element_hash=99, stable_hash=98), (5, "XPath")),  # its classes changed, not its name
+    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path="html/body/div/form/input[1]"), (3, "accessible name")),
+    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path="x", ax_name="E-mail"), (3, "id")),
+    # the same place, but another element there now (an input added before it): no match
+    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path=PASSWORD.xpath, ax_name="Phone", attributes={}),
+     (None, "element not found")),
+])
+def test_matching_follows_browser_uses_order_without_taking_another_element(wanted: dict[str, Any],
+                                                                            found: tuple[int | None, str]) -> None:
+    assert find_element(wanted, PAGE) == found
+
+
+def test_several_equal_elements_settle_on_the_recorded_place_or_are_ambiguous() -> None:
+    boxes = {i: Node("INPUT", f"html/body/ul/li[{i}]/input", 50, 60) for i in (1, 2, 3)}  # identical todo checkboxes
+    assert find_element(recorded(boxes[2]), boxes) == (2, "hash")
+    assert find_element(recorded(boxes[2], x_path="html/body/ul/li[9]/input"), boxes) == \
+        (None, "ambiguous: several elements on the page match it by hash")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(), st.integers(), st.text(min_size=1), st.text(), st.sampled_from(["INPUT", "BUTTON", "A", "DIV"]))
+def test_an_element_unlike_any_on_the_page_is_never_found(element_hash: int, stable: int, xpath: str, name: str,
+                                                          tag: str) -> None:
+    """Property: a recorded element that shares no hash, place, name or id with the page's elements is not found."""
+    assume(element_hash not in (11, 12, 13) and stable not in (21, 22, 23)
+           and name not in ("Email", "Password", "Log in", "email", "password"))
+    assume(xpath not in {n.xpath for n in PAGE.values()})
+    wanted = {"node_name": tag, "x_path": xpath, "element_hash": element_hash, "stable_hash": stable,
+              "ax_name": name, "attributes": {"id": name}}
+    assert find_element(wanted, PAGE)[0] is None
 
 
 def spec(**kw: Any) -> TestSpec:
@@ -72,8 +194,9 @@ REPORT = DoneReport(text=json.dumps({"status": "pass", "reason": "the dashboard 
     (spec(expect={"url": "/dashboard"}), replayed(expectations=[ok()]), Status.PASSED, "replayed the recorded steps"),
     (spec(expect={"url": "/dashboard"}), replayed(expectations=[ok(good=False)]), Status.FAILED, "expectation url failed"),
     (spec(expect={"url": "/dashboard"}), replayed(expectations=[]), Status.FAILED, "the page check after the replay"),
-    (spec(expect={"url": "/dashboard"}), replayed(expectations=[ok()], replay_error="Could not find matching element"),
-     Status.FAILED, "the recorded steps could not be replayed: Could not find"),
+    (spec(expect={"url": "/dashboard"}), replayed(expectations=[ok()],
+                                                 replay_error="step 2: click button 'Log in': element not found"),
+     Status.FAILED, "replay drifted at step 2: click button 'Log in': element not found"),
     (spec(), replayed(), Status.FAILED, "the page check after the replay gave no valid verdict"),
     (spec(), replayed(done=REPORT), Status.PASSED, "the dashboard lists 3 orders"),
     (spec(expect={"url": "/dashboard"}), replayed(done=REPORT, expectations=[ok(good=False)]), Status.FAILED,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import shutil
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
-from browser_use.browser.events import BrowserErrorEvent
+from browser_use.browser.events import AgentFocusChangedEvent, BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
@@ -21,10 +22,11 @@ from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.replay import check_page_against_task, replay
+from preview_qa.agent.recorded import recorded_steps
+from preview_qa.agent.replay import Replayer, check_page_against_task
 from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.checks import check_page
-from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
+from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.text import error_line
 from preview_qa.verdict import replay_needs_llm_check
@@ -90,7 +92,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     deadline = time.monotonic() + spec.timeout
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="preview-qa-")
-    session = BrowserSession(browser_profile=_profile(run, workdir))
+    session = RecordingSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
     recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
@@ -104,12 +106,12 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
-            agent = _agent(run, session, recorder, workdir)
             if run.recording is None:
+                agent = _agent(run, session, recorder, workdir)
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
                                 on_step_end=_step_hook(run, trace))
             else:
-                await _replay(run, trace, agent, recorder, session, pw_browser)
+                await _replay(run, trace, recorder, session, pw_browser)
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
     except Exception as e:
@@ -130,17 +132,37 @@ async def run_agent(run: TestRun) -> AgentTrace:
     return trace
 
 
-async def _replay(run: TestRun, trace: AgentTrace, agent: Agent, llm: RecordingLLM, session: BrowserSession,
+async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: BrowserSession,
                   pw_browser: Browser) -> None:
-    """Replay the recording; then, if code alone cannot judge the final page, one LLM call judges it."""
-    assert run.recording is not None
+    """Replay every recorded action; a drift is announced with the recorded and the live picture of its step. After a
+    complete replay, if code alone cannot judge the final page, one LLM call judges it."""
+    recording = run.recording
+    assert recording is not None
     trace.path = "replayed"
-    trace.steps, trace.replay_error = await replay(agent, run.recording, run.preview_origin)
+    outcome = await Replayer(session, run.secrets, run.spec.name, run.emit).run(
+        recorded_steps(recording.history, recording.origin, run.preview_origin))
+    trace.steps = outcome.steps
+    if outcome.drift is not None:
+        trace.replay_error = outcome.drift.message
+        run.emit(ReplayDrifted(name=run.spec.name, message=outcome.drift.message,
+                               recorded_png=recording.screenshots.get(outcome.drift.compare_step),
+                               live_png=outcome.drift.live_png))
+        return
     page = await _agent_page(session, pw_browser)
-    if trace.replay_error is None and page is not None and replay_needs_llm_check(run.spec):
+    if page is not None and replay_needs_llm_check(run.spec):
         trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
-                                                          run.secrets)
+                                                          run.secrets, outcome.final_png)
         trace.usage = usage
+
+
+class RecordingSession(BrowserSession):
+    """browser-use's session, keeping every step's elements for the replay cache: on a tab switch browser-use empties
+    its element map in place, and that map is also the one of the step that opened the tab, whose history then lost
+    the element it clicked (and the replay could only give up on it)."""
+
+    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
+        self._cached_selector_map = dict(self._cached_selector_map)  # what it empties is now a copy of its own
+        await super().on_AgentFocusChangedEvent(event)
 
 
 def _profile(run: TestRun, workdir: str) -> BrowserProfile:
@@ -223,13 +245,22 @@ def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
         png = await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
-                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png))
+                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png,
+                              before_png=_seen(item)))
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over
             agent.stop()
 
     return on_step_end
+
+
+def _seen(item: Any) -> bytes | None:
+    """The page as the step found it: browser-use's own screenshot, which the agent looked at (no second one taken)."""
+    with contextlib.suppress(Exception):
+        seen = item.state.get_screenshot() if item is not None else None
+        return base64.b64decode(seen) if seen else None
+    return None
 
 
 async def _budget_exceeded(spec: TestSpec, agent: Agent) -> str | None:

@@ -48,7 +48,7 @@ class AgentTrace:
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
     path: str = "agent"  # agent | replayed (the runner marks a fallback run replay-fell-back)
-    replay_error: str | None = None  # why a cached trace could not be replayed step by step
+    replay_error: str | None = None  # where and why a cached trace stopped matching: "step 3: click button 'Add': ..."
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,4 @@ class Recording:
 
     origin: str
     history: dict[str, Any]
+    screenshots: dict[int, bytes] = field(default_factory=dict)  # each step's page as the agent saw it, by step number

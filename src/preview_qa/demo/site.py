@@ -1,4 +1,4 @@
-"""DemoSite: a small fixture web app (login, signup, product, broken and hostile pages) served on 127.0.0.1."""
+"""DemoSite: a small fixture web app (login, signup, product, todos, cart, broken and hostile pages) served on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
 from urllib.parse import parse_qs, urlsplit
+
+from preview_qa.demo import todo
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
@@ -179,8 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
             "/hostile": _HOSTILE,
             "/external": _EXTERNAL,
         }
+        stateful = {"/todos": lambda: todo.todos_page(self.site.todo_version), "/todos/summary": todo.summary_page,
+                    "/help": todo.help_page, "/cart": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", "")))}
         if path in pages:
             self._send(200, pages[path])
+        elif path in stateful:
+            title, body, script = stateful[path]()
+            self._send(200, _page(title, body, script=script))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
@@ -232,6 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
                         f"<h1>Welcome, {html.escape(name)}!</h1><p>We sent a confirmation to {html.escape(email)}.</p>",
                     ),
                 )
+        elif path == "/cart/add":
+            items = todo.cart_items(self.headers.get("Cookie", "")) + 1
+            self._redirect("/cart", {"Set-Cookie": f"{todo.CART_COOKIE}={items}; Path=/; SameSite=Lax"})
         else:
             self._send(404, _NOT_FOUND)
 
@@ -316,3 +326,4 @@ class DemoSite(BackgroundServer):
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
+        self.todo_version = 1  # 2: the todo form as a new release rebuilt it (a recorded replay no longer fits)

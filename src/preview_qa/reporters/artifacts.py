@@ -16,13 +16,14 @@ from preview_qa.events import (
     Event,
     FinalScreenshot,
     Observed,
+    ReplayDrifted,
     RunFinished,
     RunStarted,
     StepRecorded,
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import DRIFT_LIVE, DRIFT_RECORDED, RESULTS, step_screenshot, test_dir, write_atomic
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
@@ -52,6 +53,11 @@ class ArtifactsReporter(Reporter):
             self._log(event.name, event.kind, event.error, event.at, event.detail)
         elif isinstance(event, FinalScreenshot):
             self._in_background(_save_screenshot, self._dir(event.name) / "final.png", event.png)
+        elif isinstance(event, ReplayDrifted):
+            self._log(event.name, "replay_drifted", False, event.at, {"message": event.message})
+            for filename, png in ((DRIFT_RECORDED, event.recorded_png), (DRIFT_LIVE, event.live_png)):
+                if png:
+                    self._in_background(_save_screenshot, self._dir(event.name) / filename, png)
         elif isinstance(event, AgentHistory):
             write_atomic(self._dir(event.name) / "history.json", json.dumps(event.history, indent=1, default=str,
                                                                              ensure_ascii=False))
@@ -83,7 +89,8 @@ class ArtifactsReporter(Reporter):
         if steps:
             found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
         for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
-                              ("history", "history.json"), ("animation", "run.gif")):
+                              ("history", "history.json"), ("animation", "run.gif"),
+                              ("replay_drift_recorded", DRIFT_RECORDED), ("replay_drift_live", DRIFT_LIVE)):
             if (folder / filename).exists():
                 found[key] = f"{rel}/{filename}"
         return found

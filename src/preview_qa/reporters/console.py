@@ -34,6 +34,8 @@ class ConsoleReporter(Reporter):
             how = f", {r.path}" if r.path.startswith("replay") else ""  # say when the cache decided how it ran
             self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/] {escape(r.name)} "
                                f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
+            if r.replay_drift:
+                self.console.print(f"      {escape(r.replay_drift)}", style="yellow")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
 

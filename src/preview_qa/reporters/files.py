@@ -13,6 +13,8 @@ RESULTS = "results.json"
 JUNIT = "junit.xml"
 REPORT = "report.html"
 TESTS = "tests"
+DRIFT_RECORDED = "replay-drift-recorded.png"  # the step's page when the trace was recorded ...
+DRIFT_LIVE = "replay-drift-live.png"  # ... and the same step's page when the replay stopped matching it
 SLUG_LIMIT = 60
 
 

@@ -16,7 +16,7 @@ import httpx
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
+from preview_qa.reporters.files import DRIFT_LIVE, DRIFT_RECORDED, JUNIT, RESULTS, test_dir, write_atomic
 from preview_qa.reporters.junit import details
 from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.text import one_line
@@ -277,11 +277,15 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
             for t in run.tests]
     failures = [_detail(t, relative) for t in run.tests if not t.status.is_green]
+    drifts = [f"- {md_cell(t.name, 120)}: {md_cell(t.replay_drift)} (the recorded and the live page: "
+              f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n" for t in run.tests if t.replay_drift]
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
     items += [("\n#### Failures\n", "heading")] if failures else []
     items += [(block, "failure") for block in failures]
+    items += [("\n#### Replays that drifted (the agent took over)\n", "heading")] if drifts else []
+    items += [(line, "drift") for line in drifts]
     text = "\n".join(head) + "\n"
     budget = limit - 600 - len(evidence.encode())  # the cut note and the evidence line always fit
     size = len(text.encode())
@@ -289,8 +293,9 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
         size += len(part.encode())
         if size > budget:
             rest = [kind for _, kind in items[index:]]
+            drifts_left = f" and {rest.count('drift')} more replay drift(s)" if rest.count("drift") else ""
             text += (f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
-                     f"{rest.count('failure')} more failure detail(s) are in results.json._\n")
+                     f"{rest.count('failure')} more failure detail(s){drifts_left} are in results.json._\n")
             break
         text += part
     return text + f"\n{evidence}\n"

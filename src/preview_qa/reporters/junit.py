@@ -98,6 +98,8 @@ def usage_properties(usage: Usage) -> dict[str, str]:
 def details(test: TestResult) -> str:
     """The long story for the body: the reason, its causes, each expectation, the evidence counts."""
     lines = [test.reason, *[f"- {c}" for c in test.causes]]
+    if test.replay_drift:
+        lines.append(f"{test.replay_drift} (the agent took over)")
     if test.expectations:
         lines.append("Expectations:")
         lines += [f"- [{'ok' if e.ok else 'FAILED'}] {e.check}: expected {e.expected}, found {e.found}"
