@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,7 @@ class RecordingLLM:
     on_fault: Callable[[LLMFault], None] | None = None
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
+    seconds: float = 0.0  # spent waiting for answers
     _verified_api_keys: bool = True
 
     @property
@@ -119,6 +121,7 @@ class RecordingLLM:
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.calls += 1
         purpose = "judge" if output_format is JudgementResult else "agent"
+        started = time.monotonic()
         try:
             return await self.inner.ainvoke(messages, output_format, **kwargs)
         except ModelProviderError as e:
@@ -131,6 +134,8 @@ class RecordingLLM:
             # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=NO_ANSWER))
             raise
+        finally:
+            self.seconds += time.monotonic() - started
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)

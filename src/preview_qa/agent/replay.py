@@ -16,6 +16,7 @@ from browser_use import Tools
 from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam, ImageURL, SystemMessage, UserMessage
 
 from preview_qa.agent.recorded import RecordedAction, RecordedStep, find_element, same_place
+from preview_qa.agent.timing import Phases
 from preview_qa.agent.trace import DoneReport
 from preview_qa.events import StepRecorded
 from preview_qa.redact import Redactor
@@ -76,8 +77,9 @@ def _tools() -> tuple[Tools, Any]:
 class Replayer:
     """Runs recorded steps on a live browser session and announces each as a StepRecorded event."""
 
-    def __init__(self, session: BrowserSession, secrets: dict[str, str], test: str, emit: Callable[[StepRecorded], None]):
-        self.session, self.secrets, self.test, self.emit = session, secrets, test, emit
+    def __init__(self, session: BrowserSession, secrets: dict[str, str], test: str, emit: Callable[[StepRecorded], None],
+                 phases: Phases):
+        self.session, self.secrets, self.test, self.emit, self.phases = session, secrets, test, emit, phases
         self._state: BrowserStateSummary | None = None  # the page as last captured; None once an action may have changed it
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -85,8 +87,9 @@ class Replayer:
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
         for step in steps:
             try:
-                await self._arrive(step, previous)
-                ran = await self._step(step)
+                with self.phases(f"step {step.number} (replay)" if step.number else "start navigation (replay)"):
+                    await self._arrive(step, previous)
+                    ran = await self._step(step)
             except _Drifted as drift:
                 outcome.drift = Drift(drift.step.number, str(drift), drift.live_png, drift.compare.number)
                 return outcome

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
-from browser_use.browser.events import AgentFocusChangedEvent, BrowserErrorEvent
+from browser_use.browser.events import AgentFocusChangedEvent, BrowserErrorEvent, BrowserLaunchEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
@@ -24,6 +24,7 @@ from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.recorded import recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
+from preview_qa.agent.timing import Phases
 from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
@@ -66,6 +67,7 @@ class BrowserSetup:
     chromium: str
     headless: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
+    measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
 
 
 @dataclass
@@ -98,20 +100,25 @@ async def run_agent(run: TestRun) -> AgentTrace:
     recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
     pw_browser: Browser | None = None
     agent: Agent | None = None
+    phases = Phases(run.browser.measure_cpu)
     try:
         async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
-            await session.start()
-            pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
-            evidence.attach(pw_browser)
-            if run.browser.extra_headers:
-                for context in pw_browser.contexts:
-                    await context.set_extra_http_headers(run.browser.extra_headers)
+            with phases("browser start (Chromium launch, CDP connection, browser-use's watchdogs)"):
+                await session.start()
+            _launch_phase(session, phases)
+            with phases("Playwright attach"):
+                pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
+                evidence.attach(pw_browser)
+                if run.browser.extra_headers:
+                    for context in pw_browser.contexts:
+                        await context.set_extra_http_headers(run.browser.extra_headers)
             if run.recording is None:
-                agent = _agent(run, session, recorder, workdir)
-                await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
-                                on_step_end=_step_hook(run, trace))
+                with phases("agent set-up"):
+                    agent = _agent(run, session, recorder, workdir)
+                await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
+                                on_step_end=_step_hook(run, trace, phases))
             else:
-                await _replay(run, trace, recorder, session, pw_browser)
+                await _replay(run, trace, recorder, session, pw_browser, phases)
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
     except Exception as e:
@@ -125,21 +132,34 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser))
+            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, phases))
         finally:
             evidence.closing = True
-            await asyncio.shield(_teardown(session, pw_browser, workdir))
+            with phases("teardown"):
+                await asyncio.shield(_teardown(session, pw_browser, workdir))
+            if recorder.seconds:
+                phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
+                                    "cpu_s": None})
+            run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
     return trace
 
 
+def _launch_phase(session: BrowserSession, phases: Phases) -> None:
+    """How long of the browser start Chromium itself took to come up, from browser-use's launch event (wall time)."""
+    launch = next((e for e in session.event_bus.event_history.values() if isinstance(e, BrowserLaunchEvent)), None)
+    if launch is not None and launch.event_started_at and launch.event_completed_at:
+        phases.rows.append({"phase": "of which Chromium launch", "cpu_s": None,
+                            "wall_s": round((launch.event_completed_at - launch.event_started_at).total_seconds(), 3)})
+
+
 async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: BrowserSession,
-                  pw_browser: Browser) -> None:
+                  pw_browser: Browser, phases: Phases) -> None:
     """Replay every recorded action; a drift is announced with the recorded and the live picture of its step. After a
     complete replay, if code alone cannot judge the final page, one LLM call judges it."""
     recording = run.recording
     assert recording is not None
     trace.path = "replayed"
-    outcome = await Replayer(session, run.secrets, run.spec.name, run.emit).run(
+    outcome = await Replayer(session, run.secrets, run.spec.name, run.emit, phases).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
     trace.steps = outcome.steps
     if outcome.drift is not None:
@@ -150,8 +170,9 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: B
         return
     page = await _agent_page(session, pw_browser)
     if page is not None and replay_needs_llm_check(run.spec):
-        trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
-                                                          run.secrets, outcome.final_png)
+        with phases("page check (one LLM call)"):
+            trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
+                                                              run.secrets, outcome.final_png)
         trace.usage = usage
 
 
@@ -221,8 +242,9 @@ def llm_timeout(test_timeout: float) -> int:
     return int(max(5, min(75, test_timeout / 6)))
 
 
-def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
+def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_start(agent: Agent) -> None:
+        phases.step_started()
         # Playwright's events trail browser-use's navigation: give the start page a moment to be decided.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(evidence.start_decided.wait(), START_DECIDED_WAIT_S)
@@ -232,7 +254,7 @@ def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
+def _step_hook(run: TestRun, trace: AgentTrace, phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
@@ -247,6 +269,7 @@ def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
                               actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png,
                               before_png=_seen(item)))
+        phases.step_ended(f"step {trace.steps} (agent)")
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over
@@ -312,7 +335,7 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None) -> None:
+                               pw_browser: Browser | None, phases: Phases) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
@@ -320,13 +343,14 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
         try:
-            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+            with phases("expectation checks"):
+                trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(Exception), phases("final screenshot"):
         run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
 
 
