@@ -20,18 +20,19 @@ class Phases:
         self.rows: list[dict[str, Any]] = []
         self._started = time.monotonic()
         self._step: tuple[float, float | None] | None = None
+        self._seen: dict[tuple[int, float], float] = {}  # (pid, start time): CPU seconds when last seen
 
     def cpu(self) -> float | None:
-        """CPU seconds so far of this process tree (children that exited included once they were waited for)."""
+        """CPU seconds so far of this process tree. A process that has exited counts with what it had used when last
+        seen (a browser's renderers are nobody's children to wait for once the browser is gone)."""
         if self._process is None:
             return None
         times = self._process.cpu_times()
-        total = times.user + times.system + times.children_user + times.children_system
         for child in self._process.children(recursive=True):
             with contextlib.suppress(psutil.Error):
                 child_times = child.cpu_times()
-                total += child_times.user + child_times.system
-        return total
+                self._seen[(child.pid, child.create_time())] = child_times.user + child_times.system
+        return times.user + times.system + sum(self._seen.values())
 
     @contextlib.contextmanager
     def __call__(self, name: str) -> Iterator[None]:
