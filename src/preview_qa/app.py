@@ -39,8 +39,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
     unknown = sorted(set(config.only) - {t.name for t in spec.tests})
     if unknown:
         raise SetupError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
-    if config.chromium is None:
-        raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
+    _chromium(config)  # before any reporter starts: a missing browser is the user's to fix, not a run to report
     secret_values = [config.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
@@ -118,11 +117,15 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
 
-    if config.chromium is None:
-        raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
+    browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers)
     async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
         return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+
+
+def _chromium(config: RunConfig) -> str:
+    if config.chromium is None:
+        raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
+    return config.chromium
 
 
 def _run_cancellable(coro: Any) -> RunResult:
