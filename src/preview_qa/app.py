@@ -1,5 +1,6 @@
 """The composition root: reporters, runner, replay cache, logging and cancellation, wired from a RunConfig and an
-explicit environment. It raises plain domain errors and returns the run's result; the CLI and the demo both call it."""
+explicit environment. It raises plain domain errors and returns the run's result; the CLI and the demo both call it.
+What only a run needs is imported when it starts, so that `preview-qa validate` and `--help` stay quick."""
 
 from __future__ import annotations
 
@@ -15,11 +16,9 @@ from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
-from preview_qa.preview import origin_of
 from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
-from preview_qa.runner import Runner
 from preview_qa.trace import Recording
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
@@ -116,6 +115,8 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
                        recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
+    from preview_qa.preview import origin_of
+    from preview_qa.runner import Runner
 
     browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers)
     async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
