@@ -13,9 +13,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.agent.recorded import find_element, recorded_steps, same_place
-from preview_qa.agent.trace import AgentTrace, DoneReport
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
+from preview_qa.trace import AgentTrace, DoneReport
 from preview_qa.verdict import decide, replay_needs_llm_check
 
 OLD, NEW = "https://pr-41.preview.example", "https://pr-42.preview.example"

@@ -17,11 +17,11 @@ from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam
 
 from preview_qa.agent.recorded import RecordedAction, RecordedStep, find_element, same_place
 from preview_qa.agent.timing import Phases
-from preview_qa.agent.trace import DoneReport
 from preview_qa.events import StepRecorded
 from preview_qa.redact import Redactor
 from preview_qa.results import Usage
 from preview_qa.text import error_line
+from preview_qa.trace import DoneReport
 
 if TYPE_CHECKING:
     from browser_use import BrowserSession

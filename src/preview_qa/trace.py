@@ -1,11 +1,32 @@
-"""AgentTrace: what happened during one agent run, in our own types, independent of browser-use's."""
+"""AgentTrace and the agent's report contract: what happened in one agent run, in our own types, outside `agent/` so
+that the verdict and the runner never need browser-use."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from preview_qa.results import EvidenceSummary, ExpectationOutcome, Usage
+from pydantic import BaseModel, ConfigDict, Field
+
+from preview_qa.events import Event
+from preview_qa.manifest import TestSpec
+from preview_qa.results import EvidenceSummary, ExpectationOutcome, TestPath, Usage
+
+AgentStatus = Literal["pass", "fail"]
+
+
+class AgentReport(BaseModel):
+    """What the agent must return through its structured done action. Defined once: the model browser-use fills
+    (agent/session.py) and the verdict's parser (verdict.py) both derive from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: AgentStatus = Field(description="pass if the app behaves as the test says, else fail")
+    # Validated non-empty, but not said in the JSON schema: OpenAI's strict structured outputs refuse `minLength`.
+    reason: str = Field(min_length=1, description="one sentence: the concrete evidence for the status",
+                        json_schema_extra=lambda schema: schema.pop("minLength", None))  # type: ignore[misc]
+    data: dict[str, Any] | None = Field(default=None, description="the extracted data")
 
 
 @dataclass(frozen=True)
@@ -47,7 +68,7 @@ class AgentTrace:
     evidence: EvidenceSummary = field(default_factory=EvidenceSummary)
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
-    path: str = "agent"  # agent | replayed (the runner marks a fallback run replay-fell-back)
+    path: TestPath = "agent"  # an agent run sets agent or replayed; the runner marks a fallback run replay-fell-back
     replay_error: str | None = None  # where and why a cached trace stopped matching: "step 3: click button 'Add': ..."
 
 
@@ -59,3 +80,10 @@ class Recording:
     origin: str
     history: dict[str, Any]
     screenshots: dict[int, bytes] = field(default_factory=dict)  # each step's page as the agent saw it, by step number
+
+
+class AgentFn(Protocol):
+    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
+
+    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
+                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
