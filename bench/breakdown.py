@@ -25,6 +25,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec, loads
+from preview_qa.providers import LLMSettings
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.trace import AgentTrace, Recording
 
@@ -100,7 +101,7 @@ async def main(latency: float) -> None:
     with DemoSite(password=PASSWORD) as site, ScriptedLLM([{"match": "[breakdown]", "turns": STEPS}],
                                                           latency=latency) as llm:
         def llm_factory() -> Any:
-            return make_llm("openai", "scripted", "bench", llm.url)
+            return make_llm(LLMSettings(provider="openai", model="scripted", api_key="bench", base_url=llm.url))
 
         setup = BrowserSetup(chromium=chromium, measure_cpu=True)
         async with browser_agents(setup, llm_factory, site.url) as agent:

@@ -113,12 +113,13 @@ def output_reporters(out: Path) -> list[Reporter]:
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
                        recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
+    """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test, a fresh context per test."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
-    browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers)
+    browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers,
+                           browsers=config.concurrency)
     async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
         return await Runner(manifest, config, secrets, agent, publish, recordings).run()
 

@@ -14,7 +14,7 @@ from preview_qa.trace import LLMFault
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent
-    from playwright.async_api import Browser, ConsoleMessage, Page, Request, Response
+    from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response
 
 DETAIL_LIMIT = 500
 BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security watchdog enforcing allowed_domains
@@ -34,12 +34,15 @@ class EvidenceRecorder:
         self.start_decided = asyncio.Event()  # set once the start page answered, or failed to
         self._start_request: Request | None = None
 
-    def attach(self, browser: Browser) -> None:
+    def attach(self, browser: Browser, context: BrowserContext) -> None:
+        """Watch the test's own context in a browser that other tests use before and after it."""
         browser.on("disconnected", self._on_disconnected)
-        for context in browser.contexts:
-            context.on("page", self._watch)
-            for page in context.pages:
-                self._watch(page)
+        context.on("page", self._watch)
+        for page in context.pages:
+            self._watch(page)
+
+    def detach(self, browser: Browser) -> None:
+        browser.remove_listener("disconnected", self._on_disconnected)
 
     def _watch(self, page: Page) -> None:
         page.on("console", self._on_console)

@@ -1,4 +1,4 @@
-"""One test in one fresh browser: run the agent, capture evidence while the browser lives, check the final page."""
+"""One test in a fresh browser context: run the agent (or replay), capture evidence while the page lives, check it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
-from browser_use.browser.events import AgentFocusChangedEvent, BrowserErrorEvent, BrowserLaunchEvent
+from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
 from preview_qa.agent.timing import Phases
@@ -33,7 +34,7 @@ from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, Judge
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Page, Playwright
+    from playwright.async_api import Page
 
 
 
@@ -55,12 +56,13 @@ The test:
 
 @dataclass
 class BrowserSetup:
-    """How each test's browser is launched and what it may reach."""
+    """How the run's browsers are launched and what each test may reach."""
 
     chromium: str
     headless: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
+    browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
 
 
 @dataclass
@@ -76,7 +78,7 @@ class TestRun:
     secrets: dict[str, str]
     make_llm: Callable[[], BaseChatModel]
     browser: BrowserSetup
-    playwright: Playwright
+    pool: BrowserPool
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     recording: Recording | None = None  # replay this instead of running the agent
 
@@ -87,66 +89,56 @@ async def run_agent(run: TestRun) -> AgentTrace:
     deadline = time.monotonic() + spec.timeout
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="preview-qa-")
-    session = RecordingSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
     recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
-    pw_browser: Browser | None = None
+    lease: Lease | None = None
+    session: ContextSession | None = None
     agent: Agent | None = None
     phases = Phases(run.browser.measure_cpu)
-    try:
-        async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
-            with phases("browser start (Chromium launch, CDP connection, browser-use's watchdogs)"):
-                await session.start()
-            _launch_phase(session, phases)
-            with phases("Playwright attach"):
-                pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
-                evidence.attach(pw_browser)
-                if run.browser.extra_headers:
-                    for context in pw_browser.contexts:
-                        await context.set_extra_http_headers(run.browser.extra_headers)
-            if run.recording is None:
-                with phases("agent set-up"):
-                    agent = _agent(run, session, recorder, workdir)
-                await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                on_step_end=_step_hook(run, trace, phases))
-            else:
-                await _replay(run, trace, recorder, session, pw_browser, phases)
-    except TimeoutError:
-        trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
-    except Exception as e:
-        trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
-    finally:
-        trace.llm_faults = list(recorder.faults)
-        trace.usage.llm_calls = recorder.calls
-        if agent is not None and run.recording is None:
-            _read_history(agent, trace, run)
-        trace.evidence = evidence.summary
-        if trace.infrastructure_error is None:
-            trace.infrastructure_error = _infrastructure_problem(evidence, trace)
+    async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, phases))
+            async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
+                with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
+                    lease = await stack.enter_async_context(run.pool.lease())
+                evidence.attach(lease.browser, lease.context)
+                with phases("browser-use session start"):
+                    session = await start_session(lease, _profile(run, workdir, lease.cdp_url))
+                session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
+                if run.recording is None:
+                    with phases("agent set-up"):
+                        agent = _agent(run, session, recorder, workdir)
+                    await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
+                                    on_step_end=_step_hook(run, trace, phases))
+                else:
+                    await _replay(run, trace, recorder, session, lease, phases)
+        except TimeoutError:
+            trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+        except Exception as e:
+            trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
         finally:
-            evidence.closing = True
-            with phases("teardown"):
-                await asyncio.shield(_teardown(session, pw_browser, workdir))
-            if recorder.seconds:
-                phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
-                                    "cpu_s": None})
-            run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
+            trace.llm_faults = list(recorder.faults)
+            trace.usage.llm_calls = recorder.calls
+            if agent is not None and run.recording is None:
+                _read_history(agent, trace, run)
+            trace.evidence = evidence.summary
+            if trace.infrastructure_error is None:
+                trace.infrastructure_error = _infrastructure_problem(evidence, trace)
+            try:
+                if session is not None and lease is not None:
+                    await asyncio.shield(_finish_on_live_page(run, trace, session, lease, phases))
+            finally:
+                evidence.closing = True
+                with phases("teardown"):
+                    await asyncio.shield(_teardown(session, lease, evidence, workdir))
+                if recorder.seconds:
+                    phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
+                                        "cpu_s": None})
+                run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
     return trace
 
 
-def _launch_phase(session: BrowserSession, phases: Phases) -> None:
-    """How long of the browser start Chromium itself took to come up, from browser-use's launch event (wall time)."""
-    launch = next((e for e in session.event_bus.event_history.values() if isinstance(e, BrowserLaunchEvent)), None)
-    if launch is not None and launch.event_started_at and launch.event_completed_at:
-        phases.rows.append({"phase": "of which Chromium launch", "cpu_s": None,
-                            "wall_s": round((launch.event_completed_at - launch.event_started_at).total_seconds(), 3)})
-
-
-async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: BrowserSession,
-                  pw_browser: Browser, phases: Phases) -> None:
+async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: BrowserSession, lease: Lease,
+                  phases: Phases) -> None:
     """Replay every recorded action; a drift is announced with the recorded and the live picture of its step. After a
     complete replay, if code alone cannot judge the final page, one LLM call judges it."""
     recording = run.recording
@@ -161,7 +153,7 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: B
                                recorded_png=recording.screenshots.get(outcome.drift.compare_step),
                                live_png=outcome.drift.live_png))
         return
-    page = await _agent_page(session, pw_browser)
+    page = await _agent_page(session, lease)
     if page is not None and replay_needs_llm_check(run.spec):
         with phases("page check (one LLM call)"):
             trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
@@ -169,31 +161,32 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: B
         trace.usage = usage
 
 
-class RecordingSession(BrowserSession):
-    """browser-use's session, keeping every step's elements for the replay cache: on a tab switch browser-use empties
-    its element map in place, and that map is also the one of the step that opened the tab, whose history then lost
-    the element it clicked (and the replay could only give up on it)."""
-
-    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
-        self._cached_selector_map = dict(self._cached_selector_map)  # what it empties is now a copy of its own
-        await super().on_AgentFocusChangedEvent(event)
-
-
-def _profile(run: TestRun, workdir: str) -> BrowserProfile:
+def launch_profile(browser: BrowserSetup) -> BrowserProfile:
+    """How the pool launches each browser: browser-use's own flags for Chromium, and ours."""
     return BrowserProfile(
-        executable_path=run.browser.chromium,
-        headless=run.browser.headless,
-        user_data_dir=os.path.join(workdir, "profile"),
-        downloads_path=os.path.join(workdir, "downloads"),
-        keep_alive=True,  # the checks and the final screenshot need the browser after the agent is done
+        executable_path=browser.chromium,
+        headless=browser.headless,
         # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
         chromium_sandbox=os.geteuid() != 0 and not CONFIG.IN_DOCKER,
         enable_default_extensions=False,
-        allowed_domains=run.allowed_hosts,
         args=BROWSER_ARGS,
+        window_size={"width": 1280, "height": 800},
+    )
+
+
+def _profile(run: TestRun, workdir: str, cdp_url: str) -> BrowserProfile:
+    """browser-use's session for one test, on the pooled browser at `cdp_url`."""
+    return BrowserProfile(
+        cdp_url=cdp_url,
+        headless=run.browser.headless,
+        downloads_path=os.path.join(workdir, "downloads"),
+        keep_alive=True,  # the checks and the final screenshot need the page after the agent is done
+        enable_default_extensions=False,
+        allowed_domains=run.allowed_hosts,
         window_size={"width": 1280, "height": 800},
         viewport={"width": 1280, "height": 800},
     )
+
 
 
 def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str) -> Agent:
@@ -326,10 +319,10 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
     return None
 
 
-async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None, phases: Phases) -> None:
+async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession, lease: Lease,
+                               phases: Phases) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
-    page = await _agent_page(session, pw_browser)
+    page = await _agent_page(session, lease)
     if page is None:
         return
     trace.final_url = page.url
@@ -346,10 +339,10 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
         run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
 
 
-async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
-    if pw_browser is None or not pw_browser.is_connected():
+async def _agent_page(session: BrowserSession, lease: Lease) -> Page | None:
+    if not lease.pooled.connected:
         return None
-    pages = [p for c in pw_browser.contexts for p in c.pages]
+    pages = lease.context.pages
     if not pages:
         return None
     current = ""
@@ -358,12 +351,14 @@ async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Pa
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
 
 
-async def _teardown(session: BrowserSession, pw_browser: Browser | None, workdir: str) -> None:
-    if pw_browser is not None:
+async def _teardown(session: BrowserSession | None, lease: Lease | None, evidence: EvidenceRecorder,
+                    workdir: str) -> None:
+    """Disconnect browser-use; the pool then closes the test's context (its cookies and storage with it)."""
+    if lease is not None:
+        evidence.detach(lease.browser)
+    if session is not None:
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(pw_browser.close(), SHOT_TIMEOUT_S)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(session.kill(), SHOT_TIMEOUT_S * 2)
+            await asyncio.wait_for(session.kill(), SHOT_TIMEOUT_S * 2)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -376,14 +371,19 @@ def _loop_time(monotonic_deadline: float) -> float:
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
                          preview_origin: str) -> AsyncIterator[AgentFn]:
-    """One Playwright driver for the whole run; each call runs one test in its own fresh browser."""
+    """One Playwright driver and a pool of `browser.browsers` browsers for the whole run; each call runs one test in a
+    fresh browser context of one of them."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
-        async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
-            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
-                                           allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit, recording=recording))
+        pool = BrowserPool(playwright, launch_profile(browser), browser.browsers, browser.extra_headers)
+        try:
+            async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
+                              emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
+                return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
+                                               allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
+                                               pool=pool, emit=emit, recording=recording))
 
-        yield run_one
+            yield run_one
+        finally:
+            await asyncio.shield(pool.close())

@@ -1,0 +1,281 @@
+"""Browsers kept for the run, Playwright Test's way: one Chromium per worker, reused test after test, and for each test a
+fresh browser context (its own cookies, storage, cache and service workers) that is thrown away afterwards. A browser
+that broke, or in which a test left anything outside its own context, is retired, never handed to the next test."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from browser_use import BrowserProfile, BrowserSession
+from browser_use.browser.events import AgentFocusChangedEvent
+from pydantic import PrivateAttr
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+LAUNCH_TIMEOUT_S = 30.0  # for Chromium to open its DevTools port
+LAUNCH_TRIES = 2  # a browser that does not come up is killed and started once more
+CLOSE_TIMEOUT_S = 5.0
+
+
+class BrowserStartError(RuntimeError):
+    """Chromium did not come up (it exited, or never opened its DevTools port)."""
+
+
+@dataclass(eq=False)
+class PooledBrowser:
+    """One running Chromium in its own process group, with its own profile folder, and Playwright's connection to it."""
+
+    process: asyncio.subprocess.Process
+    folder: str
+    cdp_url: str
+    browser: Browser
+    ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
+    tests: int = 0
+
+    @property
+    def connected(self) -> bool:
+        return self.process.returncode is None and self.browser.is_connected()
+
+
+@dataclass
+class Lease:
+    """A test's share of a pooled browser: a context nobody used before, and its first page."""
+
+    pooled: PooledBrowser
+    context: BrowserContext
+    page: Page
+    context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
+    tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
+
+    @property
+    def cdp_url(self) -> str:
+        return self.pooled.cdp_url
+
+    @property
+    def browser(self) -> Browser:
+        return self.pooled.browser
+
+
+class ContextSession(BrowserSession):
+    """browser-use's session on a pooled browser, with two differences: tabs it opens itself (a `navigate` in a new
+    tab) belong to the test's own context, not to the browser's shared default one; and each step keeps its elements
+    for the replay cache (on a tab switch browser-use empties its element map in place, and that map is also the one of
+    the step that opened the tab, whose history then lost the element it clicked)."""
+
+    _context_id: str | None = PrivateAttr(default=None)
+
+    def in_context(self, context_id: str) -> ContextSession:
+        self._context_id = context_id
+        return self
+
+    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
+        self._cached_selector_map = dict(self._cached_selector_map)  # what it empties is now a copy of its own
+        await super().on_AgentFocusChangedEvent(event)
+
+    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False,
+                                   new_window: bool = False) -> str:
+        params: dict[str, Any] = {"url": url, "background": background}
+        if new_window:
+            params["newWindow"] = True
+        if self._context_id is not None:
+            params["browserContextId"] = self._context_id
+        client = self._cdp_client_root or self.cdp_client
+        result = await client.send.Target.createTarget(params=params)  # type: ignore[arg-type]
+        return result["targetId"]
+
+
+async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession:
+    """browser-use's session for the lease's context, connected. A connection that fails (a DevTools handshake that
+    times out on a busy machine) is tried once more; twice, and the browser is retired after the test."""
+    problem = ""
+    for _ in range(LAUNCH_TRIES):
+        session = ContextSession(browser_profile=profile).in_context(lease.context_id)
+        try:
+            await session.start()
+            return session
+        except Exception as e:
+            problem = f"{type(e).__name__}: {e}"
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
+    lease.tainted.append("browser-use could not connect to it")
+    raise BrowserStartError(f"browser-use could not connect to the browser: {problem} ({LAUNCH_TRIES} tries)")
+
+
+class BrowserPool:
+    """At most `size` browsers; `lease()` gives a test a fresh context in an idle one (starting one if none is idle and
+    fewer than `size` run), and cleans up after the test in the background."""
+
+    def __init__(self, playwright: Playwright, profile: BrowserProfile, size: int, extra_headers: dict[str, str]):
+        self.playwright, self.profile, self.size, self.extra_headers = playwright, profile, max(1, size), extra_headers
+        self._idle: list[PooledBrowser] = []
+        self._running: set[PooledBrowser] = set()
+        self._starting = 0
+        self._changed = asyncio.Condition()
+        self._cleanups: set[asyncio.Task[None]] = set()
+        self.launches = 0
+        self.retired: list[str] = []  # why each retired browser was retired (for the bench and the tests)
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[Lease]:
+        pooled = await self._checkout()
+        try:
+            context, page, context_id = pooled.ready or await self._new_context(pooled)
+            pooled.ready = None
+        except Exception:
+            await self._retire(pooled, "its next context could not be made")
+            raise
+        pooled.tests += 1
+        lease = Lease(pooled, context, page, context_id)
+        try:
+            yield lease
+        finally:
+            task = asyncio.get_running_loop().create_task(self._check_in(lease))
+            self._cleanups.add(task)
+            task.add_done_callback(self._cleanups.discard)
+
+    async def close(self) -> None:
+        """Wait for the cleanups still running, then stop every browser."""
+        if self._cleanups:
+            await asyncio.wait(list(self._cleanups), timeout=CLOSE_TIMEOUT_S * 2)
+        for pooled in list(self._running):
+            await self._retire(pooled, None)
+
+    async def _checkout(self) -> PooledBrowser:
+        async with self._changed:
+            while True:
+                while self._idle:
+                    pooled = self._idle.pop()
+                    if pooled.connected:
+                        return pooled
+                    await self._retire(pooled, "it disconnected while idle", notify=False)
+                if len(self._running) + self._starting < self.size:
+                    self._starting += 1
+                    break
+                await self._changed.wait()
+        try:
+            pooled = await self._launch()
+        finally:
+            async with self._changed:
+                self._starting -= 1
+                self._changed.notify_all()
+        self._running.add(pooled)
+        return pooled
+
+    async def _check_in(self, lease: Lease) -> None:
+        """After a test: close its context; reuse the browser only if nothing of the test is left in it."""
+        pooled, why = lease.pooled, list(lease.tainted)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
+        if not pooled.connected:
+            why.append("it disconnected or crashed")
+        if not why:
+            why += await _leftovers(pooled.browser)
+        if not why:
+            with contextlib.suppress(Exception):
+                pooled.ready = await self._new_context(pooled)
+        if why or pooled.ready is None:
+            await self._retire(pooled, "; ".join(why) or "its next context could not be made")
+            return
+        async with self._changed:
+            self._idle.append(pooled)
+            self._changed.notify_all()
+
+    async def _new_context(self, pooled: PooledBrowser) -> tuple[BrowserContext, Page, str]:
+        # no_viewport: browser-use sizes the page itself, as on a browser of its own
+        context = await pooled.browser.new_context(no_viewport=True, extra_http_headers=self.extra_headers or None)
+        page = await context.new_page()
+        cdp = await context.new_cdp_session(page)
+        try:
+            info = await cdp.send("Target.getTargetInfo")
+        finally:
+            await cdp.detach()
+        return context, page, str(info["targetInfo"]["browserContextId"])
+
+    async def _launch(self) -> PooledBrowser:
+        problems = []
+        for _ in range(LAUNCH_TRIES):
+            folder = tempfile.mkdtemp(prefix="preview-qa-browser-")
+            process = None
+            try:
+                profile = self.profile.model_copy(update={"user_data_dir": os.path.join(folder, "profile")})
+                process = await asyncio.create_subprocess_exec(
+                    str(profile.executable_path), *profile.get_args(), "--remote-debugging-port=0",
+                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+                cdp_url = await _devtools_url(process, Path(folder, "profile"))
+                browser = await self.playwright.chromium.connect_over_cdp(cdp_url)
+                self.launches += 1
+                return PooledBrowser(process, folder, cdp_url, browser)
+            except Exception as e:
+                problems.append(f"{type(e).__name__}: {e}")
+                await _stop(process, None, folder)
+        raise BrowserStartError(f"the browser did not start: {problems[-1]} ({LAUNCH_TRIES} tries)")
+
+    async def _retire(self, pooled: PooledBrowser, why: str | None, notify: bool = True) -> None:
+        if why is not None:
+            self.retired.append(why)
+        self._running.discard(pooled)
+        if pooled in self._idle:
+            self._idle.remove(pooled)
+        await _stop(pooled.process, pooled.browser, pooled.folder)
+        if notify:
+            async with self._changed:
+                self._changed.notify_all()
+
+
+async def _devtools_url(process: asyncio.subprocess.Process, profile: Path) -> str:
+    """Chromium writes the port it chose, and its browser endpoint, into DevToolsActivePort in the profile folder."""
+    deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+    marker = profile / "DevToolsActivePort"
+    while time.monotonic() < deadline:
+        if process.returncode is not None:
+            raise BrowserStartError(f"Chromium exited with code {process.returncode} before it opened its DevTools port")
+        with contextlib.suppress(OSError, ValueError):
+            port, path = marker.read_text(encoding="utf-8").split()[:2]
+            return f"ws://127.0.0.1:{int(port)}{path}"
+        await asyncio.sleep(0.05)
+    raise BrowserStartError(f"Chromium did not open its DevTools port within {LAUNCH_TIMEOUT_S:g} s")
+
+
+async def _leftovers(browser: Browser) -> list[str]:
+    """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
+    contexts still open. Either could carry its cookies or storage into the next test."""
+    session = await browser.new_browser_cdp_session()
+    try:
+        targets = (await session.send("Target.getTargets"))["targetInfos"]
+        contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
+    except Exception as e:
+        return [f"it could not be inspected ({type(e).__name__})"]
+    finally:
+        with contextlib.suppress(Exception):
+            await session.detach()
+    found = []
+    pages = [t for t in targets if t.get("type") in ("page", "iframe", "worker", "service_worker", "shared_worker")]
+    if pages:
+        found.append(f"{len(pages)} page(s) or worker(s) were left open")
+    if contexts:
+        found.append(f"{len(contexts)} browser context(s) were left open")
+    return found
+
+
+async def _stop(process: asyncio.subprocess.Process | None, browser: Browser | None, folder: str) -> None:
+    """Close politely, then kill the browser's whole process group (renderers, GPU and zygote processes included)."""
+    if browser is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(browser.close(), CLOSE_TIMEOUT_S)
+    if process is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), CLOSE_TIMEOUT_S)
+    shutil.rmtree(folder, ignore_errors=True)
