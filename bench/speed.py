@@ -1,6 +1,7 @@
-"""Prints how fast and cheap preview-qa runs (issue 5): overhead against bare browser-use, concurrency, replay, memory.
+"""Prints how fast and cheap preview-qa runs (issues 5 and 11): overhead against bare browser-use, concurrency, replay,
+memory, a 3-step replay's test time, and a todo test that types into one field three times (replayed, then drifted).
 
-    python bench/speed.py                       # all four, 1 s scripted LLM latency, best of 3
+    python bench/speed.py                       # all of them, 1 s scripted LLM latency, best of 3
     python bench/speed.py replay --repeat 1 --latency 0.5
 
 Everything runs on this machine: the fixture shop (DemoSite), the scripted OpenAI-compatible LLM (ScriptedLLM, with
@@ -29,6 +30,7 @@ import psutil
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from preview_qa.demo.todo import todo_turns
 
 HERE = Path(__file__).parent
 PASSWORD = "bench-password"
@@ -37,7 +39,11 @@ STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
                       {"input": {"element": "Password", "text": PASSWORD}}, {"click": {"element": "Log in"}}]},
          {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
 SCENARIO = {"name": "bench", "match": "[bench]", "turns": STEPS}
-REPLAY_TESTS = 4
+REPLAY_TESTS = 8
+THREE_STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
+               {"actions": [{"input": {"element": "Password", "text": PASSWORD}}]},
+               {"actions": [{"click": {"element": "Log in"}}]},
+               {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
 
 
 @dataclass
@@ -51,17 +57,17 @@ class Measure:
 
 
 @contextmanager
-def services(latency: float) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
-    with DemoSite(password=PASSWORD) as site, ScriptedLLM([SCENARIO], latency=latency) as llm:
+def services(latency: float, scenarios: list[dict[str, Any]] | None = None) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
+    with DemoSite(password=PASSWORD) as site, ScriptedLLM(scenarios or [SCENARIO], latency=latency) as llm:
         yield site, llm
 
 
-def manifest(folder: Path, tests: int) -> Path:
-    lines = ["version: 1", "defaults: {max_steps: 5, timeout: 300}", "tests:"]
+def manifest(folder: Path, tests: int, task: str = TASK) -> Path:
+    lines = ["version: 1", "defaults: {max_steps: 10, timeout: 300}", "tests:"]
     for n in range(1, tests + 1):
-        lines += [f"  - name: login {n}", "    start: /login", f"    task: {json.dumps(TASK.format(n=n))}",
+        lines += [f"  - name: login {n}", "    start: /login", f"    task: {json.dumps(task.format(n=n))}",
                   "    expect: {url: /dashboard, text: [Signed in as demo@acme.test]}"]
-    path = folder / f"qa-{tests}.yml"
+    path = folder / f"qa-{tests}-{abs(hash(task))}.yml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -149,8 +155,8 @@ def replay(latency: float, repeat: int, work: Path) -> None:
         qa = manifest(work, REPLAY_TESTS)
         for i in range(repeat):
             cache = work / f"cache-{i}"
-            firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "2"))
-            seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "2"))
+            firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "4"))
+            seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "4"))
     first, second = best(firsts), best(seconds)
     paths = {t["path"] for m in seconds for t in m.results["tests"]}
     print(f"replay       {REPLAY_TESTS} tests, first run (agent): {first.seconds:5.1f} s, {first.agent_requests} agent LLM "
@@ -162,7 +168,52 @@ def replay(latency: float, repeat: int, work: Path) -> None:
           f"({per_test[0] / per_test[1]:.2f}x)")
 
 
-BENCHES = {"overhead": overhead, "concurrency": concurrency, "replay": replay}
+def replay3(latency: float, repeat: int, work: Path) -> None:
+    """A 3-step test (email, password, log in), recorded once, then replayed: the test's own time, process start aside."""
+    task = "[three] Log in step by step as demo@acme.test (test {n})."
+    times = []
+    with services(latency, [{"name": "three", "match": "[three]", "turns": THREE_STEPS}]) as (site, llm):
+        qa = manifest(work, 1, task)
+        cache = work / "cache-three"
+        preview_qa(llm, site, qa, work / "three-record", "--cache", str(cache))
+        for i in range(repeat):
+            m = preview_qa(llm, site, qa, work / f"three-replay-{i}", "--cache", str(cache))
+            [test] = m.results["tests"]
+            if (test["path"], test["steps"]) != ("replayed", 4):
+                raise SystemExit(f"bench: the 3-step test was not replayed completely: {test}")
+            times.append(test["duration_s"])
+    print(f"replay3      a 3-step test replayed: {min(times):.2f} s test wall time (best of {len(times)}; "
+          f"all: {', '.join(f'{t:.2f}' for t in times)}; goal <= 1.5 s)")
+
+
+def todo(latency: float, repeat: int, work: Path) -> None:
+    """Three items typed into one field, a select, a checkbox, a new tab, a navigation: recorded, replayed, then the
+    same test against a rebuilt form."""
+    with DemoSite(password=PASSWORD) as site, ScriptedLLM([{"name": "todo", "match": "[todo]",
+                                                           "turns": todo_turns(site.url)}], latency=latency) as llm:
+        qa = work / "todo.yml"
+        qa.write_text("version: 1\ndefaults: {max_steps: 10, timeout: 300}\ntests:\n  - name: todo\n    start: /todos\n"
+                      '    task: "[todo] Add three todos, finish the first, read the help and check the summary."\n'
+                      '    expect: {url: /todos/summary, text: ["3 todo(s), 1 done: Walk the dog, Feed the cat, '
+                      'Water the plants"]}\n', encoding="utf-8")
+        cache = work / "cache-todo"
+        runs = {}
+        for name in ("record", "replay", "changed"):
+            if name == "changed":
+                site.todo_version = 2
+            m = preview_qa(llm, site, qa, work / f"todo-{name}", "--cache", str(cache))
+            runs[name] = (m.results["tests"][0], m.agent_requests)
+    for name, (test, requests) in runs.items():
+        drift = f", {test['replay_drift']}" if test["replay_drift"] else ""
+        print(f"todo         {name:8} {test['status']} via {test['path']}, {test['steps']} steps, {requests} agent LLM "
+              f"requests, {test['duration_s']:.1f} s{drift}")
+    replayed, changed = runs["replay"][0], runs["changed"][0]
+    print("             goal: replayed with 0 LLM calls, then replay-fell-back, passed, drift named: "
+          + ("met" if (replayed["path"], runs["replay"][1], changed["path"], changed["status"]) ==
+             ("replayed", 0, "replay-fell-back", "passed") and changed["replay_drift"] else "MISSED"))
+
+
+BENCHES = {"overhead": overhead, "concurrency": concurrency, "replay": replay, "replay3": replay3, "todo": todo}
 
 
 def main() -> None:

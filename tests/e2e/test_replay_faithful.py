@@ -20,6 +20,7 @@ import pytest
 from preview_qa.cache import TraceCache
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from preview_qa.demo.todo import todo_turns
 from preview_qa.manifest import load
 from tests.conftest import CliRun, clean_env
 from tests.fakes.github import runner_env
@@ -39,24 +40,9 @@ HELP_TEST = """
     expect: {data: {label: Thanks!}}"""
 
 
-def todo_turns(site: DemoSite) -> list[dict[str, Any]]:
-    """The agent's steps; 'What needs' finds the new-todo field on both versions of the form."""
-    return [
-        {"actions": [{"input": {"element": "What needs", "text": "Walk the dog"}}, {"send_keys": {"keys": "Enter"}}]},
-        {"actions": [{"select_dropdown": {"element": "Priority", "text": "High"}},
-                     {"input": {"element": "What needs", "text": "Feed the cat"}}, {"send_keys": {"keys": "Enter"}}]},
-        {"actions": [{"input": {"element": "What needs", "text": "Water the plants"}}, {"send_keys": {"keys": "Enter"}}]},
-        {"actions": [{"click": {"element": "Done: Walk the dog"}}]},
-        {"actions": [{"click": {"element": "Help"}}]},  # target=_blank: a new tab
-        {"actions": [{"click": {"element": "Got it"}}]},
-        {"actions": [{"navigate": {"url": f"{site.url}/todos/summary"}}]},
-        {"done": {"status": "pass", "reason": "The summary lists the three todos, one done."}},
-    ]
-
-
 def scenarios(site: DemoSite) -> list[dict[str, Any]]:
     return [
-        {"name": "todo", "match": "[todo]", "turns": todo_turns(site)},
+        {"name": "todo", "match": "[todo]", "turns": todo_turns(site.url)},
         # a mutated recording's agent gives up at once: the test is about whether the replay could pass on its own
         {"name": "mutant", "match": "[mutant", "turns": [{"done": {"status": "fail", "reason": "not replayed"}}]},
         {"name": "help", "match": "[help]", "turns": [{"actions": [{"click": {"element": "Got it"}}]},

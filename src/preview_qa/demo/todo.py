@@ -3,6 +3,8 @@ checkboxes, a link to another page and one that opens a new tab) and a cart kept
 
 from __future__ import annotations
 
+from typing import Any
+
 CART_COOKIE = "acme_cart"
 
 _TODO_JS = """
@@ -95,3 +97,19 @@ def cart_items(cookie_header: str) -> int:
         if name == CART_COOKIE and value.isdigit():
             return int(value)
     return 0
+
+
+def todo_turns(site_url: str) -> list[dict[str, Any]]:
+    """The scripted agent's steps for the todo list (see demo/scripted_llm.py); 'What needs' finds the new-todo field
+    on both versions of the form, so that the agent passes where a replay of version 1 drifts on version 2."""
+    return [
+        {"actions": [{"input": {"element": "What needs", "text": "Walk the dog"}}, {"send_keys": {"keys": "Enter"}}]},
+        {"actions": [{"select_dropdown": {"element": "Priority", "text": "High"}},
+                     {"input": {"element": "What needs", "text": "Feed the cat"}}, {"send_keys": {"keys": "Enter"}}]},
+        {"actions": [{"input": {"element": "What needs", "text": "Water the plants"}}, {"send_keys": {"keys": "Enter"}}]},
+        {"actions": [{"click": {"element": "Done: Walk the dog"}}]},
+        {"actions": [{"click": {"element": "Help"}}]},  # target=_blank: a new tab
+        {"actions": [{"click": {"element": "Got it"}}]},
+        {"actions": [{"navigate": {"url": f"{site_url}/todos/summary"}}]},
+        {"done": {"status": "pass", "reason": "The summary lists the three todos, one done."}},
+    ]
