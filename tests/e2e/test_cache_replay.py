@@ -158,7 +158,7 @@ def test_a_replay_that_cannot_find_an_element_falls_back_to_the_agent(runs: Runs
     t = runs.replay.test("button-moved")
     assert (t["status"], t["path"]) == ("passed", "replay-fell-back"), t
     assert calls(runs, runs.replay, "button-moved", "agent")  # the agent really ran again
-    assert t["replay_drift"] == "replay drifted at step 1: input 'demo@acme.test' into textbox 'Email': element not found"
+    assert t["replay_drift"] == "replay drifted at step 1: input 'demo@acme.test' into textbox 'gone': element not found"
     assert t["reason"] == "Signed in."  # the verdict's reason stays the agent's
 
 

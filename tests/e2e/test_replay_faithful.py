@@ -192,8 +192,8 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
                                str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--llm-base-url", llm.url,
                                "--api-key", "k", "--model", "scripted", "--concurrency", "4"],
                               env=env, capture_output=True, text=True, timeout=900)
+        assert site_url != site.url  # a new preview: the recording is moved onto it
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"]
-    assert site_url != site.url  # a new preview: the recording is moved onto it
     for test, (mutation, position, index) in zip(results, cases, strict=True):
         step = entry["history"]["history"][position]["metadata"]["step_number"]
         assert (test["status"], test["path"]) == ("failed", "replay-fell-back"), (mutation, position, index, test)

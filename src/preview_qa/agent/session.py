@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import os
 import shutil
 import tempfile
@@ -23,7 +24,7 @@ from pydantic import BaseModel, Field, create_model
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
-from preview_qa.agent.recorded import recorded_steps
+from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
 from preview_qa.agent.timing import Phases
 from preview_qa.checks import check_page
@@ -249,11 +250,14 @@ def _step_hook(run: TestRun, trace: AgentTrace, phases: Phases) -> Callable[[Age
         url = ""
         with contextlib.suppress(Exception):
             url = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
-        png = await _screenshot(session)
+        seen = _seen(item)
+        # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
+        changes_nothing = all(set(a) <= READS_ONLY | {VERDICT} for a in actions)
+        png = seen if changes_nothing and seen else await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
                               actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png,
-                              before_png=_seen(item)))
+                              before_png=seen))
         phases.step_ended(f"step {trace.steps} (agent)")
         over = await _budget_exceeded(run.spec, agent)
         if over:
@@ -375,6 +379,9 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     fresh browser context of one of them."""
     from playwright.async_api import async_playwright
 
+    # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
+    # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
+    gc.freeze()
     async with async_playwright() as playwright:
         pool = BrowserPool(playwright, launch_profile(browser), browser.browsers, browser.extra_headers)
         try:
