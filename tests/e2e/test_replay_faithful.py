@@ -60,6 +60,7 @@ class Runs:
     summary: str  # the job summary of the run against the changed form
     calls: dict[str, list[dict[str, Any]]]
     requests: dict[str, list[dict[str, Any]]]
+    recorded: dict[str, Any]  # the todo test's cache entry after the first run (the fallback later replaces it)
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +87,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
         record = cli("record")
+        [recorded] = [e for p in (folder / "cache").glob("*.json")
+                      if (e := json.loads(p.read_text(encoding="utf-8")))["test"] == "todo"]
         replay = cli("replay")
         site.todo_version = 2  # the form is rebuilt: another id, label and place
         changed = cli("changed")
-        yield Runs(record, replay, changed, Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), calls, requests)
+        yield Runs(record, replay, changed, Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), calls, requests,
+                   recorded)
 
 
 def agent_calls(runs: Runs, out: str, scenario: str) -> list[dict[str, Any]]:
@@ -171,10 +175,7 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
         runs: Runs, tmp_path: Path) -> None:
     """For every recorded action with an element, both ways: the replay stops at that very step, and the test can pass
     only through the agent (whose script here fails)."""
-    site_url = runs.record.results["base_url"]
-    [entry_path] = [p for p in (runs.record.out.parent / "cache").glob("*.json")
-                    if json.loads(p.read_text(encoding="utf-8"))["test"] == "todo"]
-    entry = json.loads(entry_path.read_text(encoding="utf-8"))
+    site_url, entry = runs.record.results["base_url"], runs.recorded
     cases = mutants(entry)
     assert len(cases) == 14  # 7 actions on elements: three inputs, a select, a checkbox, a link, a button
     tests = "".join(TODO_TEST.format(name=f"m{n}", tag=f"mutant {n}") for n in range(len(cases)))

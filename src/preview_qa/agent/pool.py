@@ -57,6 +57,7 @@ class Lease:
     page: Page
     context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
     tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
+    session: ContextSession | None = None  # browser-use's, disconnected after the test before its context closes
 
     @property
     def cdp_url(self) -> str:
@@ -103,6 +104,7 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
         session = ContextSession(browser_profile=profile).in_context(lease.context_id)
         try:
             await session.start()
+            lease.session = session
             return session
         except Exception as e:
             problem = f"{type(e).__name__}: {e}"
@@ -175,6 +177,9 @@ class BrowserPool:
     async def _check_in(self, lease: Lease) -> None:
         """After a test: close its context; reuse the browser only if nothing of the test is left in it."""
         pooled, why = lease.pooled, list(lease.tainted)
+        if lease.session is not None:  # first, or it would open a blank page (in no context of ours) once its tab closes
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(lease.session.kill(), CLOSE_TIMEOUT_S * 2)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
         if not pooled.connected:

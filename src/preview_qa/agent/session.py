@@ -130,7 +130,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
             finally:
                 evidence.closing = True
                 with phases("teardown"):
-                    await asyncio.shield(_teardown(session, lease, evidence, workdir))
+                    await asyncio.shield(_teardown(lease, evidence, workdir))
                 if recorder.seconds:
                     phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
                                         "cpu_s": None})
@@ -355,15 +355,12 @@ async def _agent_page(session: BrowserSession, lease: Lease) -> Page | None:
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
 
 
-async def _teardown(session: BrowserSession | None, lease: Lease | None, evidence: EvidenceRecorder,
-                    workdir: str) -> None:
-    """Disconnect browser-use; the pool then closes the test's context (its cookies and storage with it)."""
+async def _teardown(lease: Lease | None, evidence: EvidenceRecorder, workdir: str) -> None:
+    """Stop listening to the shared browser; the pool disconnects browser-use and closes the test's context (its
+    cookies and storage with it) in the background, before the browser serves another test."""
     if lease is not None:
         evidence.detach(lease.browser)
-    if session is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(session.kill(), SHOT_TIMEOUT_S * 2)
-    shutil.rmtree(workdir, ignore_errors=True)
+    await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
 
 
 def _loop_time(monotonic_deadline: float) -> float:
