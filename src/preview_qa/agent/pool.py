@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from browser_use import BrowserProfile, BrowserSession
+from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from pydantic import PrivateAttr
 
@@ -26,6 +28,11 @@ if TYPE_CHECKING:
 LAUNCH_TIMEOUT_S = 30.0  # for Chromium to open its DevTools port
 LAUNCH_TRIES = 2  # a browser that does not come up is killed and started once more
 CLOSE_TIMEOUT_S = 5.0
+
+
+@functools.cache
+def _idle_cloud_client() -> CloudBrowserClient:
+    return CloudBrowserClient()
 
 
 class BrowserStartError(RuntimeError):
@@ -75,6 +82,8 @@ class ContextSession(BrowserSession):
     the step that opened the tab, whose history then lost the element it clicked)."""
 
     _context_id: str | None = PrivateAttr(default=None)
+    # Never used (no cloud browser), yet browser-use builds one per session: an HTTP client with its TLS set-up.
+    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
 
     def in_context(self, context_id: str) -> ContextSession:
         self._context_id = context_id

@@ -81,15 +81,17 @@ class Replayer:
                  phases: Phases):
         self.session, self.secrets, self.test, self.emit, self.phases = session, secrets, test, emit, phases
         self._state: BrowserStateSummary | None = None  # the page as last captured; None once an action may have changed it
+        self._last_png: bytes | None = None  # the page after the last step that acted on it
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
-        for step in steps:
+        for position, step in enumerate(steps):
+            later = steps[position + 1] if position + 1 < len(steps) else None
             try:
                 with self.phases(f"step {step.number} (replay)" if step.number else "start navigation (replay)"):
                     await self._arrive(step, previous)
-                    ran = await self._step(step)
+                    ran = await self._step(step, later is not None and any(a.needs_element for a in later.page_actions))
             except _Drifted as drift:
                 outcome.drift = Drift(drift.step.number, str(drift), drift.live_png, drift.compare.number)
                 return outcome
@@ -99,8 +101,7 @@ class Replayer:
                 return outcome
             previous = ran or previous
             outcome.steps += int(step.number > 0)
-        if self._state is not None and self._state.screenshot:
-            outcome.final_png = base64.b64decode(self._state.screenshot)
+        outcome.final_png = self._last_png
         return outcome
 
     async def _arrive(self, step: RecordedStep, previous: tuple[RecordedStep, RecordedAction] | None) -> None:
@@ -116,10 +117,11 @@ class Replayer:
                 raise _Drifted(named, action, problem, await self._screenshot(), compare=step)
             await asyncio.sleep(POLL_S)
             if self._state is not None:
-                self._state = await self.session.get_browser_state_summary(include_screenshot=True)
+                await self._capture()
 
-    async def _step(self, step: RecordedStep) -> tuple[RecordedStep, RecordedAction] | None:
-        """Run the step's page actions; announce the step with the page as it left it."""
+    async def _step(self, step: RecordedStep, next_needs_elements: bool) -> tuple[RecordedStep, RecordedAction] | None:
+        """Run the step's page actions; announce the step with a picture of the page as it left it. The page is read
+        again (its elements) only when the next step acts on elements."""
         tools, action_model = _tools()
         done: list[dict[str, Any]] = []
         last: RecordedAction | None = None
@@ -151,9 +153,15 @@ class Replayer:
             if step.number > 0:
                 self._announce(step, done, None, await self.session.get_current_page_url(), None)
             return None
-        after = await self._capture()
+        if next_needs_elements:
+            after = await self._capture(screenshot=step.number > 0)
+            url, png = after.url, base64.b64decode(after.screenshot) if after.screenshot else None
+        else:
+            self._state = None
+            url, png = await self.session.get_current_page_url(), await self._screenshot() if step.number > 0 else None
         if step.number > 0:
-            self._announce(step, done, None, after.url, base64.b64decode(after.screenshot) if after.screenshot else None)
+            self._last_png = png
+            self._announce(step, done, None, url, png)
         return step, last
 
     async def _find(self, step: RecordedStep, action: RecordedAction) -> int:
@@ -167,14 +175,15 @@ class Replayer:
             if index is not None:
                 return index
             if time.monotonic() > deadline:
-                live = base64.b64decode(state.screenshot) if state.screenshot else None
+                live = base64.b64decode(state.screenshot) if state.screenshot else await self._screenshot()
                 raise _Drifted(step, action, how, live)
             await asyncio.sleep(POLL_S)
             self._state = None
 
-    async def _capture(self) -> BrowserStateSummary:
-        """browser-use's own capture (DOM and screenshot, as the agent sees a page): indexes refer to it afterwards."""
-        self._state = await self.session.get_browser_state_summary(include_screenshot=True)
+    async def _capture(self, screenshot: bool = False) -> BrowserStateSummary:
+        """browser-use's own capture of the page's elements (as the agent sees them, with a screenshot if asked):
+        action indexes refer to it afterwards."""
+        self._state = await self.session.get_browser_state_summary(include_screenshot=screenshot)
         return self._state
 
     async def _screenshot(self) -> bytes | None:

@@ -91,7 +91,13 @@ async def run_agent(run: TestRun) -> AgentTrace:
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="preview-qa-")
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+    recorder: RecordingLLM | None = None
+
+    def llm() -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
+        nonlocal recorder
+        recorder = recorder or RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+        return recorder
+
     lease: Lease | None = None
     session: ContextSession | None = None
     agent: Agent | None = None
@@ -107,18 +113,19 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
                 if run.recording is None:
                     with phases("agent set-up"):
-                        agent = _agent(run, session, recorder, workdir)
+                        agent = _agent(run, session, llm(), workdir)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
                                     on_step_end=_step_hook(run, trace, phases))
                 else:
-                    await _replay(run, trace, recorder, session, lease, phases)
+                    await _replay(run, trace, llm, session, lease, phases)
         except TimeoutError:
             trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
         except Exception as e:
             trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
         finally:
-            trace.llm_faults = list(recorder.faults)
-            trace.usage.llm_calls = recorder.calls
+            if recorder is not None:
+                trace.llm_faults = list(recorder.faults)
+                trace.usage.llm_calls = recorder.calls
             if agent is not None and run.recording is None:
                 _read_history(agent, trace, run)
             trace.evidence = evidence.summary
@@ -131,15 +138,15 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 evidence.closing = True
                 with phases("teardown"):
                     await asyncio.shield(_teardown(lease, evidence, workdir))
-                if recorder.seconds:
+                if recorder is not None and recorder.seconds:
                     phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
                                         "cpu_s": None})
                 run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
     return trace
 
 
-async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: BrowserSession, lease: Lease,
-                  phases: Phases) -> None:
+async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], session: BrowserSession,
+                  lease: Lease, phases: Phases) -> None:
     """Replay every recorded action; a drift is announced with the recorded and the live picture of its step. After a
     complete replay, if code alone cannot judge the final page, one LLM call judges it."""
     recording = run.recording
@@ -157,7 +164,7 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: RecordingLLM, session: B
     page = await _agent_page(session, lease)
     if page is not None and replay_needs_llm_check(run.spec):
         with phases("page check (one LLM call)"):
-            trace.done, usage = await check_page_against_task(run.spec, page, llm, report_model(run.spec.output_schema),
+            trace.done, usage = await check_page_against_task(run.spec, page, llm(), report_model(run.spec.output_schema),
                                                               run.secrets, outcome.final_png)
         trace.usage = usage
 
