@@ -197,9 +197,10 @@ def _github_reporter(out: Path, comment: bool, secret_values: list[str | None]) 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
     """Resolve secrets and the LLM, run with every reporter, and turn the outcome into an exit code."""
-    from preview_qa.agent.llm import LLMConfigError, make_llm
+    from preview_qa.agent.llm import LLMConfigError, api_key_for, make_llm
     from preview_qa.cache import CacheReporter, TraceCache
     from preview_qa.reporters import Dispatcher
+    from preview_qa.reporters.streams import install_safe_stderr
     from preview_qa.runner import run_manifest
 
     try:
@@ -212,9 +213,12 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
         raise UsageError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
     if config.chromium is None:
         raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
+    api_key = api_key_for(config.provider, config.api_key)
+    redactor = Redactor.of_tests(secrets, api_key, config.extra_headers)
+    install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
+    github = _github_reporter(config.out, config.comment, [api_key, *config.extra_headers.values(),
                                                           *(v for values in secrets.values() for v in values.values())])
-    _quiet_logs(verbose, Redactor.of_tests(secrets))
+    _quiet_logs(verbose)
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     dispatch = Dispatcher([*output_reporters(config.out), *([CacheReporter(cache, spec, config.base_url)] if cache else [])])
     if github is not None:
@@ -224,7 +228,8 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
         return make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
 
     try:
-        result = _run_cancellable(run_manifest(spec, config, secrets, llm_factory, dispatch, cache.load if cache else None))
+        result = _run_cancellable(run_manifest(spec, config, secrets, llm_factory, dispatch, cache.load if cache else None,
+                                               redactor))
     finally:
         if github is not None:
             github.finish()
@@ -292,25 +297,14 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-class _RedactingFilter(logging.Filter):
-    def __init__(self, redactor: Redactor):
-        super().__init__()
-        self.redactor = redactor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self.redactor.text(record.getMessage()), None
-        return True
-
-
-def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
+def _quiet_logs(verbose: bool) -> None:
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (reporters/streams.py)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
         logger.handlers.clear()
         if verbose:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.addFilter(_RedactingFilter(redactor))
-            logger.addHandler(handler)
+            logger.addHandler(logging.StreamHandler(sys.stderr))
             logger.setLevel(logging.INFO)
         else:
             logger.setLevel(logging.CRITICAL + 1)

@@ -40,10 +40,10 @@ class Runner:
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                  agent: AgentFn, publish: Callable[[Event], None],
-                 recordings: Callable[[TestSpec], Recording | None] | None = None):
+                 recordings: Callable[[TestSpec], Recording | None] | None = None, redactor: Redactor | None = None):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
-        self._redactor = Redactor.of_tests(secrets)
+        self._redactor = redactor or run_redactor(config, secrets)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
@@ -188,12 +188,19 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
     return dataclasses.replace(event, **changes)
 
 
+def run_redactor(config: RunConfig, secrets: dict[str, dict[str, str]]) -> Redactor:
+    """Every secret of the run: the tests' own, the API key and the extra headers' values."""
+    return Redactor.of_tests(secrets, config.api_key, config.extra_headers)
+
+
 async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[TestSpec], Recording | None] | None = None) -> RunResult:
+                       recordings: Callable[[TestSpec], Recording | None] | None = None,
+                       redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     if config.chromium is None:
         raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
+    redactor = redactor or run_redactor(config, secrets)
     browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+    async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
+        return await Runner(manifest, config, secrets, agent, publish, recordings, redactor).run()

@@ -12,9 +12,11 @@ from typing import Any
 from browser_use.agent.views import JudgementResult
 from browser_use.llm.base import BaseChatModel
 from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
+from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
 from preview_qa.agent.trace import LLMFault
+from preview_qa.redact import Redactor
 from preview_qa.text import error_line
 
 PROVIDERS = ("openai", "anthropic", "google", "azure", "ollama", "browser-use")
@@ -42,13 +44,19 @@ class LLMConfigError(ValueError):
     """The provider cannot be set up as configured (unknown provider, missing key)."""
 
 
+def api_key_for(provider: str, api_key: str | None, environ: dict[str, str] | None = None) -> str | None:
+    """The key `make_llm` uses: the argument, else the provider's usual variable (a secret to redact either way)."""
+    env = os.environ if environ is None else environ
+    return api_key or next((env[v] for v in API_KEY_ENV.get(provider, ()) if env.get(v)), None)
+
+
 def make_llm(provider: str, model: str | None, api_key: str | None, base_url: str | None,
              environ: dict[str, str] | None = None) -> BaseChatModel:
     """Build browser-use's chat model for `provider`; the key comes from the argument or the provider's usual variable."""
     env = dict(os.environ if environ is None else environ)
     if provider not in PROVIDERS:
         raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")
-    key = api_key or next((env[v] for v in API_KEY_ENV[provider] if env.get(v)), None)
+    key = api_key_for(provider, api_key, env)
     if provider == "openai" and not key and (base_url or env.get("OPENAI_BASE_URL")):
         key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
     if API_KEY_ENV[provider] and not key:
@@ -86,13 +94,15 @@ def make_llm(provider: str, model: str | None, api_key: str | None, base_url: st
 
 @dataclass
 class RecordingLLM:
-    """Wraps a chat model: counts calls and records each failure as a typed LLMFault (never by reading prose).
+    """Wraps a chat model: scrubs every secret from what it sends, counts calls and records each failure as a typed
+    LLMFault (never by reading prose).
 
     `on_fault` hears of each fault as it happens, so that evidence of an early abort is published before anything
     else can go wrong."""
 
     inner: BaseChatModel
     on_fault: Callable[[LLMFault], None] | None = None
+    redactor: Redactor = field(default_factory=lambda: Redactor({}))
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
     _verified_api_keys: bool = True
@@ -120,7 +130,7 @@ class RecordingLLM:
         self.calls += 1
         purpose = "judge" if output_format is JudgementResult else "agent"
         try:
-            return await self.inner.ainvoke(messages, output_format, **kwargs)
+            return await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
         except ModelProviderError as e:
             self._record(classify(e, purpose))
             raise
@@ -136,6 +146,23 @@ class RecordingLLM:
         self.faults.append(fault)
         if self.on_fault is not None:
             self.on_fault(fault)
+
+
+def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessage]:
+    """Copies of `messages` with every secret, in any form, replaced by its placeholder: page text, URLs in the browser
+    state, tool results and our own prompts alike. browser-use's `sensitive_data` filter knows raw values only.
+    Screenshots are left as they are: they were masked in the browser before they were taken (agent/masking.py)."""
+    if not redactor.values:
+        return messages
+    out = []
+    for message in messages:
+        content = getattr(message, "content", None)
+        if isinstance(content, list):
+            content = [part if isinstance(part, ContentPartImageParam) else type(part).model_validate(
+                redactor.value(part.model_dump())) for part in content]
+        fields = redactor.value(message.model_dump(exclude={"content"}))
+        out.append(type(message).model_validate({**fields, "content": redactor.value(content)}))
+    return out
 
 
 def classify(error: ModelProviderError, purpose: str) -> LLMFault:

@@ -19,6 +19,7 @@ from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
+from preview_qa.agent import masking
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
@@ -26,6 +27,7 @@ from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recordin
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.redact import Redactor
 from preview_qa.text import error_line
 from preview_qa.verdict import replay_needs_llm_check
 
@@ -81,6 +83,7 @@ class TestRun:
     browser: BrowserSetup
     playwright: Playwright
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
 
 
@@ -93,12 +96,14 @@ async def run_agent(run: TestRun) -> AgentTrace:
     session = BrowserSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, redactor=run.redactor)
+    mask = masking.Mask(run.redactor.values, evidence.screenshot_withheld)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:
         async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
             await session.start()
+            masking.guard(session.cdp_url or "", mask)
             pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
             evidence.attach(pw_browser)
             if run.browser.extra_headers:
@@ -123,10 +128,11 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser))
+            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, mask))
         finally:
             evidence.closing = True
             await asyncio.shield(_teardown(session, pw_browser, workdir))
+            masking.release(mask)
     return trace
 
 
@@ -281,7 +287,7 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None) -> None:
+                               pw_browser: Browser | None, mask: masking.Mask) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
@@ -296,7 +302,8 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception):
-        run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
+        run.emit(FinalScreenshot(name=run.spec.name,
+                                 png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -328,7 +335,7 @@ def _loop_time(monotonic_deadline: float) -> float:
 
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
-                         preview_origin: str) -> AsyncIterator[AgentFn]:
+                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
     """One Playwright driver for the whole run; each call runs one test in its own fresh browser."""
     from playwright.async_api import async_playwright
 
@@ -337,6 +344,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
                           emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
             return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit, recording=recording))
+                                           playwright=playwright, emit=emit, redactor=redactor,
+                                           recording=recording))
 
         yield run_one
