@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from preview_qa.redact import MIN_SECRET_LENGTH
+from preview_qa.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.yamlsource import Loc, SourceError, YamlSource, format_loc
 
 ManifestError = SourceError
@@ -235,10 +235,10 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
             if not environ.get(env):
                 raise manifest.error(("tests", i, "secrets", placeholder),
                                      f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
-            if len(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
                 raise manifest.error(("tests", i, "secrets", placeholder),
-                                     f"the value of {env} has {len(environ[env])} characters; a secret needs at least "
-                                     f"{MIN_SECRET_LENGTH} to be told apart from ordinary text.")
+                                     f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
+                                     f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
             values[placeholder] = environ[env]
         resolved[test.name] = values
     return resolved

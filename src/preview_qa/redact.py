@@ -14,11 +14,17 @@ API_KEY = "api-key"  # placeholder names of the run's own secrets; a manifest's 
 HEADER = "header:"
 
 
+def secret_length(value: str) -> int:
+    """How long a value is as a secret: whitespace does not count (pages and our one-line texts fold it)."""
+    return len("".join(value.split()))
+
+
 def forms(value: str) -> list[str]:
     """The concrete encodings of `value` a page, URL or serialiser produces: raw, percent-encoded (quote and
     quote_plus, upper- and lower-case hex), JSON-escaped and HTML-escaped. `Redactor` matches more (any mix of
     these per character, double encodings); this list is what can be told to others (GitHub's masks, the browser)."""
-    percent = [quote(value, safe=""), quote(value), quote_plus(value, safe=""), quote_plus(value)]
+    percent = [quote(value, safe="", errors="surrogatepass"), quote(value, errors="surrogatepass"),
+               quote_plus(value, safe="/", errors="surrogatepass"), quote_plus(value, errors="surrogatepass")]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent]
     escaped = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], html.escape(value),
                html.escape(value, quote=False)]
@@ -45,8 +51,8 @@ def _char_forms(char: str) -> list[str]:
     return found
 
 
-_SPACE = "|".join([r"\s", r"\+", r"%(?:25)*(?:20|09|0A|0D)", r"\\+[ntr]", r"\\+u00A0", "&(?:amp;)*(?:nbsp|#160|#xA0);",
-                   r"&(?:amp;)*#(?:32|9|10|13);", r"&(?:amp;)*#x(?:20|9|A|D);"])
+_SPACE = [r"\s", r"\+", r"%(?:25)*(?:20|09|0A|0D)", r"\\+[ntr]", r"\\+u00A0", "&(?:amp;)*(?:nbsp|#160|#xA0);",
+          r"&(?:amp;)*#(?:32|9|10|13);", r"&(?:amp;)*#x(?:20|9|A|D);"]
 
 
 def pattern(value: str) -> re.Pattern[str]:
@@ -54,7 +60,10 @@ def pattern(value: str) -> re.Pattern[str]:
     one-line summaries fold it); letters in any case (hex digits and entities differ in case between encoders)."""
     parts = []
     for run in re.findall(r"\s+|\S", value):
-        parts.append(f"(?:{_SPACE})+" if run.isspace() else "(?:" + "|".join(_char_forms(run)) + ")")
+        if run.isspace():  # its own characters' forms, or any whitespace in any form, once or more
+            parts.append("(?:" + "|".join(dict.fromkeys(f for c in run for f in [*_char_forms(c), *_SPACE])) + ")+")
+        else:
+            parts.append("(?:" + "|".join(_char_forms(run)) + ")")
     return re.compile("".join(parts), re.IGNORECASE)
 
 
@@ -62,7 +71,8 @@ class Redactor:
     """Knows every secret of a run; longest values first so a secret that contains another is replaced whole."""
 
     def __init__(self, secrets: Mapping[str, str]):
-        values = sorted(((v, k) for k, v in secrets.items() if v and len(v) >= MIN_SECRET_LENGTH), key=lambda p: -len(p[0]))
+        values = sorted(((v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH),
+                        key=lambda p: -len(p[0]))
         self.values = [v for v, _ in values]
         self._patterns = [(pattern(v), f"<secret>{k}</secret>") for v, k in values]
 

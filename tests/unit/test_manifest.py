@@ -151,9 +151,9 @@ def test_a_missing_secret_variable_names_its_key() -> None:
 def test_a_secret_shorter_than_six_characters_is_refused_at_its_key() -> None:
     m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
     with pytest.raises(manifest.ManifestError) as caught:
-        manifest.resolve_secrets(m, {"QA_PW": "12345"})
-    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: the value of QA_PW has 5 characters; a secret needs "
-                                 "at least 6 to be told apart from ordinary text.")
+        manifest.resolve_secrets(m, {"QA_PW": "123 45"})
+    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: the value of QA_PW has 5 characters (whitespace aside); "
+                                 "a secret needs at least 6 to be told apart from ordinary text.")
 
 
 # --- through the real CLI: exit 2, one line on stderr, and nothing started ---
@@ -184,8 +184,8 @@ def test_cli_missing_secret_variable_exits_2_before_any_browser(tmp_path: Path, 
 def test_cli_short_secret_exits_2_before_any_browser(tmp_path: Path, site: DemoSite) -> None:
     code, stderr, path = _cli(tmp_path, site, SECRET_MANIFEST, "--api-key", "k", env=clean_env(QA_UNSET_PW="abc"))
     assert code == 2
-    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: the value of QA_UNSET_PW has 3 characters; "
-                      "a secret needs at least 6 to be told apart from ordinary text.\n")
+    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: the value of QA_UNSET_PW has 3 characters "
+                      "(whitespace aside); a secret needs at least 6 to be told apart from ordinary text.\n")
 
 
 def test_cli_missing_api_key_exits_2(tmp_path: Path, site: DemoSite) -> None:

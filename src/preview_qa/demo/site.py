@@ -7,7 +7,7 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
@@ -61,6 +61,20 @@ def _signup_form(name: str = "", email: str = "", error: str = "") -> bytes:
         '<label for="signup-email">Email</label>'
         f'<input id="signup-email" name="email" placeholder="Email" value="{html.escape(email)}">'
         '<button type="submit">Create account</button></form>',
+    )
+
+
+def _search_page(code: str, token: str) -> bytes:
+    """A GET form: what is typed ends up in the URL (percent-encoded), in the field and in the page's own text."""
+    said = f'<p id="searched">You searched for: {html.escape(code)}</p>' if code else ""
+    said += f'<p id="token">Preview token: {html.escape(token)}</p>' if token else ""
+    share = f'<p><a href="/search?{html.escape(urlencode({"code": code}))}">Share this search</a></p>' if code else ""
+    return _page(
+        "Search - Acme",
+        '<h1>Search customers</h1><p><a href="/">Home</a></p><form method="get" action="/search">'
+        '<label for="code">Access code</label><input id="code" name="code" type="text" placeholder="Access code" '
+        f'style="width:36rem;font-size:2rem" value="{html.escape(code)}"><button type="submit">Search</button></form>'
+        f'<div style="font-size:2rem">{said}</div>{share}',
     )
 
 
@@ -181,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if path in pages:
             self._send(200, pages[path])
+        elif path == "/search":
+            self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
