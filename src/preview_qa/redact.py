@@ -34,20 +34,18 @@ def forms(value: str) -> list[str]:
 def _char_forms(char: str) -> list[str]:
     """Regular expressions for one character in each of its encodings (matched case-insensitively)."""
     point = ord(char)
-    percent = "".join(f"%(?:25)*{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
     units = [point] if point <= 0xFFFF else [0xD800 + ((point - 0x10000) >> 10), 0xDC00 + ((point - 0x10000) & 0x3FF)]
-    found = [re.escape(char), percent, "".join(rf"\\+u{unit:04X}" for unit in units),  # JSON, JSON in JSON
-             rf"&(?:amp;)*#0*{point};", rf"&(?:amp;)*#x0*{point:X};"]  # HTML numeric entities, once or twice escaped
-    short = json.dumps(char)[1:-1]
-    if short.startswith("\\") and not short.startswith("\\u"):  # \" \\ \n \t ...: escaped once or more
-        found.append(r"\\+" + re.escape(short[1:]))
-    if char == "/":
-        found.append(r"\\+/")
+    # raw or as an HTML entity (numeric, or named for & < > " '), escaped once or twice
+    in_html = [re.escape(char), rf"&(?:amp;)*#0*{point};", rf"&(?:amp;)*#x0*{point:X};"]
     named = html.escape(char)
-    if named != char:
-        found.append("&(?:amp;)*" + re.escape(named[1:]))
-    if char == "'":
-        found.append("&(?:amp;)*apos;")
+    in_html += ["&(?:amp;)*" + re.escape(named[1:])] if named != char else []
+    in_html += ["&(?:amp;)*apos;"] if char == "'" else []
+    found = [*in_html, "".join(f"%(?:25)*{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")),
+             "".join(rf"\\+u{unit:04X}" for unit in units)]  # percent-encoded (maybe twice); JSON (maybe in JSON)
+    short = json.dumps(char)[1:-1]
+    if char == "/" or (short.startswith("\\") and not short.startswith("\\u")):  # JSON's \" \\ \/ \n ...
+        letter = short[1:] if char != "/" else "/"
+        found.append(r"\\+(?:" + "|".join([re.escape(letter), *(in_html[1:] if letter == char else [])]) + ")")
     return found
 
 
@@ -55,16 +53,88 @@ _SPACE = [r"\s", r"\+", r"%(?:25)*(?:20|09|0A|0D)", r"\\+[ntr]", r"\\+u00A0", "&
           r"&(?:amp;)*#(?:32|9|10|13);", r"&(?:amp;)*#x(?:20|9|A|D);"]
 
 
+class _Token:
+    """One character of a secret (or one run of whitespace, which matches any run) as alternative patterns."""
+
+    def __init__(self, text: str):
+        self.repeats = text.isspace()  # pages and our one-line summaries fold whitespace
+        forms = [f for c in text for f in [*_char_forms(c), *(_SPACE if self.repeats else [])]]
+        self.alternatives = list(dict.fromkeys(forms))
+        self.compiled = [re.compile(f, re.IGNORECASE) for f in self.alternatives]
+
+    @property
+    def regex(self) -> str:
+        return "(?:" + "|".join(self.alternatives) + ")" + ("+" if self.repeats else "")
+
+    def ends(self, text: str, starts: set[int]) -> set[int]:
+        """Every position where this token can end when it starts at one of `starts` (each alternative, each repeat)."""
+        found: set[int] = set()
+        todo = set(starts)
+        while todo:
+            at = todo.pop()
+            for alternative in self.compiled:
+                match = alternative.match(text, at)
+                if match is not None and match.end() > at and match.end() not in found:
+                    found.add(match.end())
+                    if self.repeats:
+                        todo.add(match.end())
+        return found
+
+
+def _tokens(value: str) -> list[_Token]:
+    return [_Token(run) for run in re.findall(r"\s+|\S", value)]
+
+
 def pattern(value: str) -> re.Pattern[str]:
-    """Matches `value` with each character in any of its forms; a run of whitespace matches any run (pages and our
-    one-line summaries fold it); letters in any case (hex digits and entities differ in case between encoders)."""
-    parts = []
-    for run in re.findall(r"\s+|\S", value):
-        if run.isspace():  # its own characters' forms, or any whitespace in any form, once or more
-            parts.append("(?:" + "|".join(dict.fromkeys(f for c in run for f in [*_char_forms(c), *_SPACE])) + ")+")
-        else:
-            parts.append("(?:" + "|".join(_char_forms(run)) + ")")
-    return re.compile("".join(parts), re.IGNORECASE)
+    """Matches `value` with each character in any of its forms; a run of whitespace matches any run; letters in any
+    case (hex digits and entities differ in case between encoders)."""
+    return re.compile("".join(t.regex for t in _tokens(value)), re.IGNORECASE)
+
+
+CUT_MIN = 3  # characters of a secret's start, cut off by an ellipsis or a line's end, that are redacted too
+# Where a text was cut: maybe inside an escape (`%2`, `\u00`, `&am`), then an ellipsis or the end of a line.
+_CUT = re.compile(r"(?:%(?:25)*[0-9A-F]?|\\+(?:u[0-9A-F]{0,3})?|&[#\w;]*)?(?=\.\.\.|\u2026|\r?$)",
+                  re.IGNORECASE | re.MULTILINE)
+
+
+class _Secret:
+    """One secret's patterns: the whole value in any form, and its start where a text was cut short."""
+
+    def __init__(self, value: str, placeholder: str):
+        self.tokens = _tokens(value)
+        self.placeholder = placeholder
+        self.whole = re.compile("".join(t.regex for t in self.tokens), re.IGNORECASE)
+        self.start = re.compile("".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
+
+    def redact(self, text: str) -> str:
+        return self._cut_starts(self.whole.sub(lambda _: self.placeholder, text))
+
+    def _cut_starts(self, text: str) -> str:
+        """A secret's first characters (CUT_MIN or more, in any form) where the text was cut right after them, as
+        browser-use shortens long URLs (`?code=Quokka+Marm...1a2b3c4`) and every clipped message does (`…`)."""
+        out, done, at = [], 0, 0
+        while (found := self.start.search(text, at)) is not None:
+            cut = self._cut_after(text, found.start())
+            if cut is None:
+                at = found.start() + 1
+                continue
+            out += [text[done:found.start()], self.placeholder]
+            done = at = cut
+        return "".join(out) + text[done:] if out else text
+
+    def _cut_after(self, text: str, start: int) -> int | None:
+        """Where the cut ends after the longest start of this secret at `start`, if a cut follows one."""
+        ends, best = {start}, None
+        for count, token in enumerate(self.tokens, 1):
+            ends = token.ends(text, ends)
+            if not ends:
+                break
+            if count >= CUT_MIN:
+                cuts = [c.end() for end in ends if (c := _CUT.match(text, end)) is not None
+                        and not (token.repeats and c.end() == end and not text.startswith(("...", "\u2026"), end))]
+                # (a line that merely ends after the secret's first word and a space keeps its line break)
+                best = max([*cuts, best or 0]) if cuts else best
+        return best
 
 
 class Redactor:
@@ -74,7 +144,7 @@ class Redactor:
         values = sorted(((v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH),
                         key=lambda p: -len(p[0]))
         self.values = [v for v, _ in values]
-        self._patterns = [(pattern(v), f"<secret>{k}</secret>") for v, k in values]
+        self._secrets = [_Secret(v, f"<secret>{k}</secret>") for v, k in values]
 
     @classmethod
     def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
@@ -87,12 +157,12 @@ class Redactor:
         return cls(found)
 
     def text(self, text: str) -> str:
-        for found, placeholder in self._patterns:
-            text = found.sub(lambda _, p=placeholder: p, text)
+        for secret in self._secrets:
+            text = secret.redact(text)
         return text
 
     def value(self, value: Any) -> Any:
-        if not self._patterns:
+        if not self._secrets:
             return value
         if isinstance(value, str):
             return self.text(value)

@@ -177,6 +177,8 @@ def test_no_form_of_any_secret_in_any_text_sink(run: Run) -> None:
     for name, text in sinks.items():
         leaked = [form for form in ALL_FORMS if form.lower() in text.lower()]
         assert not leaked, f"{name} holds {leaked}"
+        # nor a part of one: browser-use shortens long URLs to their start before it calls the LLM
+        assert not [word for word in SECRET_WORDS if word in text.lower()], f"{name} holds part of a secret"
     for body in run.llm_requests:  # each message text too, as the provider decodes it
         leaked = [form for text in _strings(body) for form in ALL_FORMS if form.lower() in text.lower()]
         assert not leaked, leaked
