@@ -267,3 +267,56 @@ def test_ocr_reads_no_secret_in_any_image(run: Run, readings: dict[str, dict[str
         for kind, texts in by_kind.items():
             for text in texts:
                 assert not [w for w in SECRET_WORDS if w in text], (owner, kind, text)
+
+
+# --- the page cannot read what the masking knows ---------------------------------------------------------------------
+
+SPYING_PAGE = """<!doctype html><body><input id="field"><p id="text">nothing here</p><script>
+const log = [], push = Array.prototype.push;
+window.spied = log;
+for (const [owner, name] of [[CSSStyleDeclaration.prototype, "setProperty"], [String.prototype, "includes"],
+                             [String.prototype, "toLowerCase"], [String.prototype, "replace"], [Array.prototype, "some"],
+                             [Array.prototype, "map"], [JSON, "parse"]]) {
+  const original = owner[name];
+  owner[name] = function (...args) {
+    let text = name + ":";
+    for (let i = 0; i < args.length; i++) text += String(args[i]) + ",";
+    push.call(log, text);
+    return original.apply(this, args);
+  };
+}
+new MutationObserver((changes) => { for (const c of changes) push.call(log, "mutation:" + c.target.id + ":" + c.attributeName); })
+  .observe(document, {subtree: true, attributes: true});
+</script></body>"""
+
+
+def test_the_page_sees_a_style_on_its_own_field_but_no_secret_value() -> None:
+    """The page spies on every builtin the masking script uses and on DOM changes; it learns that its own field was
+    masked, never the values the masking looked for (one of which it never had)."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from preview_qa.agent.masking import Mask, screenshot
+
+    never_given = "Capybara Soufflé 6630"
+
+    async def main() -> tuple[list[str], str, str]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            page = await browser.new_page()
+            await page.set_content(SPYING_PAGE)
+            await page.fill("#field", SEARCHED)
+            await screenshot(page, Mask([SEARCHED, never_given]))
+            spied = await page.evaluate("() => window.spied")
+            style = await page.evaluate("() => document.getElementById('field').getAttribute('style')")
+            dom = await page.content()
+            await browser.close()
+            return spied, style, dom
+
+    spied, style, dom = asyncio.run(main())
+    assert "-webkit-text-security: disc" in style
+    assert "mutation:field:style" in spied  # what the page may know: its own field got a style
+    seen = "\n".join([*spied, dom]).lower()
+    assert not [form for form in forms(never_given) if form.lower() in seen]
+    assert not [s for s in spied if not s.startswith("mutation:")]  # no builtin of the page's own world was used
