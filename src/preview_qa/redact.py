@@ -91,10 +91,10 @@ def pattern(value: str) -> re.Pattern[str]:
     return re.compile("".join(t.regex for t in _tokens(value)), re.IGNORECASE)
 
 
-CUT_MIN = 3  # characters of a secret's start, cut off by an ellipsis or a line's end, that are redacted too
-# Where a text was cut: maybe inside an escape (`%2`, `\u00`, `&am`), then an ellipsis or the end of a line.
-_CUT = re.compile(r"(?:%(?:25)*[0-9A-F]?|\\+(?:u[0-9A-F]{0,3})?|&[#\w;]*)?(?=\.\.\.|\u2026|\r?$)",
-                  re.IGNORECASE | re.MULTILINE)
+CUT_MIN = 4  # characters of a secret's start, right before an ellipsis, that are redacted as if whole
+# Where a text was cut: maybe inside an escape (`%2`, `\u00`, `&am`), then an ellipsis. (Only a marked cut: a string
+# that merely ends like a secret begins, such as `attributes` for `test-key`, is ordinary text.)
+_CUT = re.compile(r"(?:%(?:25)*[0-9A-F]?|\\+(?:u[0-9A-F]{0,3})?|&[#\w;]*)?(?=\.\.\.|\u2026)", re.IGNORECASE)
 
 
 class _Secret:
@@ -104,13 +104,15 @@ class _Secret:
         self.tokens = _tokens(value)
         self.placeholder = placeholder
         self.whole = re.compile("".join(t.regex for t in self.tokens), re.IGNORECASE)
-        self.start = re.compile("".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
+        # a start inside a word is part of that word (`attribu-tes...`), unless the secret itself starts with a symbol
+        boundary = r"(?<![^\W_])" if value[:1].isalnum() else ""
+        self.start = re.compile(boundary + "".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
 
     def redact(self, text: str) -> str:
         return self._cut_starts(self.whole.sub(lambda _: self.placeholder, text))
 
     def _cut_starts(self, text: str) -> str:
-        """A secret's first characters (CUT_MIN or more, in any form) where the text was cut right after them, as
+        """A secret's first characters (CUT_MIN or more, in any form) where an ellipsis marks a cut right after them, as
         browser-use shortens long URLs (`?code=Quokka+Marm...1a2b3c4`) and every clipped message does (`…`)."""
         out, done, at = [], 0, 0
         while (found := self.start.search(text, at)) is not None:
@@ -130,9 +132,7 @@ class _Secret:
             if not ends:
                 break
             if count >= CUT_MIN:
-                cuts = [c.end() for end in ends if (c := _CUT.match(text, end)) is not None
-                        and not (token.repeats and c.end() == end and not text.startswith(("...", "\u2026"), end))]
-                # (a line that merely ends after the secret's first word and a space keeps its line break)
+                cuts = [c.end() for end in ends if (c := _CUT.match(text, end)) is not None]
                 best = max([*cuts, best or 0]) if cuts else best
         return best
 

@@ -73,15 +73,24 @@ def test_the_forms_we_tell_others_are_all_redacted() -> None:
     # browser-use shortens a long query string before an LLM call: the start of the secret is all that is left
     ("Tab 1A2B: http://x/?code=Zebra+qu%40rtz+%2...2ba2024 - x", f"Tab 1A2B: http://x/?code={PLACEHOLDER}...2ba2024 - x"),
     ("reason: typed Zebra qu@r…", f"reason: typed {PLACEHOLDER}…"),  # our own clip()
-    ("title cut at 30: Zebra qu\nnext", f"title cut at 30: {PLACEHOLDER}\nnext"),  # a line cut without a mark
     ("Zebra qu@rtz &am…", f"{PLACEHOLDER}…"),  # cut inside an entity
-    ("Zeb...", f"{PLACEHOLDER}..."),
-    ("Ze...", "Ze..."),  # fewer than CUT_MIN characters say nothing
+    ("Zebr...", f"{PLACEHOLDER}..."),
+    ("Zeb...", "Zeb..."),  # fewer than CUT_MIN characters say nothing
+    ("a Zebra qu@rtz\nnext", "a Zebra qu@rtz\nnext"),  # an unmarked cut cannot be told from ordinary text
     ("Zebra crossing ahead", "Zebra crossing ahead"),  # a start that is not cut off is just text
     ("a zebra. Another", "a zebra. Another"),
 ])
 def test_a_secret_cut_off_after_its_first_characters_is_redacted(text: str, expected: str) -> None:
     assert REDACTOR.text(text) == expected
+
+
+def test_ordinary_text_that_ends_like_a_secret_begins_is_left_alone() -> None:
+    """The API key `test-key` must not eat `demo@acme.test` or the key `attributes` of a recorded history."""
+    redactor = Redactor({"api-key": "test-key"})
+    for text in ["demo@acme.test", "attributes", "Rocket skates", "attributes...", "contest...", "tests\n"]:
+        assert redactor.text(text) == text
+    assert redactor.value({"attributes": {"value": "demo@acme.test"}}) == {"attributes": {"value": "demo@acme.test"}}
+    assert redactor.text("key: test-k...") == "key: <secret>api-key</secret>..."
 
 
 def test_the_longest_secret_wins_and_short_values_are_no_secrets() -> None:
