@@ -109,7 +109,8 @@ class _Secret:
         self.start = re.compile(boundary + "".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
 
     def redact(self, text: str) -> str:
-        return self._cut_starts(self.whole.sub(lambda _: self.placeholder, text))
+        text = self.whole.sub(lambda _: self.placeholder, text)
+        return self._cut_starts(text) if "..." in text or "\u2026" in text else text
 
     def _cut_starts(self, text: str) -> str:
         """A secret's first characters (CUT_MIN or more, in any form) where an ellipsis marks a cut right after them, as
@@ -157,6 +158,8 @@ class Redactor:
         return cls(found)
 
     def text(self, text: str) -> str:
+        if len(text) < CUT_MIN:  # keys, numbers, flags: nothing a secret's form fits in
+            return text
         for secret in self._secrets:
             text = secret.redact(text)
         return text
