@@ -139,21 +139,17 @@ def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
     assert str(caught.value) == f"{tmp_path / 'nope.yml'}: cannot read the file (No such file or directory)."
 
 
-def test_a_missing_secret_variable_names_its_key() -> None:
+@pytest.mark.parametrize(("value", "message"), [
+    ("", "environment variable QA_PW is not set; export it (or pass it as a workflow secret)."),
+    ("123 45", "the value of QA_PW has 5 characters (whitespace aside); a secret needs at least 6 to be told apart "
+               "from ordinary text."),
+])
+def test_a_missing_or_too_short_secret_names_its_key(value: str, message: str) -> None:
     m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
     with pytest.raises(manifest.ManifestError) as caught:
-        manifest.resolve_secrets(m, {"QA_PW": ""})
-    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: environment variable QA_PW is not set; "
-                                 "export it (or pass it as a workflow secret).")
+        manifest.resolve_secrets(m, {"QA_PW": value})
+    assert str(caught.value) == f"qa.yml:8: tests[1].secrets.pw: {message}"
     assert manifest.resolve_secrets(m, {"QA_PW": "x" * 6}) == {"a": {}, "b": {"pw": "x" * 6}}
-
-
-def test_a_secret_shorter_than_six_characters_is_refused_at_its_key() -> None:
-    m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
-    with pytest.raises(manifest.ManifestError) as caught:
-        manifest.resolve_secrets(m, {"QA_PW": "123 45"})
-    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: the value of QA_PW has 5 characters (whitespace aside); "
-                                 "a secret needs at least 6 to be told apart from ordinary text.")
 
 
 # --- through the real CLI: exit 2, one line on stderr, and nothing started ---
