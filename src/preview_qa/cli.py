@@ -62,6 +62,14 @@ def validate(manifest: Path, secret_env: bool) -> None:
     click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
 
 
+@main.command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
+    from preview_qa.schema import render
+
+    click.echo(render(), nl=False)
+
+
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options `run` shares with the bundled demo."""
     options = [
