@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -36,6 +37,20 @@ class _LinesType(click.types.StringParamType):
 
 
 _LINES = _LinesType()
+
+
+class _WordsType(click.types.StringParamType):
+    """A repeatable option whose values may also come as one comma- or space-separated list (the action's `tags`)."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return _words([rv])
+
+
+_WORDS = _WordsType()
+
+
+def _words(values: tuple[str, ...] | list[str]) -> list[str]:
+    return [word for value in values for word in re.split(r"[\s,]+", value) if word]
 
 
 def _env(*names: str) -> list[str]:
@@ -110,6 +125,37 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags and changed files: which tests `run` runs; see `selection.select`."""
+    options = [
+        click.option("--tag", "tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_TAGS"),
+                     help="Run only the tests with this tag (repeatable: any of them)."),
+        click.option("--skip-tag", "skip_tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_SKIP-TAGS"),
+                     help="Leave out the tests with this tag (repeatable)."),
+        click.option("--changed-files", metavar="FILE",
+                     help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+                          "if one of them matches, else it is skipped."),
+        click.option("--changed-only", is_flag=True, envvar=_env("INPUT_CHANGED-ONLY"),
+                     help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+                          "select by them as --changed-files does."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    from preview_qa.changes import ChangedFilesError, changed_files
+
+    try:
+        found = changed_files(source, changed_only, os.environ, sys.stdin)
+    except ChangedFilesError as e:
+        raise UsageError(str(e)) from None
+    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
+        click.echo(f"preview-qa: {found.note}", err=True)
+    return found.files
+
+
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
     from preview_qa.shard import parse_shard
@@ -141,16 +187,19 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
 @run_options
+@selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: str, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: str, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, **speed: Any) -> None:
+        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, tags: tuple[str, ...],
+        skip_tags: tuple[str, ...], changed_files: str | None, changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
     spec = _load(manifest)
     config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
-                       fail_on=fail_on, comment=comment,
+                       tags=_words(tags), skip_tags=_words(skip_tags),
+                       changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        **_speed_config(**speed))
     sys.exit(execute(spec, config, verbose))
 
@@ -209,15 +258,14 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
     from preview_qa.cache import CacheReporter, TraceCache
     from preview_qa.reporters import Dispatcher
     from preview_qa.runner import run_manifest
+    from preview_qa.selection import SelectionError, select
 
     try:
         secrets = manifest_mod.resolve_secrets(spec, os.environ)
         make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
-    except (manifest_mod.ManifestError, LLMConfigError) as e:
+        select(spec, config)  # the runner selects again; a filter that names nothing must stop us before a browser starts
+    except (manifest_mod.ManifestError, LLMConfigError, SelectionError) as e:
         raise UsageError(str(e)) from None
-    unknown = sorted(set(config.only) - {t.name for t in spec.tests})
-    if unknown:
-        raise UsageError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
     if config.chromium is None:
         raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
