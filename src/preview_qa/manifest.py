@@ -79,12 +79,12 @@ def glob_problem(pattern: str, first: bool = False) -> str | None:
     if _OUTSIDE_RE.search(pattern):
         return f"'{pattern}' points outside the repository ('..'); paths are relative to the repository root"
     try:
-        compiled = GitIgnoreSpec.from_lines([pattern]).patterns[0]
+        compiled = GitIgnoreSpec.from_lines([pattern]).patterns
     except (ValueError, re.error) as e:  # pathspec's pattern error is a ValueError; re's names a place in its own regex
         return f"'{pattern}' is not a valid gitignore-style glob ({str(e).split(' at position')[0]})"
-    if compiled.include is None:
+    if not compiled or compiled[0].include is None:
         return f"'{pattern}' matches nothing (blank, a '#' comment or a lone '/'); write a glob such as src/**"
-    if first and compiled.include is False:
+    if first and compiled[0].include is False:
         return f"'{pattern}' excludes files but nothing before it includes any; put a pattern such as src/** first"
     return None
 
