@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from preview_qa.github_api import GitHubApi, GitHubError, read_event
-
 API_PAGES = 30  # GitHub lists at most 3,000 files of a pull request: 30 pages of 100
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -66,6 +64,8 @@ def _paths(lines: list[str]) -> list[str]:
 def pull_request_files(environ: Mapping[str, str]) -> tuple[list[str] | None, str]:
     """(files, where they came from), or (None, why there are none). git when the checkout has both commits
     (no token, no rate limit), else the pull request's files through the API."""
+    from preview_qa.github_api import GitHubApi, GitHubError, read_event  # httpx: only when asked, --help stays quick
+
     event = read_event(environ.get("GITHUB_EVENT_PATH"))
     if environ.get("GITHUB_ACTIONS") != "true" or event is None:
         return None, "not in a GitHub Actions run (give the files with --changed-files)"

@@ -9,6 +9,8 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
+from preview_qa.results import RunResult
+
 RESULTS = "results.json"
 JUNIT = "junit.xml"
 REPORT = "report.html"
@@ -32,6 +34,39 @@ def test_dir(name: str) -> str:
 def step_screenshot(number: int) -> str:
     """The file name of the screenshot taken after agent step `number`."""
     return f"step-{number:02d}.png"
+
+
+_STEP_FILE = re.compile(r"step-(\d+)\.png")
+
+
+def step_screenshots(folder: Path) -> list[Path]:
+    """The step screenshots in step order (step-100 after step-99)."""
+    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
+    """What exists on disk for the test, as paths relative to the results folder: a function of (out, name) alone,
+    so every reporter finds the same files without another one telling it."""
+    rel = test_dir(name)
+    folder = out / rel
+    found: dict[str, str | list[str]] = {}
+    if not folder.is_dir():
+        return found
+    steps = step_screenshots(folder)
+    if steps:
+        found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
+    for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
+                          ("history", "history.json"), ("animation", "run.gif")):
+        if (folder / filename).exists():
+            found[key] = f"{rel}/{filename}"
+    return found
+
+
+def with_artifacts(out: Path, run: RunResult) -> RunResult:
+    """A copy of the run whose tests list their files under `out`; the event's own result is left as it is."""
+    tests = [t.model_copy(update={"artifacts": artifacts_of(out, t.name)}) for t in run.tests]
+    return run.model_copy(update={"tests": tests})
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

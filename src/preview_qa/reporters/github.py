@@ -69,10 +69,12 @@ def code_block(text: str) -> str:
 
 
 class GitHubReporter(Reporter):
-    """Call `start` before the run prints anything and `finish` after it; `handle` only keeps the run's result."""
+    """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
 
-    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None):
+    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None,
+                 secret_values: Iterable[str | None] = ()):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
+        self.secret_values = list(secret_values)
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
@@ -83,9 +85,9 @@ class GitHubReporter(Reporter):
         stream.write(line + "\n")
         stream.flush()
 
-    def start(self, secret_values: Iterable[str | None]) -> None:
+    def start(self) -> None:
         """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
-        for value in dict.fromkeys(v for v in secret_values if v):
+        for value in dict.fromkeys(v for v in self.secret_values if v):
             for part in dict.fromkeys([value, *value.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
