@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import textwrap
 from pathlib import Path
@@ -13,13 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preview_qa import manifest, runner
-from preview_qa.agent.trace import AgentTrace, DoneReport
+from preview_qa import manifest
 from preview_qa.config import RunConfig
 from preview_qa.merge import merge_runs
 from preview_qa.results import Status
 from preview_qa.selection import NOT_CHANGED, SelectionError, select
+from preview_qa.trace import AgentTrace
 from tests.conftest import clean_env, run_preview_qa
+from tests.unit.test_concurrency import PASS, run
 
 MANIFEST = textwrap.dedent("""\
     version: 1
@@ -100,14 +100,10 @@ def test_shards_share_the_selected_tests_each_exactly_once(changed: list[str], c
 
 def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_across_shards() -> None:
     async def agent(spec: Any, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(done=DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True), steps=1)
+        return AgentTrace(done=PASS, steps=1)
 
-    runs = []
-    for shard in (1, 2):
-        config = RunConfig(manifest=Path("qa.yml"), base_url="http://x.test", chromium="/bin/true",
-                           changed_files=["src/checkout/a.py"], shard=(shard, 2))
-        runs.append(asyncio.run(runner.Runner(SPEC, config, {}, agent, lambda e: None).run()))
-    merged = merge_runs(runs)
+    shards = [run(SPEC.tests, agent, changed_files=["src/checkout/a.py"], shard=(i, 2))[0] for i in (1, 2)]
+    merged = merge_runs(shards)
     assert [(t.name, t.status, t.reason) for t in merged.tests] == [
         ("Home", Status.PASSED, "fine"), ("Checkout", Status.PASSED, "fine"),
         ("Docs", Status.SKIPPED, NOT_CHANGED), ("Slow search", Status.SKIPPED, NOT_CHANGED)]
