@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 DETAIL_LIMIT = 500
 BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security watchdog enforcing allowed_domains
-_ICON_FILE = re.compile(r"[^/]*icon[^/]*\.(ico|png|svg|gif|webp|jpe?g)", re.IGNORECASE)
+_ICON_FILE = re.compile(r"[^/]*icon[^/]*\.(ico|png|svg|gif|webp|jpe?g)|[^/]+\.ico", re.IGNORECASE)
 
 
 def is_favicon(url: str) -> bool:
