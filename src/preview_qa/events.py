@@ -37,9 +37,11 @@ class StepRecorded(Event):
     number: int
     goal: str
     actions: list[dict[str, Any]]  # secrets already redacted
-    url: str
+    url: str  # where the step led, once the page settled
     error: str | None
     screenshot_png: bytes | None
+    elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
+    form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
 
 
 @dataclass(frozen=True)

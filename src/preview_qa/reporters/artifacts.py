@@ -22,7 +22,7 @@ from preview_qa.events import (
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import RESULTS, form_screenshot, step_screenshot, test_dir, write_atomic
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
@@ -79,9 +79,9 @@ class ArtifactsReporter(Reporter):
         found: dict[str, str | list[str]] = {}
         if not folder.is_dir():
             return found
-        steps = _step_screenshots(folder)
-        if steps:
-            found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
+        for key, shots in (("screenshots", _step_screenshots(folder)), ("form_screenshots", _step_screenshots(folder, "-form"))):
+            if shots:
+                found[key] = [f"{rel}/{s.name}" for s in shots]
         for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
                               ("history", "history.json"), ("animation", "run.gif")):
             if (folder / filename).exists():
@@ -89,12 +89,13 @@ class ArtifactsReporter(Reporter):
         return found
 
     def _step(self, event: StepRecorded) -> None:
-        if event.screenshot_png:
-            self._in_background(_save_screenshot, self._dir(event.name) / step_screenshot(event.number),
-                                event.screenshot_png)
+        for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
+                              (event.screenshot_png, step_screenshot(event.number))):
+            if png:
+                self._in_background(_save_screenshot, self._dir(event.name) / filename, png)
         self._log(event.name, "step", event.error is not None, event.at,
-                  {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
-                   "result_error": event.error})
+                  {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
+                   "url": event.url, "result_error": event.error})
 
     def _log(self, name: str, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
@@ -109,7 +110,7 @@ class ArtifactsReporter(Reporter):
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
         folder = self._dir(name, create=False)
-        frames = _step_screenshots(folder)
+        frames = _step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
         if (folder / "final.png").exists():
             frames.append(folder / "final.png")
         gif = animation([f.read_bytes() for f in frames])
@@ -130,13 +131,12 @@ class ArtifactsReporter(Reporter):
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
 
 
-_STEP_FILE = re.compile(r"step-(\d+)\.png")
-
-
-def _step_screenshots(folder: Path) -> list[Path]:
-    """The step screenshots in step order (step-100 after step-99)."""
-    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
-    return [p for _, p in sorted(found)]
+def _step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
+    """The step screenshots whose names end in `suffix` (a regular expression), in step order (step-100 after step-99),
+    a step's form before the page after it."""
+    pattern = re.compile(rf"step-(\d+)({suffix})\.png")
+    found = [(int(m.group(1)), not m.group(2), p) for p in folder.glob("step-*.png") if (m := pattern.fullmatch(p.name))]
+    return [p for *_, p in sorted(found)]
 
 
 def _save_screenshot(path: Path, png: bytes) -> None:

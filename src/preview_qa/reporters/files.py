@@ -34,6 +34,11 @@ def step_screenshot(number: int) -> str:
     return f"step-{number:02d}.png"
 
 
+def form_screenshot(number: int) -> str:
+    """The file name of the screenshot of step `number`'s filled-in form, taken just before it was submitted."""
+    return f"step-{number:02d}-form.png"
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write to a temporary file beside `path`, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
