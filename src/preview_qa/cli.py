@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from preview_qa import manifest as manifest_mod
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, RunConfig, default_concurrency
+from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, RunConfig, default_concurrency, find_chromium
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status
 
@@ -49,17 +49,38 @@ def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
 
 
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM provider options, which `run` uses and `validate` checks."""
+    options = [
+        click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
+                     show_default=True, type=click.Choice(["openai", "anthropic", "google", "azure", "ollama", "browser-use"])),
+        click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
+        click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--secret-env", is_flag=True,
               help="Print only the environment variables the tests' secrets are read from, one per line.")
-def validate(manifest: Path, secret_env: bool) -> None:
-    """Check a manifest without running anything."""
+@click.option("--offline", is_flag=True,
+              help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).")
+@llm_options
+def validate(manifest: Path, secret_env: bool, offline: bool, provider: str, model: str | None, api_key: str | None,
+             llm_base_url: str | None) -> None:
+    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
     spec = _load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
+    if not offline:
+        _preflight(spec, provider, model, api_key, llm_base_url, find_chromium())
+    checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
+    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -118,11 +139,7 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--base-url", required=True, envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
               help="The preview deployment to test, e.g. https://pr-42.preview.example.com")
-@click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"), show_default=True,
-              type=click.Choice(["openai", "anthropic", "google", "azure", "ollama", "browser-use"]))
-@click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset).")
-@click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable).")
-@click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint.")
+@llm_options
 @click.option("--wait-timeout", type=click.FloatRange(0), default=0, envvar=_env("INPUT_WAIT-TIMEOUT"),
               help="Seconds to wait for the preview to answer before the first test.")
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
@@ -197,21 +214,15 @@ def _github_reporter(out: Path, comment: bool, secret_values: list[str | None]) 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
     """Resolve secrets and the LLM, run with every reporter, and turn the outcome into an exit code."""
-    from preview_qa.agent.llm import LLMConfigError, make_llm
+    from preview_qa.agent.llm import make_llm
     from preview_qa.cache import CacheReporter, TraceCache
     from preview_qa.reporters import Dispatcher
     from preview_qa.runner import run_manifest
 
-    try:
-        secrets = manifest_mod.resolve_secrets(spec, os.environ)
-        make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
-    except (manifest_mod.ManifestError, LLMConfigError) as e:
-        raise UsageError(str(e)) from None
+    secrets = _preflight(spec, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium)
     unknown = sorted(set(config.only) - {t.name for t in spec.tests})
     if unknown:
         raise UsageError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
-    if config.chromium is None:
-        raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
                                                           *(v for values in secrets.values() for v in values.values())])
     _quiet_logs(verbose, Redactor.of_tests(secrets))
@@ -265,6 +276,16 @@ def _run_cancellable(coro: Any) -> RunResult:
                 loop.remove_signal_handler(sig)
 
     return asyncio.run(main_task())
+
+
+def _preflight(spec: manifest_mod.Manifest, provider: str, model: str | None, api_key: str | None,
+               llm_base_url: str | None, chromium: str | None) -> dict[str, dict[str, str]]:
+    from preview_qa.preflight import PreflightError, preflight
+
+    try:
+        return preflight(spec, os.environ, provider, model, api_key, llm_base_url, chromium)
+    except PreflightError as e:
+        raise UsageError(str(e)) from None
 
 
 def _load(path: Path) -> manifest_mod.Manifest:
