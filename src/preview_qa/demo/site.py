@@ -41,11 +41,11 @@ def _page(title: str, body: str, *, raw_title: bool = False, script: str = "", i
     ).encode()
 
 
-def _login_form(error: str = "", button: str = "Log in") -> bytes:
+def _login_form(error: str = "", button: str = "Log in", action: str = "/login") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Log in - Acme",
-        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + '<form method="post" action="/login">'
+        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + f'<form method="post" action="{action}">'
         '<label for="email">Email</label><input id="email" name="email" type="text" placeholder="Email">'
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
@@ -188,7 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
         pages = {
             "/": _HOME,
             "/login": _login_form(),
-            "/signin": _login_form(button="Sign in"),
+            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server that takes a second to sign in
             "/cart": _CART,
             "/signup": _signup_form(),
             "/product": _PRODUCT,
@@ -229,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         form = self._form()
         site = self.site
+        if "slow" in parse_qs(urlsplit(self.path).query):
+            site._stop.wait(1.0)
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
