@@ -87,7 +87,7 @@ def test_a_login_step_names_the_button_it_clicked_and_shows_where_it_led(quality
     assert [a for a in step["actions"] if "click" in a] and step["elements"][2]["role"] == "button"
     assert step["elements"][2]["name"] == "Sign in" and step["elements"][2]["index"] == step["actions"][2]["click"]["index"]
     assert [(e["role"], e["name"]) for e in step["elements"][:2]] == [("textbox", "Email"), ("textbox", "Password")]
-    # The server takes a second to sign in: the step's URL and screenshot are the dashboard's, once it loaded.
+    # The server takes 3 s to sign in: the step's URL and screenshot are still the dashboard's, once it loaded.
     assert step["url"].endswith("/dashboard")
     shots = t["artifacts"]
     assert shots["form_screenshots"] == [shots["screenshots"][0].replace("step-01", "step-01-form")]

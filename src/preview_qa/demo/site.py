@@ -188,7 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
         pages = {
             "/": _HOME,
             "/login": _login_form(),
-            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server that takes a second to sign in
+            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
             "/cart": _CART,
             "/signup": _signup_form(),
             "/product": _PRODUCT,
@@ -230,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
-            site._stop.wait(1.0)
+            site._stop.wait(3.0)
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
