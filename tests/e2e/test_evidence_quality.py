@@ -44,6 +44,8 @@ SCENARIOS = [
     {"match": "[greedy]", "turns": [  # seven actions; browser-use runs at most max_actions_per_step=5 of them
         {"actions": [*[{"scroll": {"down": True, "pages": 0.5}}] * 5, {"click": {"element": "Checkout"}},
                      {"click": {"element": "Home"}}], "goal": "scroll down, then check out"},
+        {"actions": [{"click": {"element": "Home"}}, {"click": {"element": "Checkout"}}],  # the first one leaves the page
+         "goal": "go home, then check out"},
         {"done": {"status": "fail", "reason": "There is no checkout form."}}]},
 ]
 
@@ -96,15 +98,16 @@ def test_a_login_step_names_the_button_it_clicked_and_shows_where_it_led(quality
         assert after.tobytes() != form.tobytes()  # the filled-in form is not the page it led to
 
 
-def test_actions_over_the_limit_are_recorded_as_dropped(quality_run: tuple[CliRun, list[str]]) -> None:
+def test_actions_over_the_limit_or_after_a_navigation_are_recorded_as_dropped(quality_run: tuple[CliRun, list[str]]) -> None:
     run, _ = quality_run
     step = events(run, "too many actions at once", "step")[0]
     assert len(step["actions"]) == 5 and all("scroll" in a for a in step["actions"])
-    dropped = events(run, "too many actions at once", "actions_dropped")
-    assert len(dropped) == 1 and dropped[0]["step"] == 1 and dropped[0]["error"] is False
-    assert "max_actions_per_step=5" in dropped[0]["why"]
-    assert [next(iter(a)) for a in dropped[0]["actions"]] == ["click", "click"]
-    assert [(e["role"], e["name"]) for e in dropped[0]["elements"]] == [("button", "Checkout"), ("link", "Home")]
+    over, after = events(run, "too many actions at once", "actions_dropped")
+    assert over["step"] == 1 and over["error"] is False and "max_actions_per_step=5" in over["why"]
+    assert [next(iter(a)) for a in over["actions"]] == ["click", "click"]
+    assert [(e["role"], e["name"]) for e in over["elements"]] == [("button", "Checkout"), ("link", "Home")]
+    assert after["step"] == 2 and after["why"].startswith("browser-use ended the step after action 1 of 2")
+    assert [(e["role"], e["name"]) for e in after["elements"]] == [("button", "Checkout")]
 
 
 def test_the_report_shows_elements_dropped_actions_paths_and_the_filled_form(quality_run: tuple[CliRun, list[str]]) -> None:

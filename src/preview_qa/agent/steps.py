@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from browser_use import Agent
     from browser_use.agent.views import AgentOutput
     from browser_use.browser.views import BrowserStateSummary
-    from browser_use.dom.views import DOMInteractedElement, EnhancedDOMTreeNode
+    from browser_use.dom.views import EnhancedDOMTreeNode
     from browser_use.tools.registry.views import ActionModel
     from playwright.async_api import Browser, Page, Request
 
@@ -97,10 +97,8 @@ class StepWatcher:
         output = item.model_output if item else None
         kept = list(output.action) if output else []
         results = item.result if item else []
-        if plan is None or not kept or plan.answer[: len(kept)] != kept:  # no plan for this step: name what the DOM kept
-            saved = (item.state.interacted_element if item else None) or []
-            return StepFacts(actions=[_dump(a) for a in kept],
-                             elements=[_saved_element(e, a.get_index()) for e, a in zip(saved, kept, strict=False)])
+        if plan is None or plan.answer[: len(kept)] != kept:  # the step ended before its actions were planned
+            return StepFacts(actions=[_dump(a) for a in kept], elements=[None] * len(kept))
         facts = StepFacts(actions=[_dump(a) for a in kept], elements=plan.elements[: len(kept)], form_png=self._form_png)
         if len(plan.answer) > len(kept):
             limit = agent.settings.max_actions_per_step
@@ -179,24 +177,7 @@ def _element(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) ->
         return None
     ax = node.ax_node
     role = ax.role if ax is not None and ax.role and ax.role not in VAGUE_ROLES else None
-    name = (ax.name if ax is not None else None) or _attribute_name(node.attributes) or node.get_all_children_text()
-    return {"index": index, "role": role or node.attributes.get("role") or node.tag_name, "name": _name(name),
+    labelled = next((node.attributes[k] for k in ("aria-label", "title", "placeholder", "alt") if node.attributes.get(k)), None)
+    name = (ax.name if ax is not None else None) or labelled or node.get_all_children_text()
+    return {"index": index, "role": role or node.attributes.get("role") or node.tag_name, "name": one_line(name, NAME_LIMIT),
             "tag": node.tag_name}
-
-
-def _saved_element(saved: DOMInteractedElement | None, index: int | None) -> dict[str, Any] | None:
-    """The same from browser-use's history, which keeps the accessible name but not the role."""
-    if saved is None:
-        return None
-    attributes = saved.attributes or {}
-    tag = saved.node_name.lower()
-    return {"index": index, "role": attributes.get("role") or tag,
-            "name": _name(saved.ax_name or _attribute_name(attributes) or ""), "tag": tag}
-
-
-def _attribute_name(attributes: dict[str, str]) -> str | None:
-    return next((attributes[k] for k in ("aria-label", "title", "placeholder", "alt") if attributes.get(k)), None)
-
-
-def _name(text: str) -> str:
-    return one_line(text, NAME_LIMIT)
