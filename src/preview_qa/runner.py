@@ -10,15 +10,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
-from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import origin_of, wait_for_preview
+from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.shard import in_shard
+from preview_qa.trace import AgentFn, AgentTrace, Recording
 from preview_qa.verdict import decide, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -122,7 +121,7 @@ class Runner:
             self._finish(TestResult(
                 name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
                 causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-                path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
+                path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
                 evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
             ))
 
@@ -186,14 +185,3 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
     return dataclasses.replace(event, **changes)
-
-
-async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[TestSpec], Recording | None] | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
-    if config.chromium is None:
-        raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()

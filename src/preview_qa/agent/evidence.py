@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from preview_qa.agent.trace import LLMFault
-from preview_qa.events import Observed
+from preview_qa.events import Observed, ObservedKind
 from preview_qa.preview import origin_of
 from preview_qa.results import EvidenceSummary
 from preview_qa.text import clip
+from preview_qa.trace import LLMFault
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent
@@ -139,7 +139,7 @@ class EvidenceRecorder:
     def _same_origin(self, url: str) -> bool:
         return origin_of(url) == self.origin
 
-    def _record(self, kind: str, detail: dict[str, Any]) -> None:
+    def _record(self, kind: ObservedKind, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
 
     def _ignored(self, why: str, detail: dict[str, Any]) -> None:

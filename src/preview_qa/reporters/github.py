@@ -72,10 +72,12 @@ def code_block(text: str) -> str:
 
 
 class GitHubReporter(Reporter):
-    """Call `start` before the run prints anything and `finish` after it; `handle` only keeps the run's result."""
+    """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
 
-    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None):
+    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None,
+                 secret_values: Iterable[str | None] = ()):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
+        self.secret_values = list(secret_values)
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
@@ -86,9 +88,9 @@ class GitHubReporter(Reporter):
         stream.write(line + "\n")
         stream.flush()
 
-    def start(self, secret_values: Iterable[str | None]) -> None:
+    def start(self) -> None:
         """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
-        for value in dict.fromkeys(v for v in secret_values if v):
+        for value in dict.fromkeys(v for v in self.secret_values if v):
             for part in dict.fromkeys([value, *value.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
@@ -114,7 +116,7 @@ class GitHubReporter(Reporter):
         for line in annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t.name))) for t in run.tests if not t.status.is_green}
         self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"

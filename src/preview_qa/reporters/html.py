@@ -12,7 +12,15 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import REPORT, form_screenshot, safe_name, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import (
+    REPORT,
+    form_screenshot,
+    safe_name,
+    step_screenshot,
+    test_dir,
+    with_artifacts,
+    write_atomic,
+)
 from preview_qa.reporters.steps import Step, read_events, steps_of
 from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.text import clip
@@ -60,7 +68,7 @@ class HtmlReporter(Reporter):
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
-            write_atomic(self.out / REPORT, self.render(event.result))
+            write_atomic(self.out / REPORT, self.render(with_artifacts(self.out, event.result)))
 
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
@@ -69,10 +77,10 @@ class HtmlReporter(Reporter):
 
     def _view(self, test: TestResult) -> TestView:
         view = TestView(result=test, anchor=safe_name(test.name),
-                        agent_report=json.dumps(test.agent_verdict, indent=1, ensure_ascii=False) if test.agent_verdict else "")
+                        agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "")
         view.attempts = attempts_of(test)
         shots = [*test.artifacts.get("screenshots", []), *test.artifacts.get("form_screenshots", [])]
-        events = read_events(self.out, test)
+        events = read_events(self.out, test.name)
         for step in steps_of(events):
             after, form = (f"{test_dir(test.name)}/{name(step.number)}" for name in (step_screenshot, form_screenshot))
             view.steps.append(StepView(step=step, screenshot=after if after in shots else None,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from preview_qa.results import TestResult
+from preview_qa.reporters.files import EVENTS, test_dir
 from preview_qa.text import clip
 
 TEXT_LIMIT = 300
@@ -40,11 +40,10 @@ class Step:
     dropped: list[Dropped] = field(default_factory=list)
 
 
-def read_events(out: Path, test: TestResult) -> list[dict[str, Any]]:
-    """The test's events.jsonl, skipping a line a crash cut short."""
-    rel = test.artifacts.get("events")
-    path = (out / rel).resolve() if isinstance(rel, str) else None
-    if path is None or out.resolve() not in path.parents or not path.is_file():  # merged results come from elsewhere
+def read_events(out: Path, name: str) -> list[dict[str, Any]]:
+    """The test's events.jsonl under `out` (if there is one), skipping a line a crash cut short."""
+    path = out / test_dir(name) / EVENTS
+    if not path.is_file():
         return []
     lines = []
     for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
