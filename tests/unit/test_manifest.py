@@ -248,10 +248,10 @@ def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Pat
     assert (unset.returncode, unset.stdout) == (2, "")
     assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
                             "set; export it (or pass it as a workflow secret).\n")
-    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw"), timeout=60)
+    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"), timeout=60)
     assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
                                                      "ANTHROPIC_API_KEY or pass --api-key.\n")
-    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw", OPENAI_API_KEY="k"), timeout=60)
+    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"), timeout=60)
     assert (ready.returncode, ready.stdout) == (0, f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are "
                                                    "there.\n")
     offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)
