@@ -12,12 +12,14 @@ from urllib.parse import urlsplit
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from preview_qa.setups import cycle_from, savers
 from preview_qa.yamlsource import Loc, SourceError, YamlSource, format_loc
 
 ManifestError = SourceError
 
 SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_STATE_NAME = re.compile(r"^\w[\w .:-]{0,99}$")
 
 
 class _Strict(BaseModel):
@@ -26,6 +28,12 @@ class _Strict(BaseModel):
 
 def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
+
+
+def _state_name(v: str | None) -> str | None:
+    if v is not None and not _STATE_NAME.match(v):
+        raise ValueError("a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-'")
+    return v
 
 
 class Expectations(_Strict):
@@ -62,6 +70,9 @@ class TestOptions(_Strict):
     judge: bool = False  # also ask browser-use's judge; its "fail" fails the test
     max_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
+    use_state: str | None = None  # start signed in: with the browser state the test that saves this name left
+
+    _use_state_name = field_validator("use_state")(_state_name)
 
     @field_validator("start")
     @classmethod
@@ -105,6 +116,9 @@ class TestSpec(TestOptions):
     name: str = Field(min_length=1, max_length=1000)
     task: str = Field(min_length=1)  # type: ignore[assignment]
     line: int = Field(default=0, exclude=True)  # where the test starts in the manifest
+    save_state: str | None = None  # when it passes, keep its browser state (a login) under this name for use_state
+
+    _save_state_name = field_validator("save_state")(_state_name)
 
     @property
     def skip_reason(self) -> str | None:
@@ -163,6 +177,7 @@ def parse(source: YamlSource) -> Manifest:
     manifest = _validate(Manifest, {**merged, "path": source.file}, source, ())
     manifest._source = source
     _check_tests(manifest)
+    _check_states(manifest)
     return manifest
 
 
@@ -177,6 +192,47 @@ def _check_tests(manifest: Manifest) -> None:
             if placeholder not in test.secrets:
                 raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
                                                          f"declare '{placeholder}'; add it under secrets.")
+
+
+def _check_states(manifest: Manifest) -> None:
+    """save_state names are unique, every use_state names one of them, and no test ends up waiting for itself."""
+    saved: dict[str, int] = {}
+    for i, test in enumerate(manifest.tests):
+        if test.save_state is None:
+            continue
+        if test.save_state in saved:
+            first = manifest.tests[saved[test.save_state]]
+            raise manifest.error(("tests", i, "save_state"), f"state '{test.save_state}' is already saved by test "
+                                 f"'{first.name}' (line {first.line}); give each save_state its own name.")
+        saved[test.save_state] = i
+    saved_by = savers(manifest.tests)
+    for i, test in enumerate(manifest.tests):
+        if test.use_state is None:
+            continue
+        origin = _from_defaults(manifest, i, "use_state")
+        if test.use_state not in saved_by:
+            guess = difflib.get_close_matches(test.use_state, list(saved_by), n=1)
+            hint = (f"did you mean '{guess[0]}'?" if guess else
+                    f"add 'save_state: {test.use_state}' to the test that logs in" +
+                    (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else "."))
+            raise manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
+        cycle = cycle_from(manifest.tests, test.name)
+        if cycle is None or test.name not in cycle:
+            continue
+        if len(cycle) == 1:
+            fix = "set 'use_state: null' on it" if origin else "remove one of the two keys"
+            raise manifest.error(("tests", i, "use_state"), f"test '{test.name}' starts from state '{test.use_state}'"
+                                 f"{origin}, which it saves itself; {fix}.")
+        chain = " -> ".join(f"'{name}'" for name in [*cycle, cycle[0]])
+        raise manifest.error(("tests", i, "use_state"), f"setup tests wait for each other in a cycle ({chain}, each "
+                             f"waiting for the test that saves its use_state){origin}; break the cycle.")
+
+
+def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
+    """' (set in defaults)' when the test's own mapping lacks `key`, so the error explains where the value came from."""
+    raw = manifest._source.data.get("tests", []) if manifest._source is not None else []
+    own = raw[index] if index < len(raw) and isinstance(raw[index], dict) else {}
+    return "" if key in own else " (set in defaults)"
 
 
 M = TypeVar("M", bound=BaseModel)
