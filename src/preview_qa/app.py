@@ -49,8 +49,10 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
-        _quiet_logs(verbose, Redactor.of_tests(secrets))
-        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None))
+        redactor = Redactor.of_tests(secrets)  # one for events and logs: a saved login's cookie values join it mid-run
+        _quiet_logs(verbose, redactor)
+        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+                                             redactor))
 
     return with_reporters(reporters, run)
 
@@ -59,8 +61,9 @@ def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str])
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
     from preview_qa import merge as merging
 
-    result = merging.merge_runs([merging.load_run(folder) for folder in folders])
-    merging.copy_artifacts(folders, out)
+    shards = [(folder, merging.load_run(folder)) for folder in folders]
+    result = merging.merge_runs([run for _, run in shards])
+    merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
         merging.replay(result, publish)
@@ -112,7 +115,8 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None) -> RunResult:
+                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None,
+                       redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
@@ -120,7 +124,7 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
 
     browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers)
     async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+        return await Runner(manifest, config, secrets, agent, publish, recordings, redactor).run()
 
 
 def _chromium(config: RunConfig) -> str:
