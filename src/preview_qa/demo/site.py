@@ -187,11 +187,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(303, b"", {"Location": location, **(headers or {})})
 
     def _signed_in(self, cookie: str = SESSION_COOKIE) -> bool:
+        return self._session(cookie) is not None
+
+    def _session(self, cookie: str) -> str | None:
+        """The request's valid session token in `cookie`, if it has one."""
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
             if name == cookie and value in self.site._sessions:
-                return True
-        return False
+                return value
+        return None
 
     def _form(self) -> dict[str, str]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -218,10 +222,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
         elif path in APP_PAGES:
-            signed_in = self._signed_in(APP_COOKIE)
+            token = self._session(APP_COOKIE)
             with self.site._lock:
-                self.site.app_visits.append((path, signed_in))
-            self._send(200, _app_page(path, signed_in))
+                self.site.app_visits.append((path, token is not None))
+            if path == "/app/billing" and token and "session" not in query:
+                self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
+                return
+            self._send(200, _app_page(path, token is not None))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
@@ -368,3 +375,8 @@ class DemoSite(BackgroundServer):
         self._sessions: set[str] = set()
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
+
+    def end_sessions(self) -> None:
+        """Every session expires: a browser state saved before now no longer signs anyone in."""
+        with self._lock:
+            self._sessions.clear()
