@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -311,3 +313,10 @@ def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_p
                                      "  - {name: login, task: x, save_state: user, use_state: null}\n  - {name: a, task: x}\n")
     proc = run_preview_qa(["validate", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_session_bench_starts() -> None:
+    """bench/ is not run by the tests (it prints figures); this only keeps the script from rotting."""
+    bench = Path(__file__).parents[2] / "bench" / "session.py"
+    proc = subprocess.run([sys.executable, str(bench), "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "use_state" in proc.stdout
