@@ -19,6 +19,7 @@ from preview_qa.events import Event
 from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
+from preview_qa.selection import select
 from preview_qa.trace import Recording
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
@@ -35,9 +36,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
 
     secrets = manifest_mod.resolve_secrets(spec, env)
     llm = providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env)
-    unknown = sorted(set(config.only) - {t.name for t in spec.tests})
-    if unknown:
-        raise SetupError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
+    select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     _chromium(config)  # before any reporter starts: a missing browser is the user's to fix, not a run to report
     secret_values = [config.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]

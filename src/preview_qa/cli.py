@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,14 +13,16 @@ import click
 
 from preview_qa import app
 from preview_qa import manifest as manifest_mod
+from preview_qa.changes import ChangedFilesError
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency
 from preview_qa.merge import MergeError
 from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
+from preview_qa.selection import SelectionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 # Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
-USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError)
+USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
 
 class UsageError(click.ClickException):
@@ -58,6 +61,20 @@ class _LinesType(click.types.StringParamType):
 _LINES = _LinesType()
 
 
+class _WordsType(click.types.StringParamType):
+    """A repeatable option whose values may also come as one comma- or space-separated list (the action's `tags`)."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return _words([rv])
+
+
+_WORDS = _WordsType()
+
+
+def _words(values: tuple[str, ...] | list[str]) -> list[str]:
+    return [word for value in values for word in re.split(r"[\s,]+", value) if word]
+
+
 def _env(*names: str) -> list[str]:
     """Environment variables an option falls back to: the action's INPUT_* (hyphens kept) and our own."""
     return list(names)
@@ -80,6 +97,34 @@ def validate(manifest: Path, secret_env: bool) -> None:
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
     click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
+def init(directory: Path, force: bool) -> None:
+    """Write a commented starter qa.yml and .github/workflows/preview-qa.yml into DIRECTORY (the repository's root)."""
+    from preview_qa.starter import starter_files
+
+    planned = {directory / target: text for target, text in starter_files().items()}
+    existing = [str(path) for path in planned if path.exists()]
+    if existing and not force:
+        raise UsageError(f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; nothing was written "
+                         "(--force overwrites).")
+    for path, text in planned.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {path}")
+    click.echo("Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
+               "previews, and write your own tests in qa.yml (`preview-qa validate` checks it).")
+
+
+@main.command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
+    from preview_qa.schema import render
+
+    click.echo(render(), nl=False)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,6 +167,34 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags and changed files: which tests `run` runs; see `selection.select`."""
+    options = [
+        click.option("--tag", "tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_TAGS"),
+                     help="Run only the tests with this tag (repeatable: any of them)."),
+        click.option("--skip-tag", "skip_tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_SKIP-TAGS"),
+                     help="Leave out the tests with this tag (repeatable)."),
+        click.option("--changed-files", metavar="FILE",
+                     help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+                          "if one of them matches, else it is skipped."),
+        click.option("--changed-only", is_flag=True, envvar=_env("INPUT_CHANGED-ONLY"),
+                     help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+                          "select by them as --changed-files does."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    from preview_qa.changes import changed_files
+
+    found = changed_files(source, changed_only, os.environ, sys.stdin)
+    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
+        click.echo(f"preview-qa: {found.note}", err=True)
+    return found.files
+
+
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
     from preview_qa.shard import parse_shard
@@ -153,16 +226,19 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
 @run_options
+@selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: FailOn, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, **speed: Any) -> None:
+        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, tags: tuple[str, ...],
+        skip_tags: tuple[str, ...], changed_files: str | None, changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
     spec = manifest_mod.load(manifest)
     config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
-                       fail_on=fail_on, comment=comment,
+                       tags=_words(tags), skip_tags=_words(skip_tags),
+                       changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        **_speed_config(**speed))
     sys.exit(execute(spec, config, verbose))
 

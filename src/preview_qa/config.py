@@ -45,6 +45,9 @@ class RunConfig:
     extra_headers: dict[str, str] = field(default_factory=dict)
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
+    tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
+    skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
+    changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped
     fail_on: FailOn = "failed"
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent

@@ -18,8 +18,8 @@ from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.saved_state import BrowserState, StateStore
-from preview_qa.setups import setup_of, with_setup_tests
-from preview_qa.shard import in_shard
+from preview_qa.selection import select
+from preview_qa.setups import setup_of
 from preview_qa.trace import AgentFn, AgentTrace, Recording
 from preview_qa.verdict import decide, provider_outage, report_as_dict
 
@@ -51,37 +51,22 @@ class Runner:
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
+        self.selection = select(manifest, config)
         self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
-        self._chosen: set[str] = set()  # filled when the run starts
         self._states = StateStore()
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
 
-    @property
-    def chosen(self) -> list[TestSpec]:
-        """The tests the command line asks for; `selected` adds the setup tests they need."""
-        tests = self.manifest.tests
-        tests = [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
-        if self.config.shard is None:
-            return tests
-        names = set(in_shard([t.name for t in tests], *self.config.shard))
-        return [t for t in tests if t.name in names]
-
-    @property
-    def selected(self) -> list[TestSpec]:
-        return with_setup_tests(self.manifest.tests, self.chosen)
-
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
         result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
         self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
-                                test_names=[t.name for t in self.selected]))
-        self._done = {t.name: asyncio.Event() for t in self.selected}
-        self._chosen = {t.name for t in self.chosen}
+                                test_names=[t.name for t in self.selection.tests]))
+        self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         try:
             unreachable = await self._wait_for_preview()
             if unreachable:
@@ -89,7 +74,7 @@ class Runner:
             else:
                 semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
                 async with asyncio.TaskGroup() as group:
-                    for spec in self.selected:
+                    for spec in self.selection.tests:
                         group.create_task(self._one(spec, semaphore))
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -98,10 +83,10 @@ class Runner:
             result.notice = "cancelled"
         finally:
             self._states.close()  # the saved logins never outlive the run
-        for spec in self.selected:
+        for spec in self.selection.tests:
             if spec.name not in self._finished:
                 self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
-        result.tests = [self._finished[t.name] for t in self.selected]
+        result.tests = [self._finished[t.name] for t in self.selection.tests]
         result.duration_s = round(time.monotonic() - clock, 2)
         self.publish(RunFinished(result=result))
         return result
@@ -112,14 +97,15 @@ class Runner:
         return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
-        if spec.name in self._setup_of and not spec.skip_reason:
+        if spec.name in self._setup_of and not self.selection.skip_reason(spec):
             blocked = await self._wait_for_setup(spec)  # before taking a slot: the setup test may need it
             if blocked:
                 self._finish(self._unrun(spec, Status.ERRORED, blocked))
                 return
         async with semaphore:
-            if spec.skip_reason:
-                self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
+            skip_reason = self.selection.skip_reason(spec)
+            if skip_reason:
+                self._finish(self._unrun(spec, Status.SKIPPED, skip_reason))
                 return
             spent = self._run_budget_spent() or self._provider_down
             if spent:
@@ -231,7 +217,7 @@ class Runner:
                           path="none")
 
     def _finish(self, result: TestResult) -> None:
-        if result.name not in self._chosen:
+        if result.name in self.selection.setups:
             result = result.model_copy(update={"setup_only": True})
         self._finished[result.name] = result
         self.publish(TestFinished(result=result))

@@ -233,6 +233,21 @@ def test_only_a_dependent_also_runs_its_setups_marked_as_such() -> None:
     assert [(t.name, t.setup_only) for t in result.tests] == [("login", True), ("admin", True), ("t3", False)]
 
 
+def test_tags_and_changed_files_still_run_the_login_a_picked_test_needs() -> None:
+    tests = [spec("login", 1, save_state="user", paths=["src/auth/**"]),
+             spec("a", 2, use_state="user", tags=["smoke"], paths=["src/a/**"]),
+             spec("b", 3, use_state="user", paths=["src/b/**"])]
+    agent = Agent()
+    result, _ = run(tests, agent, tags=["smoke"])
+    assert agent.started == ["login", "a"] and [(t.name, t.setup_only) for t in result.tests] == [("login", True),
+                                                                                                  ("a", False)]
+    agent = Agent()
+    result, _ = run(tests, agent, changed_files=["src/a/page.py"])  # the login's own files did not change
+    assert agent.started == ["login", "a"]
+    assert [(t.name, t.status) for t in result.tests] == [("login", Status.PASSED), ("a", Status.PASSED),
+                                                          ("b", Status.SKIPPED)]
+
+
 def test_each_shard_runs_the_setups_its_tests_need_and_the_merge_reports_every_test_once(tmp_path: Path) -> None:
     tests = shard_manifest()
     shards = []
