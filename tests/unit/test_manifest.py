@@ -220,9 +220,30 @@ def test_cli_manifest_error_exits_2(tmp_path: Path, site: DemoSite) -> None:
 def test_cli_validate(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_text(f"version: 1\ntests:\n{OK_TEST}", encoding="utf-8")
-    ok = run_preview_qa(["validate", str(path)], timeout=60)
+    ok = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
     assert (ok.returncode, ok.stdout) == (0, f"{path}: 1 test(s), valid.\n")
     path.write_text("version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n", encoding="utf-8")
-    bad = run_preview_qa(["validate", str(path)], timeout=60)
+    bad = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
     assert (bad.returncode, bad.stderr) == (2, f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' "
                                                "(first given on line 4); keep one.\n")
+
+
+SECRET_TEST = ("version: 1\ntests:\n  - name: login\n    task: Log in with <secret>pw</secret>\n"
+               "    secrets: {pw: QA_PASSWORD}\n")
+
+
+def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_text(SECRET_TEST, encoding="utf-8")
+    unset = run_preview_qa(["validate", str(path)], env=clean_env(OPENAI_API_KEY="k"), timeout=60)
+    assert (unset.returncode, unset.stdout) == (2, "")
+    assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
+                            "set; export it (or pass it as a workflow secret).\n")
+    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw"), timeout=60)
+    assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
+                                                     "ANTHROPIC_API_KEY or pass --api-key.\n")
+    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw", OPENAI_API_KEY="k"), timeout=60)
+    assert (ready.returncode, ready.stdout) == (0, f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are "
+                                                   "there.\n")
+    offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)
+    assert (offline.returncode, offline.stdout) == (0, f"{path}: 1 test(s), valid.\n")

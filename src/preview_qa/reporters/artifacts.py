@@ -22,8 +22,10 @@ from preview_qa.events import (
 )
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import (
+    EVENTS,
     RESULTS,
     artifacts_of,
+    form_screenshot,
     step_screenshot,
     step_screenshots,
     test_dir,
@@ -81,17 +83,18 @@ class ArtifactsReporter(Reporter):
             self._writer = None
 
     def _step(self, event: StepRecorded) -> None:
-        if event.screenshot_png:
-            self._in_background(_save_screenshot, self._dir(event.name) / step_screenshot(event.number),
-                                event.screenshot_png)
+        for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
+                              (event.screenshot_png, step_screenshot(event.number))):
+            if png:
+                self._in_background(_save_screenshot, self._dir(event.name) / filename, png)
         self._log(event.name, "step", event.error is not None, event.at,
-                  {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
-                   "result_error": event.error})
+                  {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
+                   "url": event.url, "result_error": event.error})
 
     def _log(self, name: str, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
                 "error": error, **detail}
-        with (self._dir(name) / "events.jsonl").open("a", encoding="utf-8") as f:
+        with (self._dir(name) / EVENTS).open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
     def _in_background(self, job: Callable[..., None], *args: Any) -> None:
@@ -101,7 +104,7 @@ class ArtifactsReporter(Reporter):
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
         folder = self._dir(name, create=False)
-        frames = step_screenshots(folder)
+        frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
         if (folder / "final.png").exists():
             frames.append(folder / "final.png")
         gif = animation([f.read_bytes() for f in frames])

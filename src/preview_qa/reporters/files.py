@@ -15,6 +15,7 @@ RESULTS = "results.json"
 JUNIT = "junit.xml"
 REPORT = "report.html"
 TESTS = "tests"
+EVENTS = "events.jsonl"  # in each test's folder
 SLUG_LIMIT = 60
 
 
@@ -36,13 +37,17 @@ def step_screenshot(number: int) -> str:
     return f"step-{number:02d}.png"
 
 
-_STEP_FILE = re.compile(r"step-(\d+)\.png")
+def form_screenshot(number: int) -> str:
+    """The file name of the screenshot of step `number`'s filled-in form, taken just before it was submitted."""
+    return f"step-{number:02d}-form.png"
 
 
-def step_screenshots(folder: Path) -> list[Path]:
-    """The step screenshots in step order (step-100 after step-99)."""
-    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
-    return [p for _, p in sorted(found)]
+def step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
+    """The step screenshots whose names end in `suffix` (a regular expression), in step order (step-100 after step-99),
+    a step's form before the page after it."""
+    pattern = re.compile(rf"step-(\d+)({suffix})\.png")
+    found = [(int(m.group(1)), not m.group(2), p) for p in folder.glob("step-*.png") if (m := pattern.fullmatch(p.name))]
+    return [p for *_, p in sorted(found)]
 
 
 def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
@@ -53,10 +58,10 @@ def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
     found: dict[str, str | list[str]] = {}
     if not folder.is_dir():
         return found
-    steps = step_screenshots(folder)
-    if steps:
-        found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
-    for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
+    for key, shots in (("screenshots", step_screenshots(folder)), ("form_screenshots", step_screenshots(folder, "-form"))):
+        if shots:
+            found[key] = [f"{rel}/{s.name}" for s in shots]
+    for key, filename in (("final_screenshot", "final.png"), ("events", EVENTS),
                           ("history", "history.json"), ("animation", "run.gif")):
         if (folder / filename).exists():
             found[key] = f"{rel}/{filename}"
