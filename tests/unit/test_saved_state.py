@@ -313,20 +313,20 @@ MANIFEST_ERRORS = [
 def test_bad_state_references_are_one_line_errors_with_file_and_line(tmp_path: Path, case: str, tests: str,
                                                                      message: str) -> None:
     (tmp_path / "qa.yml").write_text("version: 1\ntests:\n" + tests, encoding="utf-8")
-    proc = run_preview_qa(["validate", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, f"preview-qa: error: {message}\n")
 
 
 def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text("version: 1\ndefaults: {use_state: user}\ntests:\n"
                                      "  - {name: login, task: x, save_state: user}\n  - {name: a, task: x}\n")
-    proc = run_preview_qa(["validate", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr == (
         "preview-qa: error: qa.yml:4: tests[0].use_state: test 'login' starts from state 'user' (set in defaults), "
         "which it saves itself; set 'use_state: null' on it.\n")
     (tmp_path / "qa.yml").write_text("version: 1\ndefaults: {use_state: user}\ntests:\n"
                                      "  - {name: login, task: x, save_state: user, use_state: null}\n  - {name: a, task: x}\n")
-    proc = run_preview_qa(["validate", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 
 
