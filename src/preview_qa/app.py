@@ -74,8 +74,9 @@ def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str])
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
     from preview_qa import merge as merging
 
-    result = merging.merge_runs([merging.load_run(folder) for folder in folders])
-    merging.copy_artifacts(folders, out)
+    shards = [(folder, merging.load_run(folder)) for folder in folders]
+    result = merging.merge_runs([run for _, run in shards])
+    merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
         merging.replay(result, publish)
@@ -130,7 +131,8 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
                        recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None,
                        redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test; `redactor` knows every
-    secret of the run (the tests' own, the API key, the headers' values) for the LLM, the pixels and the reporters."""
+    secret of the run (the tests' own, the API key, the headers' values, a saved login's cookies once read) for the
+    LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner

@@ -142,10 +142,9 @@ class Redactor:
     """Knows every secret of a run; longest values first so a secret that contains another is replaced whole."""
 
     def __init__(self, secrets: Mapping[str, str]):
-        values = sorted(((v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH),
-                        key=lambda p: -len(p[0]))
-        self.values = [v for v, _ in values]
-        self._secrets = [_Secret(v, f"<secret>{k}</secret>") for v, k in values]
+        self.values: list[str] = []
+        self._secrets: list[_Secret] = []
+        self.add(secrets)
 
     @classmethod
     def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
@@ -156,6 +155,13 @@ class Redactor:
         if api_key:
             found[API_KEY] = api_key
         return cls(found)
+
+    def add(self, secrets: Mapping[str, str]) -> None:
+        """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
+        found = [(v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH]
+        pairs = sorted([*zip(self.values, self._secrets, strict=True), *((v, _Secret(v, f"<secret>{k}</secret>"))
+                                                                         for v, k in found)], key=lambda p: -len(p[0]))
+        self.values, self._secrets = [v for v, _ in pairs], [s for _, s in pairs]
 
     def text(self, text: str) -> str:
         if len(text) < CUT_MIN:  # keys, numbers, flags: nothing a secret's form fits in

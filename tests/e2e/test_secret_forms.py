@@ -298,6 +298,7 @@ def test_the_page_sees_a_style_on_its_own_field_but_no_secret_value() -> None:
     from playwright.async_api import async_playwright
 
     from preview_qa.agent.masking import Mask, screenshot
+    from preview_qa.redact import Redactor
 
     never_given = "Capybara Soufflé 6630"
 
@@ -307,7 +308,7 @@ def test_the_page_sees_a_style_on_its_own_field_but_no_secret_value() -> None:
             page = await browser.new_page()
             await page.set_content(SPYING_PAGE)
             await page.fill("#field", SEARCHED)
-            await screenshot(page, Mask([SEARCHED, never_given]))
+            await screenshot(page, Mask(Redactor({"code": SEARCHED, "other": never_given})))
             spied = await page.evaluate("() => window.spied")
             style = await page.evaluate("() => document.getElementById('field').getAttribute('style')")
             dom = await page.content()

@@ -25,10 +25,11 @@ ERRORS = [
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
      "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, secrets, skip, start, tags, task, timeout."),
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, save_state, secrets, skip, start, tags, task, "
+     "timeout, use_state."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
      "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, paths, secrets, skip, start, tags, task, timeout."),
+     "max_steps, max_tokens, output_schema, paths, secrets, skip, start, tags, task, timeout, use_state."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
     ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
@@ -75,7 +76,8 @@ ERRORS = [
      "src/** first (got ['!docs/**'])."),
     ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
      "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, name, output_schema, paths, secrets, skip, start, tags, task, timeout."),
+     "max_steps, max_tokens, name, output_schema, paths, save_state, secrets, skip, start, tags, task, timeout, "
+     "use_state."),
     ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
      "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version."),
     ("version true", "version: true\ntests:\n" + OK_TEST,
@@ -248,7 +250,8 @@ def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Pat
     assert (unset.returncode, unset.stdout) == (2, "")
     assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
                             "set; export it (or pass it as a workflow secret).\n")
-    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"), timeout=60)
+    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"),
+                            timeout=60)
     assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
                                                      "ANTHROPIC_API_KEY or pass --api-key.\n")
     ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"), timeout=60)

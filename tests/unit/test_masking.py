@@ -11,6 +11,7 @@ from cdp_use import CDPClient
 
 from preview_qa.agent import masking
 from preview_qa.agent.masking import Mask, ScreenshotWithheld
+from preview_qa.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"
 TREE = {"frameTree": {"frame": {"id": "top", "loaderId": "doc1"}, "childFrames": [
@@ -52,7 +53,7 @@ def around(page: FakePage, mask: Mask) -> Any:
 
 def test_masks_every_reachable_frame_in_an_isolated_world_then_checks_again() -> None:
     page = FakePage(masked=[2, 0, 0, 0])
-    assert around(page, Mask([SECRET])) == b"png"
+    assert around(page, Mask(Redactor({"s": SECRET}))) == b"png"
     methods = [m for m, _ in page.calls]
     assert methods.index("capture") == 6  # tree, 3 worlds (one unreachable), 2 evaluations; then the same again
     evaluations = [p for m, p in page.calls if m == "Runtime.evaluate"]
@@ -65,15 +66,15 @@ def test_a_page_that_changed_during_the_picture_is_tried_again_then_withheld() -
     page = FakePage(trees=[TREE, navigated, TREE, navigated, TREE])
     reasons: list[str] = []
     with pytest.raises(ScreenshotWithheld, match="kept changing"):
-        around(page, Mask([SECRET], reasons.append))
+        around(page, Mask(Redactor({"s": SECRET}), reasons.append))
     assert reasons == ["the page kept changing"] and [m for m, _ in page.calls].count("capture") == 2
 
 
 def test_a_secret_that_appeared_while_the_picture_was_taken_withholds_it() -> None:
     page = FakePage(masked=[0, 0, 1, 0, 0, 0, 1, 0])
     with pytest.raises(ScreenshotWithheld):
-        around(page, Mask([SECRET]))
-    assert around(FakePage(masked=[0, 0, 1, 0, 0, 0, 0, 0]), Mask([SECRET])) == b"png"  # the second try was clean
+        around(page, Mask(Redactor({"s": SECRET})))
+    assert around(FakePage(masked=[0, 0, 1, 0, 0, 0, 0, 0]), Mask(Redactor({"s": SECRET}))) == b"png"  # the second try was clean
 
 
 @pytest.mark.parametrize(("page", "why"), [
@@ -82,7 +83,7 @@ def test_a_secret_that_appeared_while_the_picture_was_taken_withholds_it() -> No
 ])
 def test_a_page_that_cannot_be_masked_is_not_photographed(page: FakePage, why: str) -> None:
     with pytest.raises(ScreenshotWithheld, match=why):
-        around(page, Mask([SECRET]))
+        around(page, Mask(Redactor({"s": SECRET})))
     assert ("capture", None) not in page.calls
 
 
@@ -90,12 +91,16 @@ def test_masking_that_hangs_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(masking, "MASK_TIMEOUT_S", 0.05)
     page = FakePage(hang=True)
     with pytest.raises(ScreenshotWithheld, match="masking took over"):
-        around(page, Mask([SECRET]))
+        around(page, Mask(Redactor({"s": SECRET})))
 
 
-def test_without_secrets_the_picture_is_taken_as_is() -> None:
-    page = FakePage()
-    assert around(page, Mask([])) == b"png" and page.calls == [("capture", None)]
+def test_without_secrets_the_picture_is_taken_as_is_until_one_is_learnt() -> None:
+    page, redactor = FakePage(), Redactor({})
+    mask = Mask(redactor)
+    assert around(page, mask) == b"png" and page.calls == [("capture", None)]
+    redactor.add({"cookie": "session-0123456789"})  # a saved login's cookie, read mid-run
+    around(page, mask)
+    assert [p for m, p in page.calls if m == "Runtime.evaluate" and p and "session-0123456789" in p["expression"]]
 
 
 def test_every_screenshot_browser_use_takes_over_a_guarded_connection_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,7 +115,7 @@ def test_every_screenshot_browser_use_takes_over_a_guarded_connection_is_masked(
         return await page.send(method, params)
 
     monkeypatch.setattr(CDPClient, "send_raw", send_raw)
-    mask = Mask([SECRET])
+    mask = Mask(Redactor({"s": SECRET}))
     masking.guard("ws://guarded", mask)
     try:
         guarded, other = CDPClient("ws://guarded"), CDPClient("ws://other")

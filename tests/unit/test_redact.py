@@ -100,6 +100,13 @@ def test_the_longest_secret_wins_and_short_values_are_no_secrets() -> None:
     assert secret_length("  a b  ") == 2 < MIN_SECRET_LENGTH
 
 
+def test_a_secret_learnt_mid_run_is_redacted_from_then_on_longest_first() -> None:
+    redactor = Redactor({"pw": "password-1"})
+    redactor.add({"cookie": "xpassword-1x", "short": "abc"})
+    assert redactor.text("xpassword-1x password-1 abc") == "<secret>cookie</secret> <secret>pw</secret> abc"
+    assert redactor.values == ["xpassword-1x", "password-1"]
+
+
 def test_the_run_redactor_knows_the_api_key_and_header_values() -> None:
     redactor = Redactor.of_tests({"t": {"pw": "password-1"}}, api_key="sk-live-abcdef",
                                  headers={"X-Bypass": "bypass token 42", "X-Debug": "1"})

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from preview_qa.redact import forms
+from preview_qa.redact import Redactor, forms
 
 MASK_TIMEOUT_S = 5.0
 ATTEMPTS = 2  # a page that is still changing gets one more try before its screenshot is withheld
@@ -64,15 +64,24 @@ class ScreenshotWithheld(RuntimeError):
 
 
 class Mask:
-    """Masks `values` (every form of each) on a page before a screenshot; `on_withheld` hears of a withheld one."""
+    """Masks the redactor's secrets (every form of each, also those it learns mid-run) on a page before a screenshot;
+    `on_withheld` hears of a withheld one."""
 
-    def __init__(self, values: Iterable[str], on_withheld: Callable[[str], None] | None = None):
-        self.values = list(dict.fromkeys(form for value in values for form in forms(value)))
-        self.on_withheld = on_withheld
-        self._expression = f"({_SCRIPT})({json.dumps(self.values)})"
+    def __init__(self, redactor: Redactor, on_withheld: Callable[[str], None] | None = None):
+        self.redactor, self.on_withheld = redactor, on_withheld
+        self._known: list[str] | None = None
+        self.values: list[str] = []
+        self._expression = ""
+
+    def _refresh(self) -> None:
+        if self._known != self.redactor.values:
+            self._known = list(self.redactor.values)
+            self.values = list(dict.fromkeys(form for value in self._known for form in forms(value)))
+            self._expression = f"({_SCRIPT})({json.dumps(self.values)})"
 
     async def around(self, send: Send, capture: Callable[[], Awaitable[Any]]) -> Any:
         """`capture()` between masking and a check that nothing changed; ScreenshotWithheld if it did (twice)."""
+        self._refresh()
         if not self.values:
             return await capture()
         why = "the page kept changing"
@@ -159,7 +168,7 @@ def _install() -> None:
 
 async def screenshot(page: Any, mask: Mask, **options: Any) -> bytes:
     """A Playwright page's screenshot, masked like browser-use's (over a CDP session of its own)."""
-    if not mask.values:
+    if not mask.redactor.values:
         return await page.screenshot(**options)
     cdp = await page.context.new_cdp_session(page)
     try:

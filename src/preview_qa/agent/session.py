@@ -24,10 +24,12 @@ from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
 from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.redact import Redactor
+from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
@@ -79,6 +81,8 @@ class TestRun:
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
@@ -92,7 +96,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
     steps = StepWatcher(shoot=lambda: _screenshot(session))
     recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard, redactor=run.redactor)
-    mask = masking.Mask(run.redactor.values, evidence.screenshot_withheld)
+    mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:
@@ -105,14 +109,20 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
+            if run.start_state is not None:
+                await load_state(pw_browser.contexts[0], run.start_state, run.allowed_hosts)
             agent = _agent(run, session, recorder, workdir, steps)
             if run.recording is None:
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
                                 on_step_end=_step_hook(run, trace, steps, pw_browser))
             else:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
+            if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
+                run.keep_state(await read_state(pw_browser.contexts[0]))
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+    except StateError as e:
+        trace.infrastructure_error = str(e)
     except Exception as e:
         trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
     finally:
@@ -342,10 +352,12 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
 
     async with async_playwright() as playwright:
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
+                          emit: Callable[[Event], None], recording: Recording | None = None,
+                          start_state: BrowserState | None = None,
+                          keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
             return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
                                            playwright=playwright, emit=emit, redactor=redactor,
-                                           recording=recording))
+                                           recording=recording, start_state=start_state, keep_state=keep_state))
 
         yield run_one
