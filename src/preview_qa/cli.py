@@ -19,6 +19,9 @@ from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+FAIL_ON = ["failed", "errored", "regressions", "never"]
+FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
+                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
 
 
@@ -128,21 +131,29 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
               envvar=_env("INPUT_EXTRA-HEADERS"),
               help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
-@click.option("--fail-on", type=click.Choice(["failed", "errored", "never"]), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="failed", show_default=True,
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
+@click.option("--retries", type=click.IntRange(0, 5), envvar=_env("INPUT_RETRIES"),
+              help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).")
+@click.option("--baseline-url", envvar=_env("INPUT_BASELINE-URL"),
+              help="After the run, run each failed or errored test once more here (production, or main's preview): "
+                   "it is a regression when it passes there.")
 @run_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: str, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: str, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, **speed: Any) -> None:
+        retries: int | None, baseline_url: str | None, out: Path, concurrency: int, only: tuple[str, ...],
+        headful: bool, verbose: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
     spec = _load(manifest)
-    config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
+    base_url = _base_url(base_url)
+    config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
-                       fail_on=fail_on, comment=comment,
+                       fail_on=fail_on, comment=comment, retries=retries,
+                       baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
     sys.exit(execute(spec, config, verbose))
 
@@ -161,8 +172,8 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
               show_default=True, help="Folder for the merged results, reports and artifacts.")
-@click.option("--fail-on", type=click.Choice(["failed", "errored", "never"]), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="failed", show_default=True,
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
 def merge(folders: tuple[Path, ...], out: Path, fail_on: str, comment: bool) -> None:
@@ -216,7 +227,8 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
                                                           *(v for values in secrets.values() for v in values.values())])
     _quiet_logs(verbose, Redactor.of_tests(secrets))
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
-    dispatch = Dispatcher([*output_reporters(config.out), *([CacheReporter(cache, spec, config.base_url)] if cache else [])])
+    dispatch = Dispatcher([*output_reporters(config.out),
+                           *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])])
     if github is not None:
         dispatch.reporters.append(github)
 
@@ -228,7 +240,15 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
     finally:
         if github is not None:
             github.finish()
-    return exit_code(result, config.fail_on)
+    return _baseline_exit(result) or exit_code(result, config.fail_on)
+
+
+def _baseline_exit(result: RunResult) -> int | None:
+    """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
+    if result.baseline_error is None or result.notice == "cancelled":
+        return None
+    UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
+    return EXIT_USAGE
 
 
 def output_reporters(out: Path) -> list[Any]:
@@ -242,11 +262,14 @@ def output_reporters(out: Path) -> list[Any]:
 
 
 def exit_code(result: RunResult, fail_on: str = "failed") -> int:
-    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0)."""
+    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
+    regressions: once a test errored, or failed without failing on the baseline too)."""
     if result.notice == "cancelled":
         return EXIT_CANCELLED
     if fail_on == "never":
         return EXIT_OK
+    if fail_on == "regressions":
+        return EXIT_FAILED if any(t.blocks_on_regressions for t in result.tests) else EXIT_OK
     return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
 
 
@@ -274,10 +297,23 @@ def _load(path: Path) -> manifest_mod.Manifest:
         raise UsageError(str(e)) from None
 
 
-def _base_url(url: str) -> str:
+def _base_url(url: str, option: str = "--base-url") -> str:
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url must start with http:// or https:// (got {url!r}).")
+        raise UsageError(f"{option} must start with http:// or https:// (got {url!r}).")
     return url.rstrip("/")
+
+
+def _baseline_url(url: str | None, base_url: str, fail_on: str) -> str | None:
+    if not url:  # the action's empty input
+        if fail_on == "regressions":
+            raise UsageError("--fail-on regressions needs --baseline-url: without a baseline no failure can be told "
+                             "apart from a regression.")
+        return None
+    baseline = _base_url(url, "--baseline-url")
+    if baseline.lower() == base_url.lower():
+        raise UsageError(f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
+                         "e.g. production or main's preview.")
+    return baseline
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:

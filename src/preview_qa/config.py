@@ -41,7 +41,7 @@ class RunConfig:
     extra_headers: dict[str, str] = field(default_factory=dict)
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
-    fail_on: str = "failed"  # the exit code is 1 once a test is this bad: failed (or errored) | errored | never
+    fail_on: str = "failed"  # exit code 1 once a test is this bad: failed (or errored) | errored | regressions | never
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent
     max_tokens: int | None = None  # per test, overriding the manifest
@@ -49,3 +49,5 @@ class RunConfig:
     run_max_tokens: int | None = None  # for the whole run: no new test starts once it is spent
     run_max_cost_usd: float | None = None
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
+    retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
+    baseline_url: str | None = None  # after the run, failed and errored tests run once more here

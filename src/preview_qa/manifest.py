@@ -36,6 +36,7 @@ class Expectations(_Strict):
     not_text: list[str] = Field(default_factory=list)  # none of these is visible on the final page
     title: str | None = Field(default=None, min_length=1)  # the page title contains this (case-insensitive)
     data: dict[str, Any] = Field(default_factory=dict)  # the extracted data has these keys with these values
+    timeout: float = Field(default=5, gt=0)  # seconds each page check waits for its condition to hold
 
     _text_list = field_validator("text", "not_text", mode="before")(_as_list)
 
@@ -62,6 +63,7 @@ class TestOptions(_Strict):
     judge: bool = False  # also ask browser-use's judge; its "fail" fails the test
     max_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
+    retries: int = Field(default=0, ge=0, le=5)  # further attempts, from scratch, for a test that failed or errored
 
     @field_validator("start")
     @classmethod
@@ -153,9 +155,7 @@ def parse(source: YamlSource) -> Manifest:
     raw_tests = data.get("tests")
     merged = dict(data)
     if isinstance(raw_tests, list):
-        merged["tests"] = [
-            {**{k: v for k, v in defaults.items() if k != "name"}, **t} if isinstance(t, dict) else t for t in raw_tests
-        ]
+        merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
         merged["tests"] = [
             {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t
             for i, t in enumerate(merged["tests"])
@@ -164,6 +164,19 @@ def parse(source: YamlSource) -> Manifest:
     manifest._source = source
     _check_tests(manifest)
     return manifest
+
+
+def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
+    """The test's keys over the defaults'. A test's own `expect` replaces the default checks, but a default
+    expect.timeout still applies to it unless it sets its own: how long to wait is a run-wide habit, not a check."""
+    if not isinstance(test, dict):
+        return test
+    merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
+    default_expect, own_expect = defaults.get("expect"), test.get("expect")
+    if isinstance(default_expect, dict) and "timeout" in default_expect and isinstance(own_expect, dict) \
+            and "timeout" not in own_expect:
+        merged["expect"] = {**own_expect, "timeout": default_expect["timeout"]}
+    return merged
 
 
 def _check_tests(manifest: Manifest) -> None:
@@ -177,6 +190,10 @@ def _check_tests(manifest: Manifest) -> None:
             if placeholder not in test.secrets:
                 raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
                                                          f"declare '{placeholder}'; add it under secrets.")
+        if test.expect.timeout > test.timeout:
+            raise manifest.error(("tests", i, "expect", "timeout"),
+                                 f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
+                                 "lower expect.timeout or raise timeout.")
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -25,10 +25,10 @@ ERRORS = [
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
      "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, secrets, skip, start, task, timeout."),
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, retries, secrets, skip, start, task, timeout."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
      "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, secrets, skip, start, task, timeout."),
+     "max_steps, max_tokens, output_schema, retries, secrets, skip, start, task, timeout."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
     ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,

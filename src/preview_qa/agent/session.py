@@ -35,10 +35,11 @@ if TYPE_CHECKING:
 
 
 class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
+    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py); on the run's
+    preview unless `origin` names another deployment (the baseline)."""
 
     def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
+                 recording: Recording | None = None, origin: str | None = None) -> Awaitable[AgentTrace]: ...
 
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
@@ -123,7 +124,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser))
+            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, deadline))
         finally:
             evidence.closing = True
             await asyncio.shield(_teardown(session, pw_browser, workdir))
@@ -281,15 +282,17 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None) -> None:
+                               pw_browser: Browser | None, deadline: float) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
         return
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+        wait = check_wait(run.spec, deadline - time.monotonic())
         try:
-            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                                                        wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
@@ -297,6 +300,12 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception):
         run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
+
+
+def check_wait(spec: TestSpec, left_s: float) -> float:
+    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
+    (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -334,8 +343,9 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
 
     async with async_playwright() as playwright:
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
-            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
+                          emit: Callable[[Event], None], recording: Recording | None = None,
+                          origin: str | None = None) -> AgentTrace:
+            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
                                            playwright=playwright, emit=emit, recording=recording))
 

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from preview_qa.events import (
+    BASELINE,
     AgentHistory,
+    AttemptFinished,
     Event,
     FinalScreenshot,
     Observed,
@@ -20,6 +22,7 @@ from preview_qa.events import (
     RunStarted,
     StepRecorded,
     TestFinished,
+    attempt_label,
 )
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
@@ -49,12 +52,14 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, StepRecorded):
             self._step(event)
         elif isinstance(event, Observed):
-            self._log(event.name, event.kind, event.error, event.at, event.detail)
+            self._log(self._dir(event.name, event.label), event.kind, event.error, event.at, event.detail)
         elif isinstance(event, FinalScreenshot):
-            self._in_background(_save_screenshot, self._dir(event.name) / "final.png", event.png)
+            self._in_background(_save_screenshot, self._dir(event.name, event.label) / "final.png", event.png)
         elif isinstance(event, AgentHistory):
-            write_atomic(self._dir(event.name) / "history.json", json.dumps(event.history, indent=1, default=str,
-                                                                             ensure_ascii=False))
+            write_atomic(self._dir(event.name, event.label) / "history.json",
+                         json.dumps(event.history, indent=1, default=str, ensure_ascii=False))
+        elif isinstance(event, AttemptFinished):
+            self._in_background(_animate, self._dir(event.name, event.label))
         elif isinstance(event, TestFinished):
             self._finished.append(event.result)
             # After the test's screenshots (same thread, in order): its animation, then results.json listing it.
@@ -63,7 +68,7 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, RunFinished):
             self.flush()
             for test in event.result.tests:  # later reporters (JUnit, HTML) read these paths
-                test.artifacts = self.artifacts_of(test.name)
+                self._attach_artifacts(test)
             self._write_results(event.result)
 
     def flush(self) -> None:
@@ -72,10 +77,23 @@ class ArtifactsReporter(Reporter):
             self._writer.shutdown(wait=True)
             self._writer = None
 
-    def artifacts_of(self, name: str) -> dict[str, str | list[str]]:
-        """What exists on disk for the test, as paths relative to the results folder."""
-        folder = self._dir(name, create=False)
-        rel = test_dir(name)
+    def _attach_artifacts(self, test: TestResult) -> None:
+        """Each run's evidence: the last attempt's is the test's own, the others' are beside their outcomes."""
+        test.artifacts = self.artifacts_of(test.name, self._final_label(test))
+        for number, attempt in enumerate(test.earlier_attempts, start=1):
+            attempt.artifacts = self.artifacts_of(test.name, attempt_label(number))
+        if test.baseline is not None:
+            test.baseline.artifacts = self.artifacts_of(test.name, BASELINE)
+
+    def _final_label(self, test: TestResult) -> str | None:
+        """Every attempt of a test that may be retried has its folder, also a first one that passed."""
+        label = attempt_label(test.attempts)
+        return label if self._dir(test.name, label, create=False).is_dir() else None
+
+    def artifacts_of(self, name: str, label: str | None = None) -> dict[str, str | list[str]]:
+        """What exists on disk for the test (or one labelled run of it), as paths relative to the results folder."""
+        folder = self._dir(name, label, create=False)
+        rel = f"{test_dir(name)}/{label}" if label else test_dir(name)
         found: dict[str, str | list[str]] = {}
         if not folder.is_dir():
             return found
@@ -89,17 +107,17 @@ class ArtifactsReporter(Reporter):
         return found
 
     def _step(self, event: StepRecorded) -> None:
+        folder = self._dir(event.name, event.label)
         if event.screenshot_png:
-            self._in_background(_save_screenshot, self._dir(event.name) / step_screenshot(event.number),
-                                event.screenshot_png)
-        self._log(event.name, "step", event.error is not None, event.at,
+            self._in_background(_save_screenshot, folder / step_screenshot(event.number), event.screenshot_png)
+        self._log(folder, "step", event.error is not None, event.at,
                   {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
                    "result_error": event.error})
 
-    def _log(self, name: str, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
+    def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
                 "error": error, **detail}
-        with (self._dir(name) / "events.jsonl").open("a", encoding="utf-8") as f:
+        with (folder / "events.jsonl").open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
     def _in_background(self, job: Callable[..., None], *args: Any) -> None:
@@ -108,20 +126,14 @@ class ArtifactsReporter(Reporter):
         self._writer.submit(_logged, job, *args)
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
-        folder = self._dir(name, create=False)
-        frames = _step_screenshots(folder)
-        if (folder / "final.png").exists():
-            frames.append(folder / "final.png")
-        gif = animation([f.read_bytes() for f in frames])
-        if gif is not None:
-            write_atomic(folder / "run.gif", gif)
+        _animate(self._dir(name, create=False))  # a labelled run's is made when it ends (AttemptFinished)
         if self._run is not None:
             for test in finished:
-                test.artifacts = self.artifacts_of(test.name)
+                self._attach_artifacts(test)
             self._write_results(self._run.model_copy(update={"tests": finished}))
 
-    def _dir(self, name: str, create: bool = True) -> Path:
-        folder = self.out / test_dir(name)
+    def _dir(self, name: str, label: str | None = None, create: bool = True) -> Path:
+        folder = self.out / test_dir(name) / (label or "")
         if create:
             folder.mkdir(parents=True, exist_ok=True)
         return folder
@@ -137,6 +149,16 @@ def _step_screenshots(folder: Path) -> list[Path]:
     """The step screenshots in step order (step-100 after step-99)."""
     found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
     return [p for _, p in sorted(found)]
+
+
+def _animate(folder: Path) -> None:
+    """run.gif of the folder's step screenshots and final page (none for fewer than two)."""
+    frames = _step_screenshots(folder)
+    if (folder / "final.png").exists():
+        frames.append(folder / "final.png")
+    gif = animation([f.read_bytes() for f in frames])
+    if gif is not None:
+        write_atomic(folder / "run.gif", gif)
 
 
 def _save_screenshot(path: Path, png: bytes) -> None:
@@ -162,7 +184,8 @@ def results_document(run: RunResult) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         **doc,
         "status": run.status.value,
-        "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests)},
+        "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests), "flaky": len(run.flaky),
+                                                              "regressions": len(run.regressions)},
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],
     }

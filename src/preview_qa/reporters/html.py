@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import REPORT, safe_name, step_screenshot, test_dir, write_atomic
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from preview_qa.text import clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
@@ -49,6 +49,12 @@ class TestView:
     errors_left_off: int = 0
     agent_report: str = ""  # JSON text; the template escapes it like any other text
 
+    @property
+    def other_runs(self) -> list[tuple[str, OtherRun]]:
+        """The earlier attempts and the baseline run, each named for a reader."""
+        runs = [(f"attempt {n} of {self.result.attempts}", o) for n, o in enumerate(self.result.earlier_attempts, 1)]
+        return runs + ([("on the baseline", self.result.baseline)] if self.result.baseline else [])
+
 
 class HtmlReporter(Reporter):
     """Writes report.html when the run ends, from the results and each test's events.jsonl: the same files a reviewer
@@ -70,11 +76,13 @@ class HtmlReporter(Reporter):
         view = TestView(result=test, anchor=safe_name(test.name),
                         agent_report=json.dumps(test.agent_verdict, indent=1, ensure_ascii=False) if test.agent_verdict else "")
         shots = test.artifacts.get("screenshots", [])
+        events = test.artifacts.get("events")
+        folder = events.rsplit("/", 1)[0] if isinstance(events, str) else test_dir(test.name)  # the last attempt's
         for line in _events(self.out, test):
             kind = line.get("type")
             if kind == "step":
                 number = int(line.get("number") or 0)
-                path = f"{test_dir(test.name)}/{step_screenshot(number)}"
+                path = f"{folder}/{step_screenshot(number)}"
                 view.steps.append(StepView(
                     number=number, goal=clip(str(line.get("goal") or ""), TEXT_LIMIT), url=str(line.get("url") or ""),
                     actions=[_action(a) for a in line.get("actions") or [] if isinstance(a, dict)],
