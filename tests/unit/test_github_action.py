@@ -20,8 +20,9 @@ from tests.conftest import clean_env
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
           "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image", "cache",
-          "shard", "max-tokens", "max-cost-usd"}
-OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "results-path", "junit-path", "artifact-url"}
+          "shard", "max-tokens", "max-cost-usd", "retries", "baseline-url"}
+OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
+           "artifact-url"}
 
 
 def tool(name: str) -> str:
@@ -146,6 +147,9 @@ def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path
     assert f"{workspace}:{workspace}" in args and f"{temp}:{temp}" in args and args[args.index("--workdir") + 1] == str(workspace)
     forwarded = {args[i + 1] for i, a in enumerate(args) if a == "--env"}
     assert {"INPUT_BASE-URL", "INPUT_API-KEY", "GITHUB_OUTPUT", "DEMO_PASSWORD", "OTHER_SECRET"} <= forwarded
+    run_step = next(s for s in yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+                    if s.get("id") == "run")
+    assert {name for name in run_step["env"] if name.startswith("INPUT_")} <= forwarded  # every input reaches the CLI
     assert not any("=" in name or "$" in name for name in forwarded)
     assert final["base_url"] == hostile and not any(p.name == "pwned" for p in tmp_path.rglob("*"))
 
