@@ -247,6 +247,15 @@ def test_expect_timeout_in_defaults_applies_to_tests_with_their_own_checks() -> 
     assert manifest.loads("version: 1\ntests:\n  - {name: a, task: t}\n").tests[0].expect.timeout == 5
 
 
+def test_the_tests_own_timeout_bounds_how_long_the_checks_wait() -> None:
+    from preview_qa.agent.session import check_wait
+
+    spec = TestSpec(name="t", task="t", timeout=60, expect={"timeout": 8})
+    assert check_wait(spec, left_s=50) == 8
+    assert check_wait(spec, left_s=13) == 3  # the final screenshot and the description of each check keep 10 s
+    assert check_wait(spec, left_s=4) == 0  # no time left: each check looks once
+
+
 def test_the_baseline_keeps_its_own_traces_and_expect_timeout_does_not_change_a_key(tmp_path: Path) -> None:
     m = manifest.loads("version: 1\ntests:\n  - {name: a, task: t, expect: {text: Hi}}\n")
     cache = TraceCache(tmp_path, m, "openai", None)

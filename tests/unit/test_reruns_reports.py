@@ -105,6 +105,7 @@ def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() ->
     assert "| ✅ | flaky one · _flaky: passed on attempt 2_ |" in text
     assert "| ❌ | regressed · _2 attempts_ · _regression: passed on the baseline_ |" in text
     assert "old failure · _failed on the baseline too_" in text
+    assert "Attempt 1 of 2: errored: first try broke" in text and "On the baseline: passed: fine there" in text
     assert "fine |" in text and "fine · _" not in text
 
 

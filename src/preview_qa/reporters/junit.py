@@ -149,6 +149,10 @@ def details(test: TestResult) -> str:
                      f"{ev.failed_requests} failed request(s).")
     if test.agent_verdict:
         lines.append(f"Agent's own verdict: {test.agent_verdict}")
+    lines += [f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}"
+              for n, a in enumerate(test.earlier_attempts, start=1)]
+    if test.baseline is not None:
+        lines.append(f"On the baseline: {test.baseline.status.value}: {test.baseline.reason}")
     return "\n".join(lines)
 
 
