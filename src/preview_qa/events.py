@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from preview_qa.results import RunResult, TestResult
+
+ObservedKind = Literal[
+    "console_error", "page_error", "failed_request", "navigation_blocked", "browser_disconnected",  # the browser
+    "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
+    "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
+]
 
 PREVIEW = "preview"
 BASELINE = "baseline"  # the label of a test's run on the baseline deployment (--baseline-url)
@@ -63,7 +69,7 @@ class Observed(Evidence):
     """Anything else worth a line in the test's event log: browser errors, LLM faults, checks, verdicts."""
 
     name: str
-    kind: str  # console_error | page_error | failed_request | llm_error | output_error | expectation | ...
+    kind: ObservedKind
     error: bool
     detail: dict[str, Any]
 

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from preview_qa.agent.trace import AgentTrace, LLMFault
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status, Verdict
 from preview_qa.text import one_line
+from preview_qa.trace import AgentReport, AgentTrace, LLMFault
 
 REASON_LIMIT = 500
-
-
-class AgentReport(BaseModel):
-    """What the agent must return through its structured done action."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["pass", "fail"]
-    reason: str = Field(min_length=1)
-    data: dict[str, Any] | None = None
 
 
 def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:

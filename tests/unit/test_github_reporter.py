@@ -43,9 +43,9 @@ def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunR
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
     """One step: masks, the console's output of the run (hostile text included), then our own commands."""
     stream = io.StringIO()
-    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream)
+    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream, secret_values=secrets)
     console = ConsoleReporter(stream=stream, width=200)
-    reporter.start(secrets)
+    reporter.start()
     for test in run.tests:
         console.handle(TestFinished(result=test))
     for r in (console, reporter):

@@ -25,10 +25,10 @@ ERRORS = [
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
      "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, retries, secrets, skip, start, task, timeout."),
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
      "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, retries, secrets, skip, start, task, timeout."),
+     "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
     ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
@@ -39,7 +39,7 @@ ERRORS = [
      "qa.yml:3: invalid YAML: found character '\\t' that cannot start any token "
      "(YAML does not allow tabs for indentation; use spaces)."),
     ("wrong type", f"version: 1\ntests:\n{OK_TEST}    max_steps: lots\n",
-     "qa.yml:5: tests[0].max_steps: input should be a valid integer, unable to parse string as an integer (got 'lots')."),
+     "qa.yml:5: tests[0].max_steps: input should be a valid integer (got 'lots')."),
     ("out of range", f"version: 1\ntests:\n{OK_TEST}    max_steps: 0\n",
      "qa.yml:5: tests[0].max_steps: input should be greater than or equal to 1 (got 0)."),
     ("unsupported version", "version: 2\ntests:\n" + OK_TEST,
@@ -58,6 +58,30 @@ ERRORS = [
     ("output schema invalid", f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: 3}}\n",
      "qa.yml:5: tests[0].output_schema: not a valid JSON Schema: 3 is not valid under any of the given schemas "
      "(got {'type': 3})."),
+    ("a tag with a space", f"version: 1\ntests:\n{OK_TEST}    tags: [smoke, 'check out']\n",
+     "qa.yml:5: tests[0].tags: tag 'check out' must be letters, digits and _ . : / - (no spaces or commas) "
+     "(got ['smoke', 'check out'])."),
+    ("paths outside the repository", f"version: 1\ntests:\n{OK_TEST}    paths: ['src/**', '../shared/*.py']\n",
+     "qa.yml:5: tests[0].paths: '../shared/*.py' points outside the repository ('..'); paths are relative to the "
+     "repository root (got ['src/**', '../shared/*.py'])."),
+    ("an invalid glob", f"version: 1\ntests:\n{OK_TEST}    paths: ['src/[z-a].py']\n",
+     "qa.yml:5: tests[0].paths: 'src/[z-a].py' is not a valid gitignore-style glob (bad character range z-a) "
+     "(got ['src/[z-a].py'])."),
+    ("a glob that matches nothing", f"version: 1\ntests:\n{OK_TEST}    paths: ['# src']\n",
+     "qa.yml:5: tests[0].paths: '# src' matches nothing (blank, a '#' comment or a lone '/'); write a glob such as "
+     "src/** (got ['# src'])."),
+    ("a negation first", f"version: 1\ntests:\n{OK_TEST}    paths: ['!docs/**']\n",
+     "qa.yml:5: tests[0].paths: '!docs/**' excludes files but nothing before it includes any; put a pattern such as "
+     "src/** first (got ['!docs/**'])."),
+    ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
+     "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
+     "max_steps, max_tokens, name, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
+    ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
+     "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version."),
+    ("version true", "version: true\ntests:\n" + OK_TEST,
+     "qa.yml:1: version: unsupported manifest version; use 'version: 1' (got True)."),
+    ("a quoted number", f"version: 1\ntests:\n{OK_TEST}    timeout: '30'\n",
+     "qa.yml:5: tests[0].timeout: input should be a valid number (got '30')."),
     ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
     ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
     ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),

@@ -55,7 +55,7 @@ def test_failed_and_errored_tests_come_first_then_manifest_order(tmp_path: Path)
 def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
     test = _test(HOSTILE, Status.FAILED, reason=f"agent: {HOSTILE}", causes=[HOSTILE],
                  expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
-                 agent_verdict={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
+                 agent_report={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
     events = [
         StepRecorded(name=HOSTILE, number=1, goal=HOSTILE, actions=[{"input": {"text": HOSTILE}}], url=HOSTILE,
                      error=HOSTILE, screenshot_png=b"not a png"),

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from preview_qa import cli, manifest
-from preview_qa.agent.trace import AgentTrace, DoneReport, LLMFault, Recording
 from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
+from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
@@ -245,6 +245,8 @@ def test_expect_timeout_in_defaults_applies_to_tests_with_their_own_checks() -> 
         """), "qa.yml")
     assert [(t.retries, t.expect.timeout, t.expect.url) for t in m.tests] == [(2, 9, "/home"), (2, 9, None), (0, 2, None)]
     assert manifest.loads("version: 1\ntests:\n  - {name: a, task: t}\n").tests[0].expect.timeout == 5
+    short = manifest.loads("version: 1\ntests:\n  - {name: a, task: t, timeout: 2}\n").tests[0]
+    assert (short.timeout, short.expect.timeout) == (2, 5)  # the default wait is no error: the test's timeout bounds it
 
 
 def test_the_tests_own_timeout_bounds_how_long_the_checks_wait() -> None:

@@ -21,6 +21,7 @@ from preview_qa.events import (
 )
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
+from preview_qa.reporters.files import test_dir as folder_of
 from preview_qa.reporters.github import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
@@ -134,12 +135,15 @@ def test_console_marks_flaky_tests_and_regressions_and_names_failed_attempts() -
 
 
 def test_report_html_marks_tests_and_lists_their_other_runs(tmp_path: Path) -> None:
+    first = f"{folder_of('flaky one')}/attempt-1/final.png"  # the report links what is on disk
+    (tmp_path / first).parent.mkdir(parents=True)
+    (tmp_path / first).write_bytes(png())
     HtmlReporter(tmp_path).handle(RunFinished(result=RUN))
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert '<span class="mark">flaky: passed on attempt 2</span>' in html
     assert "regression: passed on the baseline" in html and "1 regression(s)" in html and "2 flaky test(s)" in html
     assert "attempt 1 of 3" in html and "on the baseline" in html and "broken there too" in html
-    assert '<a href="tests/x/attempt-1/final.png">final page</a>' in html
+    assert f'<a href="{first}">final page</a>' in html
     assert HOSTILE not in html and "&lt;b&gt;x&lt;/b&gt;" in html
 
 

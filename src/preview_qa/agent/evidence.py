@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.trace import LLMFault
-from preview_qa.events import Observed
+from preview_qa.events import Observed, ObservedKind
 from preview_qa.preview import origin_of
 from preview_qa.results import EvidenceSummary
 from preview_qa.text import clip
+from preview_qa.trace import LLMFault
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent
@@ -120,5 +120,5 @@ class EvidenceRecorder:
     def _same_origin(self, url: str) -> bool:
         return origin_of(url) == self.origin
 
-    def _record(self, kind: str, detail: dict[str, Any]) -> None:
+    def _record(self, kind: ObservedKind, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))

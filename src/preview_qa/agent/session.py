@@ -8,9 +8,9 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
 from browser_use.browser.events import BrowserErrorEvent
@@ -22,24 +22,16 @@ from pydantic import BaseModel, Field, create_model
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.text import error_line
+from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page, Playwright
 
-
-
-class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py); on the run's
-    preview unless `origin` names another deployment (the baseline)."""
-
-    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None, origin: str | None = None) -> Awaitable[AgentTrace]: ...
 
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
@@ -184,14 +176,13 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
 
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
-    """The pydantic model the agent's structured done action must fill: status, reason and, if asked, data."""
-    fields: dict[str, Any] = {
-        "status": (Literal["pass", "fail"], Field(description="pass if the app behaves as the test says, else fail")),
-        "reason": (str, Field(description="one sentence: the concrete evidence for the status")),
-    }
+    """The model the agent's structured done action must fill: AgentReport's status and reason and, only when the
+    test asks for data, `data` typed by its output_schema."""
+    fields: dict[str, Any] = {name: (f.annotation, f) for name, f in AgentReport.model_fields.items() if name != "data"}
     if output_schema is not None:
-        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description="the extracted data"))
-    return create_model("TestReport", **fields)
+        data = AgentReport.model_fields["data"]
+        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description=data.description))
+    return create_model("TestReport", __config__=AgentReport.model_config, **fields)
 
 
 def llm_timeout(test_timeout: float) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -12,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from preview_qa.events import (
-    BASELINE,
     AgentHistory,
     AttemptFinished,
     Event,
@@ -22,15 +20,22 @@ from preview_qa.events import (
     RunStarted,
     StepRecorded,
     TestFinished,
-    attempt_label,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import (
+    RESULTS,
+    step_screenshot,
+    step_screenshots,
+    test_dir,
+    with_artifacts,
+    with_test_artifacts,
+    write_atomic,
+)
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a test's agent_verdict is called agent_report
 
 
 class ArtifactsReporter(Reporter):
@@ -66,45 +71,17 @@ class ArtifactsReporter(Reporter):
             snapshot = [t.model_copy(deep=True) for t in self._finished]
             self._in_background(self._finish_test, event.result.name, snapshot)
         elif isinstance(event, RunFinished):
-            self.flush()
-            for test in event.result.tests:  # later reporters (JUnit, HTML) read these paths
-                self._attach_artifacts(test)
-            self._write_results(event.result)
+            self.flush()  # the reporters after this one list the files on disk (files.artifacts_of)
+            self._write_results(with_artifacts(self.out, event.result))
+
+    def finish(self) -> None:
+        self.flush()
 
     def flush(self) -> None:
         """Wait until every queued image is on disk."""
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
-
-    def _attach_artifacts(self, test: TestResult) -> None:
-        """Each run's evidence: the last attempt's is the test's own, the others' are beside their outcomes."""
-        test.artifacts = self.artifacts_of(test.name, self._final_label(test))
-        for number, attempt in enumerate(test.earlier_attempts, start=1):
-            attempt.artifacts = self.artifacts_of(test.name, attempt_label(number))
-        if test.baseline is not None:
-            test.baseline.artifacts = self.artifacts_of(test.name, BASELINE)
-
-    def _final_label(self, test: TestResult) -> str | None:
-        """Every attempt of a test that may be retried has its folder, also a first one that passed."""
-        label = attempt_label(test.attempts)
-        return label if self._dir(test.name, label, create=False).is_dir() else None
-
-    def artifacts_of(self, name: str, label: str | None = None) -> dict[str, str | list[str]]:
-        """What exists on disk for the test (or one labelled run of it), as paths relative to the results folder."""
-        folder = self._dir(name, label, create=False)
-        rel = f"{test_dir(name)}/{label}" if label else test_dir(name)
-        found: dict[str, str | list[str]] = {}
-        if not folder.is_dir():
-            return found
-        steps = _step_screenshots(folder)
-        if steps:
-            found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
-        for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
-                              ("history", "history.json"), ("animation", "run.gif")):
-            if (folder / filename).exists():
-                found[key] = f"{rel}/{filename}"
-        return found
 
     def _step(self, event: StepRecorded) -> None:
         folder = self._dir(event.name, event.label)
@@ -128,9 +105,8 @@ class ArtifactsReporter(Reporter):
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
         _animate(self._dir(name, create=False))  # a labelled run's is made when it ends (AttemptFinished)
         if self._run is not None:
-            for test in finished:
-                self._attach_artifacts(test)
-            self._write_results(self._run.model_copy(update={"tests": finished}))
+            tests = [with_test_artifacts(self.out, test) for test in finished]
+            self._write_results(self._run.model_copy(update={"tests": tests}))
 
     def _dir(self, name: str, label: str | None = None, create: bool = True) -> Path:
         folder = self.out / test_dir(name) / (label or "")
@@ -142,18 +118,9 @@ class ArtifactsReporter(Reporter):
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
 
 
-_STEP_FILE = re.compile(r"step-(\d+)\.png")
-
-
-def _step_screenshots(folder: Path) -> list[Path]:
-    """The step screenshots in step order (step-100 after step-99)."""
-    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
-    return [p for _, p in sorted(found)]
-
-
 def _animate(folder: Path) -> None:
     """run.gif of the folder's step screenshots and final page (none for fewer than two)."""
-    frames = _step_screenshots(folder)
+    frames = step_screenshots(folder)
     if (folder / "final.png").exists():
         frames.append(folder / "final.png")
     gif = animation([f.read_bytes() for f in frames])

@@ -9,6 +9,9 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
+from preview_qa.events import BASELINE, attempt_label
+from preview_qa.results import RunResult, TestResult
+
 RESULTS = "results.json"
 JUNIT = "junit.xml"
 REPORT = "report.html"
@@ -32,6 +35,51 @@ def test_dir(name: str) -> str:
 def step_screenshot(number: int) -> str:
     """The file name of the screenshot taken after agent step `number`."""
     return f"step-{number:02d}.png"
+
+
+_STEP_FILE = re.compile(r"step-(\d+)\.png")
+
+
+def step_screenshots(folder: Path) -> list[Path]:
+    """The step screenshots in step order (step-100 after step-99)."""
+    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def artifacts_of(out: Path, name: str, label: str | None = None) -> dict[str, str | list[str]]:
+    """What exists on disk for the test (or one labelled run of it: an attempt, the baseline), as paths relative to
+    the results folder: a function of (out, name, label) alone, so every reporter finds the same files without
+    another one telling it."""
+    rel = f"{test_dir(name)}/{label}" if label else test_dir(name)
+    folder = out / rel
+    found: dict[str, str | list[str]] = {}
+    if not folder.is_dir():
+        return found
+    steps = step_screenshots(folder)
+    if steps:
+        found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
+    for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
+                          ("history", "history.json"), ("animation", "run.gif")):
+        if (folder / filename).exists():
+            found[key] = f"{rel}/{filename}"
+    return found
+
+
+def with_artifacts(out: Path, run: RunResult) -> RunResult:
+    """A copy of the run whose tests list their files under `out`; the event's own result is left as it is."""
+    return run.model_copy(update={"tests": [with_test_artifacts(out, t) for t in run.tests]})
+
+
+def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
+    """A copy of the test with each of its runs' files: the last attempt's are the test's own (every attempt of a
+    test that may be retried has a folder, also a first one that passed), the others' are beside their outcomes."""
+    last = attempt_label(test.attempts)
+    own = artifacts_of(out, test.name, last) if (out / test_dir(test.name) / last).is_dir() else artifacts_of(out, test.name)
+    earlier = [a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
+               for n, a in enumerate(test.earlier_attempts, start=1)]
+    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, BASELINE)}) \
+        if test.baseline is not None else None
+    return test.model_copy(update={"artifacts": own, "earlier_attempts": earlier, "baseline": baseline})
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

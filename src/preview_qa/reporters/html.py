@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import REPORT, safe_name, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import REPORT, safe_name, step_screenshot, test_dir, with_artifacts, write_atomic
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from preview_qa.text import clip
 
@@ -65,7 +65,7 @@ class HtmlReporter(Reporter):
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
-            write_atomic(self.out / REPORT, self.render(event.result))
+            write_atomic(self.out / REPORT, self.render(with_artifacts(self.out, event.result)))
 
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
@@ -74,7 +74,7 @@ class HtmlReporter(Reporter):
 
     def _view(self, test: TestResult) -> TestView:
         view = TestView(result=test, anchor=safe_name(test.name),
-                        agent_report=json.dumps(test.agent_verdict, indent=1, ensure_ascii=False) if test.agent_verdict else "")
+                        agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "")
         shots = test.artifacts.get("screenshots", [])
         events = test.artifacts.get("events")
         folder = events.rsplit("/", 1)[0] if isinstance(events, str) else test_dir(test.name)  # the last attempt's
