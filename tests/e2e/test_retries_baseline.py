@@ -16,7 +16,8 @@ from junitparser.xunit2 import JUnitXml as SurefireXml
 from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
 
-pytestmark = pytest.mark.e2e
+# One run of six tests, some run two or three times: more than pytest's usual 300 s on a busy 2-core machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 PASS = {"done": {"status": "pass", "reason": "Looks right."}}
@@ -35,7 +36,7 @@ tests:
   - name: new checkout regressed
     start: /new-checkout
     task: "[look] Check the card form is ready."
-    retries: 2
+    retries: 1
     expect: {{text: ["Card form ready"]}}
   - name: free shipping broken everywhere
     start: /product
@@ -45,6 +46,7 @@ tests:
     task: "[order] Place the order and check it is confirmed."
     expect: {{timeout: 5, text: ["Order confirmed"]}}
   - name: confirmation slower than its wait
+    tags: [in-vain]
     start: /order?ms=9000
     task: "[order] Place the order and check it is confirmed."
     expect: {{text: ["Order confirmed"]}}
@@ -72,7 +74,7 @@ def production() -> Iterator[DemoSite]:
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite, production: DemoSite) -> Iterator[CliRun]:
     with scripted_run(tmp_path_factory.mktemp("reruns"), site, manifest(uuid.uuid4().hex), SCENARIOS,
-                      "--baseline-url", production.url, "--fail-on", "regressions",
+                      "--baseline-url", production.url, "--fail-on", "regressions", "--skip-tag", "in-vain",
                       "--concurrency", "3") as run:
         yield run
 
@@ -97,12 +99,12 @@ def test_junit_records_the_flaky_and_the_rerun_attempts_as_surefire_does(full_ru
     assert flaky.is_passed and [f.message for f in flaky.flaky_failures()] and not flaky.is_rerun
     assert "Something went wrong" in flaky.flaky_failures()[0].stack_trace
     regressed = cases["new checkout regressed"]
-    assert regressed.result[0]._tag == "failure" and len(regressed.rerun_failures()) == 2 and not regressed.is_flaky
+    assert regressed.result[0]._tag == "failure" and len(regressed.rerun_failures()) == 1 and not regressed.is_flaky
 
 
 def test_a_page_broken_on_the_preview_but_fine_on_the_baseline_is_a_regression(full_run: CliRun) -> None:
     t = full_run.test("new checkout regressed")
-    assert (t["status"], t["attempts"], t["regression"]) == ("failed", 3, True), t
+    assert (t["status"], t["attempts"], t["regression"]) == ("failed", 2, True), t
     assert t["baseline"]["status"] == "passed"
     assert (full_run.out / t["baseline"]["artifacts"]["final_screenshot"]).is_file()
     assert "/baseline/" in t["baseline"]["artifacts"]["final_screenshot"]
@@ -130,14 +132,6 @@ def test_a_confirmation_that_appears_after_2_5_s_passes(full_run: CliRun) -> Non
     assert t["expectations"][0] | {"ok": True, "waited_s": 5} == t["expectations"][0]
 
 
-def test_a_check_that_waits_in_vain_says_what_it_saw_when_the_wait_ended(full_run: CliRun) -> None:
-    t = full_run.test("confirmation slower than its wait")
-    assert t["status"] == "failed"
-    assert t["reason"].startswith("expectation text failed: expected visible text 'Order confirmed', found it is not "
-                                  "visible; the page shows ")
-    assert "Processing…" in t["reason"] and t["reason"].endswith("after waiting 1 s")  # the default's timeout
-
-
 def test_not_text_that_disappears_after_1_s_passes(full_run: CliRun) -> None:
     t = full_run.test("saving notice goes away after 1 s")
     assert t["status"] == "passed", t
@@ -146,10 +140,17 @@ def test_not_text_that_disappears_after_1_s_passes(full_run: CliRun) -> None:
 
 def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSite, production: DemoSite) -> None:
     with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere",
-                      "--baseline-url", production.url, "--fail-on", "regressions") as run:
+                      "--only", "confirmation slower than its wait", "--baseline-url", production.url,
+                      "--fail-on", "regressions") as run:
         assert run.exit_code == 0, run.stderr
         t = run.test("free shipping broken everywhere")
         assert (t["status"], t["regression"], t["baseline"]["status"]) == ("failed", False, "failed")
+        # A check that waits in vain says what it saw when the wait ended (the defaults' expect.timeout: 1 s).
+        t = run.test("confirmation slower than its wait")
+        assert (t["status"], t["regression"]) == ("failed", False)
+        assert t["reason"].startswith("expectation text failed: expected visible text 'Order confirmed', found it is "
+                                      "not visible; the page shows ")
+        assert "Processing…" in t["reason"] and t["reason"].endswith("after waiting 1 s")
 
 
 def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(
