@@ -36,10 +36,10 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
     from preview_qa.agent.llm import make_llm
     from preview_qa.cache import CacheReporter, TraceCache
 
-    secrets = manifest_mod.resolve_secrets(spec, env)
-    llm = providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env)
+    # before any reporter starts: what is missing is the user's to fix, not a run to report
+    secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
+                             config.chromium)
     select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
-    _chromium(config)  # before any reporter starts: a missing browser is the user's to fix, not a run to report
     secret_values = [config.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
@@ -50,18 +50,32 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
-        _quiet_logs(verbose, Redactor.of_tests(secrets))
-        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None))
+        redactor = Redactor.of_tests(secrets)  # one for events and logs: a saved login's cookie values join it mid-run
+        _quiet_logs(verbose, redactor)
+        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+                                             redactor))
 
     return with_reporters(reporters, run)
+
+
+def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str, model: str | None,
+              api_key: str | None, llm_base_url: str | None,
+              chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
+    """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
+    (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
+    secrets = manifest_mod.resolve_secrets(spec, env)
+    llm = providers.resolve(provider, model, api_key, llm_base_url, env)
+    _chromium(chromium)
+    return secrets, llm
 
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
     from preview_qa import merge as merging
 
-    result = merging.merge_runs([merging.load_run(folder) for folder in folders])
-    merging.copy_artifacts(folders, out)
+    shards = [(folder, merging.load_run(folder)) for folder in folders]
+    result = merging.merge_runs([run for _, run in shards])
+    merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
         merging.replay(result, publish)
@@ -113,21 +127,21 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Recordings | None = None) -> RunResult:
+                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
-    browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers)
+    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers)
     async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+        return await Runner(manifest, config, secrets, agent, publish, recordings, redactor).run()
 
 
-def _chromium(config: RunConfig) -> str:
-    if config.chromium is None:
+def _chromium(chromium: str | None) -> str:
+    if chromium is None:
         raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    return config.chromium
+    return chromium
 
 
 def _run_cancellable(coro: Any) -> RunResult:

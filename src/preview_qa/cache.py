@@ -34,6 +34,8 @@ class TraceCache:
         The baseline's traces get keys of their own: the preview's and the baseline's pages may differ."""
         test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
                                                      "secrets"}, exclude={"expect": {"timeout"}})
+        if spec.use_state is not None:  # a trace recorded signed in needs the same start; other keys stay as they were
+            test["use_state"] = spec.use_state
         where = {} if target == PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
         blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()

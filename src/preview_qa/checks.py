@@ -9,6 +9,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest import Expectations
+from preview_qa.nearest import found_instead_of_text, found_title, found_url, where_text_is
 from preview_qa.results import ExpectationOutcome
 from preview_qa.text import clip
 
@@ -37,27 +38,26 @@ async def check_page(expect: Expectations, page: Page, wait_s: float | None = No
 
 async def _url(page: Page, url: str, wait: float) -> ExpectationOutcome:
     ok = await _holds(_assert_that(page).to_have_url(re.compile(re.escape(url)), timeout=_ms(wait)))
-    return ExpectationOutcome(check="url", expected=f"URL containing {url!r}", found=page.url, ok=ok)
+    return ExpectationOutcome(check="url", expected=f"URL containing {url!r}",
+                              found=page.url if ok else await found_url(page), ok=ok)
 
 
 async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
     ok = await _holds(_assert_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=_ms(wait)))
-    title = await page.title()
-    return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=repr(clip(title, SHOWN)),
-                              ok=ok)
+    found = repr(clip(await page.title(), SHOWN)) if ok else await found_title(page)
+    return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok)
 
 
 async def _text(page: Page, text: str, wait: float) -> ExpectationOutcome:
     visible = await _holds(_assert_that(_visible(page, text)).not_to_have_count(0, timeout=_ms(wait)))
-    body = "" if visible else await _visible_body_text(page)
-    found = "it is visible" if visible else f"it is not visible; the page shows {clip(body, SHOWN)!r}"
+    found = "it is visible" if visible else await found_instead_of_text(page, text)
     return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible)
 
 
 async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
     gone = await _holds(_assert_that(_visible(page, text)).to_have_count(0, timeout=_ms(wait)))
     return ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
-                              found="it is not visible" if gone else "it is visible", ok=gone)
+                              found="it is not visible" if gone else await where_text_is(page, text), ok=gone)
 
 
 def _assert_that(target: Any) -> Any:
@@ -84,13 +84,6 @@ async def _holds(assertion: Awaitable[None]) -> bool:
 def _ms(seconds: float) -> float:
     """Playwright's timeout in ms; it reads 0 as "wait forever", while 1 ms still checks once."""
     return max(1.0, seconds * 1000)
-
-
-async def _visible_body_text(page: Page) -> str:
-    try:
-        return " ".join((await page.locator("body").inner_text(timeout=2000)).split())
-    except Exception:
-        return ""
 
 
 def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[ExpectationOutcome]:

@@ -14,7 +14,7 @@ import click
 from preview_qa import app
 from preview_qa import manifest as manifest_mod
 from preview_qa.changes import ChangedFilesError
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency
+from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
 from preview_qa.merge import MergeError
 from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
@@ -88,17 +88,38 @@ def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
 
 
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM provider options, which `run` uses and `validate` checks."""
+    options = [
+        click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
+                     show_default=True, type=click.Choice(PROVIDERS)),
+        click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
+        click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--secret-env", is_flag=True,
               help="Print only the environment variables the tests' secrets are read from, one per line.")
-def validate(manifest: Path, secret_env: bool) -> None:
-    """Check a manifest without running anything."""
+@click.option("--offline", is_flag=True,
+              help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).")
+@llm_options
+def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
+             llm_base_url: str | None) -> None:
+    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
     spec = manifest_mod.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
+    if not offline:
+        app.preflight(spec, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+    checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
+    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
 
 
 @main.command()
@@ -118,7 +139,7 @@ def init(directory: Path, force: bool) -> None:
         path.write_text(text, encoding="utf-8")
         click.echo(f"wrote {path}")
     click.echo("Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
-               "previews, and write your own tests in qa.yml (`preview-qa validate` checks it).")
+               "previews, and write your own tests in qa.yml (`preview-qa validate --offline` checks it).")
 
 
 @main.command()
@@ -213,11 +234,7 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--base-url", required=True, envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
               help="The preview deployment to test, e.g. https://pr-42.preview.example.com")
-@click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"), show_default=True,
-              type=click.Choice(PROVIDERS))
-@click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset).")
-@click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable).")
-@click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint.")
+@llm_options
 @click.option("--wait-timeout", type=click.FloatRange(0), default=0, envvar=_env("INPUT_WAIT-TIMEOUT"),
               help="Seconds to wait for the preview to answer before the first test.")
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,

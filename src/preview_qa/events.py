@@ -12,6 +12,8 @@ ObservedKind = Literal[
     "console_error", "page_error", "failed_request", "navigation_blocked", "browser_disconnected",  # the browser
     "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
     "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
+    "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
+    "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
 ]
 
 PREVIEW = "preview"
@@ -59,9 +61,11 @@ class StepRecorded(Evidence):
     number: int
     goal: str
     actions: list[dict[str, Any]]  # secrets already redacted
-    url: str
+    url: str  # where the step led, once the page settled
     error: str | None
     screenshot_png: bytes | None
+    elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
+    form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
 
 
 @dataclass(frozen=True)

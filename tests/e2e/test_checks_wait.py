@@ -57,10 +57,15 @@ def test_not_text_waits_for_a_notice_to_go_away(site: DemoSite) -> None:
 
 
 def test_a_wait_that_ends_in_vain_reports_the_page_as_it_was_then(site: DemoSite) -> None:
-    [outcome], took = checked(site, "/order?ms=60000", lambda page: click(page, "Place order"),
-                              Expectations(text=["Order confirmed"], timeout=1.5))
-    assert not outcome.ok and outcome.waited_s == 1.5
-    assert outcome.found.startswith("it is not visible; the page shows ") and "Processing…" in outcome.found
+    async def pending_later(page: Any) -> None:
+        await click(page, "Place order")
+        await page.evaluate("setTimeout(() => { document.title = 'Payment pending - Acme'; }, 500)")
+
+    [title, text], took = checked(site, "/order?ms=60000", pending_later,
+                                  Expectations(title="Confirmed", text=["Order confirmed"], timeout=1.5))
+    assert not title.ok and not text.ok and title.waited_s == text.waited_s == 1.5
+    assert title.found.startswith("'Payment pending - Acme' (on http://")  # not the title it had when the wait began
+    assert text.found != "it is visible"
     assert 1.5 <= took < 5
 
 

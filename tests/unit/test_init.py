@@ -27,7 +27,7 @@ def test_init_writes_a_manifest_and_a_workflow_that_pass_validate_the_schema_and
     assert manifest.startswith(MODELINE + "\n")
     assert "expect:" in manifest and "<secret>password</secret>" in manifest and "tags:" in manifest
 
-    validated = run_preview_qa(["validate"], cwd=tmp_path, timeout=60)
+    validated = run_preview_qa(["validate", "--offline"], cwd=tmp_path, timeout=60)
     assert (validated.returncode, validated.stdout) == (0, "qa.yml: 2 test(s), valid.\n")
     secret_env = run_preview_qa(["validate", "--secret-env"], cwd=tmp_path, timeout=60)
     assert secret_env.stdout.split() == ["QA_PASSWORD"]

@@ -25,10 +25,11 @@ ERRORS = [
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
      "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, "
+     "timeout, use_state."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
      "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
+     "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, use_state."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
     ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
@@ -75,7 +76,8 @@ ERRORS = [
      "src/** first (got ['!docs/**'])."),
     ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
      "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, name, output_schema, paths, retries, secrets, skip, start, tags, task, timeout."),
+     "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, "
+     "use_state."),
     ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
      "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version."),
     ("version true", "version: true\ntests:\n" + OK_TEST,
@@ -218,9 +220,30 @@ def test_cli_manifest_error_exits_2(tmp_path: Path, site: DemoSite) -> None:
 def test_cli_validate(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_text(f"version: 1\ntests:\n{OK_TEST}", encoding="utf-8")
-    ok = run_preview_qa(["validate", str(path)], timeout=60)
+    ok = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
     assert (ok.returncode, ok.stdout) == (0, f"{path}: 1 test(s), valid.\n")
     path.write_text("version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n", encoding="utf-8")
-    bad = run_preview_qa(["validate", str(path)], timeout=60)
+    bad = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
     assert (bad.returncode, bad.stderr) == (2, f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' "
                                                "(first given on line 4); keep one.\n")
+
+
+SECRET_TEST = ("version: 1\ntests:\n  - name: login\n    task: Log in with <secret>pw</secret>\n"
+               "    secrets: {pw: QA_PASSWORD}\n")
+
+
+def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Path) -> None:
+    path = tmp_path / "qa.yml"
+    path.write_text(SECRET_TEST, encoding="utf-8")
+    unset = run_preview_qa(["validate", str(path)], env=clean_env(OPENAI_API_KEY="k"), timeout=60)
+    assert (unset.returncode, unset.stdout) == (2, "")
+    assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
+                            "set; export it (or pass it as a workflow secret).\n")
+    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw"), timeout=60)
+    assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
+                                                     "ANTHROPIC_API_KEY or pass --api-key.\n")
+    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw", OPENAI_API_KEY="k"), timeout=60)
+    assert (ready.returncode, ready.stdout) == (0, f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are "
+                                                   "there.\n")
+    offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)
+    assert (offline.returncode, offline.stdout) == (0, f"{path}: 1 test(s), valid.\n")

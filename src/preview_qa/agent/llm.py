@@ -58,6 +58,7 @@ class RecordingLLM:
 
     inner: BaseChatModel
     on_fault: Callable[[LLMFault], None] | None = None
+    on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
     _verified_api_keys: bool = True
@@ -85,7 +86,7 @@ class RecordingLLM:
         self.calls += 1
         purpose = "judge" if output_format is JudgementResult else "agent"
         try:
-            return await self.inner.ainvoke(messages, output_format, **kwargs)
+            response = await self.inner.ainvoke(messages, output_format, **kwargs)
         except ModelProviderError as e:
             self._record(classify(e, purpose))
             raise
@@ -96,6 +97,9 @@ class RecordingLLM:
             # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=NO_ANSWER))
             raise
+        if self.on_answer is not None:
+            self.on_answer(response.completion)
+        return response
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)

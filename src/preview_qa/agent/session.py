@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use import Agent, BrowserProfile, BrowserSession
 from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
@@ -22,9 +22,12 @@ from pydantic import BaseModel, Field, create_model
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
+from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
@@ -75,6 +78,8 @@ class TestRun:
     playwright: Playwright
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
@@ -86,7 +91,8 @@ async def run_agent(run: TestRun) -> AgentTrace:
     session = BrowserSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+    steps = StepWatcher(shoot=lambda: _screenshot(session))
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:
@@ -94,17 +100,24 @@ async def run_agent(run: TestRun) -> AgentTrace:
             await session.start()
             pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
             evidence.attach(pw_browser)
+            steps.attach(pw_browser)
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
-            agent = _agent(run, session, recorder, workdir)
+            if run.start_state is not None:
+                await load_state(pw_browser.contexts[0], run.start_state, run.allowed_hosts)
+            agent = _agent(run, session, recorder, workdir, steps)
             if run.recording is None:
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
-                                on_step_end=_step_hook(run, trace))
+                                on_step_end=_step_hook(run, trace, steps, pw_browser))
             else:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
+            if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
+                run.keep_state(await read_state(pw_browser.contexts[0]))
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+    except StateError as e:
+        trace.infrastructure_error = str(e)
     except Exception as e:
         trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
     finally:
@@ -153,7 +166,7 @@ def _profile(run: TestRun, workdir: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str) -> Agent:
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
@@ -161,7 +174,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=Tools(exclude_actions=["search"]),
+        tools=WatchedTools(steps, exclude_actions=["search"]),
+        register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
         initial_actions=[{"navigate": {"url": run.start_url}}],
@@ -202,20 +216,25 @@ def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
+def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, pw_browser: Browser) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
-        actions = [a.model_dump(exclude_none=True) for a in output.action] if output else []
         errors = [r.error for r in (item.result if item else []) if r.error]
+        facts = steps.facts(agent)
         session = agent.browser_session
-        url = ""
-        with contextlib.suppress(Exception):
-            url = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+        page = await _agent_page(session, pw_browser)
+        await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
+        url = page.url if page is not None else ""
         png = await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
-                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png))
+                              actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
+                              screenshot_png=png, form_screenshot_png=facts.form_png))
+        for dropped in facts.dropped:
+            run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
+                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                                      "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over
@@ -335,9 +354,12 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     async with async_playwright() as playwright:
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
                           emit: Callable[[Event], None], recording: Recording | None = None,
+                          start_state: BrowserState | None = None,
+                          keep_state: Callable[[BrowserState], None] | None = None,
                           origin: str | None = None) -> AgentTrace:
             return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit, recording=recording))
+                                           playwright=playwright, emit=emit, recording=recording,
+                                           start_state=start_state, keep_state=keep_state))
 
         yield run_one

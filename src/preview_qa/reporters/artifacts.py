@@ -23,7 +23,9 @@ from preview_qa.events import (
 )
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import (
+    EVENTS,
     RESULTS,
+    form_screenshot,
     step_screenshot,
     step_screenshots,
     test_dir,
@@ -85,16 +87,18 @@ class ArtifactsReporter(Reporter):
 
     def _step(self, event: StepRecorded) -> None:
         folder = self._dir(event.name, event.label)
-        if event.screenshot_png:
-            self._in_background(_save_screenshot, folder / step_screenshot(event.number), event.screenshot_png)
+        for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
+                              (event.screenshot_png, step_screenshot(event.number))):
+            if png:
+                self._in_background(_save_screenshot, folder / filename, png)
         self._log(folder, "step", event.error is not None, event.at,
-                  {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
-                   "result_error": event.error})
+                  {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
+                   "url": event.url, "result_error": event.error})
 
     def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
                 "error": error, **detail}
-        with (folder / "events.jsonl").open("a", encoding="utf-8") as f:
+        with (folder / EVENTS).open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
     def _in_background(self, job: Callable[..., None], *args: Any) -> None:
@@ -120,7 +124,7 @@ class ArtifactsReporter(Reporter):
 
 def _animate(folder: Path) -> None:
     """run.gif of the folder's step screenshots and final page (none for fewer than two)."""
-    frames = step_screenshots(folder)
+    frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
     if (folder / "final.png").exists():
         frames.append(folder / "final.png")
     gif = animation([f.read_bytes() for f in frames])

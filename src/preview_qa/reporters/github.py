@@ -7,7 +7,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,6 +16,7 @@ from preview_qa.github_api import GitHubApi, GitHubError, read_event
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
 from preview_qa.reporters.junit import details
+from preview_qa.reporters.steps import read_events, step_lines, steps_of
 from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.text import one_line
 
@@ -113,10 +114,11 @@ class GitHubReporter(Reporter):
         for line in annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT))
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
+        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
-        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT)
+        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT, steps)
         write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
         if self.comment:
             self._comment(marker, body)
@@ -214,8 +216,10 @@ def outputs(run: RunResult, out: Path) -> str:
     return text
 
 
-def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
-    """The table of tests and the failures' details, cut (with a note) before `limit` UTF-8 bytes."""
+def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int,
+                    steps: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The table of tests and the failures' details (with each failure's steps, if given), cut (with a note) before
+    `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
@@ -226,7 +230,7 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
     rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s "
             f"| {t.steps} |" for t in run.tests]
-    failures = [_detail(t, relative) for t in run.tests if not t.status.is_green]
+    failures = [_detail(t, relative, (steps or {}).get(t.name, ())) for t in run.tests if not t.status.is_green]
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
@@ -272,9 +276,11 @@ def _groups(run: RunResult) -> str:
     return text
 
 
-def _detail(test: TestResult, relative: Any) -> str:
-    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story in a code block."""
+def _detail(test: TestResult, relative: Any, steps: Sequence[str]) -> str:
+    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story and the steps (each
+    action naming its element) in a code block."""
     where = html_text(f"{relative(test.file)}:{test.line}")
     final = f"Final URL: {md_cell(test.final_url)}\n" if test.final_url else ""
+    story = details(test) + ("\n\nSteps:\n" + "\n".join(steps) if steps else "")
     return (f"\n<details><summary>{EMOJI[test.status]} <b>{html_text(test.name)}</b> ({where})</summary>\n\n"
-            f"{final}\n{code_block(details(test))}\n\n</details>\n")
+            f"{final}\n{code_block(story)}\n\n</details>\n")
