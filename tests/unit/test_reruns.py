@@ -164,6 +164,29 @@ def test_an_unreachable_baseline_leaves_the_preview_results_and_says_why(monkeyp
     assert len(calls) == 1 and outcome.tests[0].status is Status.FAILED and outcome.tests[0].baseline is None
 
 
+def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its login is the preview's: run signed out on the baseline it would fail there and wrongly excuse itself."""
+    from preview_qa.saved_state import BrowserState
+
+    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    origins: list[str | None] = []
+
+    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None,
+                    **kw: Any) -> AgentTrace:
+        origins.append(origin)
+        if keep_state is not None:
+            keep_state(BrowserState({"cookies": [{"name": "sid", "value": "s3ss10n", "domain": "preview.test"}]}))
+        return AgentTrace(done=PASS if spec.name == "login" else FAIL)
+
+    tests = [TestSpec(name="login", task="log in", save_state="login", line=1),
+             TestSpec(name="orders", task="see orders", use_state="login", line=2)]
+    outcome, _ = run(tests, agent, baseline_url="http://prod.test")
+    orders = outcome.tests[1]
+    assert orders.status is Status.FAILED and orders.baseline is not None and orders.regression is False
+    assert orders.baseline.status is Status.ERRORED and "saved state 'login'" in orders.baseline.reason
+    assert orders.blocks_on_regressions and origins == [None, None]  # no browser was opened on the baseline
+
+
 async def _reachable(*args: Any) -> None:
     return None
 
