@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preview_qa import manifest as manifest_mod
 from preview_qa import providers
@@ -20,7 +20,9 @@ from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
 from preview_qa.selection import select
-from preview_qa.trace import Recording
+
+if TYPE_CHECKING:
+    from preview_qa.runner import Recordings
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
 
@@ -46,7 +48,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url)] if cache else [])]
+                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
@@ -128,8 +130,7 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None,
-                       redactor: Redactor | None = None) -> RunResult:
+                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test; `redactor` knows every
     secret of the run (the tests' own, the API key, the headers' values, a saved login's cookies once read) for the
     LLM, the pixels, stderr and the reporters."""

@@ -134,7 +134,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, mask))
+            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, mask, deadline))
         finally:
             evidence.closing = True
             await asyncio.shield(_teardown(session, pw_browser, workdir))
@@ -298,15 +298,17 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None, mask: masking.Mask) -> None:
+                               pw_browser: Browser | None, mask: masking.Mask, deadline: float) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
         return
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+        wait = check_wait(run.spec, deadline - time.monotonic())
         try:
-            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                                                        wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
@@ -315,6 +317,12 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
     with contextlib.suppress(Exception):
         run.emit(FinalScreenshot(name=run.spec.name,
                                  png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
+
+
+def check_wait(spec: TestSpec, left_s: float) -> float:
+    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
+    (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -354,8 +362,9 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
                           emit: Callable[[Event], None], recording: Recording | None = None,
                           start_state: BrowserState | None = None,
-                          keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
-            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
+                          keep_state: Callable[[BrowserState], None] | None = None,
+                          origin: str | None = None) -> AgentTrace:
+            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
                                            playwright=playwright, emit=emit, redactor=redactor,
                                            recording=recording, start_state=start_state, keep_state=keep_state))
