@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,11 +13,12 @@ import click
 
 from preview_qa import manifest as manifest_mod
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, RunConfig, default_concurrency
+from preview_qa.lifecycle import exit_with, run_bounded
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
 class UsageError(click.ClickException):
@@ -144,7 +143,7 @@ def run(manifest: Path, base_url: str, provider: str, model: str | None, api_key
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
                        fail_on=fail_on, comment=comment,
                        **_speed_config(**speed))
-    sys.exit(execute(spec, config, verbose))
+    exit_with(lambda: execute(spec, config, verbose))
 
 
 @main.command()
@@ -154,7 +153,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     from preview_qa.demo.runner import run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    sys.exit(run_demo(out, concurrency, list(only), not headful, verbose))
+    exit_with(lambda: run_demo(out, concurrency, list(only), not headful, verbose))
 
 
 @main.command()
@@ -224,7 +223,7 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> in
         return make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
 
     try:
-        result = _run_cancellable(run_manifest(spec, config, secrets, llm_factory, dispatch, cache.load if cache else None))
+        result = run_bounded(run_manifest(spec, config, secrets, llm_factory, dispatch, cache.load if cache else None))
     finally:
         if github is not None:
             github.finish()
@@ -248,23 +247,6 @@ def exit_code(result: RunResult, fail_on: str = "failed") -> int:
     if fail_on == "never":
         return EXIT_OK
     return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
-
-
-def _run_cancellable(coro: Any) -> RunResult:
-    """Run until done; SIGTERM or SIGINT (how CI cancels a job) cancels the run, which still returns its results."""
-    async def main_task() -> RunResult:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        try:
-            return await coro
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-
-    return asyncio.run(main_task())
 
 
 def _load(path: Path) -> manifest_mod.Manifest:

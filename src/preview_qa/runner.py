@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.browser import START_BUDGET_S
 from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
 from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
@@ -132,7 +133,7 @@ class Runner:
             return await asyncio.wait_for(
                 self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
                             self.publish, recording=recording),
-                spec.timeout + TEARDOWN_GRACE_S)
+                START_BUDGET_S + spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
             return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
@@ -195,5 +196,12 @@ async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str,
     if config.chromium is None:
         raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+    done: list[RunResult] = []
+    try:
+        async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
+            done.append(await Runner(manifest, config, secrets, agent, publish, recordings).run())
+    except asyncio.CancelledError:
+        if not done:
+            raise
+        # Cancelled while the browsers were being shut down: every result is already out, and final.
+    return done[0]

@@ -1,0 +1,150 @@
+"""Starting and ending Chromium: each browser's processes are found by its profile folder and killed at the end, and a
+browser that does not come up is killed and started once more."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import psutil
+
+from preview_qa.text import error_line
+
+if TYPE_CHECKING:
+    from browser_use import BrowserSession
+    from playwright.async_api import Browser, Playwright
+
+START_TRIES = 2
+START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
+CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (Playwright's connection, browser-use's session) at most
+GONE_WAIT_S = 3.0  # for killed processes to leave the process table
+CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
+START_BUDGET_S = START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a browser start can take, failing
+PROFILE_FLAG = "--user-data-dir="
+
+
+class BrowserStartError(Exception):
+    """The browser did not come up in any of its tries; the message is the test's reason."""
+
+
+class BrowserProcesses:
+    """Every process of the browsers whose profile folder lies under `root`, wherever it was re-parented, and each
+    process those started: Chromium passes its profile folder to all its helper processes."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+
+    def find(self) -> list[psutil.Process]:
+        children: dict[int, list[psutil.Process]] = {}
+        found: list[psutil.Process] = []
+        for proc in psutil.process_iter(["ppid", "cmdline"]):
+            children.setdefault(proc.info["ppid"] or 0, []).append(proc)
+            if any(self._ours(arg) for arg in proc.info["cmdline"] or ()):
+                found.append(proc)
+        seen, queue = {p.pid for p in found}, list(found)
+        while queue:  # descendants too: a browser (or a wrapper standing in for one) may start helpers without the flag
+            for child in children.get(queue.pop().pid, []):
+                if child.pid not in seen:
+                    seen.add(child.pid)
+                    found.append(child)
+                    queue.append(child)
+        return found
+
+    def _ours(self, arg: str) -> bool:
+        if not arg.startswith(PROFILE_FLAG):
+            return False
+        path = os.path.abspath(arg[len(PROFILE_FLAG):])
+        return path == self.root or path.startswith(self.root + os.sep)
+
+    def kill(self) -> list[psutil.Process]:
+        """SIGKILL every process now, without awaiting anything: a second cancellation cannot stop it half-way."""
+        procs = self.find()
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        return procs
+
+    async def end(self, wait_s: float = GONE_WAIT_S) -> list[int]:
+        """Kill every process and wait until they are gone; the PIDs still running after `wait_s` (normally none)."""
+        procs = self.kill()
+        deadline = time.monotonic() + wait_s
+        while True:
+            alive = [p for p in procs if _running(p)]
+            if not alive or time.monotonic() >= deadline:
+                return [p.pid for p in alive]
+            await asyncio.sleep(0.05)
+
+
+def _running(proc: psutil.Process) -> bool:
+    """Still on the process table and not merely a zombie waiting for its parent to collect it."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@dataclass
+class StartedBrowser:
+    """One started Chromium: browser-use's session and Playwright's connection, both to the same browser."""
+
+    session: BrowserSession
+    playwright_browser: Browser
+
+
+async def start_browser(new_session: Callable[[str], BrowserSession], playwright: Playwright, workdir: str,
+                        on_failed_try: Callable[[int, str], None]) -> StartedBrowser:
+    """Start a browser with a fresh profile folder under `workdir`; one that does not come up within
+    START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
+    reasons: list[str] = []
+    for attempt in range(1, START_TRIES + 1):
+        profile = os.path.join(workdir, f"profile-{attempt}")
+        session = new_session(profile)
+        started: StartedBrowser | None = None
+        clock = time.monotonic()
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                await session.start()
+                assert session.cdp_url is not None
+                started = StartedBrowser(session, await playwright.chromium.connect_over_cdp(session.cdp_url))
+            return started
+        except Exception as e:  # TimeoutError included: ours, browser-use's or Playwright's
+            processes = BrowserProcesses(profile)
+            reason = _start_failure(e, time.monotonic() - clock, bool(processes.find()))
+            reasons.append(reason)
+            on_failed_try(attempt, reason)
+        finally:
+            if started is None:  # also when cancelled half-way: nothing of this try may outlive it
+                await close_browser(session, None, BrowserProcesses(profile))
+    raise BrowserStartError(f"the browser did not start: {'; '.join(dict.fromkeys(reasons))} ({START_TRIES} tries)")
+
+
+def _start_failure(error: Exception, seconds: float, running: bool) -> str:
+    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
+        return f"no answer on its debugging port within {seconds:.0f} s"
+    if not running:
+        return f"it exited at start ({type(error).__name__}: {error_line(error, 160)})"
+    return f"{type(error).__name__}: {error_line(error, 200)}"
+
+
+async def close_browser(session: BrowserSession | None, playwright_browser: Browser | None,
+                        processes: BrowserProcesses) -> list[int]:
+    """End one browser in bounded time; returns the PIDs that would not die (normally none).
+
+    Its processes are killed first, before anything is awaited: a caller being cancelled cannot skip that, and
+    browser-use's own kill would wait seconds for a polite exit we do not need (the profile is thrown away).
+    The connections are closed afterwards only to release what they hold in this process."""
+    processes.kill()
+    if playwright_browser is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
+    if session is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
+        with contextlib.suppress(Exception):  # its event bus, if kill() did not get as far as stopping it
+            await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
+    return await processes.end()
