@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -15,7 +16,7 @@ from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
-LEFTOVER_GRACE_S = 3.0  # for tasks a library left running to finish cancelling, before they are abandoned
+LEFTOVER_GRACE_S = 1.0  # for leftover tasks to finish cancelling (a well-behaved one needs a few ms) before abandoning
 EXIT_GRACE_S = 5.0  # for the interpreter's own shutdown (it joins every thread a library left running)
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how CI cancels a job (GitHub: SIGINT, then SIGTERM, then SIGKILL)
 
@@ -139,6 +140,10 @@ def _code_of(error: BaseException) -> int:
 
 
 def _exit_soon(code: int, within_s: float) -> None:
+    # The interpreter's last full garbage collection walks every object browser-use and pydantic made: seconds on a
+    # busy runner, for memory the OS takes back anyway. Frozen objects are left out of it (atexit still runs).
+    gc.freeze()
+
     def hard_exit() -> None:
         alive = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         log.info("the interpreter did not exit within %g s (threads still running: %s); exiting with %d",

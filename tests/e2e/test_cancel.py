@@ -18,6 +18,7 @@ from junitparser import JUnitXml
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
+from tests.e2e.processes import left_behind, run_env, running_with, start_cli
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
 
 pytestmark = pytest.mark.e2e
@@ -125,3 +126,53 @@ def test_cancel_mid_run(sig: signal.Signals, tmp_path: Path, site: DemoSite) -> 
     assert (suite.tests, suite.errors) == (3, 2)
     assert "cancelled" in stdout
     no_orphans_left(profiles)
+
+
+# When to cancel, and with which signals: (what to wait for, signals in order with the pause before each).
+MOMENTS = {
+    "while the first browser starts": ("chromium", [(0.0, signal.SIGTERM)]),
+    "as the first test finishes": ("[quick]", [(0.0, signal.SIGTERM)]),
+    "mid-step": ("[slow]", [(0.0, signal.SIGTERM)]),
+    "like GitHub: SIGINT, then SIGTERM": ("[slow]", [(0.0, signal.SIGINT), (1.0, signal.SIGTERM)]),
+    "twice at once during a browser start": ("chromium", [(0.0, signal.SIGTERM), (0.0, signal.SIGTERM)]),
+}
+ENDS_WITHIN_S = 45  # generous for a loaded 2-core machine; before the fix a run could hang forever after its results
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
+def test_every_cancel_ends_with_130_its_results_and_no_browser(moment: str, tmp_path: Path, browser_tmp: Path,
+                                                              site: DemoSite) -> None:
+    wait_for_what, signals = MOMENTS[moment]
+    tmp = browser_tmp
+    with ScriptedLLM(SCENARIOS) as llm:
+        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=run_env(tmp))
+
+        def reached() -> bool:
+            assert proc.poll() is None, proc.communicate()
+            if wait_for_what == "chromium":
+                return bool(running_with(str(tmp)) and any("chrom" in p for p in running_with(str(tmp))))
+            return any(wait_for_what in json.dumps(body) for body in list(llm.requests))
+
+        wait_for(reached, 180, f"the run to reach {moment!r}")
+        clock = None
+        for pause, sig in signals:
+            time.sleep(pause)
+            proc.send_signal(sig)
+            clock = clock or time.monotonic()
+        try:
+            stdout, stderr = proc.communicate(timeout=ENDS_WITHIN_S + 60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert clock is not None
+    ended_after = time.monotonic() - clock
+    assert proc.returncode == 130, (moment, stderr[-3000:])
+    assert ended_after < ENDS_WITHIN_S, (moment, ended_after)
+    print(f"{moment}: ended {ended_after:.1f} s after the first signal")
+    assert "Traceback" not in stderr
+    assert "cancelled" in stdout
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert results["notice"] == "cancelled"
+    assert [t["name"] for t in results["tests"]] == ["finishes first", "still running", "never started"]
+    assert results["tests"][-1]["status"] == "errored"
+    assert left_behind(tmp) == []

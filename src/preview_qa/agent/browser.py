@@ -126,8 +126,8 @@ async def start_browser(new_session: Callable[[str], BrowserSession], playwright
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
         return f"no answer on its debugging port within {seconds:.0f} s"
-    if not running:
-        return f"it exited at start ({type(error).__name__}: {error_line(error, 160)})"
+    if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
+        return "it exited before opening its debugging port"
     return f"{type(error).__name__}: {error_line(error, 200)}"
 
 
@@ -135,10 +135,9 @@ async def close_browser(session: BrowserSession | None, playwright_browser: Brow
                         processes: BrowserProcesses) -> list[int]:
     """End one browser in bounded time; returns the PIDs that would not die (normally none).
 
-    Its processes are killed first, before anything is awaited: a caller being cancelled cannot skip that, and
-    browser-use's own kill would wait seconds for a polite exit we do not need (the profile is thrown away).
-    The connections are closed afterwards only to release what they hold in this process."""
-    processes.kill()
+    Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,
+    which costs seconds), each step bounded; then every process is killed, whatever the polite steps achieved.
+    If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
     if playwright_browser is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
