@@ -38,8 +38,10 @@ class BrowserProcesses:
 
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
+        self._seen: dict[int, psutil.Process] = {}  # a helper outlives its parent re-parented, no longer findable
 
     def find(self) -> list[psutil.Process]:
+        """The processes running now, remembered for `kill`."""
         children: dict[int, list[psutil.Process]] = {}
         found: list[psutil.Process] = []
         for proc in psutil.process_iter(["ppid", "cmdline"]):
@@ -53,6 +55,7 @@ class BrowserProcesses:
                     seen.add(child.pid)
                     found.append(child)
                     queue.append(child)
+        self._seen.update((p.pid, p) for p in found)
         return found
 
     def _ours(self, arg: str) -> bool:
@@ -62,8 +65,10 @@ class BrowserProcesses:
         return path == self.root or path.startswith(self.root + os.sep)
 
     def kill(self) -> list[psutil.Process]:
-        """SIGKILL every process now, without awaiting anything: a second cancellation cannot stop it half-way."""
-        procs = self.find()
+        """SIGKILL every process running now or found before, without awaiting anything (psutil refuses to signal a
+        PID that was reused by another process since)."""
+        self.find()
+        procs = list(self._seen.values())
         for proc in procs:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
@@ -103,6 +108,7 @@ async def start_browser(new_session: Callable[[str], BrowserSession], playwright
     reasons: list[str] = []
     for attempt in range(1, START_TRIES + 1):
         profile = os.path.join(workdir, f"profile-{attempt}")
+        processes = BrowserProcesses(profile)
         session = new_session(profile)
         started: StartedBrowser | None = None
         clock = time.monotonic()
@@ -113,13 +119,12 @@ async def start_browser(new_session: Callable[[str], BrowserSession], playwright
                 started = StartedBrowser(session, await playwright.chromium.connect_over_cdp(session.cdp_url))
             return started
         except Exception as e:  # TimeoutError included: ours, browser-use's or Playwright's
-            processes = BrowserProcesses(profile)
             reason = _start_failure(e, time.monotonic() - clock, bool(processes.find()))
             reasons.append(reason)
             on_failed_try(attempt, reason)
         finally:
             if started is None:  # also when cancelled half-way: nothing of this try may outlive it
-                await close_browser(session, None, BrowserProcesses(profile))
+                await close_browser(session, None, processes)
     raise BrowserStartError(f"the browser did not start: {'; '.join(dict.fromkeys(reasons))} ({START_TRIES} tries)")
 
 
@@ -138,6 +143,7 @@ async def close_browser(session: BrowserSession | None, playwright_browser: Brow
     Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,
     which costs seconds), each step bounded; then every process is killed, whatever the polite steps achieved.
     If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
+    processes.find()  # before browser-use ends the browser: its helpers are found through it
     if playwright_browser is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
