@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import gc
 import logging
@@ -118,9 +119,9 @@ def _describe(task: asyncio.Task[Any]) -> str:
 
 
 def exit_with(run: Callable[[], int], within_s: float = EXIT_GRACE_S) -> NoReturn:
-    """`sys.exit(run())`, and the process ends within `within_s` after that with the same code, even when a
-    thread a library left running would make the interpreter's shutdown wait forever. An exception from `run`
-    propagates (click or Python reports it) under the same bound."""
+    """`sys.exit(run())`, and once the interpreter shuts down it ends within `within_s` with the same code, even when
+    a thread a library left running would make it wait forever. An exception from `run` propagates (click or Python
+    reports it) under the same bound. Called in-process (click's CliRunner), it leaves the host process alone."""
     try:
         code = run()
     except BaseException as e:
@@ -141,10 +142,12 @@ def _code_of(error: BaseException) -> int:
 
 def _exit_soon(code: int, within_s: float) -> None:
     # The interpreter's last full garbage collection walks every object browser-use and pydantic made: seconds on a
-    # busy runner, for memory the OS takes back anyway. Frozen objects are left out of it (atexit still runs).
-    gc.freeze()
+    # busy runner, for memory the OS takes back anyway. Objects frozen at exit are left out of it.
+    atexit.register(gc.freeze)
 
     def hard_exit() -> None:
+        if threading.main_thread().is_alive():  # no shutdown under way: the host process (a test) goes on
+            return
         alive = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         log.info("the interpreter did not exit within %g s (threads still running: %s); exiting with %d",
                  within_s, ", ".join(alive) or "none", code)
@@ -154,5 +157,5 @@ def _exit_soon(code: int, within_s: float) -> None:
         os._exit(code)
 
     timer = threading.Timer(within_s, hard_exit)
-    timer.daemon = True  # the interpreter does not wait for it; it only fires if the shutdown hangs
+    timer.daemon = True  # the interpreter does not wait for it; it only acts if the shutdown hangs
     timer.start()

@@ -58,6 +58,7 @@ def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifes
 
 def test_a_test_whose_agent_ignores_its_timeout_is_stopped_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_mod, "TEARDOWN_GRACE_S", 0.2)
+    monkeypatch.setattr(runner_mod, "START_BUDGET_S", 0)
 
     async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
         if spec.name == "stuck":

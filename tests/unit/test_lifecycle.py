@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from bubus import BaseEvent, EventBus
 
-from preview_qa.lifecycle import SIGNALS, run_bounded
+from preview_qa.lifecycle import SIGNALS, exit_with, run_bounded
 
 
 class Ping(BaseEvent):
@@ -100,3 +100,10 @@ def test_an_exception_keeps_its_traceback_and_exit_code_under_the_same_bound() -
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert "ZeroDivisionError" in proc.stderr
+
+
+def test_called_in_process_it_leaves_the_host_process_alone() -> None:
+    with pytest.raises(SystemExit) as exited:
+        exit_with(lambda: 7, within_s=0.2)  # as click's CliRunner runs a command inside a test
+    assert exited.value.code == 7
+    time.sleep(0.6)  # past the bound: this process (pytest) is still here
