@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,10 +21,13 @@ if TYPE_CHECKING:
 
 START_TRIES = 2
 START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
+# Starting Chromium takes seconds of CPU: started all at once on 2 cores, 8 browsers each needed over 30 s (load 15).
+START_AT_ONCE = max(2, os.cpu_count() or 2)
+SLOT_WAIT_S = 120.0  # at most, for a turn to start; past it the browser starts anyway
 CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (Playwright's connection, browser-use's session) at most
 GONE_WAIT_S = 3.0  # for killed processes to leave the process table
 CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
-START_BUDGET_S = START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a browser start can take, failing
+START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
 PROFILE_FLAG = "--user-data-dir="
 
 
@@ -101,10 +104,28 @@ class StartedBrowser:
     playwright_browser: Browser
 
 
-async def start_browser(new_session: Callable[[str], BrowserSession], playwright: Playwright, workdir: str,
-                        on_failed_try: Callable[[int, str], None]) -> StartedBrowser:
-    """Start a browser with a fresh profile folder under `workdir`; one that does not come up within
-    START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
+def start_gate() -> asyncio.Semaphore:
+    """One per run: how many browsers start at the same time."""
+    return asyncio.Semaphore(START_AT_ONCE)
+
+
+@contextlib.asynccontextmanager
+async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
+    try:
+        await asyncio.wait_for(gate.acquire(), SLOT_WAIT_S)
+    except TimeoutError:  # a bound on waiting, not a failure: start without a turn
+        yield
+        return
+    try:
+        yield
+    finally:
+        gate.release()
+
+
+async def start_browser(new_session: Callable[[str], BrowserSession], playwright: Playwright, gate: asyncio.Semaphore,
+                        workdir: str, on_failed_try: Callable[[int, str], None]) -> StartedBrowser:
+    """Start a browser with a fresh profile folder under `workdir`, in its turn at `gate`; one that does not come up
+    within START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
     reasons: list[str] = []
     for attempt in range(1, START_TRIES + 1):
         profile = os.path.join(workdir, f"profile-{attempt}")
@@ -113,7 +134,8 @@ async def start_browser(new_session: Callable[[str], BrowserSession], playwright
         started: StartedBrowser | None = None
         clock = time.monotonic()
         try:
-            async with asyncio.timeout(START_TIMEOUT_S):
+            async with _turn(gate), asyncio.timeout(START_TIMEOUT_S):
+                clock = time.monotonic()  # from its turn on
                 await session.start()
                 assert session.cdp_url is not None
                 started = StartedBrowser(session, await playwright.chromium.connect_over_cdp(session.cdp_url))
@@ -130,7 +152,7 @@ async def start_browser(new_session: Callable[[str], BrowserSession], playwright
 
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
-        return f"no answer on its debugging port within {seconds:.0f} s"
+        return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
     if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
         return "it exited before opening its debugging port"
     return f"{type(error).__name__}: {error_line(error, 200)}"

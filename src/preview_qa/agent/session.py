@@ -25,6 +25,7 @@ from preview_qa.agent.browser import (
     StartedBrowser,
     close_browser,
     start_browser,
+    start_gate,
 )
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
@@ -88,6 +89,7 @@ class TestRun:
     browser: BrowserSetup
     playwright: Playwright
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
+    start_gate: asyncio.Semaphore  # the run's: how many browsers start at once
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     recording: Recording | None = None  # replay this instead of running the agent
 
@@ -105,7 +107,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     limit: asyncio.Timeout | None = None
     try:
         browser = await start_browser(lambda profile: _session(run, workdir, profile, evidence), run.playwright,
-                                      workdir, _failed_start_try(run))
+                                      run.start_gate, workdir, _failed_start_try(run))
         session, pw_browser = browser.session, browser.playwright_browser
         evidence.attach(pw_browser)
         async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
@@ -377,13 +379,13 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     """Each call runs one test in its own fresh browser. When the run ends, however it ends, no browser it started
     is left running: every profile lies under one folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
-    driver = _Driver()
+    driver, gate = _Driver(), start_gate()
 
     async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
                       emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
         return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin, allowed_hosts=hosts,
                                        secrets=secrets, make_llm=make_llm, browser=browser,
-                                       playwright=await driver.get(), workroot=workroot, emit=emit,
+                                       playwright=await driver.get(), workroot=workroot, start_gate=gate, emit=emit,
                                        recording=recording))
 
     try:
