@@ -4,7 +4,7 @@
     python bench/soak.py --tests 8 --concurrency 8 --runs 3   # the stress case: many browsers start at once
 
 Each run is `preview-qa run` as a user runs it, in a subprocess with its own TMPDIR, against the fixture shop and the
-scripted LLM. A run that has not exited --hang-after seconds after its results.json was written counts as a hang
+scripted LLM. A run that has not exited --hang-after seconds after its last result (report.html) counts as a hang
 (and is killed). "Browsers left" counts every process still running with a profile under that TMPDIR after exit.
 """
 
@@ -46,12 +46,12 @@ def soak(tests: int, concurrency: int, hang_after: float, site: DemoSite, llm: S
     folder = Path(tempfile.mkdtemp(prefix="pq-soak-", dir="/tmp"))  # short: Chromium puts a socket below TMPDIR
     tmp = folder / "t"
     tmp.mkdir()
-    results = folder / "out" / "results.json"
+    results, report = folder / "out" / "results.json", folder / "out" / "report.html"  # report.html: written last
     clock = time.monotonic()
     proc = start_cli(folder, short_tests(tests), site, llm.url, "--concurrency", str(concurrency), env=run_env(tmp))
     written_at: float | None = None
     while proc.poll() is None:
-        if written_at is None and results.exists():
+        if written_at is None and report.exists():
             written_at = time.monotonic()
         if written_at is not None and time.monotonic() - written_at > hang_after:
             break
