@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -40,6 +41,7 @@ class Soak:
     browsers_left: int
     statuses: dict[str, int]
     retried_starts: int
+    reasons: dict[str, int]  # of the tests that did not pass, with digits blanked so that alike ones count together
 
 
 def soak(tests: int, concurrency: int, hang_after: float, site: DemoSite, llm: ScriptedLLM) -> Soak:
@@ -66,14 +68,21 @@ def soak(tests: int, concurrency: int, hang_after: float, site: DemoSite, llm: S
     time.sleep(2)  # the kernel may take a moment to reap
     left = len([p for p in running_with(str(tmp)) if "chrom" in p])
     statuses: dict[str, int] = {}
+    reasons: dict[str, int] = {}
     retried = 0
     if results.exists():
         for test in json.loads(results.read_text(encoding="utf-8"))["tests"]:
             statuses[test["status"]] = statuses.get(test["status"], 0) + 1
+            if test["status"] != "passed":
+                reason = re.sub(r"\d+", "N", test["reason"])[:160]
+                reasons[reason] = reasons.get(reason, 0) + 1
             events = folder / "out" / test.get("artifacts", {}).get("events", "-")
             retried += events.is_file() and "browser_start_failed" in events.read_text(encoding="utf-8")
-    shutil.rmtree(folder, ignore_errors=True)
-    return Soak(seconds, None if hung else proc.returncode, hung, left, statuses, retried)
+    if hung or reasons:
+        print(f"kept {folder} (a hang or a test that did not pass)")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+    return Soak(seconds, None if hung else proc.returncode, hung, left, statuses, retried, reasons)
 
 
 def main() -> None:
@@ -91,6 +100,8 @@ def main() -> None:
             print(f"run {n}: {s.seconds:.0f} s wall, exit {s.exit_code}, hang {'YES' if s.hung else 'no'}, "
                   f"browsers left {s.browsers_left}, tests {s.statuses}, tests with a retried browser start "
                   f"{s.retried_starts}, load average now {psutil.getloadavg()[0]:.1f}", flush=True)
+            for reason, count in sorted(s.reasons.items(), key=lambda item: -item[1]):
+                print(f"  {count} × {reason}")
 
 
 if __name__ == "__main__":
