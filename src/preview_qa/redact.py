@@ -16,6 +16,10 @@ class Redactor:
         """Every test's secrets at once: test name -> placeholder -> value."""
         return cls({name: value for values in secrets.values() for name, value in values.items()})
 
+    def add(self, secrets: dict[str, str]) -> None:
+        """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
+        self._pairs = sorted([*self._pairs, *Redactor(secrets)._pairs], key=lambda p: -len(p[0]))
+
     def text(self, text: str) -> str:
         for value, placeholder in self._pairs:
             text = text.replace(value, placeholder)

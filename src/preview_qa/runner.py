@@ -1,4 +1,5 @@
-"""Schedules the tests (concurrency, timeouts, cancellation) and announces what happens; writes no files itself."""
+"""Schedules the tests (concurrency, timeouts, setup tests, cancellation) and announces what happens; writes no files
+itself (a saved login lives in the private StateStore until the run ends)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from preview_qa.agent.browser import START_BUDGET_S
-from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
-from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import origin_of, wait_for_preview
+from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
-from preview_qa.results import RunResult, Status, TestResult, Usage
-from preview_qa.shard import in_shard
+from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
+from preview_qa.saved_state import BrowserState, StateStore
+from preview_qa.selection import select
+from preview_qa.setups import setup_of
+from preview_qa.trace import AgentFn, AgentTrace, Recording
 from preview_qa.verdict import decide, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -41,33 +42,33 @@ class Runner:
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                  agent: AgentFn, publish: Callable[[Event], None],
-                 recordings: Callable[[TestSpec], Recording | None] | None = None):
+                 recordings: Callable[[TestSpec], Recording | None] | None = None, redactor: Redactor | None = None,
+                 browser_start_s: float = 0.0):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
+        self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
-        self._redactor = Redactor.of_tests(secrets)
+        # Shared with the log filter: a saved login's cookie values join it as soon as they are read.
+        self._redactor = redactor or Redactor.of_tests(secrets)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
+        self.selection = select(manifest, config)
+        self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
+        self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
+        self._states = StateStore()
+        self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
-
-    @property
-    def selected(self) -> list[TestSpec]:
-        tests = self.manifest.tests
-        tests = [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
-        if self.config.shard is None:
-            return tests
-        names = set(in_shard([t.name for t in tests], *self.config.shard))
-        return [t for t in tests if t.name in names]
 
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
         result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
         self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
-                                test_names=[t.name for t in self.selected]))
+                                test_names=[t.name for t in self.selection.tests]))
+        self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         try:
             unreachable = await self._wait_for_preview()
             if unreachable:
@@ -75,17 +76,19 @@ class Runner:
             else:
                 semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
                 async with asyncio.TaskGroup() as group:
-                    for spec in self.selected:
+                    for spec in self.selection.tests:
                         group.create_task(self._one(spec, semaphore))
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
             result.notice = "cancelled"
-        for spec in self.selected:
+        finally:
+            self._states.close()  # the saved logins never outlive the run
+        for spec in self.selection.tests:
             if spec.name not in self._finished:
                 self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
-        result.tests = [self._finished[t.name] for t in self.selected]
+        result.tests = [self._finished[t.name] for t in self.selection.tests]
         result.duration_s = round(time.monotonic() - clock, 2)
         self.publish(RunFinished(result=result))
         return result
@@ -96,9 +99,15 @@ class Runner:
         return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        if spec.name in self._setup_of and not self.selection.skip_reason(spec):
+            blocked = await self._wait_for_setup(spec)  # before taking a slot: the setup test may need it
+            if blocked:
+                self._finish(self._unrun(spec, Status.ERRORED, blocked))
+                return
         async with semaphore:
-            if spec.skip_reason:
-                self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
+            skip_reason = self.selection.skip_reason(spec)
+            if skip_reason:
+                self._finish(self._unrun(spec, Status.SKIPPED, skip_reason))
                 return
             spent = self._run_budget_spent() or self._provider_down
             if spent:
@@ -117,27 +126,64 @@ class Runner:
                 trace = await self._attempt(spec, None)
                 trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
                 verdict, report, expectations = decide(spec, trace)
+            verdict = self._save_state(spec, verdict)
             self._note_provider(trace)
             self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
                                   detail=verdict.model_dump(mode="json")))
             self._finish(TestResult(
                 name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
                 causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-                path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
+                path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
                 evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
             ))
 
     async def _attempt(self, spec: TestSpec, recording: Recording | None) -> AgentTrace:
         url = start_url(self.config.base_url, spec.start)
+        self._kept.pop(spec.name, None)
         try:
             return await asyncio.wait_for(
                 self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
-                            self.publish, recording=recording),
-                START_BUDGET_S + spec.timeout + TEARDOWN_GRACE_S)
+                            self.publish, recording=recording, **self._state_options(spec)),
+                self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
             return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
             return AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    async def _wait_for_setup(self, spec: TestSpec) -> str | None:
+        """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
+        setup = self._setup_of[spec.name]
+        await self._done[setup].wait()
+        result = self._finished[setup]
+        if result.status is not Status.PASSED:
+            return f"setup test '{setup}' did not pass: {result.reason}"
+        return None
+
+    def _state_options(self, spec: TestSpec) -> dict[str, Any]:
+        """The saved state the test starts from, and where the agent hands over the state a save_state test leaves."""
+        options: dict[str, Any] = {}
+        if spec.use_state is not None:
+            options["start_state"] = self._states.load(spec.use_state)
+        if spec.save_state is not None:
+            options["keep_state"] = lambda state: self._keep(spec, state)
+        return options
+
+    def _keep(self, spec: TestSpec, state: BrowserState) -> None:
+        """A state the agent read: from now on its cookie values are redacted like secrets; it is saved if the test passes."""
+        assert spec.save_state is not None
+        self._redactor.add(state.secret_values(spec.save_state))
+        self._kept[spec.name] = state
+
+    def _save_state(self, spec: TestSpec, verdict: Verdict) -> Verdict:
+        """Save a passing setup test's state for its dependents; one that left none cannot count as passed."""
+        if spec.save_state is None or verdict.status is not Status.PASSED:
+            return verdict
+        state = self._kept.pop(spec.name, None)
+        if state is None:
+            return Verdict(status=Status.ERRORED, reason="the test passed, but its browser state was not saved",
+                           causes=[verdict.reason])
+        self._states.save(spec.save_state, state)
+        return verdict
 
     def _with_budget(self, spec: TestSpec) -> TestSpec:
         """The command line's per-test budgets outrank the manifest's."""
@@ -173,8 +219,12 @@ class Runner:
                           path="none")
 
     def _finish(self, result: TestResult) -> None:
+        if result.name in self.selection.setups:
+            result = result.model_copy(update={"setup_only": True})
         self._finished[result.name] = result
         self.publish(TestFinished(result=result))
+        if result.name in self._done:
+            self._done[result.name].set()
 
 
 def _redacted(event: Event, redactor: Redactor) -> Event:
@@ -187,21 +237,3 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
     return dataclasses.replace(event, **changes)
-
-
-async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[TestSpec], Recording | None] | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
-    if config.chromium is None:
-        raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    done: list[RunResult] = []
-    try:
-        async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-            done.append(await Runner(manifest, config, secrets, agent, publish, recordings).run())
-    except asyncio.CancelledError:
-        if not done:
-            raise
-        # Cancelled while the browsers were being shut down: every result is already out, and final.
-    return done[0]

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from preview_qa import runner as runner_mod
-from preview_qa.agent.trace import AgentTrace, DoneReport, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.results import RunResult, Status, Usage
+from preview_qa.trace import AgentTrace, DoneReport, Recording
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
 FakeAgent = Callable[..., Awaitable[AgentTrace]]
@@ -58,7 +58,6 @@ def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifes
 
 def test_a_test_whose_agent_ignores_its_timeout_is_stopped_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_mod, "TEARDOWN_GRACE_S", 0.2)
-    monkeypatch.setattr(runner_mod, "START_BUDGET_S", 0)
 
     async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
         if spec.name == "stuck":

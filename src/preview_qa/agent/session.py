@@ -7,11 +7,11 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
-from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use import Agent, BrowserProfile, BrowserSession
 from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
@@ -30,23 +30,19 @@ from preview_qa.agent.browser import (
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
+from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
+from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page, Playwright
 
-
-
-class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
-
-    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
 
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
@@ -92,6 +88,8 @@ class TestRun:
     start_gate: asyncio.Semaphore  # the run's: how many browsers start at once
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
@@ -101,8 +99,13 @@ async def run_agent(run: TestRun) -> AgentTrace:
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
     browser: StartedBrowser | None = None
+
+    async def shoot() -> bytes | None:
+        return await _screenshot(browser.session) if browser is not None else None
+
+    steps = StepWatcher(shoot=shoot)
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard)
     agent: Agent | None = None
     limit: asyncio.Timeout | None = None
     try:
@@ -110,22 +113,29 @@ async def run_agent(run: TestRun) -> AgentTrace:
                                       run.start_gate, workdir, _failed_start_try(run))
         session, pw_browser = browser.session, browser.playwright_browser
         evidence.attach(pw_browser)
+        steps.attach(pw_browser)
         async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
-            agent = _agent(run, session, recorder, workdir)
+            if run.start_state is not None:
+                await load_state(pw_browser.contexts[0], run.start_state, run.allowed_hosts)
+            agent = _agent(run, session, recorder, workdir, steps)
             if run.recording is None:
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
-                                on_step_end=_step_hook(run, trace))
+                                on_step_end=_step_hook(run, trace, steps, pw_browser))
             else:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
+            if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
+                run.keep_state(await read_state(pw_browser.contexts[0]))
     except BrowserStartError as e:
         trace.infrastructure_error = str(e)
     except TimeoutError as e:
         # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
         trace.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
                                       else _crashed(e))
+    except StateError as e:
+        trace.infrastructure_error = str(e)
     except Exception as e:
         trace.infrastructure_error = _crashed(e)
     finally:
@@ -200,7 +210,7 @@ def _profile(run: TestRun, workdir: str, profile: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str) -> Agent:
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
@@ -208,7 +218,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=Tools(exclude_actions=["search"]),
+        tools=WatchedTools(steps, exclude_actions=["search"]),
+        register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
         initial_actions=[{"navigate": {"url": run.start_url}}],
@@ -223,14 +234,13 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
 
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
-    """The pydantic model the agent's structured done action must fill: status, reason and, if asked, data."""
-    fields: dict[str, Any] = {
-        "status": (Literal["pass", "fail"], Field(description="pass if the app behaves as the test says, else fail")),
-        "reason": (str, Field(description="one sentence: the concrete evidence for the status")),
-    }
+    """The model the agent's structured done action must fill: AgentReport's status and reason and, only when the
+    test asks for data, `data` typed by its output_schema."""
+    fields: dict[str, Any] = {name: (f.annotation, f) for name, f in AgentReport.model_fields.items() if name != "data"}
     if output_schema is not None:
-        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description="the extracted data"))
-    return create_model("TestReport", **fields)
+        data = AgentReport.model_fields["data"]
+        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description=data.description))
+    return create_model("TestReport", __config__=AgentReport.model_config, **fields)
 
 
 def llm_timeout(test_timeout: float) -> int:
@@ -250,20 +260,25 @@ def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
+def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, pw_browser: Browser) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
-        actions = [a.model_dump(exclude_none=True) for a in output.action] if output else []
         errors = [r.error for r in (item.result if item else []) if r.error]
+        facts = steps.facts(agent)
         session = agent.browser_session
-        url = ""
-        with contextlib.suppress(Exception):
-            url = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+        page = await _agent_page(session, pw_browser)
+        await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
+        url = page.url if page is not None else ""
         png = await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
-                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png))
+                              actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
+                              screenshot_png=png, form_screenshot_png=facts.form_png))
+        for dropped in facts.dropped:
+            run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
+                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                                      "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over
@@ -382,11 +397,13 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     driver, gate = _Driver(), start_gate()
 
     async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                      emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
+                      emit: Callable[[Event], None], recording: Recording | None = None,
+                      start_state: BrowserState | None = None,
+                      keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
         return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin, allowed_hosts=hosts,
                                        secrets=secrets, make_llm=make_llm, browser=browser,
                                        playwright=await driver.get(), workroot=workroot, start_gate=gate, emit=emit,
-                                       recording=recording))
+                                       recording=recording, start_state=start_state, keep_state=keep_state))
 
     try:
         yield run_one

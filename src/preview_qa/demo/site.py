@@ -11,6 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
+APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
+APP_PROFILE_KEY = "acme_profile"  # the localStorage key the /app login form sets
+APP_PAGES = {"/app/account": "Account", "/app/orders": "Orders", "/app/settings": "Settings", "/app/billing": "Billing"}
 ORDERS = [("#1001", "Anvil", "$19.99"), ("#1002", "Rocket skates", "$89.00"), ("#1003", "Giant magnet", "$42.50")]
 
 _STYLE = (
@@ -29,26 +32,27 @@ throw new Error("TypeError: cart.total is undefined");
 """
 
 
-def _page(title: str, body: str, *, raw_title: bool = False, script: str = "") -> bytes:
-    """A complete HTML document; `title` is escaped unless raw_title."""
+def _page(title: str, body: str, *, raw_title: bool = False, script: str = "", icon: bool = True) -> bytes:
+    """A complete HTML document; `title` is escaped unless raw_title; without `icon` the browser asks for /favicon.ico."""
     t = title if raw_title else html.escape(title)
     js = f"<script>{script}</script>" if script else ""
+    link = '<link rel="icon" href="data:,">' if icon else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f'<link rel="icon" href="data:,"><title>{t}</title><style>{_STYLE}</style></head>'
+        f"{link}<title>{t}</title><style>{_STYLE}</style></head>"
         f"<body>{body}{js}</body></html>"
     ).encode()
 
 
-def _login_form(error: str = "") -> bytes:
+def _login_form(error: str = "", button: str = "Log in", action: str = "/login") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Log in - Acme",
-        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + '<form method="post" action="/login">'
+        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + f'<form method="post" action="{action}">'
         '<label for="email">Email</label><input id="email" name="email" type="text" placeholder="Email">'
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
-        '<button type="submit">Log in</button></form>',
+        f'<button type="submit">{html.escape(button)}</button></form>',
     )
 
 
@@ -112,6 +116,51 @@ _EXTERNAL = _page(
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
 
+_APP_LOGIN = _page(
+    "Log in - Acme app",
+    '<h1>Log in to the app</h1><form method="post" action="/app/login" id="login">'
+    '<label for="app-email">Email</label><input id="app-email" name="email" type="text" placeholder="Email">'
+    '<label for="app-password">Password</label>'
+    '<input id="app-password" name="password" type="password" placeholder="Password">'
+    '<button type="submit">Sign in</button></form>',
+    # The app keeps its user profile in localStorage, beside the server's HttpOnly session cookie.
+    script=f"document.getElementById('login').addEventListener('submit', function () {{"
+    f" localStorage.setItem({APP_PROFILE_KEY!r}, JSON.stringify({{email: document.getElementById('app-email').value}}));"
+    " });",
+)
+
+# Shown in a signed-in page: the user appears only when the browser also holds the profile the login form stored.
+_APP_WHO = (
+    f"var p = JSON.parse(localStorage.getItem({APP_PROFILE_KEY!r}) || 'null');"
+    "document.getElementById('who').textContent = p && p.email ? 'Signed in as ' + p.email"
+    " : 'Session cookie found, but no profile in this browser';"
+)
+
+
+def _app_page(path: str, signed_in: bool) -> bytes:
+    title = APP_PAGES[path]
+    nav = "".join(f'<a href="{href}">{label}</a> ' for href, label in APP_PAGES.items())
+    if not signed_in:
+        return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who">Not signed in.</p>'
+                     '<p><a href="/app/login">Sign in</a></p>')
+    return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who"></p>'
+                 f"<p>{title} of your account.</p>", script=_APP_WHO)
+
+
+# A real app's page: header and navigation first, a long list, the line that matters at the very bottom; no favicon.
+_NAV = ["Home", "Shop", "Deals", "New arrivals", "Brands", "Gift cards", "Help", "Account"]
+_CART = _page(
+    "Your cart - Acme",
+    "<header><p><strong>Acme</strong> · Free shipping on orders over $50 · Sign in</p><nav><ul>"
+    + "".join(f'<li><a href="/">{label}</a></li>' for label in _NAV)
+    + '</ul></nav><input aria-label="Search products" placeholder="Search products"></header><main><h1>Your cart</h1>'
+    "<h2>Recently viewed</h2><ul>"
+    + "".join(f"<li>Widget model {n}: ${n}.99</li>" for n in range(1, 41))
+    + '</ul><h2>In your cart</h2><p>Acme Anvil: $19.99</p><p id="cart-total">Cart total: 1 item(s)</p>'
+    '<button type="button">Checkout</button></main>',
+    icon=False,
+)
+
 _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
@@ -152,12 +201,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _redirect(self, location: str, headers: dict[str, str] | None = None) -> None:
         self._send(303, b"", {"Location": location, **(headers or {})})
 
-    def _signed_in(self) -> bool:
+    def _signed_in(self, cookie: str = SESSION_COOKIE) -> bool:
+        return self._session(cookie) is not None
+
+    def _session(self, cookie: str) -> str | None:
+        """The request's valid session token in `cookie`, if it has one."""
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == SESSION_COOKIE and value in self.site._sessions:
-                return True
-        return False
+            if name == cookie and value in self.site._sessions:
+                return value
+        return None
 
     def _form(self) -> dict[str, str]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -173,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
         pages = {
             "/": _HOME,
             "/login": _login_form(),
+            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
+            "/cart": _CART,
             "/signup": _signup_form(),
             "/product": _PRODUCT,
             "/broken": _BROKEN,
@@ -181,6 +236,16 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if path in pages:
             self._send(200, pages[path])
+        elif path == "/app/login":
+            self._send(200, _APP_LOGIN)
+        elif path in APP_PAGES:
+            token = self._session(APP_COOKIE)
+            with self.site._lock:
+                self.site.app_visits.append((path, token is not None))
+            if path == "/app/billing" and token and "session" not in query:
+                self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
+                return
+            self._send(200, _app_page(path, token is not None))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
@@ -212,6 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         form = self._form()
         site = self.site
+        if "slow" in parse_qs(urlsplit(self.path).query):
+            site._stop.wait(3.0)
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
@@ -220,6 +287,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
+        elif path == "/app/login":
+            if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
+                token = secrets.token_hex(16)
+                with site._lock:
+                    site._sessions.add(token)
+                    site.app_tokens.append(token)
+                self._redirect("/app/account", {"Set-Cookie": f"{APP_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
+            else:
+                self._send(200, _APP_LOGIN)
         elif path == "/signup":
             name, email = form.get("name", "").strip(), form.get("email", "").strip()
             if not _valid_email(email):
@@ -316,3 +392,10 @@ class DemoSite(BackgroundServer):
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
+        self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
+        self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
+
+    def end_sessions(self) -> None:
+        """Every session expires: a browser state saved before now no longer signs anyone in."""
+        with self._lock:
+            self._sessions.clear()

@@ -9,7 +9,7 @@ from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Properties, Pro
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, write_atomic
+from preview_qa.reporters.files import JUNIT, with_artifacts, write_atomic
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.text import one_line
 
@@ -30,7 +30,7 @@ class JUnitReporter(Reporter):
     """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file."""
 
     def __init__(self, out: Path):
-        self.path = out / JUNIT
+        self.out, self.path = out, out / JUNIT
         self._finished: list[TestResult] = []
 
     def handle(self, event: Event) -> None:
@@ -38,7 +38,8 @@ class JUnitReporter(Reporter):
             self._finished.append(event.result)
             write_atomic(self.path, render(self._finished))
         elif isinstance(event, RunFinished):
-            write_atomic(self.path, render(event.result.tests, event.result))
+            run = with_artifacts(self.out, event.result)  # attachments: the files the artifacts reporter wrote
+            write_atomic(self.path, render(run.tests, run))
 
 
 def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
@@ -106,8 +107,8 @@ def details(test: TestResult) -> str:
     if ev.console_errors or ev.page_errors or ev.failed_requests:
         lines.append(f"Browser: {ev.page_errors} page error(s), {ev.console_errors} console error(s), "
                      f"{ev.failed_requests} failed request(s).")
-    if test.agent_verdict:
-        lines.append(f"Agent's own verdict: {test.agent_verdict}")
+    if test.agent_report:
+        lines.append(f"Agent's own verdict: {test.agent_report}")
     return "\n".join(lines)
 
 
