@@ -15,6 +15,7 @@ from preview_qa import app
 from preview_qa import manifest as manifest_mod
 from preview_qa.changes import ChangedFilesError
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
+from preview_qa.lifecycle import exit_with
 from preview_qa.merge import MergeError
 from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
@@ -267,7 +268,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
-    sys.exit(execute(spec, config, verbose))
+    exit_with(lambda: execute(spec, config, verbose))
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
@@ -291,7 +292,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     from preview_qa.demo.runner import run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    sys.exit(run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
+    exit_with(lambda: run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
 
 
 @main.command()

@@ -61,8 +61,10 @@ class Runner:
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                  agent: AgentFn, publish: Callable[[Event], None], recordings: Recordings | None = None,
-                 redactor: Redactor | None = None):
+                 redactor: Redactor | None = None,
+                 browser_start_s: float = 0.0):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
+        self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
         self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
@@ -205,7 +207,7 @@ class Runner:
             return await asyncio.wait_for(
                 self._agent(spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit,
                             recording=recording, **where),
-                spec.timeout + TEARDOWN_GRACE_S)
+                self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
             return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
