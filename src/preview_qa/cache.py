@@ -8,14 +8,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from preview_qa.agent.llm import DEFAULT_MODELS
-from preview_qa.agent.trace import Recording
 from preview_qa.events import AgentHistory, Event, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import origin_of
+from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import write_atomic
 from preview_qa.results import Status
+from preview_qa.trace import Recording
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
 RECORDING_PATHS = ("agent", "replay-fell-back")  # a replayed test's trace is already in the cache
@@ -27,7 +27,7 @@ class TraceCache:
     def __init__(self, folder: Path, manifest: Manifest, provider: str, model: str | None):
         self.folder = folder
         self._defines = {"format": CACHE_FORMAT, "manifest_version": manifest.version, "provider": provider,
-                         "model": model or DEFAULT_MODELS.get(provider, ""), "browser_use": version("browser-use")}
+                         "model": default_model(provider, model), "browser_use": version("browser-use")}
 
     def key(self, spec: TestSpec) -> str:
         """sha256 of the test's definition; the name, budgets and timeouts do not change what the agent does."""

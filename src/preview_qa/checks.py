@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest import Expectations
+from preview_qa.nearest import found_instead_of_text, found_title, found_url, where_text_is
 from preview_qa.results import ExpectationOutcome
 from preview_qa.text import clip
 
@@ -20,35 +21,29 @@ async def check_page(expect: Expectations, page: Page) -> list[ExpectationOutcom
     """Evaluate url, title, text and not_text on the page exactly as it is now."""
     out: list[ExpectationOutcome] = []
     if expect.url is not None:
-        out.append(ExpectationOutcome(check="url", expected=f"URL containing {expect.url!r}", found=page.url,
-                                      ok=expect.url in page.url))
+        ok = expect.url in page.url
+        out.append(ExpectationOutcome(check="url", expected=f"URL containing {expect.url!r}",
+                                      found=page.url if ok else await found_url(page), ok=ok))
     if expect.title is not None:
         title = await page.title()
+        ok = expect.title.casefold() in title.casefold()
         out.append(ExpectationOutcome(check="title", expected=f"title containing {expect.title!r}",
-                                      found=repr(clip(title, SHOWN)), ok=expect.title.casefold() in title.casefold()))
-    if expect.text or expect.not_text:
-        body = await _visible_body_text(page)
-        for text in expect.text:
-            visible = await _is_visible(page, text)
-            found = "it is visible" if visible else f"it is not visible; the page shows {clip(body, SHOWN)!r}"
-            out.append(ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible))
-        for text in expect.not_text:
-            visible = await _is_visible(page, text)
-            out.append(ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
-                                          found="it is visible" if visible else "it is not visible", ok=not visible))
+                                      found=repr(clip(title, SHOWN)) if ok else await found_title(page), ok=ok))
+    for text in expect.text:
+        visible = await _is_visible(page, text)
+        found = "it is visible" if visible else await found_instead_of_text(page, text)
+        out.append(ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible))
+    for text in expect.not_text:
+        visible = await _is_visible(page, text)
+        out.append(ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
+                                      found=await where_text_is(page, text) if visible else "it is not visible",
+                                      ok=not visible))
     return out
 
 
 async def _is_visible(page: Page, text: str) -> bool:
     """Playwright's own text and visibility rules: case-insensitive, whitespace-normalised, rendered and not hidden."""
     return await page.get_by_text(text).filter(visible=True).count() > 0
-
-
-async def _visible_body_text(page: Page) -> str:
-    try:
-        return " ".join((await page.locator("body").inner_text(timeout=2000)).split())
-    except Exception:
-        return ""
 
 
 def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[ExpectationOutcome]:

@@ -1,25 +1,28 @@
-"""The `preview-qa` command: flags -> RunConfig, reporters, exit codes. No test logic lives here."""
+"""The `preview-qa` command: flags -> RunConfig -> app; domain errors -> one-line click errors; result -> exit code."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
-import signal
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
+from preview_qa import app
 from preview_qa import manifest as manifest_mod
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, RunConfig, default_concurrency
-from preview_qa.redact import Redactor
+from preview_qa.changes import ChangedFilesError
+from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
+from preview_qa.merge import MergeError
+from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
+from preview_qa.selection import SelectionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+# Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
+USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
 
 class UsageError(click.ClickException):
@@ -27,6 +30,26 @@ class UsageError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"preview-qa: error: {self.message}", err=True)
+
+
+class OutputError(UsageError):
+    """A reporter broke, so an output is missing or incomplete: the run fails whatever its tests did."""
+
+    exit_code = EXIT_FAILED
+
+
+class _Commands(click.Group):
+    """The one place where domain errors become click errors (one line on stderr and the exit code)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USAGE_ERRORS as e:
+            raise UsageError(str(e)) from None
+        except app.ReportersFailed as e:
+            error = OutputError(str(e))
+            error.exit_code = max(EXIT_FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
+            raise error from None
 
 
 class _LinesType(click.types.StringParamType):
@@ -38,28 +61,91 @@ class _LinesType(click.types.StringParamType):
 _LINES = _LinesType()
 
 
+class _WordsType(click.types.StringParamType):
+    """A repeatable option whose values may also come as one comma- or space-separated list (the action's `tags`)."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return _words([rv])
+
+
+_WORDS = _WordsType()
+
+
+def _words(values: tuple[str, ...] | list[str]) -> list[str]:
+    return [word for value in values for word in re.split(r"[\s,]+", value) if word]
+
+
 def _env(*names: str) -> list[str]:
     """Environment variables an option falls back to: the action's INPUT_* (hyphens kept) and our own."""
     return list(names)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="preview-qa")
 def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
+
+
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM provider options, which `run` uses and `validate` checks."""
+    options = [
+        click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
+                     show_default=True, type=click.Choice(PROVIDERS)),
+        click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
+        click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
 
 
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--secret-env", is_flag=True,
               help="Print only the environment variables the tests' secrets are read from, one per line.")
-def validate(manifest: Path, secret_env: bool) -> None:
-    """Check a manifest without running anything."""
-    spec = _load(manifest)
+@click.option("--offline", is_flag=True,
+              help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).")
+@llm_options
+def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
+             llm_base_url: str | None) -> None:
+    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
+    spec = manifest_mod.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
+    if not offline:
+        app.preflight(spec, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+    checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
+    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
+def init(directory: Path, force: bool) -> None:
+    """Write a commented starter qa.yml and .github/workflows/preview-qa.yml into DIRECTORY (the repository's root)."""
+    from preview_qa.starter import starter_files
+
+    planned = {directory / target: text for target, text in starter_files().items()}
+    existing = [str(path) for path in planned if path.exists()]
+    if existing and not force:
+        raise UsageError(f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; nothing was written "
+                         "(--force overwrites).")
+    for path, text in planned.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {path}")
+    click.echo("Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
+               "previews, and write your own tests in qa.yml (`preview-qa validate --offline` checks it).")
+
+
+@main.command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
+    from preview_qa.schema import render
+
+    click.echo(render(), nl=False)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -102,6 +188,34 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags and changed files: which tests `run` runs; see `selection.select`."""
+    options = [
+        click.option("--tag", "tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_TAGS"),
+                     help="Run only the tests with this tag (repeatable: any of them)."),
+        click.option("--skip-tag", "skip_tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_SKIP-TAGS"),
+                     help="Leave out the tests with this tag (repeatable)."),
+        click.option("--changed-files", metavar="FILE",
+                     help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+                          "if one of them matches, else it is skipped."),
+        click.option("--changed-only", is_flag=True, envvar=_env("INPUT_CHANGED-ONLY"),
+                     help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+                          "select by them as --changed-files does."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    from preview_qa.changes import changed_files
+
+    found = changed_files(source, changed_only, os.environ, sys.stdin)
+    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
+        click.echo(f"preview-qa: {found.note}", err=True)
+    return found.files
+
+
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
     from preview_qa.shard import parse_shard
@@ -118,33 +232,37 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--base-url", required=True, envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
               help="The preview deployment to test, e.g. https://pr-42.preview.example.com")
-@click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"), show_default=True,
-              type=click.Choice(["openai", "anthropic", "google", "azure", "ollama", "browser-use"]))
-@click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset).")
-@click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable).")
-@click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint.")
+@llm_options
 @click.option("--wait-timeout", type=click.FloatRange(0), default=0, envvar=_env("INPUT_WAIT-TIMEOUT"),
               help="Seconds to wait for the preview to answer before the first test.")
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
               envvar=_env("INPUT_EXTRA-HEADERS"),
               help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
-@click.option("--fail-on", type=click.Choice(["failed", "errored", "never"]), default="failed", show_default=True,
+@click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
               envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
 @run_options
+@selection_options
 @speed_options
-def run(manifest: Path, base_url: str, provider: str, model: str | None, api_key: str | None,
-        llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: str, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, **speed: Any) -> None:
+def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
+        llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: FailOn, comment: bool,
+        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, tags: tuple[str, ...],
+        skip_tags: tuple[str, ...], changed_files: str | None, changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
-    spec = _load(manifest)
+    spec = manifest_mod.load(manifest)
     config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
-                       fail_on=fail_on, comment=comment,
+                       tags=_words(tags), skip_tags=_words(skip_tags),
+                       changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        **_speed_config(**speed))
     sys.exit(execute(spec, config, verbose))
+
+
+def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
+    """The run in this process's environment, as its exit code."""
+    return exit_code(app.execute(spec, config, os.environ, verbose), config.fail_on)
 
 
 @main.command()
@@ -154,124 +272,30 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     from preview_qa.demo.runner import run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    sys.exit(run_demo(out, concurrency, list(only), not headful, verbose))
+    sys.exit(run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
 
 
 @main.command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
               show_default=True, help="Folder for the merged results, reports and artifacts.")
-@click.option("--fail-on", type=click.Choice(["failed", "errored", "never"]), default="failed", show_default=True,
+@click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
               envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
-def merge(folders: tuple[Path, ...], out: Path, fail_on: str, comment: bool) -> None:
+def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> None:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
-    from preview_qa.merge import MergeError, copy_artifacts, load_run, merge_runs, replay
-    from preview_qa.reporters import Dispatcher
-
-    try:
-        result = merge_runs([load_run(folder) for folder in folders])
-    except MergeError as e:
-        raise UsageError(str(e)) from None
-    copy_artifacts(list(folders), out)
-    github = _github_reporter(out, comment, [])
-    try:
-        replay(result, Dispatcher([*output_reporters(out), *([github] if github else [])]))
-    finally:
-        if github is not None:
-            github.finish()
+    result = app.merge(list(folders), out, comment, os.environ)
     sys.exit(exit_code(result, fail_on))
 
 
-def _github_reporter(out: Path, comment: bool, secret_values: list[str | None]) -> Any:
-    """Inside GitHub Actions, the GitHub reporter, started: it masks first, then nothing the run prints issues commands."""
-    from preview_qa.reporters.github import GitHubReporter, in_github_actions
-
-    if not in_github_actions(os.environ):
-        return None
-    github = GitHubReporter(os.environ, out, comment)
-    github.start([*secret_values, os.environ.get("INPUT_GITHUB-TOKEN")])
-    return github
-
-
-def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
-    """Resolve secrets and the LLM, run with every reporter, and turn the outcome into an exit code."""
-    from preview_qa.agent.llm import LLMConfigError, make_llm
-    from preview_qa.cache import CacheReporter, TraceCache
-    from preview_qa.reporters import Dispatcher
-    from preview_qa.runner import run_manifest
-
-    try:
-        secrets = manifest_mod.resolve_secrets(spec, os.environ)
-        make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
-    except (manifest_mod.ManifestError, LLMConfigError) as e:
-        raise UsageError(str(e)) from None
-    unknown = sorted(set(config.only) - {t.name for t in spec.tests})
-    if unknown:
-        raise UsageError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
-    if config.chromium is None:
-        raise UsageError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    github = _github_reporter(config.out, config.comment, [config.api_key, *config.extra_headers.values(),
-                                                          *(v for values in secrets.values() for v in values.values())])
-    _quiet_logs(verbose, Redactor.of_tests(secrets))
-    cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
-    dispatch = Dispatcher([*output_reporters(config.out), *([CacheReporter(cache, spec, config.base_url)] if cache else [])])
-    if github is not None:
-        dispatch.reporters.append(github)
-
-    def llm_factory() -> Any:
-        return make_llm(config.provider, config.model, config.api_key, config.llm_base_url)
-
-    try:
-        result = _run_cancellable(run_manifest(spec, config, secrets, llm_factory, dispatch, cache.load if cache else None))
-    finally:
-        if github is not None:
-            github.finish()
-    return exit_code(result, config.fail_on)
-
-
-def output_reporters(out: Path) -> list[Any]:
-    """Every reporter that turns a run into files and console output: for `run`, and again for `merge`."""
-    from preview_qa.reporters.artifacts import ArtifactsReporter
-    from preview_qa.reporters.console import ConsoleReporter
-    from preview_qa.reporters.html import HtmlReporter
-    from preview_qa.reporters.junit import JUnitReporter
-
-    return [ArtifactsReporter(out), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
-
-
-def exit_code(result: RunResult, fail_on: str = "failed") -> int:
+def exit_code(result: RunResult, fail_on: FailOn = "failed") -> int:
     """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0)."""
     if result.notice == "cancelled":
         return EXIT_CANCELLED
     if fail_on == "never":
         return EXIT_OK
     return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
-
-
-def _run_cancellable(coro: Any) -> RunResult:
-    """Run until done; SIGTERM or SIGINT (how CI cancels a job) cancels the run, which still returns its results."""
-    async def main_task() -> RunResult:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        try:
-            return await coro
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-
-    return asyncio.run(main_task())
-
-
-def _load(path: Path) -> manifest_mod.Manifest:
-    try:
-        return manifest_mod.load(path)
-    except manifest_mod.ManifestError as e:
-        raise UsageError(str(e)) from None
 
 
 def _base_url(url: str) -> str:
@@ -290,27 +314,3 @@ def _headers(values: tuple[str, ...]) -> dict[str, str]:
             raise UsageError(f"--extra-header must look like 'Name: value' (got {value!r}).")
         headers[name.strip()] = content.strip()
     return headers
-
-
-class _RedactingFilter(logging.Filter):
-    def __init__(self, redactor: Redactor):
-        super().__init__()
-        self.redactor = redactor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self.redactor.text(record.getMessage()), None
-        return True
-
-
-def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
-    for name in QUIET_LOGGERS:
-        logger = logging.getLogger(name)
-        logger.propagate = False
-        logger.handlers.clear()
-        if verbose:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.addFilter(_RedactingFilter(redactor))
-            logger.addHandler(handler)
-            logger.setLevel(logging.INFO)
-        else:
-            logger.setLevel(logging.CRITICAL + 1)

@@ -6,9 +6,13 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from preview_qa.providers import Provider
 
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
+FailOn = Literal["failed", "errored", "never"]  # the exit code is 1 once a test is this bad (failed: or errored)
 
 
 def default_concurrency() -> int:
@@ -31,7 +35,7 @@ class RunConfig:
     manifest: Path
     base_url: str
     out: Path = Path(DEFAULT_OUT)
-    provider: str = "openai"
+    provider: Provider = "openai"
     model: str | None = None
     api_key: str | None = None
     llm_base_url: str | None = None
@@ -41,7 +45,10 @@ class RunConfig:
     extra_headers: dict[str, str] = field(default_factory=dict)
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
-    fail_on: str = "failed"  # the exit code is 1 once a test is this bad: failed (or errored) | errored | never
+    tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
+    skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
+    changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped
+    fail_on: FailOn = "failed"
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent
     max_tokens: int | None = None  # per test, overriding the manifest

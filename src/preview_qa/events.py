@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from preview_qa.results import RunResult, TestResult
+
+ObservedKind = Literal[
+    "console_error", "page_error", "failed_request", "navigation_blocked", "browser_disconnected",  # the browser
+    "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
+    "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
+    "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
+    "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
+]
 
 
 @dataclass(frozen=True)
@@ -37,9 +45,11 @@ class StepRecorded(Event):
     number: int
     goal: str
     actions: list[dict[str, Any]]  # secrets already redacted
-    url: str
+    url: str  # where the step led, once the page settled
     error: str | None
     screenshot_png: bytes | None
+    elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
+    form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ class Observed(Event):
     """Anything else worth a line in the test's event log: browser errors, LLM faults, checks, verdicts."""
 
     name: str
-    kind: str  # console_error | page_error | failed_request | llm_error | output_error | expectation | ...
+    kind: ObservedKind
     error: bool
     detail: dict[str, Any]
 

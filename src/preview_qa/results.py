@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+TestPath = Literal["agent", "replayed", "replay-fell-back", "none"]  # how a test ran; none: it never started
 
 
 class Status(StrEnum):
@@ -89,8 +91,8 @@ class TestResult(BaseModel):
     causes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
     steps: int = 0
-    path: str = "agent"  # agent | replayed | replay-fell-back | none
-    agent_verdict: dict[str, Any] | None = None  # the agent's own structured report, if it gave a valid one
+    path: TestPath = "agent"
+    agent_report: dict[str, Any] | None = None  # the agent's own structured report, if it gave a valid one
     expectations: list[ExpectationOutcome] = Field(default_factory=list)
     evidence: EvidenceSummary = Field(default_factory=EvidenceSummary)
     usage: Usage = Field(default_factory=Usage)

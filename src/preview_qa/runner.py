@@ -10,15 +10,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from preview_qa.agent.session import AgentFn, BrowserSetup, browser_agents
-from preview_qa.agent.trace import AgentTrace, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import origin_of, wait_for_preview
+from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
 from preview_qa.results import RunResult, Status, TestResult, Usage
-from preview_qa.shard import in_shard
+from preview_qa.selection import select
+from preview_qa.trace import AgentFn, AgentTrace, Recording
 from preview_qa.verdict import decide, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -48,25 +47,17 @@ class Runner:
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
+        self.selection = select(manifest, config)
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
-
-    @property
-    def selected(self) -> list[TestSpec]:
-        tests = self.manifest.tests
-        tests = [t for t in tests if t.name in self.config.only] if self.config.only else list(tests)
-        if self.config.shard is None:
-            return tests
-        names = set(in_shard([t.name for t in tests], *self.config.shard))
-        return [t for t in tests if t.name in names]
 
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
         result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
         self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
-                                test_names=[t.name for t in self.selected]))
+                                test_names=[t.name for t in self.selection.tests]))
         try:
             unreachable = await self._wait_for_preview()
             if unreachable:
@@ -74,17 +65,17 @@ class Runner:
             else:
                 semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
                 async with asyncio.TaskGroup() as group:
-                    for spec in self.selected:
+                    for spec in self.selection.tests:
                         group.create_task(self._one(spec, semaphore))
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
             result.notice = "cancelled"
-        for spec in self.selected:
+        for spec in self.selection.tests:
             if spec.name not in self._finished:
                 self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
-        result.tests = [self._finished[t.name] for t in self.selected]
+        result.tests = [self._finished[t.name] for t in self.selection.tests]
         result.duration_s = round(time.monotonic() - clock, 2)
         self.publish(RunFinished(result=result))
         return result
@@ -96,8 +87,9 @@ class Runner:
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
         async with semaphore:
-            if spec.skip_reason:
-                self._finish(self._unrun(spec, Status.SKIPPED, spec.skip_reason))
+            skip_reason = self.selection.skip_reason(spec)
+            if skip_reason:
+                self._finish(self._unrun(spec, Status.SKIPPED, skip_reason))
                 return
             spent = self._run_budget_spent() or self._provider_down
             if spent:
@@ -122,7 +114,7 @@ class Runner:
             self._finish(TestResult(
                 name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
                 causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-                path=trace.path, agent_verdict=report_as_dict(report), expectations=expectations,
+                path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
                 evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
             ))
 
@@ -186,14 +178,3 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
     return dataclasses.replace(event, **changes)
-
-
-async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[TestSpec], Recording | None] | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
-    if config.chromium is None:
-        raise RuntimeError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    browser = BrowserSetup(chromium=config.chromium, headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()

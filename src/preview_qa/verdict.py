@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from preview_qa.agent.trace import AgentTrace, LLMFault
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status, Verdict
 from preview_qa.text import one_line
+from preview_qa.trace import AgentReport, AgentTrace, LLMFault
 
 REASON_LIMIT = 500
-
-
-class AgentReport(BaseModel):
-    """What the agent must return through its structured done action."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["pass", "fail"]
-    reason: str = Field(min_length=1)
-    data: dict[str, Any] | None = None
 
 
 def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
@@ -166,14 +156,14 @@ def _fault_counts(faults: list[LLMFault]) -> list[str]:
 
 
 def _evidence_causes(trace: AgentTrace) -> list[str]:
+    """The first of each kind of browser error, and how many more of that kind the event log holds."""
     ev = trace.evidence
     out = []
-    if ev.first_page_error:
-        out.append(f"the page threw an uncaught exception: {ev.first_page_error}")
-    if ev.first_failed_request:
-        out.append(f"a request failed: {ev.first_failed_request}")
-    if ev.first_console_error:
-        out.append(f"console error: {ev.first_console_error}")
+    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
+                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
+                                (ev.first_console_error, ev.console_errors, "console error")):
+        if first:
+            out.append(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}")
     return out
 
 

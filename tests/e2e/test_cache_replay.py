@@ -142,7 +142,7 @@ def test_a_replay_makes_no_agent_llm_call_and_passes_on_the_live_pages_expectati
     assert t["reason"].startswith("replayed the recorded steps without the agent")
     assert [e["ok"] for e in t["expectations"]] == [True, True]
     assert calls(runs, runs.replay, "login") == []  # not one request: not the agent, not a judge
-    assert t["usage"]["llm_calls"] == 0 and t["agent_verdict"] is None
+    assert t["usage"]["llm_calls"] == 0 and t["agent_report"] is None
     assert "final_screenshot" in t["artifacts"]  # fresh evidence from the replay's own browser
 
 

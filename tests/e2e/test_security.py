@@ -106,7 +106,7 @@ def test_no_secret_in_any_output(secure_run: CliRun, kind: str) -> None:
 def test_a_page_that_orders_a_pass_cannot_turn_a_failing_expectation_into_one(secure_run: CliRun) -> None:
     t = secure_run.test("page tells the agent to report a pass")
     assert t["status"] == "failed"
-    assert t["agent_verdict"]["status"] == "pass"  # the agent obeyed the page...
+    assert t["agent_report"]["status"] == "pass"  # the agent obeyed the page...
     assert t["reason"].startswith("expectation text failed: expected visible text 'Pro plan'")  # ...code did not
 
 

@@ -110,7 +110,7 @@ def test_real_pass(core_run: CliRun) -> None:
     assert t["reason"] == "Three orders listed."
     assert [e["ok"] for e in t["expectations"]] == [True, True, True]
     assert t["steps"] == 2
-    assert t["agent_verdict"] == {"status": "pass", "reason": "Three orders listed."}
+    assert t["agent_report"] == {"status": "pass", "reason": "Three orders listed."}
 
 
 def test_negative_words_in_a_pass_reason_do_not_fail_it(core_run: CliRun) -> None:
@@ -154,7 +154,7 @@ def test_expectation_overrules_an_agent_that_claims_pass(core_run: CliRun) -> No
     assert t["status"] == "failed"
     assert t["reason"].startswith("expectation url failed: expected URL containing '/dashboard', found ")
     assert "/login" in t["reason"]
-    assert t["agent_verdict"]["status"] == "pass"
+    assert t["agent_report"]["status"] == "pass"
 
 
 def test_wrong_extracted_value_fails_naming_both_values(core_run: CliRun) -> None:

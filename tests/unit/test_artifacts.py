@@ -129,10 +129,12 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
 
     folder = tmp_path / files.test_dir(name)
     rel = files.test_dir(name)
-    assert result.artifacts == {
+    saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert saved["tests"][0]["artifacts"] == {
         "screenshots": [f"{rel}/step-01.png", f"{rel}/step-02.png", f"{rel}/step-10.png"],
         "final_screenshot": f"{rel}/final.png", "events": f"{rel}/events.jsonl", "animation": f"{rel}/run.gif",
     }
+    assert result.artifacts == {}  # the event's result is never changed: other reporters read it too
     for shot in ("step-01.png", "step-02.png", "step-10.png"):
         assert Image.open(folder / shot).width == SCREENSHOT_WIDTH
     assert (folder / "final.png").read_bytes() == b"not a png at all"  # unreadable, so kept as it came
@@ -141,7 +143,6 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     assert [(e["type"], e["error"]) for e in lines] == [("step", False)] * 3 + [("step", True), ("llm_error", True)]
     assert all(e["ts"].endswith("+00:00") for e in lines)
     assert lines[-1]["status"] == 500 and lines[3]["result_error"] == "step failed"
-    saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert saved["tests"][0]["artifacts"]["animation"] == f"{rel}/run.gif"
     assert oct((tmp_path / "results.json").stat().st_mode & 0o777) == "0o644"
 

@@ -23,7 +23,7 @@ from tests.fakes.github import read_outputs
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
           "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image", "cache",
-          "shard", "max-tokens", "max-cost-usd"}
+          "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only"}
 OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "results-path", "junit-path", "artifact-url"}
 
 
@@ -199,7 +199,8 @@ if sys.argv[-2:] == ["validate", "--secret-env"]:
 
 
 @pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])
-def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path, pull_exit: int, image: str) -> None:
+def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path, pull_exit: int, image: str,
+                                                                  action: dict) -> None:
     bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
     for folder in (bin_dir, workspace, temp):
         folder.mkdir()
@@ -224,6 +225,8 @@ def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path
     assert f"{workspace}:{workspace}" in args and f"{temp}:{temp}" in args and args[args.index("--workdir") + 1] == str(workspace)
     forwarded = {args[i + 1] for i, a in enumerate(args) if a == "--env"}
     assert {"INPUT_BASE-URL", "INPUT_API-KEY", "GITHUB_OUTPUT", "DEMO_PASSWORD", "OTHER_SECRET"} <= forwarded
+    not_for_the_cli = {"upload-artifacts", "artifact-name", "image", "cache"}
+    assert {f"INPUT_{name.upper()}" for name in set(action["inputs"]) - not_for_the_cli} <= forwarded
     assert not any("=" in name or "$" in name for name in forwarded)
     assert final["base_url"] == hostile and not any(p.name == "pwned" for p in tmp_path.rglob("*"))
 

@@ -14,7 +14,9 @@ from pytest_httpserver import HTTPServer
 
 from preview_qa import cli
 from preview_qa.config import RunConfig
-from preview_qa.events import RunFinished, TestFinished
+from preview_qa.events import Observed, RunFinished, RunStarted, StepRecorded, TestFinished
+from preview_qa.reporters import Dispatcher
+from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
 from preview_qa.results import RunResult, Status, TestResult
@@ -46,9 +48,9 @@ def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunR
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
     """One step: masks, the console's output of the run (hostile text included), then our own commands."""
     stream = io.StringIO()
-    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream)
+    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream, secret_values=secrets)
     console = ConsoleReporter(stream=stream, width=200)
-    reporter.start(secrets)
+    reporter.start()
     for test in run.tests:
         console.handle(TestFinished(result=test))
     for r in (console, reporter):
@@ -224,6 +226,29 @@ def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fai
     assert cli.exit_code(run, fail_on) == code
     assert cli.exit_code(run.model_copy(update={"notice": "cancelled"}), "never") == 130
 
+
+
+def test_a_failures_details_list_its_steps_with_each_actions_element(workspace: Path) -> None:
+    env = runner_env(workspace)
+    out = Path(env["GITHUB_WORKSPACE"]) / "out"
+    failing = make_result(workspace, "login", Status.FAILED, "agent: the dashboard is empty")
+    run = run_of(workspace, [failing])
+    step = StepRecorded(name="login", number=1, goal="sign in", url="https://pr-7.preview.example.com/dashboard",
+                        error=None, screenshot_png=None, actions=[{"click": {"index": 7}}],
+                        elements=[{"index": 7, "role": "button", "name": "Sign in", "tag": "button"}])
+    dropped = Observed(name="login", kind="actions_dropped", error=False,
+                       detail={"step": 1, "why": "over the limit", "actions": [{"scroll": {"down": True}}], "elements": [None]})
+    reporter = GitHubReporter(env, out, comment=False, stream=io.StringIO())
+    dispatch = Dispatcher([ArtifactsReporter(out), reporter])
+    for event in (RunStarted(manifest=run.manifest, base_url=run.base_url, test_names=["login"]), step, dropped,
+                  TestFinished(result=failing), RunFinished(result=run)):
+        dispatch(event)
+    reporter.finish()
+    assert not dispatch.broken
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert ("Steps:\nStep 1: sign in → https://pr-7.preview.example.com/dashboard\n"
+            '  - click button "Sign in" (index 7)\n  not run (over the limit):\n    - scroll {"down": true}\n') in summary
+    assert 'click button "Sign in" (index 7)' in (out / "comment.md").read_text(encoding="utf-8")
 
 
 PHISHING = ["http://evil.example/login", "https://evil.example/pay", "www.evil.example/x", "WWW.Evil.example",

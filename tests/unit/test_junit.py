@@ -75,7 +75,7 @@ def test_long_reasons_are_short_messages_with_the_full_story_in_the_body(tmp_pat
 def test_characters_xml_cannot_hold_are_replaced_not_fatal(status: Status, tmp_path: Path) -> None:
     test = result(f"name {HOSTILE}", status, f"reason {HOSTILE}", causes=[HOSTILE],
                   expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
-                  agent_verdict={"status": "pass", "reason": HOSTILE})
+                  agent_report={"status": "pass", "reason": HOSTILE})
     xml = render([test], run_of([test]))
     case = next(iter(next(iter(parse(xml, tmp_path)))))
     assert case.name.startswith("name bad\ufffdnul \ufffd[31mansi")

@@ -84,6 +84,15 @@ def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--shard must look like I/N" in proc.stderr
 
 
+def test_a_reporter_that_breaks_while_merging_fails_the_merge_and_is_named(tmp_path: Path) -> None:
+    shard = shard_folder(tmp_path / "shard", [result("a", 3)], duration=1)
+    (tmp_path / "merged" / "report.html").mkdir(parents=True)  # the HTML reporter cannot put its file there
+    proc = run_preview_qa(["merge", str(shard), "--out", str(tmp_path / "merged"), "--fail-on", "never"], env=clean_env())
+    assert proc.returncode == 1, proc.stderr  # every test passed, but an output is missing
+    assert proc.stderr.count("preview-qa: error:") == 1 and "reporter HtmlReporter failed" in proc.stderr, proc.stderr
+    assert (tmp_path / "merged" / "junit.xml").is_file()  # the other reporters still wrote theirs
+
+
 def test_merging_in_github_actions_comments_once_with_every_shards_tests(tmp_path: Path, httpserver: HTTPServer) -> None:
     github = FakeGitHub(httpserver)
     workspace = tmp_path / "workspace"

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from preview_qa import manifest
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.verdict import decide
 from tests.conftest import run_preview_qa
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
@@ -229,7 +229,7 @@ def test_cli_validate_exits_0_or_2_with_one_line(text: str, tmp_path: Path) -> N
     _count("manifest: through `preview-qa validate`")
     path = tmp_path / "qa.yml"
     path.write_text(text, encoding="utf-8")
-    proc = run_preview_qa(["validate", str(path)], timeout=60)
+    proc = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
     assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr
     if proc.returncode == 2:

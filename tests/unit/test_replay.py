@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from preview_qa.agent.replay import replayable_history
-from preview_qa.agent.trace import AgentTrace, DoneReport, Recording
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
+from preview_qa.trace import AgentTrace, DoneReport, Recording
 from preview_qa.verdict import decide, replay_needs_llm_check
 
 OLD, NEW = "https://pr-41.preview.example", "https://pr-42.preview.example"

@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Status
+from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.verdict import REASON_LIMIT, decide, parse_report
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}
@@ -199,3 +200,25 @@ def test_check_data(expected: dict[str, Any], data: dict[str, Any], ok: bool, fo
 def test_check_data_clips_what_it_shows() -> None:
     [outcome] = check_data({"blob": "x"}, {"blob": "y" * 1000})
     assert not outcome.ok and len(outcome.found) == 160 and outcome.found.endswith("…")
+
+
+def test_browser_error_causes_name_the_first_of_each_kind_and_count_the_rest() -> None:
+    evidence = EvidenceSummary(failed_requests=3, first_failed_request="GET http://x/api/cart: HTTP 500",
+                               console_errors=1, first_console_error="cart failed to load (at http://x/app.js)")
+    verdict, _, _ = decide(spec(), AgentTrace(done=done("fail", "no total"), evidence=evidence))
+    assert verdict.causes == ["a request failed: GET http://x/api/cart: HTTP 500 (2 more in events.jsonl)",
+                              "console error: cart failed to load (at http://x/app.js)"]
+
+
+def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract() -> None:
+    from preview_qa.agent.session import report_model
+
+    for refused in ({"status": "pass", "reason": ""}, {"status": "pass", "reason": "ok", "verdict": "pass"},
+                    {"status": "maybe", "reason": "ok"}, {"status": "pass"}):
+        text = json.dumps(refused)
+        assert parse_report(spec(), text)[0] is None
+        with pytest.raises(ValidationError):
+            report_model(None).model_validate_json(text)
+    accepted = json.dumps({"status": "pass", "reason": "fine"})
+    assert parse_report(spec(), accepted)[0] is not None
+    assert report_model(None).model_validate_json(accepted).model_dump() == {"status": "pass", "reason": "fine"}

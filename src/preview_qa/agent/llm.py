@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,52 +13,21 @@ from browser_use.llm.base import BaseChatModel
 from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
 from pydantic import ValidationError
 
-from preview_qa.agent.trace import LLMFault
+from preview_qa.providers import LLMSettings
 from preview_qa.text import error_line
+from preview_qa.trace import LLMFault
 
-PROVIDERS = ("openai", "anthropic", "google", "azure", "ollama", "browser-use")
-DEFAULT_MODELS = {
-    "openai": "gpt-4.1-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "google": "gemini-2.5-flash",
-    "azure": "gpt-4.1-mini",
-    "ollama": "qwen2.5:7b",
-    "browser-use": "bu-2-0",
-}
-API_KEY_ENV = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-    "azure": ("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_KEY"),
-    "ollama": (),
-    "browser-use": ("BROWSER_USE_API_KEY",),
-}
 NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
 
 
-class LLMConfigError(ValueError):
-    """The provider cannot be set up as configured (unknown provider, missing key)."""
-
-
-def make_llm(provider: str, model: str | None, api_key: str | None, base_url: str | None,
-             environ: dict[str, str] | None = None) -> BaseChatModel:
-    """Build browser-use's chat model for `provider`; the key comes from the argument or the provider's usual variable."""
-    env = dict(os.environ if environ is None else environ)
-    if provider not in PROVIDERS:
-        raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")
-    key = api_key or next((env[v] for v in API_KEY_ENV[provider] if env.get(v)), None)
-    if provider == "openai" and not key and (base_url or env.get("OPENAI_BASE_URL")):
-        key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-    if API_KEY_ENV[provider] and not key:
-        names = " or ".join(API_KEY_ENV[provider])
-        raise LLMConfigError(f"no API key for provider '{provider}'; set {names} or pass --api-key.")
-    model = model or DEFAULT_MODELS[provider]
+def make_llm(settings: LLMSettings) -> BaseChatModel:
+    """browser-use's chat model for the provider settings that `providers.resolve` checked."""
+    provider, model, key, base_url = settings.provider, settings.model, settings.api_key, settings.base_url
     if provider == "openai":
         from browser_use.llm.openai.chat import ChatOpenAI
 
-        return ChatOpenAI(model=model, api_key=key, base_url=base_url or env.get("OPENAI_BASE_URL") or None,
-                          max_retries=RETRIES)
+        return ChatOpenAI(model=model, api_key=key, base_url=base_url, max_retries=RETRIES)
     if provider == "anthropic":
         from browser_use.llm.anthropic.chat import ChatAnthropic
 
@@ -71,14 +39,11 @@ def make_llm(provider: str, model: str | None, api_key: str | None, base_url: st
     if provider == "azure":
         from browser_use.llm.azure.chat import ChatAzureOpenAI
 
-        endpoint = base_url or env.get("AZURE_OPENAI_ENDPOINT")
-        if not endpoint:
-            raise LLMConfigError("provider 'azure' needs an endpoint; set AZURE_OPENAI_ENDPOINT or pass --llm-base-url.")
-        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=endpoint, max_retries=RETRIES)
+        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=base_url, max_retries=RETRIES)
     if provider == "ollama":
         from browser_use.llm.ollama.chat import ChatOllama
 
-        return ChatOllama(model=model, host=base_url or env.get("OLLAMA_HOST"))
+        return ChatOllama(model=model, host=base_url)
     from browser_use.llm.browser_use.chat import ChatBrowserUse
 
     return ChatBrowserUse(model=model, api_key=key, base_url=base_url)
@@ -93,6 +58,7 @@ class RecordingLLM:
 
     inner: BaseChatModel
     on_fault: Callable[[LLMFault], None] | None = None
+    on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
     _verified_api_keys: bool = True
@@ -120,7 +86,7 @@ class RecordingLLM:
         self.calls += 1
         purpose = "judge" if output_format is JudgementResult else "agent"
         try:
-            return await self.inner.ainvoke(messages, output_format, **kwargs)
+            response = await self.inner.ainvoke(messages, output_format, **kwargs)
         except ModelProviderError as e:
             self._record(classify(e, purpose))
             raise
@@ -131,6 +97,9 @@ class RecordingLLM:
             # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=NO_ANSWER))
             raise
+        if self.on_answer is not None:
+            self.on_answer(response.completion)
+        return response
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)

@@ -11,10 +11,10 @@ from browser_use.agent.views import AgentHistoryList, RerunSummaryAction
 from browser_use.llm.messages import SystemMessage, UserMessage
 from browser_use.llm.views import ChatInvokeCompletion
 
-from preview_qa.agent.trace import DoneReport, Recording
 from preview_qa.redact import Redactor
 from preview_qa.results import Usage
 from preview_qa.text import error_line
+from preview_qa.trace import DoneReport, Recording
 
 if TYPE_CHECKING:
     from playwright.async_api import Page

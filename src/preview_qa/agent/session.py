@@ -8,11 +8,11 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
-from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use import Agent, BrowserProfile, BrowserSession
 from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
@@ -22,23 +22,17 @@ from pydantic import BaseModel, Field, create_model
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
-from preview_qa.agent.trace import AgentTrace, DoneReport, JudgeReport, Recording
+from preview_qa.agent.steps import StepWatcher, WatchedTools
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.text import error_line
+from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page, Playwright
 
-
-
-class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
-
-    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
 
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
@@ -93,7 +87,8 @@ async def run_agent(run: TestRun) -> AgentTrace:
     session = BrowserSession(browser_profile=_profile(run, workdir))
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+    steps = StepWatcher(shoot=lambda: _screenshot(session))
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:
@@ -101,13 +96,14 @@ async def run_agent(run: TestRun) -> AgentTrace:
             await session.start()
             pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
             evidence.attach(pw_browser)
+            steps.attach(pw_browser)
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
-            agent = _agent(run, session, recorder, workdir)
+            agent = _agent(run, session, recorder, workdir, steps)
             if run.recording is None:
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
-                                on_step_end=_step_hook(run, trace))
+                                on_step_end=_step_hook(run, trace, steps, pw_browser))
             else:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
     except TimeoutError:
@@ -160,7 +156,7 @@ def _profile(run: TestRun, workdir: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str) -> Agent:
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
@@ -168,7 +164,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=Tools(exclude_actions=["search"]),
+        tools=WatchedTools(steps, exclude_actions=["search"]),
+        register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
         initial_actions=[{"navigate": {"url": run.start_url}}],
@@ -183,14 +180,13 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
 
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
-    """The pydantic model the agent's structured done action must fill: status, reason and, if asked, data."""
-    fields: dict[str, Any] = {
-        "status": (Literal["pass", "fail"], Field(description="pass if the app behaves as the test says, else fail")),
-        "reason": (str, Field(description="one sentence: the concrete evidence for the status")),
-    }
+    """The model the agent's structured done action must fill: AgentReport's status and reason and, only when the
+    test asks for data, `data` typed by its output_schema."""
+    fields: dict[str, Any] = {name: (f.annotation, f) for name, f in AgentReport.model_fields.items() if name != "data"}
     if output_schema is not None:
-        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description="the extracted data"))
-    return create_model("TestReport", **fields)
+        data = AgentReport.model_fields["data"]
+        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description=data.description))
+    return create_model("TestReport", __config__=AgentReport.model_config, **fields)
 
 
 def llm_timeout(test_timeout: float) -> int:
@@ -210,20 +206,25 @@ def _stop_if_unreachable(evidence: EvidenceRecorder) -> Callable[[Agent], Any]:
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace) -> Callable[[Agent], Any]:
+def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, pw_browser: Browser) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
-        actions = [a.model_dump(exclude_none=True) for a in output.action] if output else []
         errors = [r.error for r in (item.result if item else []) if r.error]
+        facts = steps.facts(agent)
         session = agent.browser_session
-        url = ""
-        with contextlib.suppress(Exception):
-            url = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+        page = await _agent_page(session, pw_browser)
+        await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
+        url = page.url if page is not None else ""
         png = await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
-                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png))
+                              actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
+                              screenshot_png=png, form_screenshot_png=facts.form_png))
+        for dropped in facts.dropped:
+            run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
+                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                                      "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over

@@ -2,43 +2,39 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
+from preview_qa import app
 from preview_qa import manifest as manifest_mod
 from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
+from preview_qa.results import RunResult, Status
 
 HERE = Path(__file__).parent
 DEMO_PASSWORD = "demo-pass-123"
 # The demo is a smoke test too: it succeeds only when every test ends as intended.
-INTENDED = {"Checkout page works": "failed"}
+INTENDED = {"Checkout page works": Status.FAILED}
 
 
-def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool) -> int:
-    from preview_qa.cli import execute
-
+def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str]) -> int:
     spec = manifest_mod.load(HERE / "qa.yml")
     with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
-        os.environ["DEMO_PASSWORD"] = DEMO_PASSWORD
         config = RunConfig(manifest=HERE / "qa.yml", base_url=site.url, out=out, provider="openai",
                            model="scripted-demo", api_key="demo-key", llm_base_url=llm.url, concurrency=concurrency,
                            headless=headless, only=only)
-        execute(spec, config, verbose)
-    return _check_intended(out)
+        result = app.execute(spec, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
+    return _check_intended(result, out)
 
 
-def _check_intended(out: Path) -> int:
-    import json
-
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    wrong = [t for t in results["tests"] if t["status"] != INTENDED.get(t["name"], "passed")]
+def _check_intended(result: RunResult, out: Path) -> int:
+    wrong = [t for t in result.tests if t.status is not INTENDED.get(t.name, Status.PASSED)]
     for t in wrong:
-        click.echo(f"demo: {t['name']!r} ended {t['status']}, not {INTENDED.get(t['name'], 'passed')}: {t['reason']}",
-                   err=True)
+        click.echo(f"demo: {t.name!r} ended {t.status.value}, not {INTENDED.get(t.name, Status.PASSED).value}: "
+                   f"{t.reason}", err=True)
     if not wrong:
         click.echo(f"demo: every test ended as intended (one fails on purpose). Open {out / 'report.html'} "
                    f"or {out / 'results.json'}.")

@@ -29,26 +29,27 @@ throw new Error("TypeError: cart.total is undefined");
 """
 
 
-def _page(title: str, body: str, *, raw_title: bool = False, script: str = "") -> bytes:
-    """A complete HTML document; `title` is escaped unless raw_title."""
+def _page(title: str, body: str, *, raw_title: bool = False, script: str = "", icon: bool = True) -> bytes:
+    """A complete HTML document; `title` is escaped unless raw_title; without `icon` the browser asks for /favicon.ico."""
     t = title if raw_title else html.escape(title)
     js = f"<script>{script}</script>" if script else ""
+    link = '<link rel="icon" href="data:,">' if icon else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f'<link rel="icon" href="data:,"><title>{t}</title><style>{_STYLE}</style></head>'
+        f"{link}<title>{t}</title><style>{_STYLE}</style></head>"
         f"<body>{body}{js}</body></html>"
     ).encode()
 
 
-def _login_form(error: str = "") -> bytes:
+def _login_form(error: str = "", button: str = "Log in", action: str = "/login") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Log in - Acme",
-        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + '<form method="post" action="/login">'
+        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + f'<form method="post" action="{action}">'
         '<label for="email">Email</label><input id="email" name="email" type="text" placeholder="Email">'
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
-        '<button type="submit">Log in</button></form>',
+        f'<button type="submit">{html.escape(button)}</button></form>',
     )
 
 
@@ -112,6 +113,20 @@ _EXTERNAL = _page(
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
 
+# A real app's page: header and navigation first, a long list, the line that matters at the very bottom; no favicon.
+_NAV = ["Home", "Shop", "Deals", "New arrivals", "Brands", "Gift cards", "Help", "Account"]
+_CART = _page(
+    "Your cart - Acme",
+    "<header><p><strong>Acme</strong> · Free shipping on orders over $50 · Sign in</p><nav><ul>"
+    + "".join(f'<li><a href="/">{label}</a></li>' for label in _NAV)
+    + '</ul></nav><input aria-label="Search products" placeholder="Search products"></header><main><h1>Your cart</h1>'
+    "<h2>Recently viewed</h2><ul>"
+    + "".join(f"<li>Widget model {n}: ${n}.99</li>" for n in range(1, 41))
+    + '</ul><h2>In your cart</h2><p>Acme Anvil: $19.99</p><p id="cart-total">Cart total: 1 item(s)</p>'
+    '<button type="button">Checkout</button></main>',
+    icon=False,
+)
+
 _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
@@ -173,6 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         pages = {
             "/": _HOME,
             "/login": _login_form(),
+            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
+            "/cart": _CART,
             "/signup": _signup_form(),
             "/product": _PRODUCT,
             "/broken": _BROKEN,
@@ -212,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         form = self._form()
         site = self.site
+        if "slow" in parse_qs(urlsplit(self.path).query):
+            site._stop.wait(3.0)
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)

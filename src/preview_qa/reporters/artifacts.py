@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -22,12 +21,22 @@ from preview_qa.events import (
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import RESULTS, step_screenshot, test_dir, write_atomic
+from preview_qa.reporters.files import (
+    EVENTS,
+    RESULTS,
+    artifacts_of,
+    form_screenshot,
+    step_screenshot,
+    step_screenshots,
+    test_dir,
+    with_artifacts,
+    write_atomic,
+)
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a test's agent_verdict is called agent_report
 
 
 class ArtifactsReporter(Reporter):
@@ -61,10 +70,11 @@ class ArtifactsReporter(Reporter):
             snapshot = [t.model_copy(deep=True) for t in self._finished]
             self._in_background(self._finish_test, event.result.name, snapshot)
         elif isinstance(event, RunFinished):
-            self.flush()
-            for test in event.result.tests:  # later reporters (JUnit, HTML) read these paths
-                test.artifacts = self.artifacts_of(test.name)
-            self._write_results(event.result)
+            self.flush()  # the reporters after this one list the files on disk (files.artifacts_of)
+            self._write_results(with_artifacts(self.out, event.result))
+
+    def finish(self) -> None:
+        self.flush()
 
     def flush(self) -> None:
         """Wait until every queued image is on disk."""
@@ -72,34 +82,19 @@ class ArtifactsReporter(Reporter):
             self._writer.shutdown(wait=True)
             self._writer = None
 
-    def artifacts_of(self, name: str) -> dict[str, str | list[str]]:
-        """What exists on disk for the test, as paths relative to the results folder."""
-        folder = self._dir(name, create=False)
-        rel = test_dir(name)
-        found: dict[str, str | list[str]] = {}
-        if not folder.is_dir():
-            return found
-        steps = _step_screenshots(folder)
-        if steps:
-            found["screenshots"] = [f"{rel}/{s.name}" for s in steps]
-        for key, filename in (("final_screenshot", "final.png"), ("events", "events.jsonl"),
-                              ("history", "history.json"), ("animation", "run.gif")):
-            if (folder / filename).exists():
-                found[key] = f"{rel}/{filename}"
-        return found
-
     def _step(self, event: StepRecorded) -> None:
-        if event.screenshot_png:
-            self._in_background(_save_screenshot, self._dir(event.name) / step_screenshot(event.number),
-                                event.screenshot_png)
+        for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
+                              (event.screenshot_png, step_screenshot(event.number))):
+            if png:
+                self._in_background(_save_screenshot, self._dir(event.name) / filename, png)
         self._log(event.name, "step", event.error is not None, event.at,
-                  {"number": event.number, "goal": event.goal, "actions": event.actions, "url": event.url,
-                   "result_error": event.error})
+                  {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
+                   "url": event.url, "result_error": event.error})
 
     def _log(self, name: str, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
                 "error": error, **detail}
-        with (self._dir(name) / "events.jsonl").open("a", encoding="utf-8") as f:
+        with (self._dir(name) / EVENTS).open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
     def _in_background(self, job: Callable[..., None], *args: Any) -> None:
@@ -109,15 +104,15 @@ class ArtifactsReporter(Reporter):
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
         folder = self._dir(name, create=False)
-        frames = _step_screenshots(folder)
+        frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
         if (folder / "final.png").exists():
             frames.append(folder / "final.png")
         gif = animation([f.read_bytes() for f in frames])
         if gif is not None:
             write_atomic(folder / "run.gif", gif)
         if self._run is not None:
-            for test in finished:
-                test.artifacts = self.artifacts_of(test.name)
+            for test in finished:  # this writer's own copies
+                test.artifacts = artifacts_of(self.out, test.name)
             self._write_results(self._run.model_copy(update={"tests": finished}))
 
     def _dir(self, name: str, create: bool = True) -> Path:
@@ -128,15 +123,6 @@ class ArtifactsReporter(Reporter):
 
     def _write_results(self, run: RunResult) -> None:
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
-
-
-_STEP_FILE = re.compile(r"step-(\d+)\.png")
-
-
-def _step_screenshots(folder: Path) -> list[Path]:
-    """The step screenshots in step order (step-100 after step-99)."""
-    found = [(int(m.group(1)), p) for p in folder.glob("step-*.png") if (m := _STEP_FILE.fullmatch(p.name))]
-    return [p for _, p in sorted(found)]
 
 
 def _save_screenshot(path: Path, png: bytes) -> None:

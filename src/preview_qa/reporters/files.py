@@ -9,10 +9,13 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
+from preview_qa.results import RunResult
+
 RESULTS = "results.json"
 JUNIT = "junit.xml"
 REPORT = "report.html"
 TESTS = "tests"
+EVENTS = "events.jsonl"  # in each test's folder
 SLUG_LIMIT = 60
 
 
@@ -43,6 +46,43 @@ def test_dir(name: str) -> str:
 def step_screenshot(number: int) -> str:
     """The file name of the screenshot taken after agent step `number`."""
     return f"step-{number:02d}.png"
+
+
+def form_screenshot(number: int) -> str:
+    """The file name of the screenshot of step `number`'s filled-in form, taken just before it was submitted."""
+    return f"step-{number:02d}-form.png"
+
+
+def step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
+    """The step screenshots whose names end in `suffix` (a regular expression), in step order (step-100 after step-99),
+    a step's form before the page after it."""
+    pattern = re.compile(rf"step-(\d+)({suffix})\.png")
+    found = [(int(m.group(1)), not m.group(2), p) for p in folder.glob("step-*.png") if (m := pattern.fullmatch(p.name))]
+    return [p for *_, p in sorted(found)]
+
+
+def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
+    """What exists on disk for the test, as paths relative to the results folder: a function of (out, name) alone,
+    so every reporter finds the same files without another one telling it."""
+    rel = test_dir(name)
+    folder = out / rel
+    found: dict[str, str | list[str]] = {}
+    if not folder.is_dir():
+        return found
+    for key, shots in (("screenshots", step_screenshots(folder)), ("form_screenshots", step_screenshots(folder, "-form"))):
+        if shots:
+            found[key] = [f"{rel}/{s.name}" for s in shots]
+    for key, filename in (("final_screenshot", "final.png"), ("events", EVENTS),
+                          ("history", "history.json"), ("animation", "run.gif")):
+        if (folder / filename).exists():
+            found[key] = f"{rel}/{filename}"
+    return found
+
+
+def with_artifacts(out: Path, run: RunResult) -> RunResult:
+    """A copy of the run whose tests list their files under `out`; the event's own result is left as it is."""
+    tests = [t.model_copy(update={"artifacts": artifacts_of(out, t.name)}) for t in run.tests]
+    return run.model_copy(update={"tests": tests})
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
-
 from preview_qa.events import Event, RunFinished
+from preview_qa.github_api import GitHubApi, GitHubError, read_event
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, RESULTS, workspace_relative, write_atomic
 from preview_qa.reporters.junit import clean, details
+from preview_qa.reporters.steps import read_events, step_lines, steps_of
 from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.text import clip, one_line
 
@@ -82,10 +81,12 @@ def code_block(text: str) -> str:
 
 
 class GitHubReporter(Reporter):
-    """Call `start` before the run prints anything and `finish` after it; `handle` only keeps the run's result."""
+    """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
 
-    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None):
+    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None,
+                 secret_values: Iterable[str | None] = ()):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
+        self.secret_values = list(secret_values)
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
@@ -96,9 +97,9 @@ class GitHubReporter(Reporter):
         stream.write(line + "\n")
         stream.flush()
 
-    def start(self, secret_values: Iterable[str | None]) -> None:
+    def start(self) -> None:
         """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
-        for value in dict.fromkeys(v for v in secret_values if v):
+        for value in dict.fromkeys(v for v in self.secret_values if v):
             for part in dict.fromkeys([value, *value.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
@@ -124,10 +125,11 @@ class GitHubReporter(Reporter):
         for line in annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT))
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t.name))) for t in run.tests if not t.status.is_green}
+        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
-        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT)
+        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT, steps)
         write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
         if self.comment:
             self._comment(marker, body)
@@ -150,18 +152,16 @@ class GitHubReporter(Reporter):
             self._print(annotation("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
 
     def _comment(self, marker: str, body: str) -> None:
-        token = self.env.get("INPUT_GITHUB-TOKEN") or self.env.get("GITHUB_TOKEN")
-        event = _event(self.env.get("GITHUB_EVENT_PATH"))
-        if not token or not self.env.get("GITHUB_REPOSITORY") or not event:
+        event = read_event(self.env.get("GITHUB_EVENT_PATH"))
+        api = PullRequestComments.from_env(self.env)
+        if api is None or not event:
             return
-        api = PullRequestComments(self.env.get("GITHUB_API_URL") or "https://api.github.com",
-                                  self.env["GITHUB_REPOSITORY"], token)
         try:
             with api:
                 number = api.pull_request_number(event)
                 if number is not None:
                     api.upsert(number, marker, body)
-        except CommentRefused as e:
+        except GitHubError as e:
             self._degraded(str(e))
 
     def _degraded(self, why: str) -> None:
@@ -172,73 +172,23 @@ class GitHubReporter(Reporter):
         self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")
 
 
-class CommentRefused(Exception):
-    """GitHub did not let us read or write the comment (403 on fork PRs, or any HTTP/network failure)."""
-
-
-class PullRequestComments:
+class PullRequestComments(GitHubApi):
     """One sticky comment per manifest on a pull request, through the REST API."""
-
-    def __init__(self, api_url: str, repository: str, token: str):
-        self.repository = repository
-        self.client = httpx.Client(base_url=api_url.rstrip("/"), timeout=30.0, headers={
-            "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "preview-qa"})
-
-    def __enter__(self) -> PullRequestComments:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.client.close()
-
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as e:
-            raise CommentRefused(f"{type(e).__name__}: {e}") from None
-        if response.status_code >= 400:
-            message = ""
-            if response.headers.get("content-type", "").startswith("application/json"):
-                message = str(response.json().get("message") or "")
-            raise CommentRefused(f"HTTP {response.status_code} from {method} {path}{': ' + message if message else ''}")
-        return response.json()
-
-    def pull_request_number(self, event: dict[str, Any]) -> int | None:
-        """The PR of a pull_request event; for a deployment_status event (Vercel), the open PR of the deployed commit."""
-        number = (event.get("pull_request") or {}).get("number")
-        if isinstance(number, int):
-            return number
-        sha = (event.get("deployment") or {}).get("sha")
-        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}", sha):
-            return None
-        pulls = self._call("GET", f"/repos/{self.repository}/commits/{sha}/pulls")
-        return next((p["number"] for p in pulls if p.get("state") == "open"), None)
 
     def upsert(self, number: int, marker: str, body: str) -> None:
         existing = self._find(number, marker)
         if existing is None:
-            self._call("POST", f"/repos/{self.repository}/issues/{number}/comments", json={"body": body})
+            self.call("POST", f"/repos/{self.repository}/issues/{number}/comments", json={"body": body})
         else:
-            self._call("PATCH", f"/repos/{self.repository}/issues/comments/{existing}", json={"body": body})
+            self.call("PATCH", f"/repos/{self.repository}/issues/comments/{existing}", json={"body": body})
 
     def _find(self, number: int, marker: str) -> int | None:
-        for page in range(1, 31):  # 3,000 comments; a PR with more is not worth more requests
-            comments = self._call("GET", f"/repos/{self.repository}/issues/{number}/comments",
-                                  params={"per_page": 100, "page": page})
+        # 30 pages: 3,000 comments; a PR with more is not worth more requests
+        for comments in self.pages(f"/repos/{self.repository}/issues/{number}/comments", limit=30):
             found = next((c["id"] for c in comments if marker in (c.get("body") or "")), None)
-            if found is not None or len(comments) < 100:
+            if found is not None:
                 return found
         return None
-
-
-def _event(path: str | None) -> dict[str, Any] | None:
-    if not path:
-        return None
-    try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def annotations(run: RunResult, relative: Any) -> list[str]:
@@ -271,8 +221,10 @@ def outputs(run: RunResult, out: Path) -> str:
     return text
 
 
-def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
-    """The table of tests and the failures' details, cut (with a note) before `limit` UTF-8 bytes."""
+def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int,
+                    steps: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The table of tests and the failures' details (with each failure's steps, if given), cut (with a note) before
+    `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
@@ -282,7 +234,7 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
     rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
             for t in run.tests]
-    failures = [_detail(t, relative) for t in run.tests if not t.status.is_green]
+    failures = [_detail(t, relative, (steps or {}).get(t.name, ())) for t in run.tests if not t.status.is_green]
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
@@ -302,9 +254,11 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     return text + f"\n{evidence}\n"
 
 
-def _detail(test: TestResult, relative: Any) -> str:
-    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story in a code block."""
+def _detail(test: TestResult, relative: Any, steps: Sequence[str]) -> str:
+    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story and the steps (each
+    action naming its element) in a code block."""
     where = html_text(f"{relative(test.file)}:{test.line}")
     final = f"Final URL: {md_cell(test.final_url)}\n" if test.final_url else ""
+    story = details(test) + ("\n\nSteps:\n" + "\n".join(steps) if steps else "")
     return (f"\n<details><summary>{EMOJI[test.status]} <b>{html_text(test.name)}</b> ({where})</summary>\n\n"
-            f"{final}\n{code_block(details(test))}\n\n</details>\n")
+            f"{final}\n{code_block(story)}\n\n</details>\n")

@@ -9,7 +9,7 @@ from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Properties, Pro
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, workspace_relative, write_atomic
+from preview_qa.reporters.files import JUNIT, with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from preview_qa.text import one_line
 
@@ -32,7 +32,7 @@ class JUnitReporter(Reporter):
     relative to `workspace` (default: the working directory, which the action sets to the workspace)."""
 
     def __init__(self, out: Path, workspace: Path | None = None):
-        self.path = out / JUNIT
+        self.out, self.path = out, out / JUNIT
         self.workspace = workspace or Path.cwd()
         self._finished: list[TestResult] = []
 
@@ -41,7 +41,8 @@ class JUnitReporter(Reporter):
             self._finished.append(event.result)
             write_atomic(self.path, render(self._finished, workspace=self.workspace))
         elif isinstance(event, RunFinished):
-            write_atomic(self.path, render(event.result.tests, event.result, self.workspace))
+            run = with_artifacts(self.out, event.result)  # attachments: the files the artifacts reporter wrote
+            write_atomic(self.path, render(run.tests, run, self.workspace))
 
 
 def render(tests: list[TestResult], run: RunResult | None = None, workspace: Path | None = None) -> bytes:
@@ -110,8 +111,8 @@ def details(test: TestResult) -> str:
     if ev.console_errors or ev.page_errors or ev.failed_requests:
         lines.append(f"Browser: {ev.page_errors} page error(s), {ev.console_errors} console error(s), "
                      f"{ev.failed_requests} failed request(s).")
-    if test.agent_verdict:
-        lines.append(f"Agent's own verdict: {test.agent_verdict}")
+    if test.agent_report:
+        lines.append(f"Agent's own verdict: {test.agent_report}")
     return "\n".join(lines)
 
 

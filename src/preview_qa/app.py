@@ -1,0 +1,180 @@
+"""The composition root: reporters, runner, replay cache, logging and cancellation, wired from a RunConfig and an
+explicit environment. It raises plain domain errors and returns the run's result; the CLI and the demo both call it.
+What only a run needs is imported when it starts, so that `preview-qa validate` and `--help` stay quick."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from preview_qa import manifest as manifest_mod
+from preview_qa import providers
+from preview_qa.config import RunConfig
+from preview_qa.events import Event
+from preview_qa.redact import Redactor
+from preview_qa.reporters import Dispatcher, Reporter
+from preview_qa.results import RunResult
+from preview_qa.selection import select
+from preview_qa.trace import Recording
+
+QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+
+
+class SetupError(ValueError):
+    """The run cannot start as configured; the message says what to fix."""
+
+
+def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
+    """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result."""
+    from preview_qa.agent.llm import make_llm
+    from preview_qa.cache import CacheReporter, TraceCache
+
+    # before any reporter starts: what is missing is the user's to fix, not a run to report
+    secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
+                             config.chromium)
+    select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    secret_values = [config.api_key, *config.extra_headers.values(),
+                     *(v for values in secrets.values() for v in values.values())]
+    cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
+    reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
+                 *([CacheReporter(cache, spec, config.base_url)] if cache else [])]
+
+    def llm_factory() -> Any:
+        return make_llm(llm)
+
+    def run(publish: Callable[[Event], None]) -> RunResult:
+        _quiet_logs(verbose, Redactor.of_tests(secrets))
+        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None))
+
+    return with_reporters(reporters, run)
+
+
+def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str, model: str | None,
+              api_key: str | None, llm_base_url: str | None,
+              chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
+    """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
+    (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
+    secrets = manifest_mod.resolve_secrets(spec, env)
+    llm = providers.resolve(provider, model, api_key, llm_base_url, env)
+    _chromium(chromium)
+    return secrets, llm
+
+
+def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
+    """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
+    from preview_qa import merge as merging
+
+    result = merging.merge_runs([merging.load_run(folder) for folder in folders])
+    merging.copy_artifacts(folders, out)
+
+    def publish_all(publish: Callable[[Event], None]) -> RunResult:
+        merging.replay(result, publish)
+        return result
+
+    return with_reporters([*github_reporters(env, out, comment, []), *output_reporters(out)], publish_all)
+
+
+def with_reporters(reporters: list[Reporter], work: Callable[[Callable[[Event], None]], RunResult]) -> RunResult:
+    """Start every reporter, let `work` publish to them, finish every one whatever happens; a broken one fails the run."""
+    dispatch = Dispatcher(reporters)
+    with dispatch:
+        result = work(dispatch)
+    if dispatch.broken:
+        raise ReportersFailed(result, dispatch.broken)
+    return result
+
+
+class ReportersFailed(RuntimeError):
+    """A reporter broke: its output is missing or incomplete, so the run must not look like a success."""
+
+    def __init__(self, result: RunResult, broken: dict[str, str]):
+        self.result, self.broken = result, broken
+        name, error = next(iter(broken.items()))
+        more = f" (and {len(broken) - 1} more reporter(s))" if len(broken) > 1 else ""
+        super().__init__(f"reporter {name} failed, so its output is missing or incomplete: {error}{more}")
+
+
+def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_values: list[str | None]) -> list[Reporter]:
+    """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
+    from issuing workflow commands until it finishes."""
+    from preview_qa.reporters.github import GitHubReporter, in_github_actions
+
+    if not in_github_actions(env):
+        return []
+    return [GitHubReporter(env, out, comment, secret_values=[*secret_values, env.get("INPUT_GITHUB-TOKEN")])]
+
+
+def output_reporters(out: Path) -> list[Reporter]:
+    """Every reporter that turns a run into files and console output: for `run`, and again for `merge`.
+    The artifacts reporter comes first: the others list the files it has written by the time the run ends."""
+    from preview_qa.reporters.artifacts import ArtifactsReporter
+    from preview_qa.reporters.console import ConsoleReporter
+    from preview_qa.reporters.html import HtmlReporter
+    from preview_qa.reporters.junit import JUnitReporter
+
+    return [ArtifactsReporter(out), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
+
+
+async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
+                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None) -> RunResult:
+    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
+    from preview_qa.agent.session import BrowserSetup, browser_agents
+    from preview_qa.preview import origin_of
+    from preview_qa.runner import Runner
+
+    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers)
+    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
+        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+
+
+def _chromium(chromium: str | None) -> str:
+    if chromium is None:
+        raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
+    return chromium
+
+
+def _run_cancellable(coro: Any) -> RunResult:
+    """Run until done; SIGTERM or SIGINT (how CI cancels a job) cancels the run, which still returns its results."""
+    async def main_task() -> RunResult:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            return await coro
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+    return asyncio.run(main_task())
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, redactor: Redactor):
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redactor.text(record.getMessage()), None
+        return True
+
+
+def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
+    for name in QUIET_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.propagate = False
+        logger.handlers.clear()
+        if verbose:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.addFilter(_RedactingFilter(redactor))
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+        else:
+            logger.setLevel(logging.CRITICAL + 1)
