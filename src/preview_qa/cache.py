@@ -33,6 +33,8 @@ class TraceCache:
         """sha256 of the test's definition; the name, budgets and timeouts do not change what the agent does."""
         test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
                                                      "secrets"})
+        if spec.use_state is not None:  # a trace recorded signed in needs the same start; other keys stay as they were
+            test["use_state"] = spec.use_state
         blob = json.dumps({**self._defines, **test}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 

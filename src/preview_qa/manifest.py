@@ -13,6 +13,8 @@ from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from preview_qa.redact import MIN_SECRET_LENGTH, secret_length
+from preview_qa.setups import cycle_from, savers
 from preview_qa.yamlsource import Loc, SourceError, YamlSource, format_loc
 
 ManifestError = SourceError
@@ -23,6 +25,7 @@ ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
 START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
+STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
 _ENV_SCHEMA = {"type": "string", "pattern": ENV_NAME}
 
 
@@ -31,7 +34,7 @@ def _ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern.replace("$", r"\Z"))
 
 
-_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE = map(_ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO))
+_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE = map(_ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME))
 
 
 class _Strict(BaseModel):
@@ -44,6 +47,12 @@ def _as_list(value: Any) -> Any:
 
 
 OneOrMore = Annotated[list[str], BeforeValidator(_as_list, json_schema_input_type=str | list[str])]
+
+
+def _state_name(v: str | None) -> str | None:
+    if v is not None and not _STATE_RE.search(v):
+        raise ValueError("a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-'")
+    return v
 
 
 class Expectations(_Strict):
@@ -127,6 +136,11 @@ class TestOptions(_Strict):
         description=("Repository files this test covers: gitignore-style globs relative to the repository root, e.g. "
                      "src/checkout/**. Given changed files (--changed-files, or the action's changed-only), the test "
                      "runs only when one of them matches; a test without paths always runs."))
+    use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
+        "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
+        "under this name by the test with that save_state, which runs first. null opts out of a default."))
+
+    _use_state_name = field_validator("use_state")(_state_name)
 
     @field_validator("start")
     @classmethod
@@ -187,6 +201,11 @@ class TestSpec(TestOptions):
         "Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."))
     task: str = Field(min_length=1, description=TASK)  # type: ignore[assignment]
     line: SkipJsonSchema[int] = Field(default=0, exclude=True)  # where the test starts in the manifest (not a key)
+    save_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
+        "When this test passes, keep its browser state (a login) under this name, for the tests with that use_state. "
+        "A credential: it never reaches an output, and is deleted when the run ends."))
+
+    _save_state_name = field_validator("save_state")(_state_name)
 
     @property
     def skip_reason(self) -> str | None:
@@ -254,6 +273,7 @@ def parse(source: YamlSource) -> Manifest:
     manifest = _validate(Manifest, {**merged, "path": source.file}, source, ())
     manifest._source = source
     _check_tests(manifest)
+    _check_states(manifest)
     return manifest
 
 
@@ -278,6 +298,47 @@ def _check_tests(manifest: Manifest) -> None:
             if placeholder not in test.secrets:
                 raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
                                                          f"declare '{placeholder}'; add it under secrets.")
+
+
+def _check_states(manifest: Manifest) -> None:
+    """save_state names are unique, every use_state names one of them, and no test ends up waiting for itself."""
+    saved: dict[str, int] = {}
+    for i, test in enumerate(manifest.tests):
+        if test.save_state is None:
+            continue
+        if test.save_state in saved:
+            first = manifest.tests[saved[test.save_state]]
+            raise manifest.error(("tests", i, "save_state"), f"state '{test.save_state}' is already saved by test "
+                                 f"'{first.name}' (line {first.line}); give each save_state its own name.")
+        saved[test.save_state] = i
+    saved_by = savers(manifest.tests)
+    for i, test in enumerate(manifest.tests):
+        if test.use_state is None:
+            continue
+        origin = _from_defaults(manifest, i, "use_state")
+        if test.use_state not in saved_by:
+            guess = difflib.get_close_matches(test.use_state, list(saved_by), n=1)
+            hint = (f"did you mean '{guess[0]}'?" if guess else
+                    f"add 'save_state: {test.use_state}' to the test that logs in" +
+                    (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else "."))
+            raise manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
+        cycle = cycle_from(manifest.tests, test.name)
+        if cycle is None or test.name not in cycle:
+            continue
+        if len(cycle) == 1:
+            fix = "set 'use_state: null' on it" if origin else "remove one of the two keys"
+            raise manifest.error(("tests", i, "use_state"), f"test '{test.name}' starts from state '{test.use_state}'"
+                                 f"{origin}, which it saves itself; {fix}.")
+        chain = " -> ".join(f"'{name}'" for name in [*cycle, cycle[0]])
+        raise manifest.error(("tests", i, "use_state"), f"setup tests wait for each other in a cycle ({chain}, each "
+                             f"waiting for the test that saves its use_state){origin}; break the cycle.")
+
+
+def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
+    """' (set in defaults)' when the test's own mapping lacks `key`, so the error explains where the value came from."""
+    raw = manifest._source.data.get("tests", []) if manifest._source is not None else []
+    own = raw[index] if index < len(raw) and isinstance(raw[index], dict) else {}
+    return "" if key in own else " (set in defaults)"
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -339,6 +400,10 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
             if not environ.get(env):
                 raise manifest.error(("tests", i, "secrets", placeholder),
                                      f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
+            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+                raise manifest.error(("tests", i, "secrets", placeholder),
+                                     f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
+                                     f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
             values[placeholder] = environ[env]
         resolved[test.name] = values
     return resolved

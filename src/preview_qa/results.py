@@ -98,6 +98,7 @@ class TestResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
     final_url: str | None = None
+    setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
 
 
 class RunResult(BaseModel):

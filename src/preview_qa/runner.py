@@ -1,4 +1,5 @@
-"""Schedules the tests (concurrency, timeouts, cancellation) and announces what happens; writes no files itself."""
+"""Schedules the tests (concurrency, timeouts, setup tests, cancellation) and announces what happens; writes no files
+itself (a saved login lives in the private StateStore until the run ends)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFini
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import wait_for_preview
 from preview_qa.redact import Redactor
-from preview_qa.results import RunResult, Status, TestResult, Usage
+from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
+from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.selection import select
+from preview_qa.setups import setup_of
 from preview_qa.trace import AgentFn, AgentTrace, Recording
 from preview_qa.verdict import decide, provider_outage, report_as_dict
 
@@ -39,15 +42,20 @@ class Runner:
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                  agent: AgentFn, publish: Callable[[Event], None],
-                 recordings: Callable[[TestSpec], Recording | None] | None = None):
+                 recordings: Callable[[TestSpec], Recording | None] | None = None, redactor: Redactor | None = None):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
-        self._redactor = Redactor.of_tests(secrets)
+        # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
         self.selection = select(manifest, config)
+        self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
+        self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
+        self._states = StateStore()
+        self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
@@ -58,6 +66,7 @@ class Runner:
         result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
         self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
                                 test_names=[t.name for t in self.selection.tests]))
+        self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         try:
             unreachable = await self._wait_for_preview()
             if unreachable:
@@ -72,6 +81,8 @@ class Runner:
             if current is not None:
                 current.uncancel()
             result.notice = "cancelled"
+        finally:
+            self._states.close()  # the saved logins never outlive the run
         for spec in self.selection.tests:
             if spec.name not in self._finished:
                 self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
@@ -86,6 +97,11 @@ class Runner:
         return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        if spec.name in self._setup_of and not self.selection.skip_reason(spec):
+            blocked = await self._wait_for_setup(spec)  # before taking a slot: the setup test may need it
+            if blocked:
+                self._finish(self._unrun(spec, Status.ERRORED, blocked))
+                return
         async with semaphore:
             skip_reason = self.selection.skip_reason(spec)
             if skip_reason:
@@ -108,6 +124,7 @@ class Runner:
                 trace = await self._attempt(spec, None)
                 trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
                 verdict, report, expectations = decide(spec, trace)
+            verdict = self._save_state(spec, verdict)
             self._note_provider(trace)
             self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
                                   detail=verdict.model_dump(mode="json")))
@@ -120,15 +137,51 @@ class Runner:
 
     async def _attempt(self, spec: TestSpec, recording: Recording | None) -> AgentTrace:
         url = start_url(self.config.base_url, spec.start)
+        self._kept.pop(spec.name, None)
         try:
             return await asyncio.wait_for(
                 self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
-                            self.publish, recording=recording),
+                            self.publish, recording=recording, **self._state_options(spec)),
                 spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
             return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
             return AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    async def _wait_for_setup(self, spec: TestSpec) -> str | None:
+        """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
+        setup = self._setup_of[spec.name]
+        await self._done[setup].wait()
+        result = self._finished[setup]
+        if result.status is not Status.PASSED:
+            return f"setup test '{setup}' did not pass: {result.reason}"
+        return None
+
+    def _state_options(self, spec: TestSpec) -> dict[str, Any]:
+        """The saved state the test starts from, and where the agent hands over the state a save_state test leaves."""
+        options: dict[str, Any] = {}
+        if spec.use_state is not None:
+            options["start_state"] = self._states.load(spec.use_state)
+        if spec.save_state is not None:
+            options["keep_state"] = lambda state: self._keep(spec, state)
+        return options
+
+    def _keep(self, spec: TestSpec, state: BrowserState) -> None:
+        """A state the agent read: from now on its cookie values are redacted like secrets; it is saved if the test passes."""
+        assert spec.save_state is not None
+        self._redactor.add(state.secret_values(spec.save_state))
+        self._kept[spec.name] = state
+
+    def _save_state(self, spec: TestSpec, verdict: Verdict) -> Verdict:
+        """Save a passing setup test's state for its dependents; one that left none cannot count as passed."""
+        if spec.save_state is None or verdict.status is not Status.PASSED:
+            return verdict
+        state = self._kept.pop(spec.name, None)
+        if state is None:
+            return Verdict(status=Status.ERRORED, reason="the test passed, but its browser state was not saved",
+                           causes=[verdict.reason])
+        self._states.save(spec.save_state, state)
+        return verdict
 
     def _with_budget(self, spec: TestSpec) -> TestSpec:
         """The command line's per-test budgets outrank the manifest's."""
@@ -164,8 +217,12 @@ class Runner:
                           path="none")
 
     def _finish(self, result: TestResult) -> None:
+        if result.name in self.selection.setups:
+            result = result.model_copy(update={"setup_only": True})
         self._finished[result.name] = result
         self.publish(TestFinished(result=result))
+        if result.name in self._done:
+            self._done[result.name].set()
 
 
 def _redacted(event: Event, redactor: Redactor) -> Event:

@@ -8,6 +8,7 @@ from pathspec import GitIgnoreSpec
 
 from preview_qa.config import RunConfig
 from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.setups import with_setup_tests
 from preview_qa.shard import in_shard
 
 NOT_CHANGED = "no changed file under its paths"
@@ -23,6 +24,7 @@ class Selection:
 
     tests: list[TestSpec]
     skipped: dict[str, str] = field(default_factory=dict)  # test name -> reason
+    setups: set[str] = field(default_factory=set)  # tests run only because a selected one starts from their state
 
     def skip_reason(self, spec: TestSpec) -> str | None:
         """The manifest's own `skip:` first (its reason is the author's), then the selection's."""
@@ -33,7 +35,8 @@ def select(manifest: Manifest, config: RunConfig) -> Selection:
     """The one place that decides, in this order: names and tags choose the tests (the others are not reported);
     changed files mark the chosen tests whose paths match none of them as skipped (reported, with the reason);
     then --shard takes its share of the tests to run and, apart, of the skipped ones, so each shard's run is balanced
-    and `merge` sees every test exactly once."""
+    and `merge` sees every test exactly once; last, the setup tests that the tests left to run need (use_state) are
+    added, or no longer skipped (`merge` prefers the run of a test in its own shard)."""
     tests = _chosen(manifest, config)
     skipped = _not_changed(tests, config.changed_files)
     if config.shard is not None:
@@ -41,7 +44,14 @@ def select(manifest: Manifest, config: RunConfig) -> Selection:
         keep = set(runs) | set(in_shard([t.name for t in tests if t.name in skipped], *config.shard))
         tests = [t for t in tests if t.name in keep]
         skipped = {name: reason for name, reason in skipped.items() if name in keep}
-    return Selection(tests, skipped)
+    return _with_setups(manifest, tests, skipped)
+
+
+def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, str]) -> Selection:
+    needed = {t.name for t in with_setup_tests(manifest.tests, [t for t in tests if t.name not in skipped])}
+    chosen = {t.name for t in tests}
+    return Selection([t for t in manifest.tests if t.name in chosen | needed],
+                     {name: reason for name, reason in skipped.items() if name not in needed}, needed - chosen)
 
 
 def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:

@@ -96,10 +96,13 @@ def test_hostile_text_from_the_agent_cannot_issue_commands(workspace: Path) -> N
 
 def test_secrets_are_masked_before_anything_else_is_printed(workspace: Path) -> None:
     run = run_of(workspace, [make_result(workspace, "t", Status.FAILED, f"typed {API_KEY} into the page")])
-    log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY))
+    log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY, "a b&c"))
     masks = [c.message for c in log.named("add-mask")]
-    assert masks == [API_KEY, "line one\nline two", "line one", "line two"]
-    assert log.order[:4] == ["mask"] * 4 and "mask" not in log.order[4:]
+    assert masks[:4] == [API_KEY, "line one\nline two", "line one", "line two"]
+    # the forms a page or URL gives a value are masked too: the runner only knows the raw value
+    assert {"line+one%0Aline+two", "line one\\nline two", "a+b%26c", "a%20b%26c", "a b&amp;c"} <= set(masks)
+    assert len(masks) == len(set(masks)) and "" not in masks
+    assert log.order[:len(masks)] == ["mask"] * len(masks) and "mask" not in log.order[len(masks):]
 
 
 def test_error_annotations_stay_within_the_runners_limit_with_a_final_note(workspace: Path) -> None:

@@ -19,13 +19,17 @@ from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
+from preview_qa.agent import masking
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
 from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.redact import Redactor
+from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
@@ -75,7 +79,10 @@ class TestRun:
     browser: BrowserSetup
     playwright: Playwright
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
@@ -88,26 +95,34 @@ async def run_agent(run: TestRun) -> AgentTrace:
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
     steps = StepWatcher(shoot=lambda: _screenshot(session))
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard)
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard, redactor=run.redactor)
+    mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
     pw_browser: Browser | None = None
     agent: Agent | None = None
     try:
         async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
             await session.start()
+            masking.guard(session.cdp_url or "", mask)
             pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
             evidence.attach(pw_browser)
             steps.attach(pw_browser)
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
+            if run.start_state is not None:
+                await load_state(pw_browser.contexts[0], run.start_state, run.allowed_hosts)
             agent = _agent(run, session, recorder, workdir, steps)
             if run.recording is None:
                 await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence),
                                 on_step_end=_step_hook(run, trace, steps, pw_browser))
             else:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
+            if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
+                run.keep_state(await read_state(pw_browser.contexts[0]))
     except TimeoutError:
         trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+    except StateError as e:
+        trace.infrastructure_error = str(e)
     except Exception as e:
         trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
     finally:
@@ -119,10 +134,11 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser))
+            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, mask))
         finally:
             evidence.closing = True
             await asyncio.shield(_teardown(session, pw_browser, workdir))
+            masking.release(mask)
     return trace
 
 
@@ -282,7 +298,7 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None) -> None:
+                               pw_browser: Browser | None, mask: masking.Mask) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
@@ -297,7 +313,8 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception):
-        run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
+        run.emit(FinalScreenshot(name=run.spec.name,
+                                 png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -329,15 +346,18 @@ def _loop_time(monotonic_deadline: float) -> float:
 
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
-                         preview_origin: str) -> AsyncIterator[AgentFn]:
+                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
     """One Playwright driver for the whole run; each call runs one test in its own fresh browser."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
+                          emit: Callable[[Event], None], recording: Recording | None = None,
+                          start_state: BrowserState | None = None,
+                          keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
             return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
                                            allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit, recording=recording))
+                                           playwright=playwright, emit=emit, redactor=redactor,
+                                           recording=recording, start_state=start_state, keep_state=keep_state))
 
         yield run_one

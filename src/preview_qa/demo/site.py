@@ -7,10 +7,13 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
+APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
+APP_PROFILE_KEY = "acme_profile"  # the localStorage key the /app login form sets
+APP_PAGES = {"/app/account": "Account", "/app/orders": "Orders", "/app/settings": "Settings", "/app/billing": "Billing"}
 ORDERS = [("#1001", "Anvil", "$19.99"), ("#1002", "Rocket skates", "$89.00"), ("#1003", "Giant magnet", "$42.50")]
 
 _STYLE = (
@@ -65,6 +68,20 @@ def _signup_form(name: str = "", email: str = "", error: str = "") -> bytes:
     )
 
 
+def _search_page(code: str, token: str) -> bytes:
+    """A GET form: what is typed ends up in the URL (percent-encoded), in the field and in the page's own text."""
+    said = f'<p id="searched">You searched for: {html.escape(code)}</p>' if code else ""
+    said += f'<p id="token">Preview token: {html.escape(token)}</p>' if token else ""
+    share = f'<p><a href="/search?{html.escape(urlencode({"code": code}))}">Share this search</a></p>' if code else ""
+    return _page(
+        "Search - Acme",
+        '<h1>Search customers</h1><p><a href="/">Home</a></p><form method="get" action="/search">'
+        '<label for="code">Access code</label><input id="code" name="code" type="text" placeholder="Access code" '
+        f'style="width:36rem;font-size:2rem" value="{html.escape(code)}"><button type="submit">Search</button></form>'
+        f'<div style="font-size:2rem">{said}</div>{share}',
+    )
+
+
 def _valid_email(email: str) -> bool:
     local, at, domain = email.partition("@")
     return bool(at and local and "." in domain.strip(".") and " " not in email)
@@ -112,6 +129,37 @@ _EXTERNAL = _page(
     "External link - Acme",
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
+
+_APP_LOGIN = _page(
+    "Log in - Acme app",
+    '<h1>Log in to the app</h1><form method="post" action="/app/login" id="login">'
+    '<label for="app-email">Email</label><input id="app-email" name="email" type="text" placeholder="Email">'
+    '<label for="app-password">Password</label>'
+    '<input id="app-password" name="password" type="password" placeholder="Password">'
+    '<button type="submit">Sign in</button></form>',
+    # The app keeps its user profile in localStorage, beside the server's HttpOnly session cookie.
+    script=f"document.getElementById('login').addEventListener('submit', function () {{"
+    f" localStorage.setItem({APP_PROFILE_KEY!r}, JSON.stringify({{email: document.getElementById('app-email').value}}));"
+    " });",
+)
+
+# Shown in a signed-in page: the user appears only when the browser also holds the profile the login form stored.
+_APP_WHO = (
+    f"var p = JSON.parse(localStorage.getItem({APP_PROFILE_KEY!r}) || 'null');"
+    "document.getElementById('who').textContent = p && p.email ? 'Signed in as ' + p.email"
+    " : 'Session cookie found, but no profile in this browser';"
+)
+
+
+def _app_page(path: str, signed_in: bool) -> bytes:
+    title = APP_PAGES[path]
+    nav = "".join(f'<a href="{href}">{label}</a> ' for href, label in APP_PAGES.items())
+    if not signed_in:
+        return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who">Not signed in.</p>'
+                     '<p><a href="/app/login">Sign in</a></p>')
+    return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who"></p>'
+                 f"<p>{title} of your account.</p>", script=_APP_WHO)
+
 
 # A real app's page: header and navigation first, a long list, the line that matters at the very bottom; no favicon.
 _NAV = ["Home", "Shop", "Deals", "New arrivals", "Brands", "Gift cards", "Help", "Account"]
@@ -167,12 +215,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _redirect(self, location: str, headers: dict[str, str] | None = None) -> None:
         self._send(303, b"", {"Location": location, **(headers or {})})
 
-    def _signed_in(self) -> bool:
+    def _signed_in(self, cookie: str = SESSION_COOKIE) -> bool:
+        return self._session(cookie) is not None
+
+    def _session(self, cookie: str) -> str | None:
+        """The request's valid session token in `cookie`, if it has one."""
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == SESSION_COOKIE and value in self.site._sessions:
-                return True
-        return False
+            if name == cookie and value in self.site._sessions:
+                return value
+        return None
 
     def _form(self) -> dict[str, str]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -198,6 +250,18 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if path in pages:
             self._send(200, pages[path])
+        elif path == "/search":
+            self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
+        elif path == "/app/login":
+            self._send(200, _APP_LOGIN)
+        elif path in APP_PAGES:
+            token = self._session(APP_COOKIE)
+            with self.site._lock:
+                self.site.app_visits.append((path, token is not None))
+            if path == "/app/billing" and token and "session" not in query:
+                self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
+                return
+            self._send(200, _app_page(path, token is not None))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
@@ -239,6 +303,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
+        elif path == "/app/login":
+            if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
+                token = secrets.token_hex(16)
+                with site._lock:
+                    site._sessions.add(token)
+                    site.app_tokens.append(token)
+                self._redirect("/app/account", {"Set-Cookie": f"{APP_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
+            else:
+                self._send(200, _APP_LOGIN)
         elif path == "/signup":
             name, email = form.get("name", "").strip(), form.get("email", "").strip()
             if not _valid_email(email):
@@ -335,3 +408,10 @@ class DemoSite(BackgroundServer):
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
+        self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
+        self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
+
+    def end_sessions(self) -> None:
+        """Every session expires: a browser state saved before now no longer signs anyone in."""
+        with self._lock:
+            self._sessions.clear()

@@ -7,16 +7,18 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.github_api import GitHubApi, GitHubError, read_event
+from preview_qa.redact import forms
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import JUNIT, RESULTS, workspace_relative, write_atomic
 from preview_qa.reporters.junit import clean, details
 from preview_qa.reporters.steps import read_events, step_lines, steps_of
+from preview_qa.reporters.streams import join_stderr_to_stdout
 from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.text import clip, one_line
 
@@ -90,6 +92,7 @@ class GitHubReporter(Reporter):
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
+        self._restore_stderr: Callable[[], None] | None = None
         self._result: RunResult | None = None
 
     def _print(self, line: str) -> None:
@@ -98,15 +101,19 @@ class GitHubReporter(Reporter):
         stream.flush()
 
     def start(self) -> None:
-        """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
+        """Mask every secret in each of its forms (each line of a multi-line one too), then make the run's own output
+        unable to issue commands: stdout inside `::stop-commands::`, and stderr joined to it meanwhile (the runner
+        reads the two pipes unordered, so a stderr line could otherwise be read before the stop)."""
         for value in dict.fromkeys(v for v in self.secret_values if v):
-            for part in dict.fromkeys([value, *value.splitlines()]):
+            for part in dict.fromkeys(p for form in forms(value) for p in [form, *form.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
         sys.stdout.flush()
         sys.stderr.flush()
         self._print(f"::stop-commands::{self._token}")
         self._stopped = True
+        if self.stream is None:
+            self._restore_stderr = join_stderr_to_stdout()
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
@@ -115,6 +122,9 @@ class GitHubReporter(Reporter):
     def finish(self) -> None:
         """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
         if self._stopped:
+            if self._restore_stderr is not None:
+                self._restore_stderr()
+                self._restore_stderr = None
             sys.stdout.flush()
             sys.stderr.flush()
             self._print(f"::{self._token}::")
