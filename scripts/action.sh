@@ -16,8 +16,9 @@ fi
 
 # Same paths inside and out, so results-path, annotations and $GITHUB_OUTPUT/$GITHUB_STEP_SUMMARY (under
 # RUNNER_TEMP) mean the same on both sides; the runner's uid, so later steps own what the run writes;
-# the host's network, so a preview served on localhost by an earlier step is reachable.
-args=(run --rm --network host --shm-size 1g --user "$(id -u):$(id -g)"
+# the host's network, so a preview served on localhost by an earlier step is reachable. No --shm-size: Chromium
+# runs with --disable-dev-shm-usage (its shared memory lives in /tmp), so /dev/shm's size never matters.
+args=(run --rm --network host --user "$(id -u):$(id -g)"
       --volume "$GITHUB_WORKSPACE:$GITHUB_WORKSPACE" --workdir "$GITHUB_WORKSPACE"
       --volume "$RUNNER_TEMP:$RUNNER_TEMP")
 forward=(CI GITHUB_ACTIONS GITHUB_WORKSPACE GITHUB_OUTPUT GITHUB_STEP_SUMMARY GITHUB_EVENT_PATH GITHUB_EVENT_NAME

@@ -20,6 +20,17 @@ EVENTS = "events.jsonl"  # in each test's folder
 SLUG_LIMIT = 60
 
 
+def workspace_relative(file: str, workspace: Path) -> str:
+    """A manifest path as the repository knows it (relative to the workspace), which annotations and JUnit readers need;
+    a path outside the workspace stays as it was given."""
+    if not file:
+        return ""
+    try:
+        return Path(file).resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return Path(file).as_posix()
+
+
 def safe_name(name: str) -> str:
     """A folder name for any test name (unicode, slashes, '..', 500 characters): readable, unique, portable."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()

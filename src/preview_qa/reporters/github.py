@@ -15,21 +15,24 @@ from preview_qa.events import Event, RunFinished
 from preview_qa.github_api import GitHubApi, GitHubError, read_event
 from preview_qa.redact import forms
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
-from preview_qa.reporters.junit import details
+from preview_qa.reporters.files import JUNIT, RESULTS, workspace_relative, write_atomic
+from preview_qa.reporters.junit import clean, details
 from preview_qa.reporters.steps import read_events, step_lines, steps_of
 from preview_qa.reporters.streams import join_stderr_to_stdout
 from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.text import one_line
+from preview_qa.text import clip, one_line
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
+ANNOTATION_LIMIT = 4096  # the runner cuts an annotation's message there, silently; ours end with a visible "…"
 SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
 COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 CELL_LIMIT = 300
 DETAIL_LIMIT = 4_000
 COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
 EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!])")
+# `:` too, which breaks every GFM autolink with a scheme (http://, mailto:, xmpp:); `www.` gets the same escape below.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!:])")
+_WWW = re.compile(r"(www)\.", re.IGNORECASE)
 
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
@@ -46,27 +49,35 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str = "", **properties: str | int) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+def command(name: str, message: str = "", **properties: str | int | None) -> str:
+    """A workflow command; empty properties (None, "", 0) are left out, as @actions/core leaves them out."""
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value)
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def annotation(level: str, message: str, **properties: str | int | None) -> str:
+    """An error/warning/notice: control characters cleaned, the message clipped where the runner would cut it."""
+    cleaned = {key: clean(value) if isinstance(value, str) else value for key, value in properties.items()}
+    return command(level, clip(clean(message), ANNOTATION_LIMIT), **cleaned)
 
 
 
 def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
-    """Untrusted text as inert Markdown on one line: no HTML, no links or emphasis, no @mentions, no table breaks."""
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
-    return text.replace("@", "@\u200b")
+    """Untrusted text as inert Markdown on one line: no HTML, no links (autolinks included) or emphasis, no @mentions
+    (nor e-mail autolinks), no table breaks, no control characters."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(clean(text), limit), quote=False))
+    return _WWW.sub(r"\1\\.", text).replace("@", "@\u200b")
 
 
 def html_text(text: str, limit: int = 200) -> str:
-    """Untrusted text inside an HTML element, where Markdown escapes would show: entities only, and no @mentions."""
-    return html.escape(one_line(text, limit)).replace("@", "@\u200b")
+    """Untrusted text inside an HTML element (a raw HTML block: never autolinked), where Markdown escapes would show:
+    entities only, no @mentions, no control characters."""
+    return html.escape(one_line(clean(text), limit)).replace("@", "@\u200b")
 
 
 def code_block(text: str) -> str:
     """Untrusted multi-line text in a fence longer than any backtick run inside it, so it cannot close the fence."""
-    if len(text) > DETAIL_LIMIT:
-        text = text[: DETAIL_LIMIT - 1] + "…"
+    text = clip(clean(text), DETAIL_LIMIT)
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     return f"{fence}text\n{text}\n{fence}"
 
@@ -134,12 +145,7 @@ class GitHubReporter(Reporter):
             self._comment(marker, body)
 
     def relative(self, file: str) -> str:
-        """The manifest path as the repository knows it (relative to the workspace), which annotations need."""
-        path = Path(file).resolve()
-        try:
-            return path.relative_to(self.workspace.resolve()).as_posix()
-        except ValueError:
-            return Path(file).as_posix()
+        return workspace_relative(file, self.workspace)
 
     def _run_url(self) -> str | None:
         server, repo, run_id = (self.env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
@@ -153,7 +159,7 @@ class GitHubReporter(Reporter):
             with open(target, "a", encoding="utf-8") as f:
                 f.write(text)
         except OSError as e:
-            self._print(command("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
+            self._print(annotation("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
 
     def _comment(self, marker: str, body: str) -> None:
         event = read_event(self.env.get("GITHUB_EVENT_PATH"))
@@ -172,7 +178,7 @@ class GitHubReporter(Reporter):
         notice = (f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
                   "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
                   "`workflow_run` pattern in preview-qa's README.")
-        self._print(command("warning", notice, title="preview-qa: no PR comment"))
+        self._print(annotation("warning", notice, title="preview-qa: no PR comment"))
         self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")
 
 
@@ -201,16 +207,16 @@ def annotations(run: RunResult, relative: Any) -> list[str]:
     shared = [t for t in failing if run.notice and t.reason == run.notice]
     lines = []
     if shared:
-        lines.append(command("error", f"{len(shared)} test(s) did not run: {run.notice}",
-                             file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
+        lines.append(annotation("error", f"{len(shared)} test(s) did not run: {run.notice}",
+                                file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
     for test in failing:
         if test not in shared:
-            lines.append(command("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
+            lines.append(annotation("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
     if len(lines) > ERRORS_PER_STEP:
         more = len(lines) - ERRORS_PER_STEP
         lines = lines[:ERRORS_PER_STEP]
-        lines.append(command("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
-                             file=relative(run.manifest), title="preview-qa: more failures"))
+        lines.append(annotation("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
+                                file=relative(run.manifest), title="preview-qa: more failures"))
     return lines
 
 

@@ -11,14 +11,15 @@ from junitparser.xunit2 import TestCase as SurefireCase
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, with_artifacts, write_atomic
+from preview_qa.reporters.files import JUNIT, with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
 from preview_qa.text import one_line
 
 MESSAGE_LIMIT = 200
 SUITE = "preview-qa"
-# XML 1.0 cannot hold these code points at all, escaped or not (what pytest's junitxml strips too).
-_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# XML 1.0 cannot hold these code points at all, escaped or not, and DEL and the C1 controls are "discouraged" (what
+# pytest's junitxml replaces too); the GitHub reporter cleans its Markdown and annotations the same way.
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 # A testcase's children in the order of Maven Surefire's schema (surefire-test-report-3.0.xsd), which is where the
@@ -38,27 +39,29 @@ class _Case(SurefireCase):
 
 
 class JUnitReporter(Reporter):
-    """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file."""
+    """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file. Test files are
+    relative to `workspace` (default: the working directory, which the action sets to the workspace)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, workspace: Path | None = None):
         self.out, self.path = out, out / JUNIT
+        self.workspace = workspace or Path.cwd()
         self._finished: list[TestResult] = []
 
     def handle(self, event: Event) -> None:
         if isinstance(event, TestFinished):
             self._finished.append(event.result)
-            write_atomic(self.path, render(self._finished))
+            write_atomic(self.path, render(self._finished, workspace=self.workspace))
         elif isinstance(event, RunFinished):
             run = with_artifacts(self.out, event.result)  # attachments: the files the artifacts reporter wrote
-            write_atomic(self.path, render(run.tests, run))
+            write_atomic(self.path, render(run.tests, run, self.workspace))
 
 
-def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
+def render(tests: list[TestResult], run: RunResult | None = None, workspace: Path | None = None) -> bytes:
     suite = TestSuite(SUITE)
     for name, value in usage_properties(sum((t.usage for t in tests), Usage())).items():
         suite.add_property(name, value)  # the run's totals; before the testcases, where the schema wants them
     for test in tests:
-        suite.add_testcase(_case(test))
+        suite.add_testcase(_case(test, workspace or Path.cwd()))
     if run is not None:
         suite.timestamp = run.started_at
     xml = JUnitXml(SUITE)
@@ -69,13 +72,14 @@ def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
 
 
-def _case(test: TestResult) -> _Case:
+def _case(test: TestResult, workspace: Path) -> _Case:
     case = _Case(clean(test.name), clean(Path(test.file).stem or SUITE), round(test.duration_s, 3))
     if test.file:
-        case.file = clean(test.file)
+        case.file = clean(workspace_relative(test.file, workspace))
     if test.line:
         case.line = test.line
-    message = clean(one_line(test.reason, MESSAGE_LIMIT))
+    # Never empty: a JUnit reader shows a missing message as "undefined".
+    message = clean(one_line(test.reason, MESSAGE_LIMIT)) or test.status.value
     if test.status is Status.FAILED:
         failure = Failure(message, "failed")
         failure.text = clean(details(test))
