@@ -26,6 +26,7 @@ from preview_qa.demo.site import DemoSite
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec, loads
 from preview_qa.providers import LLMSettings
+from preview_qa.redact import Redactor
 from preview_qa.reporters.images import animation, shrink_screenshot
 from preview_qa.trace import AgentTrace, Recording
 
@@ -104,7 +105,7 @@ async def main(latency: float) -> None:
             return make_llm(LLMSettings(provider="openai", model="scripted", api_key="bench", base_url=llm.url))
 
         setup = BrowserSetup(chromium=chromium, measure_cpu=True)
-        async with browser_agents(setup, llm_factory, site.url) as agent:
+        async with browser_agents(setup, llm_factory, site.url, Redactor({})) as agent:
             await one_test(agent, spec, site, None)  # warm-up: imports, the Playwright driver, the OS file cache
             trace, events, wall = await one_test(agent, spec, site, None)
             table("agent run", wall, trace, events.timings(), artifacts_work(events))

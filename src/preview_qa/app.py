@@ -6,22 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
+from preview_qa.lifecycle import run_bounded
 from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
-from preview_qa.trace import Recording
+from preview_qa.selection import select
 
-QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+if TYPE_CHECKING:
+    from preview_qa.runner import Recordings
+
+QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
 class SetupError(ValueError):
@@ -32,35 +35,50 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result."""
     from preview_qa.agent.llm import make_llm
     from preview_qa.cache import CacheReporter, TraceCache
+    from preview_qa.reporters.streams import install_safe_stderr
 
-    secrets = manifest_mod.resolve_secrets(spec, env)
-    llm = providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env)
-    unknown = sorted(set(config.only) - {t.name for t in spec.tests})
-    if unknown:
-        raise SetupError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
-    _chromium(config)  # before any reporter starts: a missing browser is the user's to fix, not a run to report
-    secret_values = [config.api_key, *config.extra_headers.values(),
+    # before any reporter starts: what is missing is the user's to fix, not a run to report
+    secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
+                             config.chromium)
+    select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
+    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers)
+    install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
+    secret_values = [llm.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url)] if cache else [])]
+                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
-        _quiet_logs(verbose, Redactor.of_tests(secrets))
-        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None))
+        _quiet_logs(verbose)
+        return run_bounded(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+                                        redactor))
 
     return with_reporters(reporters, run)
+
+
+def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str, model: str | None,
+              api_key: str | None, llm_base_url: str | None,
+              chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
+    """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
+    (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
+    secrets = manifest_mod.resolve_secrets(spec, env)
+    llm = providers.resolve(provider, model, api_key, llm_base_url, env)
+    _chromium(chromium)
+    return secrets, llm
 
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
     from preview_qa import merge as merging
 
-    result = merging.merge_runs([merging.load_run(folder) for folder in folders])
-    merging.copy_artifacts(folders, out)
+    shards = [(folder, merging.load_run(folder)) for folder in folders]
+    result = merging.merge_runs([run for _, run in shards])
+    merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
         merging.replay(result, publish)
@@ -112,60 +130,44 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test, a fresh context per test."""
+                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
+    """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
+    per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
+    login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
+    from preview_qa.agent.browser import START_BUDGET_S
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
-    browser = BrowserSetup(chromium=_chromium(config), headless=config.headless, extra_headers=config.extra_headers,
+    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
+    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers,
                            browsers=config.concurrency)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings).run()
+    done: list[RunResult] = []
+    try:
+        async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
+            done.append(await Runner(manifest, config, secrets, agent, publish, recordings, redactor,
+                                     browser_start_s=START_BUDGET_S).run())
+    except asyncio.CancelledError:
+        if not done:
+            raise
+        # Cancelled while the browsers were being shut down: every result is already out, and final.
+    return done[0]
 
 
-def _chromium(config: RunConfig) -> str:
-    if config.chromium is None:
+def _chromium(chromium: str | None) -> str:
+    if chromium is None:
         raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    return config.chromium
+    return chromium
 
 
-def _run_cancellable(coro: Any) -> RunResult:
-    """Run until done; SIGTERM or SIGINT (how CI cancels a job) cancels the run, which still returns its results."""
-    async def main_task() -> RunResult:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        try:
-            return await coro
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-
-    return asyncio.run(main_task())
-
-
-class _RedactingFilter(logging.Filter):
-    def __init__(self, redactor: Redactor):
-        super().__init__()
-        self.redactor = redactor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self.redactor.text(record.getMessage()), None
-        return True
-
-
-def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
+def _quiet_logs(verbose: bool) -> None:
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (reporters/streams.py)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
         logger.handlers.clear()
         if verbose:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.addFilter(_RedactingFilter(redactor))
-            logger.addHandler(handler)
+            logger.addHandler(logging.StreamHandler(sys.stderr))
             logger.setLevel(logging.INFO)
         else:
             logger.setLevel(logging.CRITICAL + 1)

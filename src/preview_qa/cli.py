@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,14 +13,19 @@ import click
 
 from preview_qa import app
 from preview_qa import manifest as manifest_mod
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency
+from preview_qa.changes import ChangedFilesError
+from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
+from preview_qa.lifecycle import exit_with
 from preview_qa.merge import MergeError
 from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
+from preview_qa.selection import SelectionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
+                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
 # Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
-USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError)
+USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
 
 class UsageError(click.ClickException):
@@ -58,6 +64,20 @@ class _LinesType(click.types.StringParamType):
 _LINES = _LinesType()
 
 
+class _WordsType(click.types.StringParamType):
+    """A repeatable option whose values may also come as one comma- or space-separated list (the action's `tags`)."""
+
+    def split_envvar_value(self, rv: str) -> list[str]:
+        return _words([rv])
+
+
+_WORDS = _WordsType()
+
+
+def _words(values: tuple[str, ...] | list[str]) -> list[str]:
+    return [word for value in values for word in re.split(r"[\s,]+", value) if word]
+
+
 def _env(*names: str) -> list[str]:
     """Environment variables an option falls back to: the action's INPUT_* (hyphens kept) and our own."""
     return list(names)
@@ -69,17 +89,66 @@ def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
 
 
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM provider options, which `run` uses and `validate` checks."""
+    options = [
+        click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
+                     show_default=True, type=click.Choice(PROVIDERS)),
+        click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
+        click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--secret-env", is_flag=True,
               help="Print only the environment variables the tests' secrets are read from, one per line.")
-def validate(manifest: Path, secret_env: bool) -> None:
-    """Check a manifest without running anything."""
+@click.option("--offline", is_flag=True,
+              help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).")
+@llm_options
+def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
+             llm_base_url: str | None) -> None:
+    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
     spec = manifest_mod.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), valid.")
+    if not offline:
+        app.preflight(spec, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+    checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
+    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--force", is_flag=True, help="Overwrite the files if they exist.")
+def init(directory: Path, force: bool) -> None:
+    """Write a commented starter qa.yml and .github/workflows/preview-qa.yml into DIRECTORY (the repository's root)."""
+    from preview_qa.starter import starter_files
+
+    planned = {directory / target: text for target, text in starter_files().items()}
+    existing = [str(path) for path in planned if path.exists()]
+    if existing and not force:
+        raise UsageError(f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; nothing was written "
+                         "(--force overwrites).")
+    for path, text in planned.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {path}")
+    click.echo("Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
+               "previews, and write your own tests in qa.yml (`preview-qa validate --offline` checks it).")
+
+
+@main.command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
+    from preview_qa.schema import render
+
+    click.echo(render(), nl=False)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,6 +191,34 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags and changed files: which tests `run` runs; see `selection.select`."""
+    options = [
+        click.option("--tag", "tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_TAGS"),
+                     help="Run only the tests with this tag (repeatable: any of them)."),
+        click.option("--skip-tag", "skip_tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_SKIP-TAGS"),
+                     help="Leave out the tests with this tag (repeatable)."),
+        click.option("--changed-files", metavar="FILE",
+                     help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+                          "if one of them matches, else it is skipped."),
+        click.option("--changed-only", is_flag=True, envvar=_env("INPUT_CHANGED-ONLY"),
+                     help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+                          "select by them as --changed-files does."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    from preview_qa.changes import changed_files
+
+    found = changed_files(source, changed_only, os.environ, sys.stdin)
+    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
+        click.echo(f"preview-qa: {found.note}", err=True)
+    return found.files
+
+
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
     from preview_qa.shard import parse_shard
@@ -138,38 +235,54 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
 @click.option("--base-url", required=True, envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
               help="The preview deployment to test, e.g. https://pr-42.preview.example.com")
-@click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"), show_default=True,
-              type=click.Choice(PROVIDERS))
-@click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset).")
-@click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable).")
-@click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint.")
+@llm_options
 @click.option("--wait-timeout", type=click.FloatRange(0), default=0, envvar=_env("INPUT_WAIT-TIMEOUT"),
               help="Seconds to wait for the preview to answer before the first test.")
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
               envvar=_env("INPUT_EXTRA-HEADERS"),
               help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
+@click.option("--retries", type=click.IntRange(0, 5), envvar=_env("INPUT_RETRIES"),
+              help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).")
+@click.option("--baseline-url", envvar=_env("INPUT_BASELINE-URL"),
+              help="After the run, run each failed or errored test once more here (production, or main's preview): "
+                   "it is a regression when it passes there.")
 @run_options
+@selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: FailOn, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, **speed: Any) -> None:
+        retries: int | None, baseline_url: str | None, out: Path, concurrency: int, only: tuple[str, ...],
+        headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
+        changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
     spec = manifest_mod.load(manifest)
-    config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
+    base_url = _base_url(base_url)
+    config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
-                       fail_on=fail_on, comment=comment,
+                       tags=_words(tags), skip_tags=_words(skip_tags),
+                       changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
+                       retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
-    sys.exit(execute(spec, config, verbose))
+    exit_with(lambda: execute(spec, config, verbose))
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
     """The run in this process's environment, as its exit code."""
-    return exit_code(app.execute(spec, config, os.environ, verbose), config.fail_on)
+    result = app.execute(spec, config, os.environ, verbose)
+    return _baseline_exit(result) or exit_code(result, config.fail_on)
+
+
+def _baseline_exit(result: RunResult) -> int | None:
+    """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
+    if result.baseline_error is None or result.notice == "cancelled":
+        return None
+    UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
+    return EXIT_USAGE
 
 
 @main.command()
@@ -179,7 +292,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     from preview_qa.demo.runner import run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    sys.exit(run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
+    exit_with(lambda: run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
 
 
 @main.command()
@@ -187,7 +300,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
               show_default=True, help="Folder for the merged results, reports and artifacts.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
 def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> None:
@@ -197,18 +310,34 @@ def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) 
 
 
 def exit_code(result: RunResult, fail_on: FailOn = "failed") -> int:
-    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0)."""
+    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
+    regressions: once a test errored, or failed without failing on the baseline too)."""
     if result.notice == "cancelled":
         return EXIT_CANCELLED
     if fail_on == "never":
         return EXIT_OK
+    if fail_on == "regressions":
+        return EXIT_FAILED if any(t.blocks_on_regressions for t in result.tests) else EXIT_OK
     return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
 
 
-def _base_url(url: str) -> str:
+def _base_url(url: str, option: str = "--base-url") -> str:
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url must start with http:// or https:// (got {url!r}).")
+        raise UsageError(f"{option} must start with http:// or https:// (got {url!r}).")
     return url.rstrip("/")
+
+
+def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
+    if not url:  # the action's empty input
+        if fail_on == "regressions":
+            raise UsageError("--fail-on regressions needs --baseline-url: without a baseline no failure can be told "
+                             "apart from a regression.")
+        return None
+    baseline = _base_url(url, "--baseline-url")
+    if baseline.lower() == base_url.lower():
+        raise UsageError(f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
+                         "e.g. production or main's preview.")
+    return baseline
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:

@@ -13,7 +13,18 @@ ObservedKind = Literal[
     "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
     "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
     "timings",  # where the test's time went: wall (and CPU) seconds per phase
+    "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
+    "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
+    "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
 ]
+
+PREVIEW = "preview"
+BASELINE = "baseline"  # the label of a test's run on the baseline deployment (--baseline-url)
+
+
+def attempt_label(number: int) -> str:
+    """The label of a test's attempt `number` (from 1) when the test may be retried."""
+    return f"attempt-{number}"
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,14 @@ class Event:
     """Base of every event: when it happened."""
 
     at: float = field(default_factory=time.time, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Evidence(Event):
+    """Base of what one run of a test records. `label` tells apart the runs of a test that runs more than once
+    (attempt-1, attempt-2, ... when it may be retried; baseline): each one's evidence is kept apart under it."""
+
+    label: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -37,21 +56,23 @@ class TestStarted(Event):
 
 
 @dataclass(frozen=True)
-class StepRecorded(Event):
+class StepRecorded(Evidence):
     """One agent step, with a screenshot taken while the browser was still alive."""
 
     name: str
     number: int
     goal: str
     actions: list[dict[str, Any]]  # secrets already redacted
-    url: str
+    url: str  # where the step led, once the page settled
     error: str | None
     screenshot_png: bytes | None
     before_png: bytes | None = None  # the page as the step found it (what the agent saw when it chose the actions)
+    elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
+    form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
 
 
 @dataclass(frozen=True)
-class Observed(Event):
+class Observed(Evidence):
     """Anything else worth a line in the test's event log: browser errors, LLM faults, checks, verdicts."""
 
     name: str
@@ -61,7 +82,7 @@ class Observed(Event):
 
 
 @dataclass(frozen=True)
-class ReplayDrifted(Event):
+class ReplayDrifted(Evidence):
     """A cached trace stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
     and as it is now."""
 
@@ -72,17 +93,27 @@ class ReplayDrifted(Event):
 
 
 @dataclass(frozen=True)
-class FinalScreenshot(Event):
+class FinalScreenshot(Evidence):
     name: str
     png: bytes
 
 
 @dataclass(frozen=True)
-class AgentHistory(Event):
+class AgentHistory(Evidence):
     """browser-use's own serialisation of the agent's history, secrets redacted."""
 
     name: str
     history: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AttemptFinished(Event):
+    """One labelled run of a test ended: an attempt of a test that may be retried (announced before the retry, or
+    before TestFinished for the last one), or, after the run, its run on the baseline."""
+
+    name: str
+    label: str
+    result: TestResult  # that run's own outcome
 
 
 @dataclass(frozen=True)

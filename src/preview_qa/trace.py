@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from preview_qa.events import Event
 from preview_qa.manifest import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, TestPath, Usage
+from preview_qa.saved_state import BrowserState
 
 AgentStatus = Literal["pass", "fail"]
 
@@ -83,7 +84,13 @@ class Recording:
 
 
 class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py)."""
+    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py). With a
+    start_state, its browser holds that state before the first navigation; with keep_state, the browser's state at the
+    end of the agent's (or replay's) work is handed to it before the run's last events, and a state that cannot be
+    read is the test's infrastructure error. It runs on the run's preview unless `origin` names another deployment
+    (the baseline)."""
 
     def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None) -> Awaitable[AgentTrace]: ...
+                 recording: Recording | None = None, start_state: BrowserState | None = None,
+                 keep_state: Callable[[BrowserState], None] | None = None,
+                 origin: str | None = None) -> Awaitable[AgentTrace]: ...

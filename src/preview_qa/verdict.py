@@ -142,7 +142,8 @@ def _error(reason: str, causes: list[str]) -> Verdict:
 
 
 def _describe_check(e: ExpectationOutcome) -> str:
-    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}"
+    waited = f" after waiting {e.waited_s:g} s" if e.waited_s else ""
+    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}"
 
 
 def _describe_fault(fault: LLMFault) -> str:
@@ -161,14 +162,14 @@ def _fault_counts(faults: list[LLMFault]) -> list[str]:
 
 
 def _evidence_causes(trace: AgentTrace) -> list[str]:
+    """The first of each kind of browser error, and how many more of that kind the event log holds."""
     ev = trace.evidence
     out = []
-    if ev.first_page_error:
-        out.append(f"the page threw an uncaught exception: {ev.first_page_error}")
-    if ev.first_failed_request:
-        out.append(f"a request failed: {ev.first_failed_request}")
-    if ev.first_console_error:
-        out.append(f"console error: {ev.first_console_error}")
+    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
+                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
+                                (ev.first_console_error, ev.console_errors, "console error")):
+        if first:
+            out.append(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}")
     return out
 
 

@@ -5,11 +5,13 @@ the pool closes."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import psutil
 import pytest
-from playwright.async_api import async_playwright
+from playwright.async_api import Playwright, async_playwright
 
+from preview_qa.agent.browser import start_gate
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.agent.session import BrowserSetup, launch_profile
 from preview_qa.config import find_chromium
@@ -19,23 +21,27 @@ pytestmark = pytest.mark.e2e
 
 
 def running(pool: BrowserPool) -> list[int]:
-    return [b.process.pid for b in pool._running if psutil.pid_exists(b.process.pid)]
+    return [p.pid for b in pool._running for p in b.processes.find()]
 
 
-async def with_pool(size: int, test: object) -> None:
+async def with_pool(size: int, test: object, tmp_path: Path) -> None:
     async with async_playwright() as playwright:
+        async def driver() -> Playwright:
+            return playwright
+
         setup = BrowserSetup(chromium=find_chromium() or "/usr/bin/chromium")
-        pool = BrowserPool(playwright, launch_profile(setup), size, {})
+        pool = BrowserPool(driver, launch_profile(setup), size, {}, start_gate(), str(tmp_path))
         pids: list[int] = []
         try:
             await test(pool, pids)  # type: ignore[operator]
         finally:
             await pool.close()
         await asyncio.sleep(0.5)
+        assert pids, "no browser process was ever seen: the test proved nothing"
         assert not [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
 
 
-def test_the_next_lease_in_the_same_browser_starts_with_nothing(site: DemoSite) -> None:
+def test_the_next_lease_in_the_same_browser_starts_with_nothing(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as first:
             pids += running(pool)
@@ -52,10 +58,10 @@ def test_the_next_lease_in_the_same_browser_starts_with_nothing(site: DemoSite) 
             assert await second.context.cookies() == []
         assert (pool.launches, pool.retired) == (1, [])
 
-    asyncio.run(with_pool(1, test))
+    asyncio.run(with_pool(1, test, tmp_path))
 
 
-def test_a_browser_with_a_page_left_outside_the_tests_context_is_retired(site: DemoSite) -> None:
+def test_a_browser_with_a_page_left_outside_the_tests_context_is_retired(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as first:
             pids += running(pool)
@@ -66,25 +72,24 @@ def test_a_browser_with_a_page_left_outside_the_tests_context_is_retired(site: D
             pids += running(pool)
         assert pool.launches == 2 and pool.retired == ["1 page(s) or worker(s) were left open"]
 
-    asyncio.run(with_pool(1, test))
+    asyncio.run(with_pool(1, test, tmp_path))
 
 
-def test_a_browser_that_died_is_replaced(site: DemoSite) -> None:
+def test_a_browser_that_died_is_replaced(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as first:
             pids += running(pool)
-            first.pooled.process.kill()
-            await first.pooled.process.wait()
+            await first.pooled.processes.end()
         async with pool.lease() as second:
             pids += running(pool)
             await second.page.goto(f"{site.url}/cart")
             assert await second.page.inner_text("#items") == "Cart: 0 item(s)"
         assert pool.launches == 2 and pool.retired == ["it disconnected or crashed"]
 
-    asyncio.run(with_pool(1, test))
+    asyncio.run(with_pool(1, test, tmp_path))
 
 
-def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site: DemoSite) -> None:
+def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async def one(n: int) -> str:
             async with pool.lease() as lease:
@@ -99,4 +104,4 @@ def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site
         assert found == [f"Cart: {n % 3} item(s)" for n in range(6)]
         assert pool.launches == 2 and pool.retired == []
 
-    asyncio.run(with_pool(2, test))
+    asyncio.run(with_pool(2, test, tmp_path))

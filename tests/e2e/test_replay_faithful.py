@@ -185,7 +185,7 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
     cache = TraceCache(tmp_path / "cache", manifest, "openai", "scripted")
     for spec, (mutation, position, index) in zip(manifest.tests, cases, strict=True):
         mutated = mutate(entry, mutation, position, index)
-        cache.store(spec, mutated["origin"], mutated["history"], {})
+        cache.store(spec, mutated["origin"], mutated["history"])
     with DemoSite() as site, ScriptedLLM(scenarios(site)) as llm:
         env = clean_env()
         del env["PREVIEW_QA_NO_CACHE"]

@@ -1,4 +1,5 @@
-"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), and a fake of the REST API's PR comments."""
+"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), and a fake of the REST API's PR comments
+and PR files."""
 
 from __future__ import annotations
 
@@ -92,13 +93,18 @@ def read_outputs(path: Path) -> dict[str, str]:
 
 
 class FakeGitHub:
-    """Issue comments on one pull request; `deny` answers every call with that status, as a read-only token gets."""
+    """Issue comments and changed files of one pull request; `deny` answers every call with that status, as a read-only
+    token gets."""
 
-    def __init__(self, server: HTTPServer, deny: int | None = None, commit_pulls: list[dict[str, Any]] | None = None):
+    def __init__(self, server: HTTPServer, deny: int | None = None, commit_pulls: list[dict[str, Any]] | None = None,
+                 pull_files: list[dict[str, Any]] | None = None):
         self.server, self.deny = server, deny
         self.comments: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
         self.commit_pulls = commit_pulls or []
+        self.pull_files = pull_files or []  # as the API lists them: {"filename": ..., "status": ...}
+        server.expect_request(f"/repos/{REPO}/pulls/{PR}/files", method="GET").respond_with_handler(
+            lambda request: self._json(request, self._page(request, self.pull_files)))
         server.expect_request(re.compile(rf"/repos/{REPO}/issues/{PR}/comments"), method="GET").respond_with_handler(self._list)
         server.expect_request(f"/repos/{REPO}/issues/{PR}/comments", method="POST").respond_with_handler(self._create)
         server.expect_request(re.compile(rf"/repos/{REPO}/issues/comments/\d+"), method="PATCH").respond_with_handler(
@@ -122,9 +128,13 @@ class FakeGitHub:
                             content_type="application/json")
         return Response(json.dumps(payload), status, content_type="application/json")
 
-    def _list(self, request: Request) -> Response:
+    @staticmethod
+    def _page(request: Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         page, per_page = int(request.args.get("page", 1)), int(request.args.get("per_page", 30))
-        return self._json(request, self.comments[(page - 1) * per_page: page * per_page])
+        return items[(page - 1) * per_page: page * per_page]
+
+    def _list(self, request: Request) -> Response:
+        return self._json(request, self._page(request, self.comments))
 
     def _create(self, request: Request) -> Response:
         if self.deny is None:

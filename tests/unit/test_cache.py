@@ -52,7 +52,7 @@ def test_name_budgets_and_timeouts_do_not_change_the_key(tmp_path: Path) -> None
 
 def test_a_stored_recording_loads_back_with_each_steps_page(tmp_path: Path) -> None:
     cache = store(tmp_path)
-    cache.store(spec(), "http://old:1", HISTORY, {1: b"\x89PNG one", 2: b"\x89PNG two"})
+    cache.store(spec(), "http://old:1", HISTORY, screenshots={1: b"\x89PNG one", 2: b"\x89PNG two"})
     recording = cache.load(spec())
     assert recording is not None and recording.origin == "http://old:1" and recording.history == HISTORY
     assert recording.screenshots == {1: b"\x89PNG one", 2: b"\x89PNG two"}

@@ -78,8 +78,58 @@ def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path)
     steps = [StepRecorded(name=name, number=n, goal=f"goal {n}", actions=[{"click": {"index": n}}], url="http://x/a",
                           error=None, screenshot_png=b"png" if n == 2 else None) for n in (1, 2)]
     page = _render(tmp_path, [_test(name, Status.FAILED, steps=2)], steps)
-    assert "goal 1" in page and "goal 2" in page and 'click {&#34;index&#34;: 2}' in page
+    assert "goal 1" in page and "goal 2" in page
+    assert '<code>click an unnamed element</code> <span class="detail">index 2</span>' in page  # no element recorded
     assert page.count(f'src="{shot}"') == 1 and page.count("no screenshot") == 1
+
+
+def test_each_action_names_its_element_by_role_and_name_with_the_index_as_a_detail(tmp_path: Path) -> None:
+    sign_in = {"index": 7, "role": "button", "name": "Sign in", "tag": "button"}
+    email = {"index": 3, "role": "textbox", "name": "Email", "tag": "input"}
+    step = StepRecorded(name="login", number=1, goal="log in", url="http://x/dashboard", error=None, screenshot_png=None,
+                        actions=[{"input": {"index": 3, "text": "demo@acme.test"}}, {"click": {"index": 7}}],
+                        elements=[email, sign_in])
+    page = _render(tmp_path, [_test("login", Status.FAILED, steps=1)], [step])
+    assert ('<code>input textbox &#34;Email&#34; {&#34;text&#34;: &#34;demo@acme.test&#34;}</code> '
+            '<span class="detail">index 3</span>') in page
+    assert '<code>click button &#34;Sign in&#34;</code> <span class="detail">index 7</span>' in page
+
+
+def test_dropped_actions_are_listed_under_their_step_and_the_filled_form_comes_before_the_result(tmp_path: Path) -> None:
+    name = "greedy"
+    step = StepRecorded(name=name, number=1, goal="look around", url="http://x/", error=None, screenshot_png=b"after",
+                        actions=[{"scroll": {"down": True}}], form_screenshot_png=b"form")
+    dropped = Observed(name=name, kind="actions_dropped", error=False,
+                       detail={"step": 1, "why": "over max_actions_per_step=1", "actions": [{"click": {"index": 4}}],
+                               "elements": [{"index": 4, "role": "link", "name": "Pricing", "tag": "a"}]})
+    page = _render(tmp_path, [_test(name, Status.FAILED, steps=1)], [step, dropped])
+    assert 'Not run: over max_actions_per_step=1</div>' in page
+    assert '<ul class="dropped"><li><code>click link &#34;Pricing&#34;</code> <span class="detail">index 4</span>' in page
+    form, after = (page.index(f'src="{folder_of(name)}/{f}"') for f in ("step-01-form.png", "step-01.png"))
+    assert form < after
+
+
+class _Retried(TestResult):
+    """A result as #13's retries will write it: with `attempts`."""
+
+    __test__ = False
+    attempts: int = 1
+
+
+def test_the_table_shows_each_tests_path_attempts_and_why_a_replay_fell_back(tmp_path: Path) -> None:
+    fell_back = Observed(name="replay broke", kind="replay_fell_back", error=False,
+                         detail={"reason": "the recorded steps could not be replayed: element 4 is gone"})
+    tests = [_test("replay broke", Status.PASSED, path="replay-fell-back"), _test("replayed", Status.PASSED, path="replayed"),
+             _test("never ran", Status.SKIPPED, path="none"),
+             _Retried(name="flaky", file="qa.yml", line=1, status=Status.PASSED, reason="ok", attempts=3)]
+    page = _render(tmp_path, tests, [fell_back])
+    rows = {t.name: page[page.index(f">{t.name}</a>"):].split("</tr>")[0] for t in tests}
+    assert "replay → agent" in rows["replay broke"]
+    assert ("the replay fell back to the agent: the recorded steps could not be replayed: element 4 is gone"
+            in rows["replay broke"])
+    assert '<td class="path">replayed</td>' in rows["replayed"] and '<td class="path">not run</td>' in rows["never ran"]
+    assert '<td class="num attempts">3</td>' in rows["flaky"] and '<td class="num attempts">1</td>' in rows["replayed"]
+    assert '<td class="num attempts"></td>' in rows["never ran"]
 
 
 def test_error_list_is_bounded_and_says_how_many_were_left_off(tmp_path: Path) -> None:

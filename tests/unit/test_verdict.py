@@ -202,6 +202,14 @@ def test_check_data_clips_what_it_shows() -> None:
     assert not outcome.ok and len(outcome.found) == 160 and outcome.found.endswith("…")
 
 
+def test_browser_error_causes_name_the_first_of_each_kind_and_count_the_rest() -> None:
+    evidence = EvidenceSummary(failed_requests=3, first_failed_request="GET http://x/api/cart: HTTP 500",
+                               console_errors=1, first_console_error="cart failed to load (at http://x/app.js)")
+    verdict, _, _ = decide(spec(), AgentTrace(done=done("fail", "no total"), evidence=evidence))
+    assert verdict.causes == ["a request failed: GET http://x/api/cart: HTTP 500 (2 more in events.jsonl)",
+                              "console error: cart failed to load (at http://x/app.js)"]
+
+
 def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract() -> None:
     from preview_qa.agent.session import report_model
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from preview_qa.events import Observed, ObservedKind
 from preview_qa.preview import origin_of
@@ -18,6 +20,13 @@ if TYPE_CHECKING:
 
 DETAIL_LIMIT = 500
 BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security watchdog enforcing allowed_domains
+_ICON_FILE = re.compile(r"[^/]*icon[^/]*\.(ico|png|svg|gif|webp|jpe?g)|[^/]+\.ico", re.IGNORECASE)
+
+
+def is_favicon(url: str) -> bool:
+    """A site icon's URL (/favicon.ico, apple-touch-icon.png, ...): the browser fetches it on its own, so its absence
+    says nothing about how the app behaves."""
+    return bool(_ICON_FILE.fullmatch(urlsplit(url).path.rsplit("/", 1)[-1]))
 
 
 class EvidenceRecorder:
@@ -33,6 +42,7 @@ class EvidenceRecorder:
         self._start_seen = False
         self.start_decided = asyncio.Event()  # set once the start page answered, or failed to
         self._start_request: Request | None = None
+        self._failed_urls: set[str] = set()  # whose console echo ("Failed to load resource") adds nothing as a cause
 
     def attach(self, browser: Browser, context: BrowserContext) -> None:
         """Watch the test's own context in a browser that other tests use before and after it."""
@@ -56,6 +66,10 @@ class EvidenceRecorder:
         self._record("llm_error" if fault.kind == "provider" else "output_error",
                      {"purpose": fault.purpose, "status": fault.status, "message": clip(fault.message, DETAIL_LIMIT)})
 
+    def screenshot_withheld(self, why: str) -> None:
+        """A screenshot (ours or the LLM's) was not taken because its secrets could not be masked for certain."""
+        self._record("screenshot_withheld", {"message": clip(why, DETAIL_LIMIT)})
+
     def browser_error(self, event: BrowserErrorEvent) -> None:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
@@ -71,10 +85,15 @@ class EvidenceRecorder:
     def _on_console(self, message: ConsoleMessage) -> None:
         if message.type != "error":
             return
-        text = clip(message.text, DETAIL_LIMIT)
+        text, url = clip(message.text, DETAIL_LIMIT), message.location.get("url", "")
+        if is_favicon(url):
+            self._ignored("favicon", {"text": text, "url": url})
+            return
         self.summary.console_errors += 1
-        self.summary.first_console_error = self.summary.first_console_error or text
-        self._record("console_error", {"text": text, "url": message.location.get("url", "")})
+        if url not in self._failed_urls:
+            where = f" (at {url})" if url and url not in text else ""
+            self.summary.first_console_error = self.summary.first_console_error or clip(text + where, DETAIL_LIMIT)
+        self._record("console_error", {"text": text, "url": url})
 
     def _on_page_error(self, error: Exception) -> None:
         text = clip(str(error) or type(error).__name__, DETAIL_LIMIT)
@@ -89,7 +108,7 @@ class EvidenceRecorder:
         if not self._same_origin(request.url) or failure == "net::ERR_ABORTED":
             return
         self._failed(f"{request.method} {request.url}: {failure}", {"method": request.method, "url": request.url,
-                                                                    "failure": failure})
+                                                                    "failure": failure}, request)
 
     def _on_request_finished(self, request: Request) -> None:
         if request is self._start_request:
@@ -103,7 +122,7 @@ class EvidenceRecorder:
             self._note_start(request, None)
         if response.status >= 400 and self._same_origin(response.url):
             self._failed(f"{request.method} {response.url}: HTTP {response.status}",
-                         {"method": request.method, "url": response.url, "status": response.status})
+                         {"method": request.method, "url": response.url, "status": response.status}, request)
 
     def _note_start(self, request: Request, failure: str | None) -> None:
         """The first main-document load of the start URL decides whether the preview answered at all."""
@@ -115,7 +134,11 @@ class EvidenceRecorder:
         if failure is None:  # it answered; whether its document ever finishes downloading is told by requestfinished
             self._start_request, self.start_loading = request, request.url
 
-    def _failed(self, text: str, detail: dict[str, Any]) -> None:
+    def _failed(self, text: str, detail: dict[str, Any], request: Request) -> None:
+        if request.resource_type == "other" and is_favicon(request.url):
+            self._ignored("favicon", detail)
+            return
+        self._failed_urls.add(request.url)
         self.summary.failed_requests += 1
         self.summary.first_failed_request = self.summary.first_failed_request or clip(text, DETAIL_LIMIT)
         self._record("failed_request", detail)
@@ -125,3 +148,7 @@ class EvidenceRecorder:
 
     def _record(self, kind: ObservedKind, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
+
+    def _ignored(self, why: str, detail: dict[str, Any]) -> None:
+        """Kept in the event log, but neither counted nor a cause: what every browser does by itself."""
+        self._emit(Observed(name=self.test, kind="ignored", error=False, detail={"why": why, **detail}))

@@ -1,20 +1,17 @@
 """Browsers kept for the run, Playwright Test's way: one Chromium per worker, reused test after test, and for each test a
 fresh browser context (its own cookies, storage, cache and service workers) that is thrown away afterwards. A browser
-that broke, or in which a test left anything outside its own context, is retired, never handed to the next test."""
+that broke, or in which a test left anything outside its own context, is retired, never handed to the next test.
+Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
-import os
 import shutil
-import signal
 import tempfile
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from browser_use import BrowserProfile, BrowserSession
@@ -22,12 +19,18 @@ from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from pydantic import PrivateAttr
 
+from preview_qa.agent.browser import (
+    CLOSE_TIMEOUT_S,
+    START_TRIES,
+    BrowserProcesses,
+    BrowserStartError,
+    StartedBrowser,
+    close_browser,
+    start_browser,
+)
+
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
-
-LAUNCH_TIMEOUT_S = 30.0  # for Chromium to open its DevTools port
-LAUNCH_TRIES = 2  # a browser that does not come up is killed and started once more
-CLOSE_TIMEOUT_S = 5.0
 
 
 @functools.cache
@@ -35,15 +38,11 @@ def _idle_cloud_client() -> CloudBrowserClient:
     return CloudBrowserClient()
 
 
-class BrowserStartError(RuntimeError):
-    """Chromium did not come up (it exited, or never opened its DevTools port)."""
-
-
 @dataclass(eq=False)
 class PooledBrowser:
-    """One running Chromium in its own process group, with its own profile folder, and Playwright's connection to it."""
+    """One running Chromium (its processes found by its profile folder) and Playwright's connection to it."""
 
-    process: asyncio.subprocess.Process
+    processes: BrowserProcesses
     folder: str
     cdp_url: str
     browser: Browser
@@ -52,7 +51,7 @@ class PooledBrowser:
 
     @property
     def connected(self) -> bool:
-        return self.process.returncode is None and self.browser.is_connected()
+        return self.browser.is_connected()
 
 
 @dataclass
@@ -109,7 +108,7 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
     """browser-use's session for the lease's context, connected. A connection that fails (a DevTools handshake that
     times out on a busy machine) is tried once more; twice, and the browser is retired after the test."""
     problem = ""
-    for _ in range(LAUNCH_TRIES):
+    for _ in range(START_TRIES):
         session = ContextSession(browser_profile=profile).in_context(lease.context_id)
         try:
             await session.start()
@@ -120,15 +119,17 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
     lease.tainted.append("browser-use could not connect to it")
-    raise BrowserStartError(f"browser-use could not connect to the browser: {problem} ({LAUNCH_TRIES} tries)")
+    raise BrowserStartError(f"browser-use could not connect to the browser: {problem} ({START_TRIES} tries)")
 
 
 class BrowserPool:
     """At most `size` browsers; `lease()` gives a test a fresh context in an idle one (starting one if none is idle and
     fewer than `size` run), and cleans up after the test in the background."""
 
-    def __init__(self, playwright: Playwright, profile: BrowserProfile, size: int, extra_headers: dict[str, str]):
+    def __init__(self, playwright: Callable[[], Awaitable[Playwright]], profile: BrowserProfile, size: int,
+                 extra_headers: dict[str, str], gate: asyncio.Semaphore, workroot: str):
         self.playwright, self.profile, self.size, self.extra_headers = playwright, profile, max(1, size), extra_headers
+        self.gate, self.workroot = gate, workroot
         self._idle: list[PooledBrowser] = []
         self._running: set[PooledBrowser] = set()
         self._starting = 0
@@ -138,8 +139,10 @@ class BrowserPool:
         self.retired: list[str] = []  # why each retired browser was retired (for the bench and the tests)
 
     @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[Lease]:
-        pooled = await self._checkout()
+    async def lease(self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None
+                    ) -> AsyncIterator[Lease]:
+        """A fresh context for one test; a browser started for it reports each failed try to `on_failed_try`."""
+        pooled = await self._checkout(on_failed_try)
         try:
             context, page, context_id = pooled.ready or await self._new_context(pooled)
             pooled.ready = None
@@ -162,7 +165,7 @@ class BrowserPool:
         for pooled in list(self._running):
             await self._retire(pooled, None)
 
-    async def _checkout(self) -> PooledBrowser:
+    async def _checkout(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         async with self._changed:
             while True:
                 while self._idle:
@@ -175,7 +178,7 @@ class BrowserPool:
                     break
                 await self._changed.wait()
         try:
-            pooled = await self._launch()
+            pooled = await self._launch(on_failed_try)
         finally:
             async with self._changed:
                 self._starting -= 1
@@ -216,24 +219,25 @@ class BrowserPool:
             await cdp.detach()
         return context, page, str(info["targetInfo"]["browserContextId"])
 
-    async def _launch(self) -> PooledBrowser:
-        problems = []
-        for _ in range(LAUNCH_TRIES):
-            folder = tempfile.mkdtemp(prefix="preview-qa-browser-")
-            process = None
-            try:
-                profile = self.profile.model_copy(update={"user_data_dir": os.path.join(folder, "profile")})
-                process = await asyncio.create_subprocess_exec(
-                    str(profile.executable_path), *profile.get_args(), "--remote-debugging-port=0",
-                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-                cdp_url = await _devtools_url(process, Path(folder, "profile"))
-                browser = await self.playwright.chromium.connect_over_cdp(cdp_url)
-                self.launches += 1
-                return PooledBrowser(process, folder, cdp_url, browser)
-            except Exception as e:
-                problems.append(f"{type(e).__name__}: {e}")
-                await _stop(process, None, folder)
-        raise BrowserStartError(f"the browser did not start: {problems[-1]} ({LAUNCH_TRIES} tries)")
+    async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
+        """Start a browser with browser-use's own launch (agent/browser.py: in turns, tried twice); the session that
+        launched it then lets go of it, and each test connects a session of its own."""
+        folder = tempfile.mkdtemp(prefix="browser-", dir=self.workroot)
+        try:
+            started = await start_browser(
+                lambda profile: BrowserSession(browser_profile=self.profile.model_copy(update={"user_data_dir": profile})),
+                await self.playwright(), self.gate, folder, on_failed_try)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        pooled = PooledBrowser(BrowserProcesses(folder), folder, str(started.session.cdp_url), started.playwright_browser)
+        try:
+            await _let_go(started)
+        except Exception as e:
+            await self._stop(pooled)
+            raise BrowserStartError(f"the browser did not start: {type(e).__name__}: {e}") from None
+        self.launches += 1
+        return pooled
 
     async def _retire(self, pooled: PooledBrowser, why: str | None, notify: bool = True) -> None:
         if why is not None:
@@ -241,24 +245,27 @@ class BrowserPool:
         self._running.discard(pooled)
         if pooled in self._idle:
             self._idle.remove(pooled)
-        await _stop(pooled.process, pooled.browser, pooled.folder)
+        await self._stop(pooled)
         if notify:
             async with self._changed:
                 self._changed.notify_all()
 
+    @staticmethod
+    async def _stop(pooled: PooledBrowser) -> None:
+        await close_browser(None, pooled.browser, pooled.processes)
+        shutil.rmtree(pooled.folder, ignore_errors=True)
 
-async def _devtools_url(process: asyncio.subprocess.Process, profile: Path) -> str:
-    """Chromium writes the port it chose, and its browser endpoint, into DevToolsActivePort in the profile folder."""
-    deadline = time.monotonic() + LAUNCH_TIMEOUT_S
-    marker = profile / "DevToolsActivePort"
-    while time.monotonic() < deadline:
-        if process.returncode is not None:
-            raise BrowserStartError(f"Chromium exited with code {process.returncode} before it opened its DevTools port")
-        with contextlib.suppress(OSError, ValueError):
-            port, path = marker.read_text(encoding="utf-8").split()[:2]
-            return f"ws://127.0.0.1:{int(port)}{path}"
-        await asyncio.sleep(0.05)
-    raise BrowserStartError(f"Chromium did not open its DevTools port within {LAUNCH_TIMEOUT_S:g} s")
+
+async def _let_go(started: StartedBrowser) -> None:
+    """The launching session disconnects (the browser keeps running: its profile keeps it alive) and the blank page it
+    opened in the shared default context is closed, which must stay empty (see `_leftovers`)."""
+    session = started.session
+    await asyncio.wait_for(session.reset(), CLOSE_TIMEOUT_S)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
+    for context in started.playwright_browser.contexts:
+        for page in list(context.pages):
+            await asyncio.wait_for(page.close(), CLOSE_TIMEOUT_S)
 
 
 async def _leftovers(browser: Browser) -> list[str]:
@@ -280,16 +287,3 @@ async def _leftovers(browser: Browser) -> list[str]:
     if contexts:
         found.append(f"{len(contexts)} browser context(s) were left open")
     return found
-
-
-async def _stop(process: asyncio.subprocess.Process | None, browser: Browser | None, folder: str) -> None:
-    """Close politely, then kill the browser's whole process group (renderers, GPU and zygote processes included)."""
-    if browser is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(browser.close(), CLOSE_TIMEOUT_S)
-    if process is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(process.wait(), CLOSE_TIMEOUT_S)
-    shutil.rmtree(folder, ignore_errors=True)

@@ -16,6 +16,7 @@ from browser_use import Tools
 from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam, ImageURL, SystemMessage, UserMessage
 
 from preview_qa.agent.recorded import RecordedAction, RecordedStep, find_element, same_place
+from preview_qa.agent.steps import element_facts
 from preview_qa.agent.timing import Phases
 from preview_qa.events import StepRecorded
 from preview_qa.redact import Redactor
@@ -124,22 +125,28 @@ class Replayer:
         again (its elements) only when the next step acts on elements."""
         tools, action_model = _tools()
         done: list[dict[str, Any]] = []
+        elements: list[dict[str, Any] | None] = []  # per action: the live element's role and name (as for agent steps)
         last: RecordedAction | None = None
         try:
             for action in step.actions:
                 if action.skip is not None:
                     done.append({action.name: {**action.params, "replay": action.skip}})
+                    elements.append(None)
                     continue
                 state = self._state or await self._capture()
                 params = dict(action.params)
+                element = None
                 if action.needs_element:
                     params["index"] = await self._find(step, action)
+                    state = self._state or state
+                    element = element_facts(params["index"], state.dom_state.selector_map)
                 if action.name in ("switch", "close"):
                     params["tab_id"] = _live_tab(step, action, state)
                 url_before, tab_before = state.url, self.session.agent_focus_target_id
                 result = await tools.act(action_model.model_validate({action.name: params}), browser_session=self.session,
                                          sensitive_data=dict(self.secrets) or None)
                 done.append({action.name: params})
+                elements.append(element)
                 last = action
                 if result.error:
                     raise _Drifted(step, action, error_line(result.error), await self._screenshot())
@@ -147,11 +154,11 @@ class Replayer:
                 if await self.session.get_current_page_url() != url_before or self.session.agent_focus_target_id != tab_before:
                     self._state = None
         except _Drifted as drift:
-            self._announce(step, done, str(drift), await self.session.get_current_page_url(), None)
+            self._announce(step, done, elements, str(drift), await self.session.get_current_page_url(), None)
             raise
         if last is None:
             if step.number > 0:
-                self._announce(step, done, None, await self.session.get_current_page_url(), None)
+                self._announce(step, done, elements, None, await self.session.get_current_page_url(), None)
             return None
         if next_needs_elements:
             after = await self._capture(screenshot=step.number > 0)
@@ -161,7 +168,7 @@ class Replayer:
             url, png = await self.session.get_current_page_url(), await self._screenshot() if step.number > 0 else None
         if step.number > 0:
             self._last_png = png
-            self._announce(step, done, None, url, png)
+            self._announce(step, done, elements, None, url, png)
         return step, last
 
     async def _find(self, step: RecordedStep, action: RecordedAction) -> int:
@@ -192,10 +199,10 @@ class Replayer:
         except Exception:
             return None
 
-    def _announce(self, step: RecordedStep, actions: list[dict[str, Any]], error: str | None, url: str,
-                  png: bytes | None) -> None:
-        self.emit(StepRecorded(name=self.test, number=step.number, goal=step.goal, actions=actions, url=url, error=error,
-                               screenshot_png=png))
+    def _announce(self, step: RecordedStep, actions: list[dict[str, Any]], elements: list[dict[str, Any] | None],
+                  error: str | None, url: str, png: bytes | None) -> None:
+        self.emit(StepRecorded(name=self.test, number=step.number, goal=step.goal, actions=actions, elements=elements,
+                               url=url, error=error, screenshot_png=png))
 
 
 def _live_tab(step: RecordedStep, action: RecordedAction, state: BrowserStateSummary) -> str:

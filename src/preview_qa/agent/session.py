@@ -14,28 +14,34 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use import Agent, BrowserProfile, BrowserSession
 from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
 from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
+from preview_qa.agent import masking
+from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
+from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.redact import Redactor
+from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import Page, Playwright
 
 
 
@@ -62,8 +68,8 @@ class BrowserSetup:
     chromium: str
     headless: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)
-    measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
+    measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
 
 
 @dataclass
@@ -79,49 +85,76 @@ class TestRun:
     secrets: dict[str, str]
     make_llm: Callable[[], BaseChatModel]
     browser: BrowserSetup
-    pool: BrowserPool
+    pool: BrowserPool  # the run's browsers; the test gets a fresh context in one of them
+    workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
-    """Run one test's agent to the end (or its deadline) and return the facts; never raises for the test's own failures."""
+    """Run one test's agent (or replay its recording) to the end or its deadline and return the facts; never raises for
+    the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
+    pool has none idle, has its own bound (see agent/browser.py)."""
     spec = run.spec
-    deadline = time.monotonic() + spec.timeout
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
-    workdir = tempfile.mkdtemp(prefix="preview-qa-")
+    workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
+    session: ContextSession | None = None
+    lease: Lease | None = None
+
+    async def shoot() -> bytes | None:
+        return await _screenshot(session) if session is not None else None
+
+    steps = StepWatcher(shoot=shoot)
     recorder: RecordingLLM | None = None
 
     def llm() -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
         nonlocal recorder
-        recorder = recorder or RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault)
+        recorder = recorder or RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard,
+                                            redactor=run.redactor)
         return recorder
 
-    lease: Lease | None = None
-    session: ContextSession | None = None
+    mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
+    deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a browser start has its own bound
     agent: Agent | None = None
+    limit: asyncio.Timeout | None = None
     phases = Phases(run.browser.measure_cpu)
     async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
         try:
-            async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
-                with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
-                    lease = await stack.enter_async_context(run.pool.lease())
-                evidence.attach(lease.browser, lease.context)
+            with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
+                lease = await stack.enter_async_context(run.pool.lease(_failed_start_try(run)))
+            deadline = time.monotonic() + spec.timeout
+            masking.guard(lease.cdp_url, mask)
+            evidence.attach(lease.browser, lease.context)
+            steps.attach(lease.context)
+            async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
                 with phases("browser-use session start"):
                     session = await start_session(lease, _profile(run, workdir, lease.cdp_url))
                 session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
+                if run.start_state is not None:
+                    await load_state(lease.context, run.start_state, run.allowed_hosts)
                 if run.recording is None:
                     with phases("agent set-up"):
-                        agent = _agent(run, session, llm(), workdir)
+                        agent = _agent(run, session, llm(), workdir, steps)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                    on_step_end=_step_hook(run, trace, phases))
+                                    on_step_end=_step_hook(run, trace, steps, lease, phases))
                 else:
                     await _replay(run, trace, llm, session, lease, phases)
-        except TimeoutError:
-            trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+                if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
+                    run.keep_state(await read_state(lease.context))
+        except BrowserStartError as e:
+            trace.infrastructure_error = str(e)
+        except TimeoutError as e:
+            # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
+            trace.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
+                                          else _crashed(e))
+        except StateError as e:
+            trace.infrastructure_error = str(e)
         except Exception as e:
-            trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
+            trace.infrastructure_error = _crashed(e)
         finally:
             if recorder is not None:
                 trace.llm_faults = list(recorder.faults)
@@ -132,17 +165,36 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if trace.infrastructure_error is None:
                 trace.infrastructure_error = _infrastructure_problem(evidence, trace)
             try:
-                if session is not None and lease is not None:
-                    await asyncio.shield(_finish_on_live_page(run, trace, session, lease, phases))
+                if session is not None and lease is not None and not _being_cancelled():  # a cancelled run ends now
+                    await asyncio.shield(_finish_on_live_page(run, trace, session, lease, mask, deadline, phases))
             finally:
                 evidence.closing = True
-                with phases("teardown"):
-                    await asyncio.shield(_teardown(lease, evidence, workdir))
+                if lease is not None:
+                    evidence.detach(lease.browser)
+                masking.release(mask)
+                await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
                 if recorder is not None and recorder.seconds:
                     phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
                                         "cpu_s": None})
                 run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
     return trace
+
+
+def _crashed(error: Exception) -> str:
+    return f"the agent or browser crashed: {type(error).__name__}: {error_line(error)}"
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
+    def note(attempt: int, reason: str) -> None:  # a retried start is evidence too, even when the retry works
+        run.emit(Observed(name=run.spec.name, kind="browser_start_failed", error=True,
+                          detail={"try": attempt, "reason": reason}))
+
+    return note
 
 
 async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], session: BrowserSession,
@@ -174,6 +226,7 @@ def launch_profile(browser: BrowserSetup) -> BrowserProfile:
     return BrowserProfile(
         executable_path=browser.chromium,
         headless=browser.headless,
+        keep_alive=True,  # the browser outlives the session that launched it (see agent/pool.py)
         # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
         chromium_sandbox=os.geteuid() != 0 and not CONFIG.IN_DOCKER,
         enable_default_extensions=False,
@@ -196,8 +249,7 @@ def _profile(run: TestRun, workdir: str, cdp_url: str) -> BrowserProfile:
     )
 
 
-
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str) -> Agent:
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
@@ -205,7 +257,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=Tools(exclude_actions=["search"]),
+        tools=WatchedTools(steps, exclude_actions=["search"]),
+        register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
         initial_actions=[{"navigate": {"url": run.start_url}}],
@@ -247,25 +300,31 @@ def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace, phases: Phases) -> Callable[[Agent], Any]:
+def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, lease: Lease,
+               phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
-        actions = [a.model_dump(exclude_none=True) for a in output.action] if output else []
         errors = [r.error for r in (item.result if item else []) if r.error]
+        facts = steps.facts(agent)
         session = agent.browser_session
-        url = ""
-        with contextlib.suppress(Exception):
-            url = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+        page = await _agent_page(session, lease)
         seen = _seen(item)
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
-        changes_nothing = all(set(a) <= READS_ONLY | {VERDICT} for a in actions)
-        png = seen if changes_nothing and seen else await _screenshot(session)
+        if seen and all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions):
+            url, png = page.url if page is not None else "", seen
+        else:
+            await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
+            url, png = page.url if page is not None else "", await _screenshot(session)
         trace.steps += 1
         run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
-                              actions=actions, url=url, error=errors[0] if errors else None, screenshot_png=png,
-                              before_png=seen))
+                              actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
+                              screenshot_png=png, form_screenshot_png=facts.form_png, before_png=seen))
         phases.step_ended(f"step {trace.steps} (agent)")
+        for dropped in facts.dropped:
+            run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
+                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                                      "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
             trace.infrastructure_error = over
@@ -331,23 +390,32 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession, lease: Lease,
-                               phases: Phases) -> None:
-    """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
+                               mask: masking.Mask, deadline: float, phases: Phases) -> None:
+    """Check expectations on the page the agent ended on, then photograph it: both before its context closes."""
     page = await _agent_page(session, lease)
     if page is None:
         return
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+        wait = check_wait(run.spec, deadline - time.monotonic())
         try:
             with phases("expectation checks"):
-                trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+                trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                                                            wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception), phases("final screenshot"):
-        run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
+        run.emit(FinalScreenshot(name=run.spec.name,
+                                 png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
+
+
+def check_wait(spec: TestSpec, left_s: float) -> float:
+    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
+    (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
 
 
 async def _agent_page(session: BrowserSession, lease: Lease) -> Page | None:
@@ -362,39 +430,57 @@ async def _agent_page(session: BrowserSession, lease: Lease) -> Page | None:
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
 
 
-async def _teardown(lease: Lease | None, evidence: EvidenceRecorder, workdir: str) -> None:
-    """Stop listening to the shared browser; the pool disconnects browser-use and closes the test's context (its
-    cookies and storage with it) in the background, before the browser serves another test."""
-    if lease is not None:
-        evidence.detach(lease.browser)
-    await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
+class _Driver:
+    """One Playwright driver for the whole run, started by the first test that needs it: the run itself starts
+    without awaiting anything, so a cancellation always finds the runner in charge of reporting it."""
 
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._playwright: Playwright | None = None
 
-def _loop_time(monotonic_deadline: float) -> float:
-    loop = asyncio.get_running_loop()
-    return loop.time() + (monotonic_deadline - time.monotonic())
+    async def get(self) -> Playwright:
+        from playwright.async_api import async_playwright
 
+        async with self._lock:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            return self._playwright
+
+    async def stop(self) -> None:
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._playwright.stop(), CLOSE_TIMEOUT_S)
 
 
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
-                         preview_origin: str) -> AsyncIterator[AgentFn]:
-    """One Playwright driver and a pool of `browser.browsers` browsers for the whole run; each call runs one test in a
-    fresh browser context of one of them."""
-    from playwright.async_api import async_playwright
-
+                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
+    """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
+    reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
+    folder, and whatever runs with one is killed."""
+    workroot = tempfile.mkdtemp(prefix="preview-qa-")
+    driver = _Driver()
+    pool = BrowserPool(driver.get, launch_profile(browser), browser.browsers, browser.extra_headers, start_gate(),
+                       workroot)
     # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
     # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
     gc.freeze()
-    async with async_playwright() as playwright:
-        pool = BrowserPool(playwright, launch_profile(browser), browser.browsers, browser.extra_headers)
-        try:
-            async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                              emit: Callable[[Event], None], recording: Recording | None = None) -> AgentTrace:
-                return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
-                                               allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                               pool=pool, emit=emit, recording=recording))
 
-            yield run_one
-        finally:
+    async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
+                      emit: Callable[[Event], None], recording: Recording | None = None,
+                      start_state: BrowserState | None = None,
+                      keep_state: Callable[[BrowserState], None] | None = None,
+                      origin: str | None = None) -> AgentTrace:
+        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
+                                       secrets=secrets, make_llm=make_llm, browser=browser, pool=pool, workroot=workroot,
+                                       emit=emit, redactor=redactor,
+                                       recording=recording, start_state=start_state, keep_state=keep_state))
+
+    try:
+        yield run_one
+    finally:
+        with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())
+        BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        await driver.stop()
+        shutil.rmtree(workroot, ignore_errors=True)

@@ -7,12 +7,15 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from preview_qa.demo import todo
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
+APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
+APP_PROFILE_KEY = "acme_profile"  # the localStorage key the /app login form sets
+APP_PAGES = {"/app/account": "Account", "/app/orders": "Orders", "/app/settings": "Settings", "/app/billing": "Billing"}
 ORDERS = [("#1001", "Anvil", "$19.99"), ("#1002", "Rocket skates", "$89.00"), ("#1003", "Giant magnet", "$42.50")]
 
 _STYLE = (
@@ -31,26 +34,27 @@ throw new Error("TypeError: cart.total is undefined");
 """
 
 
-def _page(title: str, body: str, *, raw_title: bool = False, script: str = "") -> bytes:
-    """A complete HTML document; `title` is escaped unless raw_title."""
+def _page(title: str, body: str, *, raw_title: bool = False, script: str = "", icon: bool = True) -> bytes:
+    """A complete HTML document; `title` is escaped unless raw_title; without `icon` the browser asks for /favicon.ico."""
     t = title if raw_title else html.escape(title)
     js = f"<script>{script}</script>" if script else ""
+    link = '<link rel="icon" href="data:,">' if icon else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f'<link rel="icon" href="data:,"><title>{t}</title><style>{_STYLE}</style></head>'
+        f"{link}<title>{t}</title><style>{_STYLE}</style></head>"
         f"<body>{body}{js}</body></html>"
     ).encode()
 
 
-def _login_form(error: str = "") -> bytes:
+def _login_form(error: str = "", button: str = "Log in", action: str = "/login") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Log in - Acme",
-        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + '<form method="post" action="/login">'
+        '<h1>Log in</h1><p><a href="/">Home</a></p>' + err + f'<form method="post" action="{action}">'
         '<label for="email">Email</label><input id="email" name="email" type="text" placeholder="Email">'
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
-        '<button type="submit">Log in</button></form>',
+        f'<button type="submit">{html.escape(button)}</button></form>',
     )
 
 
@@ -63,6 +67,20 @@ def _signup_form(name: str = "", email: str = "", error: str = "") -> bytes:
         '<label for="signup-email">Email</label>'
         f'<input id="signup-email" name="email" placeholder="Email" value="{html.escape(email)}">'
         '<button type="submit">Create account</button></form>',
+    )
+
+
+def _search_page(code: str, token: str) -> bytes:
+    """A GET form: what is typed ends up in the URL (percent-encoded), in the field and in the page's own text."""
+    said = f'<p id="searched">You searched for: {html.escape(code)}</p>' if code else ""
+    said += f'<p id="token">Preview token: {html.escape(token)}</p>' if token else ""
+    share = f'<p><a href="/search?{html.escape(urlencode({"code": code}))}">Share this search</a></p>' if code else ""
+    return _page(
+        "Search - Acme",
+        '<h1>Search customers</h1><p><a href="/">Home</a></p><form method="get" action="/search">'
+        '<label for="code">Access code</label><input id="code" name="code" type="text" placeholder="Access code" '
+        f'style="width:36rem;font-size:2rem" value="{html.escape(code)}"><button type="submit">Search</button></form>'
+        f'<div style="font-size:2rem">{said}</div>{share}',
     )
 
 
@@ -114,6 +132,83 @@ _EXTERNAL = _page(
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
 
+_APP_LOGIN = _page(
+    "Log in - Acme app",
+    '<h1>Log in to the app</h1><form method="post" action="/app/login" id="login">'
+    '<label for="app-email">Email</label><input id="app-email" name="email" type="text" placeholder="Email">'
+    '<label for="app-password">Password</label>'
+    '<input id="app-password" name="password" type="password" placeholder="Password">'
+    '<button type="submit">Sign in</button></form>',
+    # The app keeps its user profile in localStorage, beside the server's HttpOnly session cookie.
+    script=f"document.getElementById('login').addEventListener('submit', function () {{"
+    f" localStorage.setItem({APP_PROFILE_KEY!r}, JSON.stringify({{email: document.getElementById('app-email').value}}));"
+    " });",
+)
+
+# Shown in a signed-in page: the user appears only when the browser also holds the profile the login form stored.
+_APP_WHO = (
+    f"var p = JSON.parse(localStorage.getItem({APP_PROFILE_KEY!r}) || 'null');"
+    "document.getElementById('who').textContent = p && p.email ? 'Signed in as ' + p.email"
+    " : 'Session cookie found, but no profile in this browser';"
+)
+
+
+def _app_page(path: str, signed_in: bool) -> bytes:
+    title = APP_PAGES[path]
+    nav = "".join(f'<a href="{href}">{label}</a> ' for href, label in APP_PAGES.items())
+    if not signed_in:
+        return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who">Not signed in.</p>'
+                     '<p><a href="/app/login">Sign in</a></p>')
+    return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who"></p>'
+                 f"<p>{title} of your account.</p>", script=_APP_WHO)
+
+
+# A real app's page: header and navigation first, a long list, the line that matters at the very bottom; no favicon.
+_NAV = ["Home", "Shop", "Deals", "New arrivals", "Brands", "Gift cards", "Help", "Account"]
+_CART = _page(
+    "Your cart - Acme",
+    "<header><p><strong>Acme</strong> · Free shipping on orders over $50 · Sign in</p><nav><ul>"
+    + "".join(f'<li><a href="/">{label}</a></li>' for label in _NAV)
+    + '</ul></nav><input aria-label="Search products" placeholder="Search products"></header><main><h1>Your cart</h1>'
+    "<h2>Recently viewed</h2><ul>"
+    + "".join(f"<li>Widget model {n}: ${n}.99</li>" for n in range(1, 41))
+    + '</ul><h2>In your cart</h2><p>Acme Anvil: $19.99</p><p id="cart-total">Cart total: 1 item(s)</p>'
+    '<button type="button">Checkout</button></main>',
+    icon=False,
+)
+
+
+_FIRST_LOAD_BROKEN = _page("Account - Acme", '<h1>Something went wrong</h1><p role="alert">Please try again.</p>')
+_ACCOUNT = _page("Account - Acme", "<h1>Welcome back</h1><p>Your account is ready.</p>")
+# The same page as this pull request's preview serves it (broken) and as production does (working).
+_CHECKOUT_PREVIEW = _page("New checkout - Acme", '<h1>New checkout</h1><p role="alert">Payment failed: the card form '
+                                                 "did not load.</p>")
+_CHECKOUT_PRODUCTION = _page("New checkout - Acme", "<h1>New checkout</h1><p>Card form ready.</p>")
+
+
+def _order_page(delay_ms: int) -> bytes:
+    """A confirmation that appears `delay_ms` after the click, as a real backend's would."""
+    return _page(
+        "Order - Acme",
+        '<h1>Your order</h1><p>Anvil, $19.99</p><button type="button" id="place">Place order</button>'
+        '<p id="status" role="status"></p>',
+        script="document.getElementById('place').onclick = function () {"
+        "  var status = document.getElementById('status'); status.textContent = 'Processing…';"
+        f"  setTimeout(function () {{ status.textContent = 'Order confirmed'; }}, {delay_ms}); }};",
+    )
+
+
+def _save_page(busy_ms: int) -> bytes:
+    """A 'Saving…' notice that stays `busy_ms` after the click and then goes away."""
+    return _page(
+        "Profile - Acme",
+        '<h1>Profile</h1><button type="button" id="save">Save profile</button><p id="notice" role="status"></p>',
+        script="document.getElementById('save').onclick = function () {"
+        "  var notice = document.getElementById('notice'); notice.textContent = 'Saving…';"
+        f"  setTimeout(function () {{ notice.textContent = 'All changes stored'; }}, {busy_ms}); }};",
+    )
+
+
 _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
@@ -154,12 +249,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _redirect(self, location: str, headers: dict[str, str] | None = None) -> None:
         self._send(303, b"", {"Location": location, **(headers or {})})
 
-    def _signed_in(self) -> bool:
+    def _signed_in(self, cookie: str = SESSION_COOKIE) -> bool:
+        return self._session(cookie) is not None
+
+    def _session(self, cookie: str) -> str | None:
+        """The request's valid session token in `cookie`, if it has one."""
         for part in self.headers.get("Cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == SESSION_COOKIE and value in self.site._sessions:
-                return True
-        return False
+            if name == cookie and value in self.site._sessions:
+                return value
+        return None
 
     def _form(self) -> dict[str, str]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -175,6 +274,8 @@ class _Handler(BaseHTTPRequestHandler):
         pages = {
             "/": _HOME,
             "/login": _login_form(),
+            "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
+            "/cart": _CART,
             "/signup": _signup_form(),
             "/product": _PRODUCT,
             "/broken": _BROKEN,
@@ -188,6 +289,18 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in stateful:
             title, body, script = stateful[path]()
             self._send(200, _page(title, body, script=script))
+        elif path == "/search":
+            self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
+        elif path == "/app/login":
+            self._send(200, _APP_LOGIN)
+        elif path in APP_PAGES:
+            token = self._session(APP_COOKIE)
+            with self.site._lock:
+                self.site.app_visits.append((path, token is not None))
+            if path == "/app/billing" and token and "session" not in query:
+                self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
+                return
+            self._send(200, _app_page(path, token is not None))
         elif path == "/dashboard":
             if not self._signed_in():
                 self._redirect("/login")
@@ -202,6 +315,16 @@ class _Handler(BaseHTTPRequestHandler):
                     f"<th>Total</th></tr>{rows}</table>",
                 ),
             )
+        elif path == "/account":  # broken on the first load of each ?key=..., fine on every later one
+            with self.site._lock:
+                loads = self.site._loads[self.path] = self.site._loads.get(self.path, 0) + 1
+            self._send(200, _FIRST_LOAD_BROKEN if loads == 1 else _ACCOUNT)
+        elif path == "/new-checkout":
+            self._send(200, _CHECKOUT_PRODUCTION if self.site.production else _CHECKOUT_PREVIEW)
+        elif path in ("/order", "/save"):
+            ms = (query.get("ms") or [""])[0]
+            ms = int(ms) if ms.isdigit() else 2500 if path == "/order" else 1000
+            self._send(200, _order_page(ms) if path == "/order" else _save_page(ms))
         elif path == "/api/cart":
             self._send(500, b'{"error": "cart service unavailable"}', ctype="application/json")
         elif path == "/slow":
@@ -219,6 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         form = self._form()
         site = self.site
+        if "slow" in parse_qs(urlsplit(self.path).query):
+            site._stop.wait(3.0)
         if path == "/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
@@ -227,6 +352,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
+        elif path == "/app/login":
+            if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
+                token = secrets.token_hex(16)
+                with site._lock:
+                    site._sessions.add(token)
+                    site.app_tokens.append(token)
+                self._redirect("/app/account", {"Set-Cookie": f"{APP_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
+            else:
+                self._send(200, _APP_LOGIN)
         elif path == "/signup":
             name, email = form.get("name", "").strip(), form.get("email", "").strip()
             if not _valid_email(email):
@@ -316,14 +450,24 @@ class BackgroundServer:
 
 
 class DemoSite(BackgroundServer):
-    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`."""
+    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`.
+    `production=True` serves the last release, where the pages this pull request broke still work (a baseline)."""
 
     handler = _Handler
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
+                 production: bool = False) -> None:
         super().__init__(port, host)
-        self.password = password
+        self.password, self.production = password, production
+        self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
         self.todo_version = 1  # 2: the todo form as a new release rebuilt it (a recorded replay no longer fits)
+        self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
+        self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
+
+    def end_sessions(self) -> None:
+        """Every session expires: a browser state saved before now no longer signs anyone in."""
+        with self._lock:
+            self._sessions.clear()

@@ -12,23 +12,30 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import REPORT, safe_name, step_screenshot, test_dir, with_artifacts, write_atomic
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.reporters.files import (
+    REPORT,
+    form_screenshot,
+    last_run_dir,
+    safe_name,
+    step_screenshot,
+    with_artifacts,
+    write_atomic,
+)
+from preview_qa.reporters.steps import Step, read_events, steps_of
+from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from preview_qa.text import clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
+PATHS = {"agent": "agent", "replayed": "replayed", "replay-fell-back": "replay → agent", "none": "not run"}
 
 
 @dataclass
 class StepView:
-    number: int
-    goal: str
-    actions: list[str]
-    url: str
-    error: str | None
-    screenshot: str | None  # relative path, when the file exists
+    step: Step
+    screenshot: str | None  # relative paths, when the files exist
+    form_screenshot: str | None
 
 
 @dataclass
@@ -48,6 +55,14 @@ class TestView:
     errors: list[ErrorView] = field(default_factory=list)
     errors_left_off: int = 0
     agent_report: str = ""  # JSON text; the template escapes it like any other text
+    attempts: int | None = None  # None until the results say how often the test ran
+    fallback_reason: str | None = None  # why a replay gave way to the agent
+
+    @property
+    def other_runs(self) -> list[tuple[str, OtherRun]]:
+        """The earlier attempts and the baseline run, each named for a reader."""
+        runs = [(f"attempt {n} of {self.result.attempts}", o) for n, o in enumerate(self.result.earlier_attempts, 1)]
+        return runs + ([("on the baseline", self.result.baseline)] if self.result.baseline else [])
 
 
 class HtmlReporter(Reporter):
@@ -64,22 +79,23 @@ class HtmlReporter(Reporter):
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
         return _template().render(run=run, tests=tests, totals=[(s, run.count(s)) for s in Status], usage=run.usage,
-                                  generated=datetime.now(UTC).isoformat(timespec="seconds"))
+                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), PATHS=PATHS)
 
     def _view(self, test: TestResult) -> TestView:
         view = TestView(result=test, anchor=safe_name(test.name),
                         agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "")
-        shots = test.artifacts.get("screenshots", [])
-        for line in _events(self.out, test):
+        view.attempts = attempts_of(test)
+        shots = [*test.artifacts.get("screenshots", []), *test.artifacts.get("form_screenshots", [])]
+        events = read_events(self.out, test)
+        folder = last_run_dir(self.out, test)  # with retries, the last attempt's
+        for step in steps_of(events):
+            after, form = (f"{folder}/{name(step.number)}" for name in (step_screenshot, form_screenshot))
+            view.steps.append(StepView(step=step, screenshot=after if after in shots else None,
+                                       form_screenshot=form if form in shots else None))
+        for line in events:
             kind = line.get("type")
-            if kind == "step":
-                number = int(line.get("number") or 0)
-                path = f"{test_dir(test.name)}/{step_screenshot(number)}"
-                view.steps.append(StepView(
-                    number=number, goal=clip(str(line.get("goal") or ""), TEXT_LIMIT), url=str(line.get("url") or ""),
-                    actions=[_action(a) for a in line.get("actions") or [] if isinstance(a, dict)],
-                    error=clip(str(line["result_error"]), TEXT_LIMIT) if line.get("result_error") else None,
-                    screenshot=path if path in shots else None))
+            if kind == "replay_fell_back":
+                view.fallback_reason = clip(str(line.get("reason") or ""), TEXT_LIMIT)
             elif line.get("error") is True and kind not in NOT_ERRORS:
                 if len(view.errors) < ERROR_LIMIT:
                     view.errors.append(ErrorView(kind=str(kind), at=str(line.get("ts", ""))[11:23],
@@ -89,32 +105,15 @@ class HtmlReporter(Reporter):
         return view
 
 
-def _events(out: Path, test: TestResult) -> list[dict[str, Any]]:
-    """The test's events.jsonl, skipping a line a crash cut short."""
-    rel = test.artifacts.get("events")
-    path = (out / rel).resolve() if isinstance(rel, str) else None
-    if path is None or out.resolve() not in path.parents or not path.is_file():  # merged results come from elsewhere
-        return []
-    lines = []
-    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            line = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(line, dict):
-            lines.append(line)
-    return lines
+def attempts_of(test: TestResult) -> int | None:
+    """How many times the test ran on the preview; none for a test that never started."""
+    return None if test.path == "none" else test.attempts
 
 
 def _template() -> Any:
     env = Environment(loader=PackageLoader("preview_qa.reporters", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2")
-
-
-def _action(action: dict[str, Any]) -> str:
-    """`click {"index": 4}`: an action's name and its parameters (secrets are already placeholders)."""
-    return clip(" ".join(f"{name} {json.dumps(params, ensure_ascii=False)}" for name, params in action.items()), TEXT_LIMIT)
 
 
 def _describe(detail: dict[str, Any]) -> str:
