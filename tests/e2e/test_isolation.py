@@ -25,7 +25,7 @@ def fill(site: DemoSite) -> list[dict[str, Any]]:
     return [{"actions": [{"click": {"element": "Add to cart"}}]},
             {"actions": [{"click": {"element": "Save for later"}}]},
             # a tab browser-use opens itself: it must share the test's cookies (and nobody else's)
-            {"actions": [{"navigate": {"url": f"{site.url}/cart", "new_tab": True}}]},
+            {"actions": [{"navigate": {"url": f"{site.url}/basket", "new_tab": True}}]},
             {"actions": [{"click": {"element": "Add to cart"}}]},
             {"done": {"status": "pass", "reason": "The cart holds two items."}}]
 
@@ -44,7 +44,7 @@ def manifest(order: str) -> str:
         else:
             tests.append(f'  - {{name: "empty {n}", task: "[empty] Check the cart is empty ({n}).", '
                          'expect: {text: ["Cart: 0 item(s)", "Saved for later: 0"]}}')
-    return "version: 1\ndefaults: {start: /cart, max_steps: 8, timeout: 240}\ntests:\n" + "\n".join(tests) + "\n"
+    return "version: 1\ndefaults: {start: /basket, max_steps: 8, timeout: 240}\ntests:\n" + "\n".join(tests) + "\n"
 
 
 def run(tmp_path: Path, site: DemoSite, order: str, concurrency: int) -> tuple[dict[str, dict[str, Any]], set[str], int]:

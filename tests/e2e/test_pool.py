@@ -45,14 +45,14 @@ def test_the_next_lease_in_the_same_browser_starts_with_nothing(site: DemoSite, 
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as first:
             pids += running(pool)
-            await first.page.goto(f"{site.url}/cart")
+            await first.page.goto(f"{site.url}/basket")
             await first.page.click("text=Add to cart")
             await first.page.click("text=Save for later")
             assert await first.page.inner_text("#items") == "Cart: 1 item(s)"
             assert await first.page.evaluate("localStorage.getItem('acme_cart_saved')") == "1"
         async with pool.lease() as second:
             assert second.pooled is first.pooled  # the same browser ...
-            await second.page.goto(f"{site.url}/cart")
+            await second.page.goto(f"{site.url}/basket")
             assert await second.page.inner_text("#items") == "Cart: 0 item(s)"  # ... and not its cookie
             assert await second.page.evaluate("localStorage.getItem('acme_cart_saved')") is None  # nor its storage
             assert await second.context.cookies() == []
@@ -66,7 +66,7 @@ def test_a_browser_with_a_page_left_outside_the_tests_context_is_retired(site: D
         async with pool.lease() as first:
             pids += running(pool)
             cdp = await first.browser.new_browser_cdp_session()
-            await cdp.send("Target.createTarget", {"url": f"{site.url}/cart"})  # the shared default context
+            await cdp.send("Target.createTarget", {"url": f"{site.url}/basket"})  # the shared default context
         async with pool.lease() as second:
             assert second.pooled is not first.pooled
             pids += running(pool)
@@ -82,7 +82,7 @@ def test_a_browser_that_died_is_replaced(site: DemoSite, tmp_path: Path) -> None
             await first.pooled.processes.end()
         async with pool.lease() as second:
             pids += running(pool)
-            await second.page.goto(f"{site.url}/cart")
+            await second.page.goto(f"{site.url}/basket")
             assert await second.page.inner_text("#items") == "Cart: 0 item(s)"
         assert pool.launches == 2 and pool.retired == ["it disconnected or crashed"]
 
@@ -94,7 +94,7 @@ def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site
         async def one(n: int) -> str:
             async with pool.lease() as lease:
                 pids.extend(running(pool))
-                await lease.page.goto(f"{site.url}/cart")
+                await lease.page.goto(f"{site.url}/basket")
                 for _ in range(n % 3):
                     await lease.page.click("text=Add to cart")
                 await asyncio.sleep(0.2)

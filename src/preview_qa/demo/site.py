@@ -283,7 +283,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/external": _EXTERNAL,
         }
         stateful = {"/todos": lambda: todo.todos_page(self.site.todo_version), "/todos/summary": todo.summary_page,
-                    "/help": todo.help_page, "/cart": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", "")))}
+                    "/help": todo.help_page, "/basket": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", "")))}
         if path in pages:
             self._send(200, pages[path])
         elif path in stateful:
@@ -373,9 +373,9 @@ class _Handler(BaseHTTPRequestHandler):
                         f"<h1>Welcome, {html.escape(name)}!</h1><p>We sent a confirmation to {html.escape(email)}.</p>",
                     ),
                 )
-        elif path == "/cart/add":
+        elif path == "/basket/add":
             items = todo.cart_items(self.headers.get("Cookie", "")) + 1
-            self._redirect("/cart", {"Set-Cookie": f"{todo.CART_COOKIE}={items}; Path=/; SameSite=Lax"})
+            self._redirect("/basket", {"Set-Cookie": f"{todo.CART_COOKIE}={items}; Path=/; SameSite=Lax"})
         else:
             self._send(404, _NOT_FOUND)
 

@@ -1,5 +1,5 @@
 """The fixture site's stateful pages: a todo list kept in localStorage (one field typed into again and again, a select,
-checkboxes, a link to another page and one that opens a new tab) and a cart kept in a cookie and localStorage."""
+checkboxes, a link to another page and one that opens a new tab) and a cart (/basket) kept in a cookie and localStorage."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def help_page() -> tuple[str, str, str]:
 def cart_page(items: int) -> tuple[str, str, str]:
     """A cart whose count lives in a cookie (server side) and whose saved-for-later count lives in localStorage."""
     body = (f'<h1>Cart</h1><p><a href="/">Home</a></p><p id="items">Cart: {items} item(s)</p>'
-            '<form method="post" action="/cart/add"><button type="submit">Add to cart</button></form>'
+            '<form method="post" action="/basket/add"><button type="submit">Add to cart</button></form>'
             '<p id="saved">Saved for later: 0</p><button type="button" id="save">Save for later</button>')
     return "Cart - Acme", body, _CART_JS
 
