@@ -162,6 +162,7 @@ if ! buildah bud --runtime runc --isolation oci --pull=never --network host --la
   tail -n 40 "$work/build.log" >&2; say "the image did not build"; exit 1
 fi
 build_s=$((SECONDS - build_started))
+"${podman[@]}" image prune --force >/dev/null  # earlier builds' images; the cached layers of this one stay
 size="$("${podman[@]}" image inspect --format '{{.Size}}' "$image")"
 say "built $image in ${build_s} s: $((size / 1000000)) MB"
 same_ca() {  # nothing of this machine's was baked in: the image's CA bundle is still its base's
