@@ -16,7 +16,7 @@ cd "$root"
 
 runner_uid=1001 runner_gid=1001         # a GitHub-hosted runner's user
 image=localhost/preview-qa:image-test
-cancel_tries=3 cancel_limit_s=15  # seconds from SIGTERM to exit, on a busy 2-core machine
+cancel_tries=3 cancel_limit_s=30  # from SIGTERM to exit: 4 to 14 s measured on a busy 2-core machine; a hang is minutes
 failures=()
 say() { printf 'test-image: %s\n' "$*" >&2; }
 check() {  # check <what> <command...>: run a check, remember a failure and go on
