@@ -6,23 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
+from preview_qa.lifecycle import run_bounded
 from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
 from preview_qa.selection import select
-from preview_qa.trace import Recording
 
-QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+if TYPE_CHECKING:
+    from preview_qa.runner import Recordings
+
+QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
 class SetupError(ValueError):
@@ -46,15 +48,15 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url)] if cache else [])]
+                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        return _run_cancellable(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
-                                             redactor))
+        return run_bounded(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+                                        redactor))
 
     return with_reporters(reporters, run)
 
@@ -128,42 +130,33 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None,
-                       redactor: Redactor | None = None) -> RunResult:
+                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, a fresh Chromium per test; `redactor` knows every
     secret of the run (the tests' own, the API key, the headers' values, a saved login's cookies once read) for the
     LLM, the pixels, stderr and the reporters."""
+    from preview_qa.agent.browser import START_BUDGET_S
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
     browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers)
-    async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
-        return await Runner(manifest, config, secrets, agent, publish, recordings, redactor).run()
+    done: list[RunResult] = []
+    try:
+        async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
+            done.append(await Runner(manifest, config, secrets, agent, publish, recordings, redactor,
+                                     browser_start_s=START_BUDGET_S).run())
+    except asyncio.CancelledError:
+        if not done:
+            raise
+        # Cancelled while the browsers were being shut down: every result is already out, and final.
+    return done[0]
 
 
 def _chromium(chromium: str | None) -> str:
     if chromium is None:
         raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
     return chromium
-
-
-def _run_cancellable(coro: Any) -> RunResult:
-    """Run until done; SIGTERM or SIGINT (how CI cancels a job) cancels the run, which still returns its results."""
-    async def main_task() -> RunResult:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        assert task is not None
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        try:
-            return await coro
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-
-    return asyncio.run(main_task())
 
 
 def _quiet_logs(verbose: bool) -> None:

@@ -20,6 +20,15 @@ from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_mo
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent import masking
+from preview_qa.agent.browser import (
+    CLOSE_TIMEOUT_S,
+    BrowserProcesses,
+    BrowserStartError,
+    StartedBrowser,
+    close_browser,
+    start_browser,
+    start_gate,
+)
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.replay import check_page_against_task, replay
@@ -78,6 +87,8 @@ class TestRun:
     make_llm: Callable[[], BaseChatModel]
     browser: BrowserSetup
     playwright: Playwright
+    workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
+    start_gate: asyncio.Semaphore  # the run's: how many browsers start at once
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
@@ -86,26 +97,32 @@ class TestRun:
 
 
 async def run_agent(run: TestRun) -> AgentTrace:
-    """Run one test's agent to the end (or its deadline) and return the facts; never raises for the test's own failures."""
+    """Run one test's agent to the end (or its deadline) and return the facts; never raises for the test's own failures.
+    The test's timeout starts once its browser is up: starting one has its own bound (see agent/browser.py)."""
     spec = run.spec
-    deadline = time.monotonic() + spec.timeout
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
-    workdir = tempfile.mkdtemp(prefix="preview-qa-")
-    session = BrowserSession(browser_profile=_profile(run, workdir))
+    workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
-    steps = StepWatcher(shoot=lambda: _screenshot(session))
+    browser: StartedBrowser | None = None
+
+    async def shoot() -> bytes | None:
+        return await _screenshot(browser.session) if browser is not None else None
+
+    steps = StepWatcher(shoot=shoot)
     recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard, redactor=run.redactor)
     mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
-    pw_browser: Browser | None = None
+    deadline = time.monotonic() + spec.timeout  # set again once the browser is up: starting one has its own bound
     agent: Agent | None = None
+    limit: asyncio.Timeout | None = None
     try:
-        async with asyncio.timeout_at(_loop_time(deadline - min(CLEANUP_RESERVE_S, spec.timeout / 5))):
-            await session.start()
-            masking.guard(session.cdp_url or "", mask)
-            pw_browser = await run.playwright.chromium.connect_over_cdp(session.cdp_url)
-            evidence.attach(pw_browser)
-            steps.attach(pw_browser)
+        browser = await start_browser(lambda profile: _session(run, workdir, profile, evidence), run.playwright,
+                                      run.start_gate, workdir, _failed_start_try(run))
+        session, pw_browser = browser.session, browser.playwright_browser
+        deadline = time.monotonic() + spec.timeout
+        masking.guard(session.cdp_url or "", mask)
+        evidence.attach(pw_browser)
+        steps.attach(pw_browser)
+        async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
             if run.browser.extra_headers:
                 for context in pw_browser.contexts:
                     await context.set_extra_http_headers(run.browser.extra_headers)
@@ -119,12 +136,16 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 await _replay(run, trace, agent, recorder, session, pw_browser)
             if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                 run.keep_state(await read_state(pw_browser.contexts[0]))
-    except TimeoutError:
-        trace.infrastructure_error = f"timed out after {spec.timeout:g} s"
+    except BrowserStartError as e:
+        trace.infrastructure_error = str(e)
+    except TimeoutError as e:
+        # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
+        trace.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
+                                      else _crashed(e))
     except StateError as e:
         trace.infrastructure_error = str(e)
     except Exception as e:
-        trace.infrastructure_error = f"the agent or browser crashed: {type(e).__name__}: {error_line(e)}"
+        trace.infrastructure_error = _crashed(e)
     finally:
         trace.llm_faults = list(recorder.faults)
         trace.usage.llm_calls = recorder.calls
@@ -134,12 +155,39 @@ async def run_agent(run: TestRun) -> AgentTrace:
         if trace.infrastructure_error is None:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
-            await asyncio.shield(_finish_on_live_page(run, trace, session, pw_browser, mask))
+            if browser is not None and not _being_cancelled():  # a cancelled run ends now, without a last look
+                await asyncio.shield(_finish_on_live_page(run, trace, browser.session, browser.playwright_browser,
+                                                           mask, deadline))
         finally:
             evidence.closing = True
-            await asyncio.shield(_teardown(session, pw_browser, workdir))
+            await close_browser(browser.session if browser else None, browser.playwright_browser if browser else None,
+                                BrowserProcesses(workdir))
+            shutil.rmtree(workdir, ignore_errors=True)
             masking.release(mask)
     return trace
+
+
+def _crashed(error: Exception) -> str:
+    return f"the agent or browser crashed: {type(error).__name__}: {error_line(error)}"
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
+    def note(attempt: int, reason: str) -> None:  # a retried start is evidence too, even when the retry works
+        run.emit(Observed(name=run.spec.name, kind="browser_start_failed", error=True,
+                          detail={"try": attempt, "reason": reason}))
+
+    return note
+
+
+def _session(run: TestRun, workdir: str, profile: str, evidence: EvidenceRecorder) -> BrowserSession:
+    session = BrowserSession(browser_profile=_profile(run, workdir, profile))
+    session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
+    return session
 
 
 async def _replay(run: TestRun, trace: AgentTrace, agent: Agent, llm: RecordingLLM, session: BrowserSession,
@@ -155,11 +203,11 @@ async def _replay(run: TestRun, trace: AgentTrace, agent: Agent, llm: RecordingL
         trace.usage = usage
 
 
-def _profile(run: TestRun, workdir: str) -> BrowserProfile:
+def _profile(run: TestRun, workdir: str, profile: str) -> BrowserProfile:
     return BrowserProfile(
         executable_path=run.browser.chromium,
         headless=run.browser.headless,
-        user_data_dir=os.path.join(workdir, "profile"),
+        user_data_dir=profile,
         downloads_path=os.path.join(workdir, "downloads"),
         keep_alive=True,  # the checks and the final screenshot need the browser after the agent is done
         # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
@@ -298,15 +346,17 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None, mask: masking.Mask) -> None:
+                               pw_browser: Browser | None, mask: masking.Mask, deadline: float) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
         return
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+        wait = check_wait(run.spec, deadline - time.monotonic())
         try:
-            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                                                        wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
@@ -315,6 +365,12 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: Browser
     with contextlib.suppress(Exception):
         run.emit(FinalScreenshot(name=run.spec.name,
                                  png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
+
+
+def check_wait(spec: TestSpec, left_s: float) -> float:
+    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
+    (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -329,35 +385,50 @@ async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Pa
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
 
 
-async def _teardown(session: BrowserSession, pw_browser: Browser | None, workdir: str) -> None:
-    if pw_browser is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(pw_browser.close(), SHOT_TIMEOUT_S)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(session.kill(), SHOT_TIMEOUT_S * 2)
-    shutil.rmtree(workdir, ignore_errors=True)
+class _Driver:
+    """One Playwright driver for the whole run, started by the first test that needs it: the run itself starts
+    without awaiting anything, so a cancellation always finds the runner in charge of reporting it."""
 
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._playwright: Playwright | None = None
 
-def _loop_time(monotonic_deadline: float) -> float:
-    loop = asyncio.get_running_loop()
-    return loop.time() + (monotonic_deadline - time.monotonic())
+    async def get(self) -> Playwright:
+        from playwright.async_api import async_playwright
 
+        async with self._lock:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            return self._playwright
+
+    async def stop(self) -> None:
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._playwright.stop(), CLOSE_TIMEOUT_S)
 
 
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
                          preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
-    """One Playwright driver for the whole run; each call runs one test in its own fresh browser."""
-    from playwright.async_api import async_playwright
+    """Each call runs one test in its own fresh browser. When the run ends, however it ends, no browser it started
+    is left running: every profile lies under one folder, and whatever runs with one is killed."""
+    workroot = tempfile.mkdtemp(prefix="preview-qa-")
+    driver, gate = _Driver(), start_gate()
 
-    async with async_playwright() as playwright:
-        async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                          emit: Callable[[Event], None], recording: Recording | None = None,
-                          start_state: BrowserState | None = None,
-                          keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
-            return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin,
-                                           allowed_hosts=hosts, secrets=secrets, make_llm=make_llm, browser=browser,
-                                           playwright=playwright, emit=emit, redactor=redactor,
-                                           recording=recording, start_state=start_state, keep_state=keep_state))
+    async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
+                      emit: Callable[[Event], None], recording: Recording | None = None,
+                      start_state: BrowserState | None = None,
+                      keep_state: Callable[[BrowserState], None] | None = None,
+                      origin: str | None = None) -> AgentTrace:
+        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
+                                       secrets=secrets, make_llm=make_llm, browser=browser,
+                                       playwright=await driver.get(), workroot=workroot, start_gate=gate, emit=emit,
+                                       redactor=redactor,
+                                       recording=recording, start_state=start_state, keep_state=keep_state))
 
+    try:
         yield run_one
+    finally:
+        BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        await driver.stop()
+        shutil.rmtree(workroot, ignore_errors=True)

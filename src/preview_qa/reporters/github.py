@@ -135,7 +135,7 @@ class GitHubReporter(Reporter):
         for line in annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        steps = {t.name: step_lines(steps_of(read_events(self.out, t.name))) for t in run.tests if not t.status.is_green}
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
         self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
@@ -223,7 +223,8 @@ def annotations(run: RunResult, relative: Any) -> list[str]:
 def outputs(run: RunResult, out: Path) -> str:
     """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
     values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
-    values |= {"total": str(len(run.tests)), "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
+    values |= {"total": str(len(run.tests)), "flaky": str(len(run.flaky)), "regressions": str(len(run.regressions)),
+               "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
     text = ""
     for name, value in values.items():
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
@@ -239,15 +240,17 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
             f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
-    if run.notice:
-        head += ["> [!WARNING]", f"> {md_cell(run.notice, 1000)}", ""]
+    for notice in (run.notice, run.baseline_error):
+        if notice:
+            head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
-    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
-            for t in run.tests]
+    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s "
+            f"| {t.steps} |" for t in run.tests]
     failures = [_detail(t, relative, (steps or {}).get(t.name, ())) for t in run.tests if not t.status.is_green]
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
+    items += [(block, "heading") for block in [_groups(run)] if block]
     items += [("\n#### Failures\n", "heading")] if failures else []
     items += [(block, "failure") for block in failures]
     text = "\n".join(head) + "\n"
@@ -262,6 +265,31 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
             break
         text += part
     return text + f"\n{evidence}\n"
+
+
+def _marks(test: TestResult) -> str:
+    return "".join(f" · _{md_cell(m, 100)}_" for m in test.marks)
+
+
+def _groups(run: RunResult) -> str:
+    """Whether a red test is this pull request's fault: regressions, failing on the baseline too, and flaky tests."""
+    groups = [("🔴 Regressions (they pass on the baseline)", run.regressions),
+              ("🟠 Failing on the baseline too", [t for t in run.tests if t.fails_on_baseline_too]),
+              ("🟡 Flaky (passed after a retry)", run.flaky)]
+    if run.baseline_url:
+        groups.insert(2, ("⚪ Not confirmed on the baseline (it errored there, or did not run)",
+                          [t for t in run.tests if not t.status.is_green and not t.regression
+                           and not t.fails_on_baseline_too]))
+    elif not run.flaky:
+        return ""
+    text = "\n#### Compared with the baseline\n" if run.baseline_url else "\n#### Flaky tests\n"
+    if run.baseline_url:
+        text += f"Failed and errored tests ran once more on {md_cell(run.baseline_url)}.\n"
+    for title, tests in groups:
+        if tests:
+            names = ", ".join(md_cell(t.name, 120) for t in tests)
+            text += f"\n**{title}: {len(tests)}**: {names}\n"
+    return text
 
 
 def _detail(test: TestResult, relative: Any, steps: Sequence[str]) -> str:

@@ -1,0 +1,177 @@
+"""Starting and ending Chromium: each browser's processes are found by its profile folder and killed at the end, and a
+browser that does not come up is killed and started once more."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import psutil
+
+from preview_qa.text import error_line
+
+if TYPE_CHECKING:
+    from browser_use import BrowserSession
+    from playwright.async_api import Browser, Playwright
+
+START_TRIES = 2
+START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
+# Starting Chromium takes seconds of CPU: started all at once on 2 cores, 8 browsers each needed over 30 s (load 15).
+START_AT_ONCE = max(2, os.cpu_count() or 2)
+SLOT_WAIT_S = 120.0  # at most, for a turn to start; past it the browser starts anyway
+CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (Playwright's connection, browser-use's session) at most
+GONE_WAIT_S = 3.0  # for killed processes to leave the process table
+CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
+START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
+PROFILE_FLAG = "--user-data-dir="
+
+
+class BrowserStartError(Exception):
+    """The browser did not come up in any of its tries; the message is the test's reason."""
+
+
+class BrowserProcesses:
+    """Every process of the browsers whose profile folder lies under `root`, wherever it was re-parented, and each
+    process those started: Chromium passes its profile folder to all its helper processes."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self._seen: dict[int, psutil.Process] = {}  # a helper outlives its parent re-parented, no longer findable
+
+    def find(self) -> list[psutil.Process]:
+        """The processes running now, remembered for `kill`."""
+        children: dict[int, list[psutil.Process]] = {}
+        found: list[psutil.Process] = []
+        for proc in psutil.process_iter(["ppid", "cmdline"]):
+            children.setdefault(proc.info["ppid"] or 0, []).append(proc)
+            if any(self._ours(arg) for arg in proc.info["cmdline"] or ()):
+                found.append(proc)
+        seen, queue = {p.pid for p in found}, list(found)
+        while queue:  # descendants too: a browser (or a wrapper standing in for one) may start helpers without the flag
+            for child in children.get(queue.pop().pid, []):
+                if child.pid not in seen:
+                    seen.add(child.pid)
+                    found.append(child)
+                    queue.append(child)
+        self._seen.update((p.pid, p) for p in found)
+        return found
+
+    def _ours(self, arg: str) -> bool:
+        if not arg.startswith(PROFILE_FLAG):
+            return False
+        path = os.path.abspath(arg[len(PROFILE_FLAG):])
+        return path == self.root or path.startswith(self.root + os.sep)
+
+    def kill(self) -> list[psutil.Process]:
+        """SIGKILL every process running now or found before, without awaiting anything (psutil refuses to signal a
+        PID that was reused by another process since)."""
+        self.find()
+        procs = list(self._seen.values())
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        return procs
+
+    async def end(self, wait_s: float = GONE_WAIT_S) -> list[int]:
+        """Kill every process and wait until they are gone; the PIDs still running after `wait_s` (normally none)."""
+        procs = self.kill()
+        deadline = time.monotonic() + wait_s
+        while True:
+            alive = [p for p in procs if _running(p)]
+            if not alive or time.monotonic() >= deadline:
+                return [p.pid for p in alive]
+            await asyncio.sleep(0.05)
+
+
+def _running(proc: psutil.Process) -> bool:
+    """Still on the process table and not merely a zombie waiting for its parent to collect it."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@dataclass
+class StartedBrowser:
+    """One started Chromium: browser-use's session and Playwright's connection, both to the same browser."""
+
+    session: BrowserSession
+    playwright_browser: Browser
+
+
+def start_gate() -> asyncio.Semaphore:
+    """One per run: how many browsers start at the same time."""
+    return asyncio.Semaphore(START_AT_ONCE)
+
+
+@contextlib.asynccontextmanager
+async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
+    try:
+        await asyncio.wait_for(gate.acquire(), SLOT_WAIT_S)
+    except TimeoutError:  # a bound on waiting, not a failure: start without a turn
+        yield
+        return
+    try:
+        yield
+    finally:
+        gate.release()
+
+
+async def start_browser(new_session: Callable[[str], BrowserSession], playwright: Playwright, gate: asyncio.Semaphore,
+                        workdir: str, on_failed_try: Callable[[int, str], None]) -> StartedBrowser:
+    """Start a browser with a fresh profile folder under `workdir`, in its turn at `gate`; one that does not come up
+    within START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
+    reasons: list[str] = []
+    for attempt in range(1, START_TRIES + 1):
+        profile = os.path.join(workdir, f"profile-{attempt}")
+        processes = BrowserProcesses(profile)
+        session = new_session(profile)
+        started: StartedBrowser | None = None
+        clock = time.monotonic()
+        try:
+            async with _turn(gate), asyncio.timeout(START_TIMEOUT_S):
+                clock = time.monotonic()  # from its turn on
+                await session.start()
+                assert session.cdp_url is not None
+                started = StartedBrowser(session, await playwright.chromium.connect_over_cdp(session.cdp_url))
+            return started
+        except Exception as e:  # TimeoutError included: ours, browser-use's or Playwright's
+            reason = _start_failure(e, time.monotonic() - clock, bool(processes.find()))
+            reasons.append(reason)
+            on_failed_try(attempt, reason)
+        finally:
+            if started is None:  # also when cancelled half-way: nothing of this try may outlive it
+                await close_browser(session, None, processes)
+    raise BrowserStartError(f"the browser did not start: {'; '.join(dict.fromkeys(reasons))} ({START_TRIES} tries)")
+
+
+def _start_failure(error: Exception, seconds: float, running: bool) -> str:
+    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
+        return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
+    if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
+        return "it exited before opening its debugging port"
+    return f"{type(error).__name__}: {error_line(error, 200)}"
+
+
+async def close_browser(session: BrowserSession | None, playwright_browser: Browser | None,
+                        processes: BrowserProcesses) -> list[int]:
+    """End one browser in bounded time; returns the PIDs that would not die (normally none).
+
+    Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,
+    which costs seconds), each step bounded; then every process is killed, whatever the polite steps achieved.
+    If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
+    processes.find()  # before browser-use ends the browser: its helpers are found through it
+    if playwright_browser is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
+    if session is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
+        with contextlib.suppress(Exception):  # its event bus, if kill() did not get as far as stopping it
+            await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
+    return await processes.end()

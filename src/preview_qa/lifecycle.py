@@ -1,0 +1,161 @@
+"""Runs the whole job on its own event loop and always ends: one signal cancels it, leftovers are abandoned in bounded time."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import gc
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from types import FrameType
+from typing import Any, NoReturn, TypeVar
+
+T = TypeVar("T")
+
+LEFTOVER_GRACE_S = 1.0  # for leftover tasks to finish cancelling (a well-behaved one needs a few ms) before abandoning
+EXIT_GRACE_S = 5.0  # for the interpreter's own shutdown (it joins every thread a library left running)
+SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how CI cancels a job (GitHub: SIGINT, then SIGTERM, then SIGKILL)
+
+log = logging.getLogger(__name__)
+
+
+def run_bounded(main: Coroutine[Any, Any, T], grace_s: float = LEFTOVER_GRACE_S) -> T:
+    """Run `main` to its end; the first SIGTERM or SIGINT cancels it, later ones are absorbed (the run is already ending).
+
+    Unlike asyncio.run, it never waits unboundedly for the tasks left over when `main` ends: a library task that
+    swallows its cancellation (browser-use's event bus does) is given `grace_s`, then abandoned and logged."""
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_log_unhandled)
+    asyncio.set_event_loop(loop)
+    task = loop.create_task(main)
+    signals = _SignalCancels(loop, task)
+    try:
+        return loop.run_until_complete(task)
+    finally:
+        try:
+            _abandon_leftovers(loop, grace_s)
+        finally:
+            signals.uninstall()
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+class _SignalCancels:
+    """While the loop runs: the first signal cancels the main task; after a signal, none may kill the process (the
+    exit code stays the cancelled run's, never 143), since it is ending within bounded time anyway."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]):
+        self.task, self.received = task, 0
+        self._installed = threading.current_thread() is threading.main_thread()
+        if self._installed:
+            for sig in SIGNALS:
+                loop.add_signal_handler(sig, self._on_signal, sig)
+        self._loop = loop
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        self.received += 1
+        if self.received == 1:
+            log.info("%s: cancelling the run", sig.name)
+            self.task.cancel()
+        else:
+            log.info("%s: ignored, the run is already being cancelled", sig.name)
+
+    def uninstall(self) -> None:
+        if not self._installed:
+            return
+        for sig in SIGNALS:
+            self._loop.remove_signal_handler(sig)
+            if self.received:
+                signal.signal(sig, _absorb)
+
+
+def _absorb(signum: int, frame: FrameType | None) -> None:
+    log.info("%s: ignored, the cancelled run is exiting", signal.Signals(signum).name)
+
+
+def _abandon_leftovers(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
+    """Cancel every task still pending, wait at most `grace_s` for them, and abandon the ones that do not end."""
+    leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for t in leftovers:
+        t.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=grace_s))
+    stuck = [t for t in leftovers if not t.done()]
+    for t in stuck:
+        log.info("abandoned a task that did not finish cancelling within %g s: %s", grace_s, _describe(t))
+        # Destroying a pending task is expected here: do not let asyncio report it at interpreter exit.
+        t._log_destroy_pending = False  # type: ignore[attr-defined]
+    for t in leftovers:
+        if t.done() and not t.cancelled() and t.exception() is not None:
+            log.info("a leftover task had failed: %s: %r", _describe(t), t.exception())
+    _bounded(loop, loop.shutdown_asyncgens(), grace_s, "closing async generators")
+
+
+def _bounded(loop: asyncio.AbstractEventLoop, step: Coroutine[Any, Any, None], grace_s: float, what: str) -> None:
+    waiter = loop.create_task(step)
+    done, _ = loop.run_until_complete(asyncio.wait({waiter}, timeout=grace_s))
+    if not done:
+        waiter.cancel()
+        waiter._log_destroy_pending = False  # type: ignore[attr-defined]
+        log.info("abandoned %s after %g s", what, grace_s)
+
+
+def _log_unhandled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """What asyncio would print on stderr (a library task's exception nobody retrieved, often at interpreter exit):
+    it says nothing about the tests, so it is shown with --verbose only."""
+    error = context.get("exception")
+    log.info("%s%s", context.get("message", "unhandled error in a background task"), f": {error!r}" if error else "")
+
+
+def _describe(task: asyncio.Task[Any]) -> str:
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", None) or repr(coro)
+    return f"{task.get_name()} ({name})"
+
+
+def exit_with(run: Callable[[], int], within_s: float = EXIT_GRACE_S) -> NoReturn:
+    """`sys.exit(run())`, and once the interpreter shuts down it ends within `within_s` with the same code, even when
+    a thread a library left running would make it wait forever. An exception from `run` propagates (click or Python
+    reports it) under the same bound. Called in-process (click's CliRunner), it leaves the host process alone."""
+    try:
+        code = run()
+    except BaseException as e:
+        _exit_soon(_code_of(e), within_s)
+        raise
+    _exit_soon(code, within_s)
+    sys.exit(code)
+
+
+def _code_of(error: BaseException) -> int:
+    if isinstance(error, SystemExit):
+        return error.code if isinstance(error.code, int) else (0 if error.code is None else 1)
+    if isinstance(error, KeyboardInterrupt):
+        return 130
+    exit_code = getattr(error, "exit_code", None)  # click's exceptions carry the code click will exit with
+    return exit_code if isinstance(exit_code, int) else 1
+
+
+def _exit_soon(code: int, within_s: float) -> None:
+    # The interpreter's last full garbage collection walks every object browser-use and pydantic made: seconds on a
+    # busy runner, for memory the OS takes back anyway. Objects frozen at exit are left out of it.
+    atexit.register(gc.freeze)
+
+    def hard_exit() -> None:
+        if threading.main_thread().is_alive():  # no shutdown under way: the host process (a test) goes on
+            return
+        alive = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+        log.info("the interpreter did not exit within %g s (threads still running: %s); exiting with %d",
+                 within_s, ", ".join(alive) or "none", code)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed or broken stream must not stop the exit
+                stream.flush()
+        os._exit(code)
+
+    timer = threading.Timer(within_s, hard_exit)
+    timer.daemon = True  # the interpreter does not wait for it; it only acts if the shutdown hangs
+    timer.start()

@@ -1,0 +1,109 @@
+"""The run's event loop always ends: a library task that swallows its cancellation, a second signal, or a thread left
+running cannot keep the process alive or change its exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+
+import pytest
+from bubus import BaseEvent, EventBus
+
+from preview_qa.lifecycle import SIGNALS, exit_with, run_bounded
+
+
+class Ping(BaseEvent):
+    pass
+
+
+@pytest.fixture
+def restore_signals() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+async def leaves_an_event_bus_running() -> str:
+    """What browser-use does when a browser session is not stopped: its bubus bus keeps polling, and its loop task
+    swallows every cancellation (asyncio.run would wait for it forever)."""
+    bus = EventBus()
+    bus.on(Ping, lambda event: None)
+    await bus.dispatch(Ping())
+    return "the result"
+
+
+@pytest.mark.timeout(60)
+def test_a_task_that_never_finishes_cancelling_is_abandoned_after_the_grace(caplog: pytest.LogCaptureFixture,
+                                                                             restore_signals: None) -> None:
+    caplog.set_level(logging.INFO, logger="preview_qa.lifecycle")
+    clock = time.monotonic()
+    assert run_bounded(leaves_an_event_bus_running(), grace_s=0.5) == "the result"
+    assert time.monotonic() - clock < 10
+    assert any("abandoned a task" in r.getMessage() and "_run_loop" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.timeout(60)
+def test_the_first_signal_cancels_and_the_next_ones_are_absorbed(restore_signals: None) -> None:
+    async def main() -> str:
+        os.kill(os.getpid(), signal.SIGINT)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            os.kill(os.getpid(), signal.SIGTERM)  # GitHub's second signal, while the run is shutting down
+            await asyncio.sleep(0.3)  # not cancelled again, and the process not killed
+            return "cancelled once"
+        return "not cancelled"
+
+    assert run_bounded(main(), grace_s=0.5) == "cancelled once"
+    os.kill(os.getpid(), signal.SIGTERM)  # after the loop: still absorbed, the cancelled process is on its way out
+    time.sleep(0.1)
+
+
+@pytest.mark.timeout(60)
+def test_without_a_signal_the_previous_handlers_come_back(restore_signals: None) -> None:
+    async def main() -> int:
+        return 1
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert run_bounded(main()) == 1
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+EXIT_SCRIPT = """
+import threading, time
+from preview_qa.lifecycle import exit_with
+threading.Thread(target=time.sleep, args=(600,), name="stuck-library-thread").start()  # not a daemon: exit joins it
+print("result written", flush=True)
+exit_with(lambda: {code}, within_s=1.0)
+"""
+
+
+@pytest.mark.parametrize("code", [0, 1, 130])
+def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(code: int) -> None:
+    clock = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT.format(code=code))], capture_output=True,
+                          text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (code, "result written\n")
+    assert time.monotonic() - clock < 30
+
+
+def test_an_exception_keeps_its_traceback_and_exit_code_under_the_same_bound() -> None:
+    script = EXIT_SCRIPT.replace("lambda: {code}", "lambda: 1 / 0")
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "ZeroDivisionError" in proc.stderr
+
+
+def test_called_in_process_it_leaves_the_host_process_alone() -> None:
+    with pytest.raises(SystemExit) as exited:
+        exit_with(lambda: 7, within_s=0.2)  # as click's CliRunner runs a command inside a test
+    assert exited.value.code == 7
+    time.sleep(0.6)  # past the bound: this process (pytest) is still here
