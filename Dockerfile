@@ -13,17 +13,17 @@ ENV PYTHONUNBUFFERED=1 \
     ANONYMIZED_TELEMETRY=false \
     IN_DOCKER=true
 
-# tini as PID 1: forwards a cancelled job's SIGTERM to preview-qa and reaps Chromium's orphans.
-# hadolint ignore=DL3008
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends tini \
+# The one install path, in two layers: first everything but preview-qa (Debian's Chromium, tini, fonts, and the
+# locked Python packages), rebuilt only when the script or the lock changes; then preview-qa itself.
+COPY scripts/install.sh /opt/preview-qa/scripts/install.sh
+COPY requirements /opt/preview-qa/requirements
+RUN /opt/preview-qa/scripts/install.sh --deps-only \
     && rm -rf /var/lib/apt/lists/*
-
 COPY . /opt/preview-qa
-# The one install path (Chromium with apt-get, then the package); .ci/run runs the same script.
 RUN /opt/preview-qa/scripts/install.sh \
-    && rm -rf /var/lib/apt/lists/* \
+    && rm -rf /opt/preview-qa/build /opt/preview-qa/src/*.egg-info \
     && mkdir -p /opt/playwright-browsers
 
+# tini as PID 1: forwards a cancelled job's SIGTERM to preview-qa and reaps Chromium's orphans.
 ENTRYPOINT ["/usr/bin/tini", "--", "preview-qa"]
 CMD ["--help"]

@@ -16,15 +16,17 @@ fi
 
 # Same paths inside and out, so results-path, annotations and $GITHUB_OUTPUT/$GITHUB_STEP_SUMMARY (under
 # RUNNER_TEMP) mean the same on both sides; the runner's uid, so later steps own what the run writes;
-# the host's network, so a preview served on localhost by an earlier step is reachable.
-args=(run --rm --network host --shm-size 1g --user "$(id -u):$(id -g)"
+# the host's network, so a preview served on localhost by an earlier step is reachable. No --shm-size: Chromium
+# runs with --disable-dev-shm-usage (its shared memory lives in /tmp), so /dev/shm's size never matters.
+args=(run --rm --network host --user "$(id -u):$(id -g)"
       --volume "$GITHUB_WORKSPACE:$GITHUB_WORKSPACE" --workdir "$GITHUB_WORKSPACE"
       --volume "$RUNNER_TEMP:$RUNNER_TEMP")
 forward=(CI GITHUB_ACTIONS GITHUB_WORKSPACE GITHUB_OUTPUT GITHUB_STEP_SUMMARY GITHUB_EVENT_PATH GITHUB_EVENT_NAME
          GITHUB_API_URL GITHUB_SERVER_URL GITHUB_REPOSITORY GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_SHA
          INPUT_MANIFEST INPUT_BASE-URL INPUT_PROVIDER INPUT_MODEL INPUT_API-KEY INPUT_LLM-BASE-URL INPUT_CONCURRENCY
          INPUT_OUT INPUT_WAIT-TIMEOUT INPUT_EXTRA-HEADERS INPUT_COMMENT INPUT_GITHUB-TOKEN INPUT_FAIL-ON
-         INPUT_SHARD INPUT_MAX-TOKENS INPUT_MAX-COST-USD INPUT_TAGS INPUT_SKIP-TAGS INPUT_CHANGED-ONLY PREVIEW_QA_NO_CACHE
+         INPUT_SHARD INPUT_MAX-TOKENS INPUT_MAX-COST-USD INPUT_TAGS INPUT_SKIP-TAGS INPUT_CHANGED-ONLY
+         INPUT_RETRIES INPUT_BASELINE-URL PREVIEW_QA_NO_CACHE
          OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY GOOGLE_API_KEY GEMINI_API_KEY AZURE_OPENAI_API_KEY
          AZURE_OPENAI_KEY AZURE_OPENAI_ENDPOINT BROWSER_USE_API_KEY OLLAMA_HOST)
 for name in "${forward[@]}"; do args+=(--env "$name"); done

@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preview_qa import manifest as manifest_mod
 from preview_qa import providers
@@ -20,7 +20,9 @@ from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
 from preview_qa.selection import select
-from preview_qa.trace import Recording
+
+if TYPE_CHECKING:
+    from preview_qa.runner import Recordings
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
@@ -33,23 +35,26 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result."""
     from preview_qa.agent.llm import make_llm
     from preview_qa.cache import CacheReporter, TraceCache
+    from preview_qa.reporters.streams import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
     secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
                              config.chromium)
     select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
-    secret_values = [config.api_key, *config.extra_headers.values(),
+    # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
+    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers)
+    install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
+    secret_values = [llm.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url)] if cache else [])]
+                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
-        redactor = Redactor.of_tests(secrets)  # one for events and logs: a saved login's cookie values join it mid-run
-        _quiet_logs(verbose, redactor)
+        _quiet_logs(verbose)
         return run_bounded(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
                                         redactor))
 
@@ -125,18 +130,20 @@ def output_reporters(out: Path) -> list[Reporter]:
 
 async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Callable[[manifest_mod.TestSpec], Recording | None] | None = None,
-                       redactor: Redactor | None = None) -> RunResult:
-    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test."""
+                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
+    """The whole job with real browsers: one Playwright driver, a fresh Chromium per test; `redactor` knows every
+    secret of the run (the tests' own, the API key, the headers' values, a saved login's cookies once read) for the
+    LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser import START_BUDGET_S
     from preview_qa.agent.session import BrowserSetup, browser_agents
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
+    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
     browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers)
     done: list[RunResult] = []
     try:
-        async with browser_agents(browser, make_llm, origin_of(config.base_url)) as agent:
+        async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
             done.append(await Runner(manifest, config, secrets, agent, publish, recordings, redactor,
                                      browser_start_s=START_BUDGET_S).run())
     except asyncio.CancelledError:
@@ -152,25 +159,14 @@ def _chromium(chromium: str | None) -> str:
     return chromium
 
 
-class _RedactingFilter(logging.Filter):
-    def __init__(self, redactor: Redactor):
-        super().__init__()
-        self.redactor = redactor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self.redactor.text(record.getMessage()), None
-        return True
-
-
-def _quiet_logs(verbose: bool, redactor: Redactor) -> None:
+def _quiet_logs(verbose: bool) -> None:
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (reporters/streams.py)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
         logger.handlers.clear()
         if verbose:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.addFilter(_RedactingFilter(redactor))
-            logger.addHandler(handler)
+            logger.addHandler(logging.StreamHandler(sys.stderr))
             logger.setLevel(logging.INFO)
         else:
             logger.setLevel(logging.CRITICAL + 1)

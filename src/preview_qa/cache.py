@@ -8,13 +8,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from preview_qa.events import AgentHistory, Event, TestFinished
+from preview_qa.events import BASELINE, PREVIEW, AgentHistory, AttemptFinished, Event, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import origin_of
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import write_atomic
-from preview_qa.results import Status
+from preview_qa.results import Status, TestResult
 from preview_qa.trace import Recording
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
@@ -29,31 +29,34 @@ class TraceCache:
         self._defines = {"format": CACHE_FORMAT, "manifest_version": manifest.version, "provider": provider,
                          "model": default_model(provider, model), "browser_use": version("browser-use")}
 
-    def key(self, spec: TestSpec) -> str:
-        """sha256 of the test's definition; the name, budgets and timeouts do not change what the agent does."""
+    def key(self, spec: TestSpec, target: str = PREVIEW) -> str:
+        """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
+        The baseline's traces get keys of their own: the preview's and the baseline's pages may differ."""
         test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
-                                                     "secrets"})
+                                                     "secrets"}, exclude={"expect": {"timeout"}})
         if spec.use_state is not None:  # a trace recorded signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
-        blob = json.dumps({**self._defines, **test}, sort_keys=True, ensure_ascii=False)
+        where = {} if target == PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
+        blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def path(self, spec: TestSpec) -> Path:
-        return self.folder / f"{self.key(spec)}.json"
+    def path(self, spec: TestSpec, target: str = PREVIEW) -> Path:
+        return self.folder / f"{self.key(spec, target)}.json"
 
-    def load(self, spec: TestSpec) -> Recording | None:
+    def load(self, spec: TestSpec, target: str = PREVIEW) -> Recording | None:
         """The recording for this exact test definition, or None (missing, unreadable or from another format)."""
         try:
-            entry = json.loads(self.path(spec).read_text(encoding="utf-8"))
-            if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec):
+            entry = json.loads(self.path(spec, target).read_text(encoding="utf-8"))
+            if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec, target):
                 return None
             return Recording(origin=str(entry["origin"]), history=dict(entry["history"]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
-    def store(self, spec: TestSpec, origin: str, history: dict[str, Any]) -> None:
-        entry = {"format": CACHE_FORMAT, "key": self.key(spec), "test": spec.name, "origin": origin, "history": history}
-        write_atomic(self.path(spec), json.dumps(entry, ensure_ascii=False, default=str))
+    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], target: str = PREVIEW) -> None:
+        entry = {"format": CACHE_FORMAT, "key": self.key(spec, target), "test": spec.name, "origin": origin,
+                 "history": history}
+        write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
 
 
 class CacheReporter(Reporter):
@@ -62,16 +65,27 @@ class CacheReporter(Reporter):
     It reads the same AgentHistory event as the artifacts reporter, after the runner has replaced every secret value
     with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
 
-    def __init__(self, cache: TraceCache, manifest: Manifest, base_url: str):
-        self.cache, self.origin = cache, origin_of(base_url)
+    def __init__(self, cache: TraceCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
+        self.cache = cache
+        self.origins = {PREVIEW: origin_of(base_url), BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
-        self._histories: dict[str, dict[str, Any]] = {}
+        self._histories: dict[tuple[str, str], dict[str, Any]] = {}
 
     def handle(self, event: Event) -> None:
         if isinstance(event, AgentHistory):
-            self._histories[event.name] = event.history  # a fallback's agent run comes after its replay: latest wins
+            # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
+            self._histories[(event.name, _target(event.label))] = event.history
         elif isinstance(event, TestFinished):
-            result, history = event.result, self._histories.pop(event.result.name, None)
-            spec = self._specs.get(result.name)
-            if result.status is Status.PASSED and result.path in RECORDING_PATHS and history and spec is not None:
-                self.cache.store(spec, self.origin, history)
+            self._store(event.result, PREVIEW)
+        elif isinstance(event, AttemptFinished) and event.label == BASELINE:
+            self._store(event.result, BASELINE)
+
+    def _store(self, result: TestResult, target: str) -> None:
+        history = self._histories.pop((result.name, target), None)
+        spec = self._specs.get(result.name)
+        if result.status is Status.PASSED and result.path in RECORDING_PATHS and history and spec is not None:
+            self.cache.store(spec, self.origins[target], history, target)
+
+
+def _target(label: str | None) -> str:
+    return BASELINE if label == BASELINE else PREVIEW

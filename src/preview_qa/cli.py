@@ -22,6 +22,8 @@ from preview_qa.results import RunResult, Status
 from preview_qa.selection import SelectionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
+                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
 # Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
 USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
@@ -240,30 +242,47 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
               envvar=_env("INPUT_EXTRA-HEADERS"),
               help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
+@click.option("--retries", type=click.IntRange(0, 5), envvar=_env("INPUT_RETRIES"),
+              help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).")
+@click.option("--baseline-url", envvar=_env("INPUT_BASELINE-URL"),
+              help="After the run, run each failed or errored test once more here (production, or main's preview): "
+                   "it is a regression when it passes there.")
 @run_options
 @selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: FailOn, comment: bool,
-        out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, tags: tuple[str, ...],
-        skip_tags: tuple[str, ...], changed_files: str | None, changed_only: bool, **speed: Any) -> None:
+        retries: int | None, baseline_url: str | None, out: Path, concurrency: int, only: tuple[str, ...],
+        headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
+        changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
     spec = manifest_mod.load(manifest)
-    config = RunConfig(manifest=manifest, base_url=_base_url(base_url), out=out, provider=provider, model=model,
+    base_url = _base_url(base_url)
+    config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
                        extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
                        tags=_words(tags), skip_tags=_words(skip_tags),
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
+                       retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
     exit_with(lambda: execute(spec, config, verbose))
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
     """The run in this process's environment, as its exit code."""
-    return exit_code(app.execute(spec, config, os.environ, verbose), config.fail_on)
+    result = app.execute(spec, config, os.environ, verbose)
+    return _baseline_exit(result) or exit_code(result, config.fail_on)
+
+
+def _baseline_exit(result: RunResult) -> int | None:
+    """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
+    if result.baseline_error is None or result.notice == "cancelled":
+        return None
+    UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
+    return EXIT_USAGE
 
 
 @main.command()
@@ -281,7 +300,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
               show_default=True, help="Folder for the merged results, reports and artifacts.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help="Exit 1 when a test failed or errored | only when one errored | never.")
+              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
               help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
 def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> None:
@@ -291,18 +310,34 @@ def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) 
 
 
 def exit_code(result: RunResult, fail_on: FailOn = "failed") -> int:
-    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0)."""
+    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
+    regressions: once a test errored, or failed without failing on the baseline too)."""
     if result.notice == "cancelled":
         return EXIT_CANCELLED
     if fail_on == "never":
         return EXIT_OK
+    if fail_on == "regressions":
+        return EXIT_FAILED if any(t.blocks_on_regressions for t in result.tests) else EXIT_OK
     return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
 
 
-def _base_url(url: str) -> str:
+def _base_url(url: str, option: str = "--base-url") -> str:
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url must start with http:// or https:// (got {url!r}).")
+        raise UsageError(f"{option} must start with http:// or https:// (got {url!r}).")
     return url.rstrip("/")
+
+
+def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
+    if not url:  # the action's empty input
+        if fail_on == "regressions":
+            raise UsageError("--fail-on regressions needs --baseline-url: without a baseline no failure can be told "
+                             "apart from a regression.")
+        return None
+    baseline = _base_url(url, "--baseline-url")
+    if baseline.lower() == base_url.lower():
+        raise UsageError(f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
+                         "e.g. production or main's preview.")
+    return baseline
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:

@@ -12,7 +12,9 @@ from preview_qa.providers import Provider
 
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
-FailOn = Literal["failed", "errored", "never"]  # the exit code is 1 once a test is this bad (failed: or errored)
+# The exit code is 1 once a test is this bad (failed: or errored); regressions: once one errored, or failed without
+# failing on the baseline too.
+FailOn = Literal["failed", "errored", "regressions", "never"]
 
 
 def default_concurrency() -> int:
@@ -56,3 +58,5 @@ class RunConfig:
     run_max_tokens: int | None = None  # for the whole run: no new test starts once it is spent
     run_max_cost_usd: float | None = None
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
+    retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
+    baseline_url: str | None = None  # after the run, failed and errored tests run once more here

@@ -17,12 +17,28 @@ ObservedKind = Literal[
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
 ]
 
+PREVIEW = "preview"
+BASELINE = "baseline"  # the label of a test's run on the baseline deployment (--baseline-url)
+
+
+def attempt_label(number: int) -> str:
+    """The label of a test's attempt `number` (from 1) when the test may be retried."""
+    return f"attempt-{number}"
+
 
 @dataclass(frozen=True)
 class Event:
     """Base of every event: when it happened."""
 
     at: float = field(default_factory=time.time, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Evidence(Event):
+    """Base of what one run of a test records. `label` tells apart the runs of a test that runs more than once
+    (attempt-1, attempt-2, ... when it may be retried; baseline): each one's evidence is kept apart under it."""
+
+    label: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -39,7 +55,7 @@ class TestStarted(Event):
 
 
 @dataclass(frozen=True)
-class StepRecorded(Event):
+class StepRecorded(Evidence):
     """One agent step, with a screenshot taken while the browser was still alive."""
 
     name: str
@@ -54,7 +70,7 @@ class StepRecorded(Event):
 
 
 @dataclass(frozen=True)
-class Observed(Event):
+class Observed(Evidence):
     """Anything else worth a line in the test's event log: browser errors, LLM faults, checks, verdicts."""
 
     name: str
@@ -64,17 +80,27 @@ class Observed(Event):
 
 
 @dataclass(frozen=True)
-class FinalScreenshot(Event):
+class FinalScreenshot(Evidence):
     name: str
     png: bytes
 
 
 @dataclass(frozen=True)
-class AgentHistory(Event):
+class AgentHistory(Evidence):
     """browser-use's own serialisation of the agent's history, secrets redacted."""
 
     name: str
     history: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AttemptFinished(Event):
+    """One labelled run of a test ended: an attempt of a test that may be retried (announced before the retry, or
+    before TestFinished for the last one), or, after the run, its run on the baseline."""
+
+    name: str
+    label: str
+    result: TestResult  # that run's own outcome
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from preview_qa.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.setups import cycle_from, savers
 from preview_qa.yamlsource import Loc, SourceError, YamlSource, format_loc
 
@@ -68,6 +69,10 @@ class Expectations(_Strict):
     data: dict[str, Any] = Field(default_factory=dict, description=(
         "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
         "(strings compared trimmed; 3 equals 3.0, never true)."))
+    timeout: float = Field(default=5, gt=0, description=(
+        "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
+        "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
+        "applies also to tests with an expect of their own."))
 
     @property
     def has_page_checks(self) -> bool:
@@ -138,6 +143,9 @@ class TestOptions(_Strict):
     use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
         "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
         "under this name by the test with that save_state, which runs first. null opts out of a default."))
+    retries: int = Field(default=0, ge=0, le=5, description=(
+        "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
+        "(--retries overrides it); a test that passes on a retry is reported flaky."))
 
     _use_state_name = field_validator("use_state")(_state_name)
 
@@ -262,9 +270,7 @@ def parse(source: YamlSource) -> Manifest:
     raw_tests = data.get("tests")
     merged = dict(data)
     if isinstance(raw_tests, list):
-        merged["tests"] = [
-            {**{k: v for k, v in defaults.items() if k != "name"}, **t} if isinstance(t, dict) else t for t in raw_tests
-        ]
+        merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
         merged["tests"] = [
             {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t
             for i, t in enumerate(merged["tests"])
@@ -274,6 +280,19 @@ def parse(source: YamlSource) -> Manifest:
     _check_tests(manifest)
     _check_states(manifest)
     return manifest
+
+
+def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
+    """The test's keys over the defaults'. A test's own `expect` replaces the default checks, but a default
+    expect.timeout still applies to it unless it sets its own: how long to wait is a run-wide habit, not a check."""
+    if not isinstance(test, dict):
+        return test
+    merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
+    default_expect, own_expect = defaults.get("expect"), test.get("expect")
+    if isinstance(default_expect, dict) and "timeout" in default_expect and isinstance(own_expect, dict) \
+            and "timeout" not in own_expect:
+        merged["expect"] = {**own_expect, "timeout": default_expect["timeout"]}
+    return merged
 
 
 def _refuse_internal_keys(data: dict[str, Any], source: YamlSource) -> None:
@@ -297,6 +316,10 @@ def _check_tests(manifest: Manifest) -> None:
             if placeholder not in test.secrets:
                 raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
                                                          f"declare '{placeholder}'; add it under secrets.")
+        if "timeout" in test.expect.model_fields_set and test.expect.timeout > test.timeout:  # else the test's bounds it
+            raise manifest.error(("tests", i, "expect", "timeout"),
+                                 f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
+                                 "lower expect.timeout or raise timeout.")
 
 
 def _check_states(manifest: Manifest) -> None:
@@ -399,6 +422,10 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
             if not environ.get(env):
                 raise manifest.error(("tests", i, "secrets", placeholder),
                                      f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
+            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+                raise manifest.error(("tests", i, "secrets", placeholder),
+                                     f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
+                                     f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
             values[placeholder] = environ[env]
         resolved[test.name] = values
     return resolved

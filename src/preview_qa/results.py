@@ -39,8 +39,9 @@ class ExpectationOutcome(BaseModel):
 
     check: str  # "url", "text", "data.price", ...
     expected: str
-    found: str
+    found: str  # on the page as it was when the check's wait ended
     ok: bool
+    waited_s: float | None = None  # how long a page check could wait for its condition to hold
 
 
 class Verdict(BaseModel):
@@ -78,6 +79,17 @@ class EvidenceSummary(BaseModel):
     first_failed_request: str | None = None
 
 
+class OtherRun(BaseModel):
+    """Another run of a test beside the one its result is: an earlier attempt a retry replaced, or its run on the
+    baseline deployment."""
+
+    status: Status
+    reason: str
+    causes: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+    artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # that run's own evidence
+
+
 class TestResult(BaseModel):
     """Everything a reporter needs to know about one finished (or never-started) test."""
 
@@ -99,6 +111,36 @@ class TestResult(BaseModel):
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
     final_url: str | None = None
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
+    attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
+    flaky: bool = False  # it passed after an earlier attempt did not
+    earlier_attempts: list[OtherRun] = Field(default_factory=list)  # attempt 1, 2, ... before the last
+    baseline: OtherRun | None = None  # how it ended on the baseline, for a test that failed or errored on the preview
+    regression: bool | None = None  # compared with the baseline: true when it passed there
+
+    @property
+    def fails_on_baseline_too(self) -> bool:
+        return self.baseline is not None and self.baseline.status is Status.FAILED
+
+    @property
+    def blocks_on_regressions(self) -> bool:
+        """Under `--fail-on regressions`: errored, or failed without having failed on the baseline too. A failure the
+        baseline could not confirm (it errored there, or was never compared) blocks: not knowing is not a pass."""
+        return self.status is Status.ERRORED or (self.status is Status.FAILED and not self.fails_on_baseline_too)
+
+    @property
+    def marks(self) -> list[str]:
+        """Short notes every reporter shows beside the status: flaky, regression, failing on the baseline too."""
+        marks = []
+        if self.flaky:
+            marks.append(f"flaky: passed on attempt {self.attempts}")
+        elif self.attempts > 1:
+            marks.append(f"{self.attempts} attempts")
+        if self.regression:
+            marks.append("regression: passed on the baseline")
+        elif self.baseline is not None:
+            marks.append(f"{self.baseline.status.value} on the baseline too" if self.baseline.status is self.status
+                         else f"{self.baseline.status.value} on the baseline")
+        return marks
 
 
 class RunResult(BaseModel):
@@ -110,6 +152,8 @@ class RunResult(BaseModel):
     duration_s: float = 0.0
     tests: list[TestResult] = Field(default_factory=list)
     notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled"
+    baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
+    baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
 
     @property
     def status(self) -> Status:
@@ -121,3 +165,11 @@ class RunResult(BaseModel):
     @property
     def usage(self) -> Usage:
         return sum((t.usage for t in self.tests), Usage())
+
+    @property
+    def regressions(self) -> list[TestResult]:
+        return [t for t in self.tests if t.regression]
+
+    @property
+    def flaky(self) -> list[TestResult]:
+        return [t for t in self.tests if t.flaky]

@@ -8,14 +8,27 @@ import dataclasses
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
-from preview_qa.events import Event, Observed, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.events import (
+    BASELINE,
+    PREVIEW,
+    AttemptFinished,
+    Event,
+    Evidence,
+    Observed,
+    RunFinished,
+    RunStarted,
+    TestFinished,
+    TestStarted,
+    attempt_label,
+)
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import wait_for_preview
+from preview_qa.preview import origin_of, wait_for_preview
 from preview_qa.redact import Redactor
+from preview_qa.reruns import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.selection import select
@@ -37,18 +50,24 @@ def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
     return list(dict.fromkeys(h for h in [*hosts, *spec.allowed_domains] if h))
 
 
+class Recordings(Protocol):
+    """The replay cache's lookup: a test's recorded trace on the preview (or on the baseline), if one is kept."""
+
+    def __call__(self, spec: TestSpec, target: str = PREVIEW) -> Recording | None: ...
+
+
 class Runner:
     """Runs a manifest's tests and passes every event, secrets redacted, to `publish`."""
 
     def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                 agent: AgentFn, publish: Callable[[Event], None],
-                 recordings: Callable[[TestSpec], Recording | None] | None = None, redactor: Redactor | None = None,
+                 agent: AgentFn, publish: Callable[[Event], None], recordings: Recordings | None = None,
+                 redactor: Redactor | None = None,
                  browser_start_s: float = 0.0):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
-        # Shared with the log filter: a saved login's cookie values join it as soon as they are read.
-        self._redactor = redactor or Redactor.of_tests(secrets)
+        # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
@@ -65,7 +84,8 @@ class Runner:
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
-        result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started)
+        result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started,
+                           baseline_url=self.config.baseline_url)
         self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
                                 test_names=[t.name for t in self.selection.tests]))
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
@@ -78,6 +98,7 @@ class Runner:
                 async with asyncio.TaskGroup() as group:
                     for spec in self.selection.tests:
                         group.create_task(self._one(spec, semaphore))
+                result.baseline_error = await self._compare_with_baseline(semaphore)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
@@ -113,42 +134,115 @@ class Runner:
             if spent:
                 self._finish(self._unrun(spec, Status.ERRORED, spent))
                 return
-            spec = self._with_budget(spec)
+            spec = self._with_overrides(spec)
             self.publish(TestStarted(name=spec.name))
-            clock = time.monotonic()
-            recording = self._recordings(spec) if self._recordings else None
-            trace = await self._attempt(spec, recording)
-            verdict, report, expectations = decide(spec, trace)
-            if recording is not None and verdict.status is not Status.PASSED:
-                # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
-                self.publish(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
-                replay_usage = trace.usage
-                trace = await self._attempt(spec, None)
-                trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
-                verdict, report, expectations = decide(spec, trace)
-            verdict = self._save_state(spec, verdict)
-            self._note_provider(trace)
-            self.publish(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
-                                  detail=verdict.model_dump(mode="json")))
-            self._finish(TestResult(
-                name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
-                causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-                path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
-                evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
-            ))
+            self._finish(await self._with_retries(spec))
 
-    async def _attempt(self, spec: TestSpec, recording: Recording | None) -> AgentTrace:
-        url = start_url(self.config.base_url, spec.start)
+    async def _with_retries(self, spec: TestSpec) -> TestResult:
+        """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
+        Each attempt's usage counts against the test's budget and the run's, and each attempt's evidence is labelled."""
+        attempts: list[TestResult] = []
+        while True:
+            label = attempt_label(len(attempts) + 1) if spec.retries else None
+            budgeted = test_budget_left(spec, sum((a.usage for a in attempts), Usage())) or spec
+            # Only the first attempt may replay a recorded trace: a retry is the agent's, from scratch.
+            attempts.append(await self._run_once(budgeted, PREVIEW, label, replay=not attempts))
+            if label is not None:
+                self.publish(AttemptFinished(name=spec.name, label=label, result=attempts[-1]))
+            if not self._retry_allowed(spec, attempts):
+                return combine(attempts)
+
+    def _retry_allowed(self, spec: TestSpec, attempts: list[TestResult]) -> bool:
+        """The test's own rule (reruns.wants_retry), unless the provider is down or the run's budget is spent."""
+        if not wants_retry(spec, attempts) or self._provider_down is not None:
+            return False
+        return self._run_budget_spent(sum((a.usage for a in attempts), Usage())) is None
+
+    async def _run_once(self, spec: TestSpec, target: str, label: str | None, replay: bool) -> TestResult:
+        """One run of the test on the preview or the baseline, decided; its events carry `label`."""
+        emit = self._labelled(label)
+        clock = time.monotonic()
+        recording = self._recording(spec, target) if replay else None
+        trace = await self._attempt(spec, target, recording, emit)
+        verdict, report, expectations = decide(spec, trace)
+        if recording is not None and verdict.status is not Status.PASSED:
+            # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
+            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
+            replay_usage = trace.usage
+            trace = await self._attempt(spec, target, None, emit)
+            trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
+            verdict, report, expectations = decide(spec, trace)
+        if target == PREVIEW:  # the baseline's state is no one's to start from
+            verdict = self._save_state(spec, verdict)
+        self._note_provider(trace)
+        emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
+                      detail=verdict.model_dump(mode="json")))
+        return TestResult(
+            name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
+            causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
+            path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
+            evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url,
+        )
+
+    def _recording(self, spec: TestSpec, target: str) -> Recording | None:
+        if self._recordings is None:
+            return None
+        return self._recordings(spec) if target == PREVIEW else self._recordings(spec, target)
+
+    def _labelled(self, label: str | None) -> Callable[[Event], None]:
+        """`publish`, with the evidence of one labelled run (an attempt, the baseline run) marked as that run's."""
+        if label is None:
+            return self.publish
+        return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence)
+                                          else event)
+
+    async def _attempt(self, spec: TestSpec, target: str, recording: Recording | None,
+                       emit: Callable[[Event], None]) -> AgentTrace:
+        base_url = self._base_url(target)
+        url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
         try:
+            # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
+            where = self._state_options(spec) if target == PREVIEW else {"origin": origin_of(base_url)}
             return await asyncio.wait_for(
-                self._agent(spec, url, allowed_hosts(self.config.base_url, spec), self.secrets.get(spec.name, {}),
-                            self.publish, recording=recording, **self._state_options(spec)),
+                self._agent(spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit,
+                            recording=recording, **where),
                 self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
             return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
             return AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    def _base_url(self, target: str) -> str:
+        return self.config.baseline_url if target == BASELINE and self.config.baseline_url else self.config.base_url
+
+    async def _compare_with_baseline(self, semaphore: asyncio.Semaphore) -> str | None:
+        """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
+        same manifest; passing tests are not re-run. None, or why the baseline could not be used."""
+        failing = [t for t in self.selection.tests if self._finished[t.name].status in RETRIED
+                   and self._finished[t.name].path != "none"]
+        if self.config.baseline_url is None or not failing:
+            return None
+        unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
+                                             self.config.extra_headers)
+        if unreachable:
+            return f"--baseline-url is unreachable: {unreachable}"
+        async with asyncio.TaskGroup() as group:
+            for spec in failing:
+                group.create_task(self._on_baseline(spec, semaphore))
+        return None
+
+    async def _on_baseline(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        async with semaphore:
+            # A saved login belongs to the preview's host: on the baseline the test would run signed out, and a
+            # failure there would wrongly excuse this one.
+            why_not = self._run_budget_spent() or self._provider_down or (
+                f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+                if spec.use_state is not None else None)
+            baseline = (self._unrun(spec, Status.ERRORED, why_not) if why_not else
+                        await self._run_once(self._with_overrides(spec), BASELINE, BASELINE, replay=True))
+            self.publish(AttemptFinished(name=spec.name, label=BASELINE, result=baseline))
+            self._finished[spec.name] = compared(self._finished[spec.name], baseline)
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
@@ -185,15 +279,16 @@ class Runner:
         self._states.save(spec.save_state, state)
         return verdict
 
-    def _with_budget(self, spec: TestSpec) -> TestSpec:
-        """The command line's per-test budgets outrank the manifest's."""
-        changes = {k: v for k, v in (("max_tokens", self.config.max_tokens), ("max_cost_usd", self.config.max_cost_usd))
-                   if v is not None}
+    def _with_overrides(self, spec: TestSpec) -> TestSpec:
+        """The command line's per-test budgets and retries outrank the manifest's."""
+        changes = {k: v for k, v in (("max_tokens", self.config.max_tokens), ("max_cost_usd", self.config.max_cost_usd),
+                                     ("retries", self.config.retries)) if v is not None}
         return spec.model_copy(update=changes) if changes else spec
 
-    def _run_budget_spent(self) -> str | None:
-        """Why no further test may start, if the run's own budget is used up by the tests finished so far."""
-        used = sum((t.usage for t in self._finished.values()), Usage())
+    def _run_budget_spent(self, running: Usage | None = None) -> str | None:
+        """Why no further test (or attempt) may start, if the run's own budget is used up by the tests finished so far
+        (and the attempts of the test that asks)."""
+        used = sum((t.usage for t in self._finished.values()), running or Usage())
         if self.config.run_max_tokens is not None and used.total_tokens >= self.config.run_max_tokens:
             return f"run budget exceeded: --run-max-tokens={self.config.run_max_tokens} (used {used.total_tokens})"
         if self.config.run_max_cost_usd is not None and (used.cost_usd or 0) >= self.config.run_max_cost_usd:
@@ -237,3 +332,4 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
     return dataclasses.replace(event, **changes)
+

@@ -86,8 +86,10 @@ class AgentFn(Protocol):
     """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py). With a
     start_state, its browser holds that state before the first navigation; with keep_state, the browser's state at the
     end of the agent's (or replay's) work is handed to it before the run's last events, and a state that cannot be
-    read is the test's infrastructure error."""
+    read is the test's infrastructure error. It runs on the run's preview unless `origin` names another deployment
+    (the baseline)."""
 
     def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
                  recording: Recording | None = None, start_state: BrowserState | None = None,
-                 keep_state: Callable[[BrowserState], None] | None = None) -> Awaitable[AgentTrace]: ...
+                 keep_state: Callable[[BrowserState], None] | None = None,
+                 origin: str | None = None) -> Awaitable[AgentTrace]: ...

@@ -137,7 +137,8 @@ def _error(reason: str, causes: list[str]) -> Verdict:
 
 
 def _describe_check(e: ExpectationOutcome) -> str:
-    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}"
+    waited = f" after waiting {e.waited_s:g} s" if e.waited_s else ""
+    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}"
 
 
 def _describe_fault(fault: LLMFault) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,13 +16,16 @@ import httpx
 import pytest
 import yaml
 
+from preview_qa.agent.session import BROWSER_ARGS
 from tests.conftest import clean_env
+from tests.fakes.github import read_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
           "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image", "cache",
-          "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only"}
-OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "results-path", "junit-path", "artifact-url"}
+          "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only", "retries", "baseline-url"}
+OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
+           "artifact-url"}
 
 
 def tool(name: str) -> str:
@@ -71,6 +75,45 @@ def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_e
     assert action["outputs"]["passed"]["value"] == "${{ steps.run.outputs.passed }}"
 
 
+def expand(template: str, inputs: dict[str, str], github: dict[str, str]) -> str:
+    """The runner's substitution of `${{ inputs.x }}` and `${{ github.x }}`; any other expression fails the test."""
+    def value(match: re.Match[str]) -> str:
+        context, _, name = match.group(1).partition(".")
+        return {"inputs": inputs, "github": github}[context][name]
+    expanded = re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", value, template)
+    assert "${{" not in expanded, expanded
+    return expanded
+
+
+def test_replay_cache_is_kept_per_manifest_and_shard_so_matrix_legs_never_share_it(action: dict) -> None:
+    steps = action["runs"]["steps"]
+    restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
+    save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))["with"]
+    github = {"run_id": "99", "run_attempt": "1", "job": "qa"}
+    legs = [{"manifest": "qa.yml", "shard": "1/2"}, {"manifest": "qa.yml", "shard": "2/2"},
+            {"manifest": "qa/other.yml", "shard": ""}, {"manifest": "qa.yml", "shard": ""}]
+    saved = [expand(save["key"], leg, github) for leg in legs]
+    assert len(set(saved)) == len(legs)
+    for leg, own in zip(legs, saved, strict=True):
+        assert expand(restore["key"], leg, github) == own
+        prefix = expand(restore["restore-keys"], leg, github)
+        # an earlier run's cache is restored by prefix: only this leg's own may match
+        assert [key.startswith(prefix) for key in saved] == [key == own for key in saved]
+
+
+@pytest.mark.parametrize(("name", "shard", "expected"), [
+    ("", "", "preview-qa-results-qa"), ("", "2/4", "preview-qa-results-qa-shard-2-of-4"), ("mine", "2/4", "mine")])
+def test_default_artifact_name_is_unique_per_shard(action: dict, tmp_path: Path, name: str, shard: str, expected: str) -> None:
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
+    upload = next(s for s in action["runs"]["steps"] if s.get("id") == "upload")
+    assert upload["with"]["name"] == "${{ steps.artifact.outputs.name }}" and upload["with"]["overwrite"] is True
+    output = tmp_path / "output"
+    env = {key: expand(value, {"artifact-name": name, "shard": shard}, {"job": "qa"}) for key, value in step["env"].items()}
+    done = run(["bash", "-c", step["run"]], env=clean_env(**env, GITHUB_OUTPUT=str(output)))
+    assert done.returncode == 0, done.stderr
+    assert read_outputs(output) == {"name": expected}
+
+
 def test_workflows_pass_actionlint_which_checks_the_self_test_against_action_yml(tmp_path: Path) -> None:
     linted = run([tool("actionlint"), "-no-color"])
     assert linted.returncode == 0, linted.stdout + linted.stderr
@@ -106,8 +149,43 @@ def test_dockerfile_lints_and_installs_through_the_script_ci_runs() -> None:
     assert 'ENTRYPOINT ["/usr/bin/tini", "--", "preview-qa"]' in dockerfile
     for env in ("PREVIEW_QA_CHROMIUM=/usr/bin/chromium", "PLAYWRIGHT_BROWSERS_PATH=", "HOME=/tmp", "IN_DOCKER=true"):
         assert env in dockerfile
+    assert "COPY requirements /opt/preview-qa/requirements" in dockerfile  # the lock, before the source: its own layer
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
-    assert ".git" in ignored and "scripts" not in ignored and "README.md" not in ignored  # pip install . needs them
+    assert ".git" in ignored and "requirements" not in ignored and "README.md" not in ignored  # pip install . needs them
+
+
+FAKE_TOOL = """#!/usr/bin/env python3
+import json, os, sys
+name = os.path.basename(sys.argv[0])
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(json.dumps([name, *sys.argv[1:]]) + "\\n")
+if name == "dpkg-query":  # dpkg-query -W -f='${db:Status-Status}' PACKAGE
+    known = sys.argv[-1] in os.environ["FAKE_INSTALLED"].split()
+    print("installed" if known else "", end="")
+    sys.exit(0 if known else 1)
+"""
+
+
+@pytest.mark.parametrize(("installed", "extras", "lock"), [
+    ("chromium ca-certificates", [], "runtime.txt"),  # Chromium alone is not enough: its libraries and fonts count too
+    ("chromium libatomic1 fonts-liberation fonts-noto-color-emoji ca-certificates tini", ["--extras", "test"], "test.txt")])
+def test_install_script_checks_each_debian_package_and_installs_python_packages_from_the_lock(
+        tmp_path: Path, installed: str, extras: list[str], lock: str) -> None:
+    for name in ("dpkg-query", "apt-get", "chromium", "python"):
+        (tmp_path / name).write_text(FAKE_TOOL, encoding="utf-8")
+        (tmp_path / name).chmod(0o755)
+    log = tmp_path / "log.jsonl"
+    env = clean_env(PATH=f"{tmp_path}{os.pathsep}/usr/bin:/bin", PYTHON=str(tmp_path / "python"), FAKE_LOG=str(log),
+                    FAKE_INSTALLED=installed)
+    done = run(["bash", str(ROOT / "scripts" / "install.sh"), *extras], env=env)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    apt = [call[1:] for call in calls if call[0] == "apt-get"]
+    missing = [p for p in ("libatomic1", "fonts-liberation", "fonts-noto-color-emoji", "tini") if p not in installed]
+    assert apt == ([["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", *missing]] if missing else [])
+    pip = [call[3:] for call in calls if call[:4] == ["python", "-m", "pip", "install"]]
+    assert pip[0][-3:] == ["--require-hashes", "-r", str(ROOT / "requirements" / lock)]
+    assert pip[1][-3:] == ["--no-deps", "--no-build-isolation", str(ROOT)] and len(pip) == 2
 
 
 FAKE_DOCKER = """#!/usr/bin/env python3
@@ -144,6 +222,7 @@ def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path
     assert validate["argv"][-3:] == [image, "validate", "--secret-env"] and final["argv"][-2:] == [image, "run"]
     args = final["argv"]
     assert args[:2] == ["run", "--rm"] and args[args.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+    assert not any(a.startswith("--shm-size") for a in args) and "--disable-dev-shm-usage" in BROWSER_ARGS  # /dev/shm unused
     assert f"{workspace}:{workspace}" in args and f"{temp}:{temp}" in args and args[args.index("--workdir") + 1] == str(workspace)
     forwarded = {args[i + 1] for i, a in enumerate(args) if a == "--env"}
     assert {"INPUT_BASE-URL", "INPUT_API-KEY", "GITHUB_OUTPUT", "DEMO_PASSWORD", "OTHER_SECRET"} <= forwarded

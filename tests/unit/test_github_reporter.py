@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import io
+import re
 from pathlib import Path
 
+import cmarkgfm
 import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
@@ -56,6 +59,15 @@ def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_
     return read_log(stream.getvalue())
 
 
+def rendered(markdown: str) -> str:
+    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
+    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+
+
+def visible(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
 def test_escaping_follows_the_workflow_command_rules() -> None:
     assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
@@ -84,10 +96,13 @@ def test_hostile_text_from_the_agent_cannot_issue_commands(workspace: Path) -> N
 
 def test_secrets_are_masked_before_anything_else_is_printed(workspace: Path) -> None:
     run = run_of(workspace, [make_result(workspace, "t", Status.FAILED, f"typed {API_KEY} into the page")])
-    log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY))
+    log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY, "a b&c"))
     masks = [c.message for c in log.named("add-mask")]
-    assert masks == [API_KEY, "line one\nline two", "line one", "line two"]
-    assert log.order[:4] == ["mask"] * 4 and "mask" not in log.order[4:]
+    assert masks[:4] == [API_KEY, "line one\nline two", "line one", "line two"]
+    # the forms a page or URL gives a value are masked too: the runner only knows the raw value
+    assert {"line+one%0Aline+two", "line one\\nline two", "a+b%26c", "a%20b%26c", "a b&amp;c"} <= set(masks)
+    assert len(masks) == len(set(masks)) and "" not in masks
+    assert log.order[:len(masks)] == ["mask"] * len(masks) and "mask" not in log.order[len(masks):]
 
 
 def test_error_annotations_stay_within_the_runners_limit_with_a_final_note(workspace: Path) -> None:
@@ -114,7 +129,7 @@ def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
                               make_result(workspace, "c", Status.SKIPPED)]), env)
     out = Path(env["GITHUB_WORKSPACE"]) / "out"
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {
-        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3",
+        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0", "regressions": "0",
         "results-path": str(out / "results.json"), "junit-path": str(out / "junit.xml")}
 
 
@@ -237,3 +252,50 @@ def test_a_failures_details_list_its_steps_with_each_actions_element(workspace: 
     assert ("Steps:\nStep 1: sign in → https://pr-7.preview.example.com/dashboard\n"
             '  - click button "Sign in" (index 7)\n  not run (over the limit):\n    - scroll {"down": true}\n') in summary
     assert 'click button "Sign in" (index 7)' in (out / "comment.md").read_text(encoding="utf-8")
+
+
+PHISHING = ["http://evil.example/login", "https://evil.example/pay", "www.evil.example/x", "WWW.Evil.example",
+            "<http://evil.example/angle>", "ftp://evil.example/f", "mailto:help@evil.example", "xmpp:bot@evil.example",
+            "support@evil.example"]
+
+
+def test_links_in_page_or_agent_text_are_not_clickable_in_the_summary_or_the_comment(workspace: Path) -> None:
+    text = "Go to " + " or ".join(PHISHING)
+    failing = make_result(workspace, f"Log in at {PHISHING[0]}", Status.FAILED, text, 8)
+    failing = failing.model_copy(update={"final_url": "https://evil.example/final", "causes": [text]})
+    env = runner_env(workspace)
+    report(run_of(workspace, [make_result(workspace, "ok " + PHISHING[2], Status.PASSED, text), failing],
+                  notice=f"preview unreachable: see {PHISHING[1]}"), env)
+    summary = rendered(Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"))
+    comment = rendered((workspace / "out" / "comment.md").read_text(encoding="utf-8"))
+    for page in (summary, comment):
+        links = re.findall(r"<a [^>]*href=\"([^\"]*)\"", page)
+        assert links == ["https://github.com/acme/shop/actions/runs/4242#artifacts"], links
+        shown = visible(page)
+        assert "http://evil.example/login" in shown and "www.evil.example/x" in shown  # still readable, as text
+
+
+def test_control_characters_never_reach_the_summary_the_comment_or_annotations(workspace: Path) -> None:
+    hostile = "bad\x00nul \x1b[31mred\x1b[0m \x07bell \x7fdel \x9bcsi"
+    env = runner_env(workspace)
+    log = report(run_of(workspace, [make_result(workspace, f"t {hostile}", Status.FAILED, hostile)]), env)
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    comment = (workspace / "out" / "comment.md").read_text(encoding="utf-8")
+    error = log.named("error")[0]
+    for text in (summary, comment, error.message, error.properties["title"]):
+        assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text), repr(text)
+    assert "bad\ufffdnul \ufffd[31mred" in summary and error.message.startswith("bad\ufffdnul")
+
+
+def test_a_long_annotation_is_clipped_where_the_runner_would_cut_it_with_a_visible_ellipsis(workspace: Path) -> None:
+    reason = "The page said: " + "very long " * 1000
+    log = report(run_of(workspace, [make_result(workspace, "long", Status.FAILED, reason)]), runner_env(workspace))
+    error = log.named("error")[0]
+    assert len(error.message) == 4096  # the runner keeps 4096 characters
+    assert error.message.endswith("…") and reason.startswith(error.message[:-1])
+
+
+def test_empty_annotation_properties_are_left_out_as_actions_core_does(workspace: Path) -> None:
+    test = TestResult(name="no file", file="", line=0, status=Status.ERRORED, reason="crashed", duration_s=1, steps=0)
+    error = report(run_of(workspace, [test]), runner_env(workspace)).named("error")[0]
+    assert error.properties == {"title": "no file"}

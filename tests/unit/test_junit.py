@@ -100,3 +100,19 @@ def test_the_file_is_valid_after_every_finished_test_and_at_the_end(tmp_path: Pa
     reporter.handle(RunFinished(result=run_of(tests)))
     suite = next(iter(parse((tmp_path / "junit.xml").read_bytes(), tmp_path)))
     assert (suite.tests, suite.errors) == (2, 1)
+
+
+def test_file_is_relative_to_the_workspace_like_the_annotations(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    inside = result("inside", Status.FAILED).model_copy(update={"file": str(workspace / "qa" / "qa.yml")})
+    outside = result("outside", Status.FAILED).model_copy(update={"file": "/elsewhere/qa.yml"})
+    reporter = JUnitReporter(tmp_path / "out", workspace=workspace)
+    reporter.handle(RunFinished(result=run_of([inside, outside])))
+    suite = next(iter(parse((tmp_path / "out" / "junit.xml").read_bytes(), tmp_path)))
+    assert {c.name: c._elem.get("file") for c in suite} == {"inside": "qa/qa.yml", "outside": "/elsewhere/qa.yml"}
+
+
+@pytest.mark.parametrize("status", [Status.FAILED, Status.ERRORED, Status.SKIPPED])
+def test_every_result_has_a_message_attribute_even_without_a_reason(status: Status, tmp_path: Path) -> None:
+    case = next(iter(next(iter(parse(render([result("t", status, reason="")]), tmp_path)))))
+    assert case.result[0]._elem.get("message") == status.value  # a missing one shows as "undefined" in some readers

@@ -25,11 +25,11 @@ ERRORS = [
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
      "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allowed_domains, expect, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, save_state, secrets, skip, start, tags, task, "
+     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, "
      "timeout, use_state."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
      "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, paths, secrets, skip, start, tags, task, timeout, use_state."),
+     "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, use_state."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
     ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
@@ -76,7 +76,7 @@ ERRORS = [
      "src/** first (got ['!docs/**'])."),
     ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
      "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allowed_domains, expect, judge, max_cost_usd, "
-     "max_steps, max_tokens, name, output_schema, paths, save_state, secrets, skip, start, tags, task, timeout, "
+     "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, "
      "use_state."),
     ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
      "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version."),
@@ -165,13 +165,17 @@ def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
     assert str(caught.value) == f"{tmp_path / 'nope.yml'}: cannot read the file (No such file or directory)."
 
 
-def test_a_missing_secret_variable_names_its_key() -> None:
+@pytest.mark.parametrize(("value", "message"), [
+    ("", "environment variable QA_PW is not set; export it (or pass it as a workflow secret)."),
+    ("123 45", "the value of QA_PW has 5 characters (whitespace aside); a secret needs at least 6 to be told apart "
+               "from ordinary text."),
+])
+def test_a_missing_or_too_short_secret_names_its_key(value: str, message: str) -> None:
     m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
     with pytest.raises(manifest.ManifestError) as caught:
-        manifest.resolve_secrets(m, {"QA_PW": ""})
-    assert str(caught.value) == ("qa.yml:8: tests[1].secrets.pw: environment variable QA_PW is not set; "
-                                 "export it (or pass it as a workflow secret).")
-    assert manifest.resolve_secrets(m, {"QA_PW": "x"}) == {"a": {}, "b": {"pw": "x"}}
+        manifest.resolve_secrets(m, {"QA_PW": value})
+    assert str(caught.value) == f"qa.yml:8: tests[1].secrets.pw: {message}"
+    assert manifest.resolve_secrets(m, {"QA_PW": "x" * 6}) == {"a": {}, "b": {"pw": "x" * 6}}
 
 
 # --- through the real CLI: exit 2, one line on stderr, and nothing started ---
@@ -197,6 +201,13 @@ def test_cli_missing_secret_variable_exits_2_before_any_browser(tmp_path: Path, 
     assert code == 2
     assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_UNSET_PW is not set; "
                       "export it (or pass it as a workflow secret).\n")
+
+
+def test_cli_short_secret_exits_2_before_any_browser(tmp_path: Path, site: DemoSite) -> None:
+    code, stderr, path = _cli(tmp_path, site, SECRET_MANIFEST, "--api-key", "k", env=clean_env(QA_UNSET_PW="abc"))
+    assert code == 2
+    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: the value of QA_UNSET_PW has 3 characters "
+                      "(whitespace aside); a secret needs at least 6 to be told apart from ordinary text.\n")
 
 
 def test_cli_missing_api_key_exits_2(tmp_path: Path, site: DemoSite) -> None:
@@ -239,10 +250,11 @@ def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Pat
     assert (unset.returncode, unset.stdout) == (2, "")
     assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
                             "set; export it (or pass it as a workflow secret).\n")
-    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw"), timeout=60)
+    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"),
+                            timeout=60)
     assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
                                                      "ANTHROPIC_API_KEY or pass --api-key.\n")
-    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw", OPENAI_API_KEY="k"), timeout=60)
+    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"), timeout=60)
     assert (ready.returncode, ready.stdout) == (0, f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are "
                                                    "there.\n")
     offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)

@@ -174,7 +174,8 @@ MANIFESTS = st.builds(
 # What the loader checks that JSON Schema cannot state; only these may be refused by the loader alone.
 BEYOND_THE_SCHEMA = re.compile(
     r"duplicate test name|but 'secrets' does not declare|not a valid JSON Schema|not a valid gitignore-style glob"
-    r"|matches nothing|excludes files but nothing before it|input should be a valid integer \(got -?\d+\.0\)")
+    r"|matches nothing|excludes files but nothing before it|input should be a valid integer \(got -?\d+\.0\)"
+    r"|longer than the test's timeout")
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

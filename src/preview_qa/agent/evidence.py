@@ -63,6 +63,10 @@ class EvidenceRecorder:
         self._record("llm_error" if fault.kind == "provider" else "output_error",
                      {"purpose": fault.purpose, "status": fault.status, "message": clip(fault.message, DETAIL_LIMIT)})
 
+    def screenshot_withheld(self, why: str) -> None:
+        """A screenshot (ours or the LLM's) was not taken because its secrets could not be masked for certain."""
+        self._record("screenshot_withheld", {"message": clip(why, DETAIL_LIMIT)})
+
     def browser_error(self, event: BrowserErrorEvent) -> None:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:

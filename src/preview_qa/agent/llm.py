@@ -11,9 +11,11 @@ from typing import Any
 from browser_use.agent.views import JudgementResult
 from browser_use.llm.base import BaseChatModel
 from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
+from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
 from preview_qa.providers import LLMSettings
+from preview_qa.redact import Redactor
 from preview_qa.text import error_line
 from preview_qa.trace import LLMFault
 
@@ -51,13 +53,15 @@ def make_llm(settings: LLMSettings) -> BaseChatModel:
 
 @dataclass
 class RecordingLLM:
-    """Wraps a chat model: counts calls and records each failure as a typed LLMFault (never by reading prose).
+    """Wraps a chat model: scrubs every secret from what it sends, counts calls and records each failure as a typed
+    LLMFault (never by reading prose).
 
     `on_fault` hears of each fault as it happens, so that evidence of an early abort is published before anything
     else can go wrong."""
 
     inner: BaseChatModel
     on_fault: Callable[[LLMFault], None] | None = None
+    redactor: Redactor = field(default_factory=lambda: Redactor({}))
     on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
@@ -86,7 +90,7 @@ class RecordingLLM:
         self.calls += 1
         purpose = "judge" if output_format is JudgementResult else "agent"
         try:
-            response = await self.inner.ainvoke(messages, output_format, **kwargs)
+            response = await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
         except ModelProviderError as e:
             self._record(classify(e, purpose))
             raise
@@ -105,6 +109,23 @@ class RecordingLLM:
         self.faults.append(fault)
         if self.on_fault is not None:
             self.on_fault(fault)
+
+
+def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessage]:
+    """Copies of `messages` with every secret, in any form, replaced by its placeholder: page text, URLs in the browser
+    state, tool results and our own prompts alike. browser-use's `sensitive_data` filter knows raw values only.
+    Screenshots are left as they are: they were masked in the browser before they were taken (agent/masking.py)."""
+    if not redactor.values:
+        return messages
+    out = []
+    for message in messages:
+        content = getattr(message, "content", None)
+        if isinstance(content, list):
+            content = [part if isinstance(part, ContentPartImageParam) else type(part).model_validate(
+                redactor.value(part.model_dump())) for part in content]
+        fields = redactor.value(message.model_dump(exclude={"content"}))
+        out.append(type(message).model_validate({**fields, "content": redactor.value(content)}))
+    return out
 
 
 def classify(error: ModelProviderError, purpose: str) -> LLMFault:

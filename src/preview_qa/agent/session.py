@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
+from preview_qa.agent import masking
 from preview_qa.agent.browser import (
     CLOSE_TIMEOUT_S,
     BrowserProcesses,
@@ -35,6 +37,7 @@ from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest import TestSpec
+from preview_qa.redact import Redactor
 from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
@@ -87,6 +90,7 @@ class TestRun:
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
     start_gate: asyncio.Semaphore  # the run's: how many browsers start at once
     emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
     recording: Recording | None = None  # replay this instead of running the agent
     start_state: BrowserState | None = None  # load this saved login before the first navigation
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
@@ -105,13 +109,17 @@ async def run_agent(run: TestRun) -> AgentTrace:
         return await _screenshot(browser.session) if browser is not None else None
 
     steps = StepWatcher(shoot=shoot)
-    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard)
+    recorder = RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard, redactor=run.redactor)
+    mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
+    deadline = time.monotonic() + spec.timeout  # set again once the browser is up: starting one has its own bound
     agent: Agent | None = None
     limit: asyncio.Timeout | None = None
     try:
         browser = await start_browser(lambda profile: _session(run, workdir, profile, evidence), run.playwright,
                                       run.start_gate, workdir, _failed_start_try(run))
         session, pw_browser = browser.session, browser.playwright_browser
+        deadline = time.monotonic() + spec.timeout
+        masking.guard(session.cdp_url or "", mask)
         evidence.attach(pw_browser)
         steps.attach(pw_browser)
         async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
@@ -148,12 +156,14 @@ async def run_agent(run: TestRun) -> AgentTrace:
             trace.infrastructure_error = _infrastructure_problem(evidence, trace)
         try:
             if browser is not None and not _being_cancelled():  # a cancelled run ends now, without a last look
-                await asyncio.shield(_finish_on_live_page(run, trace, browser.session, browser.playwright_browser))
+                await asyncio.shield(_finish_on_live_page(run, trace, browser.session, browser.playwright_browser,
+                                                           mask, deadline))
         finally:
             evidence.closing = True
             await close_browser(browser.session if browser else None, browser.playwright_browser if browser else None,
                                 BrowserProcesses(workdir))
             shutil.rmtree(workdir, ignore_errors=True)
+            masking.release(mask)
     return trace
 
 
@@ -336,22 +346,31 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
 
 
 async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession,
-                               pw_browser: Browser | None) -> None:
+                               pw_browser: Browser | None, mask: masking.Mask, deadline: float) -> None:
     """Check expectations on the page the agent ended on, then photograph it: both before the browser closes."""
     page = await _agent_page(session, pw_browser)
     if page is None:
         return
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+        wait = check_wait(run.spec, deadline - time.monotonic())
         try:
-            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page), CLEANUP_RESERVE_S / 2)
+            trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                                                        wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
         for outcome in trace.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception):
-        run.emit(FinalScreenshot(name=run.spec.name, png=await page.screenshot(timeout=SHOT_TIMEOUT_S * 1000)))
+        run.emit(FinalScreenshot(name=run.spec.name,
+                                 png=await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)))
+
+
+def check_wait(spec: TestSpec, left_s: float) -> float:
+    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
+    (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
 
 
 async def _agent_page(session: BrowserSession, pw_browser: Browser | None) -> Page | None:
@@ -390,7 +409,7 @@ class _Driver:
 
 @contextlib.asynccontextmanager
 async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
-                         preview_origin: str) -> AsyncIterator[AgentFn]:
+                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
     """Each call runs one test in its own fresh browser. When the run ends, however it ends, no browser it started
     is left running: every profile lies under one folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
@@ -399,10 +418,12 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
                       emit: Callable[[Event], None], recording: Recording | None = None,
                       start_state: BrowserState | None = None,
-                      keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
-        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=preview_origin, allowed_hosts=hosts,
+                      keep_state: Callable[[BrowserState], None] | None = None,
+                      origin: str | None = None) -> AgentTrace:
+        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
                                        secrets=secrets, make_llm=make_llm, browser=browser,
                                        playwright=await driver.get(), workroot=workroot, start_gate=gate, emit=emit,
+                                       redactor=redactor,
                                        recording=recording, start_state=start_state, keep_state=keep_state))
 
     try:

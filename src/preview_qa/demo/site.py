@@ -7,7 +7,7 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
@@ -65,6 +65,20 @@ def _signup_form(name: str = "", email: str = "", error: str = "") -> bytes:
         '<label for="signup-email">Email</label>'
         f'<input id="signup-email" name="email" placeholder="Email" value="{html.escape(email)}">'
         '<button type="submit">Create account</button></form>',
+    )
+
+
+def _search_page(code: str, token: str) -> bytes:
+    """A GET form: what is typed ends up in the URL (percent-encoded), in the field and in the page's own text."""
+    said = f'<p id="searched">You searched for: {html.escape(code)}</p>' if code else ""
+    said += f'<p id="token">Preview token: {html.escape(token)}</p>' if token else ""
+    share = f'<p><a href="/search?{html.escape(urlencode({"code": code}))}">Share this search</a></p>' if code else ""
+    return _page(
+        "Search - Acme",
+        '<h1>Search customers</h1><p><a href="/">Home</a></p><form method="get" action="/search">'
+        '<label for="code">Access code</label><input id="code" name="code" type="text" placeholder="Access code" '
+        f'style="width:36rem;font-size:2rem" value="{html.escape(code)}"><button type="submit">Search</button></form>'
+        f'<div style="font-size:2rem">{said}</div>{share}',
     )
 
 
@@ -161,6 +175,38 @@ _CART = _page(
     icon=False,
 )
 
+
+_FIRST_LOAD_BROKEN = _page("Account - Acme", '<h1>Something went wrong</h1><p role="alert">Please try again.</p>')
+_ACCOUNT = _page("Account - Acme", "<h1>Welcome back</h1><p>Your account is ready.</p>")
+# The same page as this pull request's preview serves it (broken) and as production does (working).
+_CHECKOUT_PREVIEW = _page("New checkout - Acme", '<h1>New checkout</h1><p role="alert">Payment failed: the card form '
+                                                 "did not load.</p>")
+_CHECKOUT_PRODUCTION = _page("New checkout - Acme", "<h1>New checkout</h1><p>Card form ready.</p>")
+
+
+def _order_page(delay_ms: int) -> bytes:
+    """A confirmation that appears `delay_ms` after the click, as a real backend's would."""
+    return _page(
+        "Order - Acme",
+        '<h1>Your order</h1><p>Anvil, $19.99</p><button type="button" id="place">Place order</button>'
+        '<p id="status" role="status"></p>',
+        script="document.getElementById('place').onclick = function () {"
+        "  var status = document.getElementById('status'); status.textContent = 'Processing…';"
+        f"  setTimeout(function () {{ status.textContent = 'Order confirmed'; }}, {delay_ms}); }};",
+    )
+
+
+def _save_page(busy_ms: int) -> bytes:
+    """A 'Saving…' notice that stays `busy_ms` after the click and then goes away."""
+    return _page(
+        "Profile - Acme",
+        '<h1>Profile</h1><button type="button" id="save">Save profile</button><p id="notice" role="status"></p>',
+        script="document.getElementById('save').onclick = function () {"
+        "  var notice = document.getElementById('notice'); notice.textContent = 'Saving…';"
+        f"  setTimeout(function () {{ notice.textContent = 'All changes stored'; }}, {busy_ms}); }};",
+    )
+
+
 _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
@@ -236,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if path in pages:
             self._send(200, pages[path])
+        elif path == "/search":
+            self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
         elif path in APP_PAGES:
@@ -260,6 +308,16 @@ class _Handler(BaseHTTPRequestHandler):
                     f"<th>Total</th></tr>{rows}</table>",
                 ),
             )
+        elif path == "/account":  # broken on the first load of each ?key=..., fine on every later one
+            with self.site._lock:
+                loads = self.site._loads[self.path] = self.site._loads.get(self.path, 0) + 1
+            self._send(200, _FIRST_LOAD_BROKEN if loads == 1 else _ACCOUNT)
+        elif path == "/new-checkout":
+            self._send(200, _CHECKOUT_PRODUCTION if self.site.production else _CHECKOUT_PREVIEW)
+        elif path in ("/order", "/save"):
+            ms = (query.get("ms") or [""])[0]
+            ms = int(ms) if ms.isdigit() else 2500 if path == "/order" else 1000
+            self._send(200, _order_page(ms) if path == "/order" else _save_page(ms))
         elif path == "/api/cart":
             self._send(500, b'{"error": "cart service unavailable"}', ctype="application/json")
         elif path == "/slow":
@@ -382,13 +440,16 @@ class BackgroundServer:
 
 
 class DemoSite(BackgroundServer):
-    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`."""
+    """The fixture web app. `start()` returns the base URL; every request path is appended to `requests`.
+    `production=True` serves the last release, where the pages this pull request broke still work (a baseline)."""
 
     handler = _Handler
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
+                 production: bool = False) -> None:
         super().__init__(port, host)
-        self.password = password
+        self.password, self.production = password, production
+        self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()

@@ -12,6 +12,7 @@ from typing import Any
 
 from preview_qa.events import (
     AgentHistory,
+    AttemptFinished,
     Event,
     FinalScreenshot,
     Observed,
@@ -24,12 +25,12 @@ from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import (
     EVENTS,
     RESULTS,
-    artifacts_of,
     form_screenshot,
     step_screenshot,
     step_screenshots,
     test_dir,
     with_artifacts,
+    with_test_artifacts,
     write_atomic,
 )
 from preview_qa.reporters.images import animation, shrink_screenshot
@@ -58,12 +59,14 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, StepRecorded):
             self._step(event)
         elif isinstance(event, Observed):
-            self._log(event.name, event.kind, event.error, event.at, event.detail)
+            self._log(self._dir(event.name, event.label), event.kind, event.error, event.at, event.detail)
         elif isinstance(event, FinalScreenshot):
-            self._in_background(_save_screenshot, self._dir(event.name) / "final.png", event.png)
+            self._in_background(_save_screenshot, self._dir(event.name, event.label) / "final.png", event.png)
         elif isinstance(event, AgentHistory):
-            write_atomic(self._dir(event.name) / "history.json", json.dumps(event.history, indent=1, default=str,
-                                                                             ensure_ascii=False))
+            write_atomic(self._dir(event.name, event.label) / "history.json",
+                         json.dumps(event.history, indent=1, default=str, ensure_ascii=False))
+        elif isinstance(event, AttemptFinished):
+            self._in_background(_animate, self._dir(event.name, event.label))
         elif isinstance(event, TestFinished):
             self._finished.append(event.result)
             # After the test's screenshots (same thread, in order): its animation, then results.json listing it.
@@ -83,18 +86,19 @@ class ArtifactsReporter(Reporter):
             self._writer = None
 
     def _step(self, event: StepRecorded) -> None:
+        folder = self._dir(event.name, event.label)
         for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
                               (event.screenshot_png, step_screenshot(event.number))):
             if png:
-                self._in_background(_save_screenshot, self._dir(event.name) / filename, png)
-        self._log(event.name, "step", event.error is not None, event.at,
+                self._in_background(_save_screenshot, folder / filename, png)
+        self._log(folder, "step", event.error is not None, event.at,
                   {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
                    "url": event.url, "result_error": event.error})
 
-    def _log(self, name: str, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
+    def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
                 "error": error, **detail}
-        with (self._dir(name) / EVENTS).open("a", encoding="utf-8") as f:
+        with (folder / EVENTS).open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
     def _in_background(self, job: Callable[..., None], *args: Any) -> None:
@@ -103,26 +107,29 @@ class ArtifactsReporter(Reporter):
         self._writer.submit(_logged, job, *args)
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
-        folder = self._dir(name, create=False)
-        frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
-        if (folder / "final.png").exists():
-            frames.append(folder / "final.png")
-        gif = animation([f.read_bytes() for f in frames])
-        if gif is not None:
-            write_atomic(folder / "run.gif", gif)
+        _animate(self._dir(name, create=False))  # a labelled run's is made when it ends (AttemptFinished)
         if self._run is not None:
-            for test in finished:  # this writer's own copies
-                test.artifacts = artifacts_of(self.out, test.name)
-            self._write_results(self._run.model_copy(update={"tests": finished}))
+            tests = [with_test_artifacts(self.out, test) for test in finished]
+            self._write_results(self._run.model_copy(update={"tests": tests}))
 
-    def _dir(self, name: str, create: bool = True) -> Path:
-        folder = self.out / test_dir(name)
+    def _dir(self, name: str, label: str | None = None, create: bool = True) -> Path:
+        folder = self.out / test_dir(name) / (label or "")
         if create:
             folder.mkdir(parents=True, exist_ok=True)
         return folder
 
     def _write_results(self, run: RunResult) -> None:
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
+
+
+def _animate(folder: Path) -> None:
+    """run.gif of the folder's step screenshots and final page (none for fewer than two)."""
+    frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
+    if (folder / "final.png").exists():
+        frames.append(folder / "final.png")
+    gif = animation([f.read_bytes() for f in frames])
+    if gif is not None:
+        write_atomic(folder / "run.gif", gif)
 
 
 def _save_screenshot(path: Path, png: bytes) -> None:
@@ -148,7 +155,8 @@ def results_document(run: RunResult) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         **doc,
         "status": run.status.value,
-        "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests)},
+        "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests), "flaky": len(run.flaky),
+                                                              "regressions": len(run.regressions)},
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],
     }

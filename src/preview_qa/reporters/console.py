@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from preview_qa.events import Event, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.events import BASELINE, AttemptFinished, Event, RunFinished, RunStarted, TestFinished, TestStarted
 from preview_qa.reporters import Reporter
-from preview_qa.results import RunResult, Status
+from preview_qa.results import RunResult, Status, TestResult
 
 STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.ERRORED: "magenta", Status.SKIPPED: "yellow"}
 CI_LOG_WIDTH = 140
@@ -29,24 +29,37 @@ class ConsoleReporter(Reporter):
             self.console.print(f"preview-qa: {len(event.test_names)} test(s) against {escape(event.base_url)}")
         elif isinstance(event, TestStarted):
             self.console.print(f"  … {escape(event.name)}", style="dim")
+        elif isinstance(event, AttemptFinished):
+            self._other_run(event)
         elif isinstance(event, TestFinished):
             r = event.result
             how = f", {r.path}" if r.path.startswith("replay") else ""  # say when the cache decided how it ran
-            self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/] {escape(r.name)} "
+            self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/]{_marks(r)} {escape(r.name)} "
                                f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
+
+    def _other_run(self, event: AttemptFinished) -> None:
+        """A failed attempt (another follows, or the test's line says it was the last) and every baseline run."""
+        r = event.result
+        if event.label != BASELINE and r.status.is_green:
+            return
+        where = "on the baseline" if event.label == BASELINE else event.label
+        self.console.print(f"    {MARK[r.status]} {escape(r.name)} {where}: [{STYLE[r.status]}]{r.status.value}[/] "
+                           f"({r.duration_s:.1f}s): {escape(r.reason)}", style="dim")
 
     def _summary(self, run: RunResult) -> None:
         table = Table(title="preview-qa results", show_lines=False, expand=False)
         for column in ("Test", "Status", "Reason", "Duration", "Steps", "Tokens", "Path"):
             table.add_column(column, overflow="fold")
         for t in run.tests:
-            table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]", escape(t.reason),
+            table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]{_marks(t)}", escape(t.reason),
                           f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""),
                           "" if t.path == "none" else t.path)
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
+        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky),
+                                                                        ("regression(s)", run.regressions)) if tests)
         usage = run.usage
         cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd else ""
         self.console.print(f"[bold]{run.status.value.upper()}[/]: {counts or 'no tests'} in {run.duration_s:.1f}s "
@@ -54,5 +67,11 @@ class ConsoleReporter(Reporter):
                            style=STYLE[run.status])
         if run.notice:
             self.console.print(f"note: {escape(run.notice)}")
+        if run.baseline_error:
+            self.console.print(f"baseline: {escape(run.baseline_error)}", style=STYLE[Status.ERRORED])
         if self.out_dir:
             self.console.print(f"results: {escape(self.out_dir)}")
+
+
+def _marks(test: TestResult) -> str:
+    return "".join(f" ({escape(m)})" for m in test.marks)

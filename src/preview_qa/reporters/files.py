@@ -9,7 +9,8 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from preview_qa.results import RunResult
+from preview_qa.events import BASELINE, attempt_label
+from preview_qa.results import RunResult, TestResult
 
 RESULTS = "results.json"
 JUNIT = "junit.xml"
@@ -17,6 +18,17 @@ REPORT = "report.html"
 TESTS = "tests"
 EVENTS = "events.jsonl"  # in each test's folder
 SLUG_LIMIT = 60
+
+
+def workspace_relative(file: str, workspace: Path) -> str:
+    """A manifest path as the repository knows it (relative to the workspace), which annotations and JUnit readers need;
+    a path outside the workspace stays as it was given."""
+    if not file:
+        return ""
+    try:
+        return Path(file).resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return Path(file).as_posix()
 
 
 def safe_name(name: str) -> str:
@@ -50,10 +62,21 @@ def step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
     return [p for *_, p in sorted(found)]
 
 
-def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
-    """What exists on disk for the test, as paths relative to the results folder: a function of (out, name) alone,
-    so every reporter finds the same files without another one telling it."""
-    rel = test_dir(name)
+def artifacts_of(out: Path, name: str, label: str | None = None) -> dict[str, str | list[str]]:
+    """What exists on disk for the test (or one labelled run of it: an attempt, the baseline), as paths relative to
+    the results folder: a function of (out, name, label) alone, so every reporter finds the same files without
+    another one telling it."""
+    return _files_in(out, f"{test_dir(name)}/{label}" if label else test_dir(name))
+
+
+def last_run_dir(out: Path, test: TestResult) -> str:
+    """The folder of the test's last run, relative to `out`: every attempt of a test that may be retried has its own
+    (also a first one that passed), else the test's folder is its only run's."""
+    labelled = f"{test_dir(test.name)}/{attempt_label(test.attempts)}"
+    return labelled if (out / labelled).is_dir() else test_dir(test.name)
+
+
+def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
     folder = out / rel
     found: dict[str, str | list[str]] = {}
     if not folder.is_dir():
@@ -70,8 +93,18 @@ def artifacts_of(out: Path, name: str) -> dict[str, str | list[str]]:
 
 def with_artifacts(out: Path, run: RunResult) -> RunResult:
     """A copy of the run whose tests list their files under `out`; the event's own result is left as it is."""
-    tests = [t.model_copy(update={"artifacts": artifacts_of(out, t.name)}) for t in run.tests]
-    return run.model_copy(update={"tests": tests})
+    return run.model_copy(update={"tests": [with_test_artifacts(out, t) for t in run.tests]})
+
+
+def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
+    """A copy of the test with each of its runs' files: its last run's are its own, the earlier attempts' and the
+    baseline run's are beside their outcomes."""
+    earlier = [a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
+               for n, a in enumerate(test.earlier_attempts, start=1)]
+    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, BASELINE)}) \
+        if test.baseline is not None else None
+    return test.model_copy(update={"artifacts": _files_in(out, last_run_dir(out, test)), "earlier_attempts": earlier,
+                                   "baseline": baseline})
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

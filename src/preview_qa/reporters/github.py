@@ -7,27 +7,32 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.github_api import GitHubApi, GitHubError, read_event
+from preview_qa.redact import forms
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, RESULTS, write_atomic
-from preview_qa.reporters.junit import details
+from preview_qa.reporters.files import JUNIT, RESULTS, workspace_relative, write_atomic
+from preview_qa.reporters.junit import clean, details
 from preview_qa.reporters.steps import read_events, step_lines, steps_of
+from preview_qa.reporters.streams import join_stderr_to_stdout
 from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.text import one_line
+from preview_qa.text import clip, one_line
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
+ANNOTATION_LIMIT = 4096  # the runner cuts an annotation's message there, silently; ours end with a visible "…"
 SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
 COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 CELL_LIMIT = 300
 DETAIL_LIMIT = 4_000
 COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
 EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!])")
+# `:` too, which breaks every GFM autolink with a scheme (http://, mailto:, xmpp:); `www.` gets the same escape below.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!:])")
+_WWW = re.compile(r"(www)\.", re.IGNORECASE)
 
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
@@ -44,27 +49,35 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str = "", **properties: str | int) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+def command(name: str, message: str = "", **properties: str | int | None) -> str:
+    """A workflow command; empty properties (None, "", 0) are left out, as @actions/core leaves them out."""
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value)
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def annotation(level: str, message: str, **properties: str | int | None) -> str:
+    """An error/warning/notice: control characters cleaned, the message clipped where the runner would cut it."""
+    cleaned = {key: clean(value) if isinstance(value, str) else value for key, value in properties.items()}
+    return command(level, clip(clean(message), ANNOTATION_LIMIT), **cleaned)
 
 
 
 def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
-    """Untrusted text as inert Markdown on one line: no HTML, no links or emphasis, no @mentions, no table breaks."""
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(text, limit), quote=False))
-    return text.replace("@", "@\u200b")
+    """Untrusted text as inert Markdown on one line: no HTML, no links (autolinks included) or emphasis, no @mentions
+    (nor e-mail autolinks), no table breaks, no control characters."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(clean(text), limit), quote=False))
+    return _WWW.sub(r"\1\\.", text).replace("@", "@\u200b")
 
 
 def html_text(text: str, limit: int = 200) -> str:
-    """Untrusted text inside an HTML element, where Markdown escapes would show: entities only, and no @mentions."""
-    return html.escape(one_line(text, limit)).replace("@", "@\u200b")
+    """Untrusted text inside an HTML element (a raw HTML block: never autolinked), where Markdown escapes would show:
+    entities only, no @mentions, no control characters."""
+    return html.escape(one_line(clean(text), limit)).replace("@", "@\u200b")
 
 
 def code_block(text: str) -> str:
     """Untrusted multi-line text in a fence longer than any backtick run inside it, so it cannot close the fence."""
-    if len(text) > DETAIL_LIMIT:
-        text = text[: DETAIL_LIMIT - 1] + "…"
+    text = clip(clean(text), DETAIL_LIMIT)
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     return f"{fence}text\n{text}\n{fence}"
 
@@ -79,6 +92,7 @@ class GitHubReporter(Reporter):
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
+        self._restore_stderr: Callable[[], None] | None = None
         self._result: RunResult | None = None
 
     def _print(self, line: str) -> None:
@@ -87,15 +101,19 @@ class GitHubReporter(Reporter):
         stream.flush()
 
     def start(self) -> None:
-        """Mask every secret (each line of a multi-line one too), then make the run's own output unable to issue commands."""
+        """Mask every secret in each of its forms (each line of a multi-line one too), then make the run's own output
+        unable to issue commands: stdout inside `::stop-commands::`, and stderr joined to it meanwhile (the runner
+        reads the two pipes unordered, so a stderr line could otherwise be read before the stop)."""
         for value in dict.fromkeys(v for v in self.secret_values if v):
-            for part in dict.fromkeys([value, *value.splitlines()]):
+            for part in dict.fromkeys(p for form in forms(value) for p in [form, *form.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
         sys.stdout.flush()
         sys.stderr.flush()
         self._print(f"::stop-commands::{self._token}")
         self._stopped = True
+        if self.stream is None:
+            self._restore_stderr = join_stderr_to_stdout()
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
@@ -104,6 +122,9 @@ class GitHubReporter(Reporter):
     def finish(self) -> None:
         """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
         if self._stopped:
+            if self._restore_stderr is not None:
+                self._restore_stderr()
+                self._restore_stderr = None
             sys.stdout.flush()
             sys.stderr.flush()
             self._print(f"::{self._token}::")
@@ -114,7 +135,7 @@ class GitHubReporter(Reporter):
         for line in annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        steps = {t.name: step_lines(steps_of(read_events(self.out, t.name))) for t in run.tests if not t.status.is_green}
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
         self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
@@ -124,12 +145,7 @@ class GitHubReporter(Reporter):
             self._comment(marker, body)
 
     def relative(self, file: str) -> str:
-        """The manifest path as the repository knows it (relative to the workspace), which annotations need."""
-        path = Path(file).resolve()
-        try:
-            return path.relative_to(self.workspace.resolve()).as_posix()
-        except ValueError:
-            return Path(file).as_posix()
+        return workspace_relative(file, self.workspace)
 
     def _run_url(self) -> str | None:
         server, repo, run_id = (self.env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
@@ -143,7 +159,7 @@ class GitHubReporter(Reporter):
             with open(target, "a", encoding="utf-8") as f:
                 f.write(text)
         except OSError as e:
-            self._print(command("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
+            self._print(annotation("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
 
     def _comment(self, marker: str, body: str) -> None:
         event = read_event(self.env.get("GITHUB_EVENT_PATH"))
@@ -162,7 +178,7 @@ class GitHubReporter(Reporter):
         notice = (f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
                   "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
                   "`workflow_run` pattern in preview-qa's README.")
-        self._print(command("warning", notice, title="preview-qa: no PR comment"))
+        self._print(annotation("warning", notice, title="preview-qa: no PR comment"))
         self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")
 
 
@@ -191,23 +207,24 @@ def annotations(run: RunResult, relative: Any) -> list[str]:
     shared = [t for t in failing if run.notice and t.reason == run.notice]
     lines = []
     if shared:
-        lines.append(command("error", f"{len(shared)} test(s) did not run: {run.notice}",
-                             file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
+        lines.append(annotation("error", f"{len(shared)} test(s) did not run: {run.notice}",
+                                file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
     for test in failing:
         if test not in shared:
-            lines.append(command("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
+            lines.append(annotation("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
     if len(lines) > ERRORS_PER_STEP:
         more = len(lines) - ERRORS_PER_STEP
         lines = lines[:ERRORS_PER_STEP]
-        lines.append(command("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
-                             file=relative(run.manifest), title="preview-qa: more failures"))
+        lines.append(annotation("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
+                                file=relative(run.manifest), title="preview-qa: more failures"))
     return lines
 
 
 def outputs(run: RunResult, out: Path) -> str:
     """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
     values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
-    values |= {"total": str(len(run.tests)), "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
+    values |= {"total": str(len(run.tests)), "flaky": str(len(run.flaky)), "regressions": str(len(run.regressions)),
+               "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
     text = ""
     for name, value in values.items():
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
@@ -223,15 +240,17 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
             f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
-    if run.notice:
-        head += ["> [!WARNING]", f"> {md_cell(run.notice, 1000)}", ""]
+    for notice in (run.notice, run.baseline_error):
+        if notice:
+            head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
-    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
-            for t in run.tests]
+    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s "
+            f"| {t.steps} |" for t in run.tests]
     failures = [_detail(t, relative, (steps or {}).get(t.name, ())) for t in run.tests if not t.status.is_green]
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
+    items += [(block, "heading") for block in [_groups(run)] if block]
     items += [("\n#### Failures\n", "heading")] if failures else []
     items += [(block, "failure") for block in failures]
     text = "\n".join(head) + "\n"
@@ -246,6 +265,31 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
             break
         text += part
     return text + f"\n{evidence}\n"
+
+
+def _marks(test: TestResult) -> str:
+    return "".join(f" · _{md_cell(m, 100)}_" for m in test.marks)
+
+
+def _groups(run: RunResult) -> str:
+    """Whether a red test is this pull request's fault: regressions, failing on the baseline too, and flaky tests."""
+    groups = [("🔴 Regressions (they pass on the baseline)", run.regressions),
+              ("🟠 Failing on the baseline too", [t for t in run.tests if t.fails_on_baseline_too]),
+              ("🟡 Flaky (passed after a retry)", run.flaky)]
+    if run.baseline_url:
+        groups.insert(2, ("⚪ Not confirmed on the baseline (it errored there, or did not run)",
+                          [t for t in run.tests if not t.status.is_green and not t.regression
+                           and not t.fails_on_baseline_too]))
+    elif not run.flaky:
+        return ""
+    text = "\n#### Compared with the baseline\n" if run.baseline_url else "\n#### Flaky tests\n"
+    if run.baseline_url:
+        text += f"Failed and errored tests ran once more on {md_cell(run.baseline_url)}.\n"
+    for title, tests in groups:
+        if tests:
+            names = ", ".join(md_cell(t.name, 120) for t in tests)
+            text += f"\n**{title}: {len(tests)}**: {names}\n"
+    return text
 
 
 def _detail(test: TestResult, relative: Any, steps: Sequence[str]) -> str:

@@ -15,14 +15,14 @@ from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import (
     REPORT,
     form_screenshot,
+    last_run_dir,
     safe_name,
     step_screenshot,
-    test_dir,
     with_artifacts,
     write_atomic,
 )
 from preview_qa.reporters.steps import Step, read_events, steps_of
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from preview_qa.text import clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
@@ -58,6 +58,12 @@ class TestView:
     attempts: int | None = None  # None until the results say how often the test ran
     fallback_reason: str | None = None  # why a replay gave way to the agent
 
+    @property
+    def other_runs(self) -> list[tuple[str, OtherRun]]:
+        """The earlier attempts and the baseline run, each named for a reader."""
+        runs = [(f"attempt {n} of {self.result.attempts}", o) for n, o in enumerate(self.result.earlier_attempts, 1)]
+        return runs + ([("on the baseline", self.result.baseline)] if self.result.baseline else [])
+
 
 class HtmlReporter(Reporter):
     """Writes report.html when the run ends, from the results and each test's events.jsonl: the same files a reviewer
@@ -80,9 +86,10 @@ class HtmlReporter(Reporter):
                         agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "")
         view.attempts = attempts_of(test)
         shots = [*test.artifacts.get("screenshots", []), *test.artifacts.get("form_screenshots", [])]
-        events = read_events(self.out, test.name)
+        events = read_events(self.out, test)
+        folder = last_run_dir(self.out, test)  # with retries, the last attempt's
         for step in steps_of(events):
-            after, form = (f"{test_dir(test.name)}/{name(step.number)}" for name in (step_screenshot, form_screenshot))
+            after, form = (f"{folder}/{name(step.number)}" for name in (step_screenshot, form_screenshot))
             view.steps.append(StepView(step=step, screenshot=after if after in shots else None,
                                        form_screenshot=form if form in shots else None))
         for line in events:
@@ -99,11 +106,8 @@ class HtmlReporter(Reporter):
 
 
 def attempts_of(test: TestResult) -> int | None:
-    """How many times the test ran: the results' `attempts` once retries record it, else 1 for a test that ran."""
-    attempts = getattr(test, "attempts", None)
-    if isinstance(attempts, int):
-        return attempts
-    return None if test.path == "none" else 1
+    """How many times the test ran on the preview; none for a test that never started."""
+    return None if test.path == "none" else test.attempts
 
 
 def _template() -> Any:

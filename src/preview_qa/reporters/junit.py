@@ -5,21 +5,33 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
+from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Properties, Property, Skipped, TestSuite
+from junitparser.xunit2 import FlakyError, FlakyFailure, InterimResult, RerunError, RerunFailure
+from junitparser.xunit2 import TestCase as SurefireCase
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, with_artifacts, write_atomic
-from preview_qa.results import RunResult, Status, TestResult, Usage
+from preview_qa.reporters.files import JUNIT, with_artifacts, workspace_relative, write_atomic
+from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
 from preview_qa.text import one_line
 
 MESSAGE_LIMIT = 200
 SUITE = "preview-qa"
-# XML 1.0 cannot hold these code points at all, escaped or not (what pytest's junitxml strips too).
-_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# XML 1.0 cannot hold these code points at all, escaped or not, and DEL and the C1 controls are "discouraged" (what
+# pytest's junitxml replaces too); the GitHub reporter cleans its Markdown and annotations the same way.
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
-class _Case(TestCase):
+# A testcase's children in the order of Maven Surefire's schema (surefire-test-report-3.0.xsd), which is where the
+# rerun and flaky elements come from; properties, which Surefire keeps on the suite only, come first as in junit-10.
+CHILD_ORDER = ("properties", "failure", "rerunFailure", "flakyFailure", "skipped", "error", "rerunError", "flakyError",
+               "system-out", "system-err")
+# An earlier attempt, as Surefire records it: by whether the test passed in the end, and how that attempt ended.
+EARLIER = {(True, Status.FAILED): FlakyFailure, (True, Status.ERRORED): FlakyError,
+           (False, Status.FAILED): RerunFailure, (False, Status.ERRORED): RerunError}
+
+
+class _Case(SurefireCase):
     """A testcase with the `file` and `line` attributes that GitHub's JUnit report actions read."""
 
     file = Attr()
@@ -27,27 +39,29 @@ class _Case(TestCase):
 
 
 class JUnitReporter(Reporter):
-    """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file."""
+    """Rewrites junit.xml after every finished test, so a cancelled run still leaves a valid file. Test files are
+    relative to `workspace` (default: the working directory, which the action sets to the workspace)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, workspace: Path | None = None):
         self.out, self.path = out, out / JUNIT
+        self.workspace = workspace or Path.cwd()
         self._finished: list[TestResult] = []
 
     def handle(self, event: Event) -> None:
         if isinstance(event, TestFinished):
             self._finished.append(event.result)
-            write_atomic(self.path, render(self._finished))
+            write_atomic(self.path, render(self._finished, workspace=self.workspace))
         elif isinstance(event, RunFinished):
             run = with_artifacts(self.out, event.result)  # attachments: the files the artifacts reporter wrote
-            write_atomic(self.path, render(run.tests, run))
+            write_atomic(self.path, render(run.tests, run, self.workspace))
 
 
-def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
+def render(tests: list[TestResult], run: RunResult | None = None, workspace: Path | None = None) -> bytes:
     suite = TestSuite(SUITE)
     for name, value in usage_properties(sum((t.usage for t in tests), Usage())).items():
         suite.add_property(name, value)  # the run's totals; before the testcases, where the schema wants them
     for test in tests:
-        suite.add_testcase(_case(test))
+        suite.add_testcase(_case(test, workspace or Path.cwd()))
     if run is not None:
         suite.timestamp = run.started_at
     xml = JUnitXml(SUITE)
@@ -58,13 +72,14 @@ def render(tests: list[TestResult], run: RunResult | None = None) -> bytes:
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
 
 
-def _case(test: TestResult) -> _Case:
+def _case(test: TestResult, workspace: Path) -> _Case:
     case = _Case(clean(test.name), clean(Path(test.file).stem or SUITE), round(test.duration_s, 3))
     if test.file:
-        case.file = clean(test.file)
+        case.file = clean(workspace_relative(test.file, workspace))
     if test.line:
         case.line = test.line
-    message = clean(one_line(test.reason, MESSAGE_LIMIT))
+    # Never empty: a JUnit reader shows a missing message as "undefined".
+    message = clean(one_line(test.reason, MESSAGE_LIMIT)) or test.status.value
     if test.status is Status.FAILED:
         failure = Failure(message, "failed")
         failure.text = clean(details(test))
@@ -75,15 +90,45 @@ def _case(test: TestResult) -> _Case:
         case.result = [error]
     elif test.status is Status.SKIPPED:
         case.result = [Skipped(message)]
-    out = _system_out(test)
+    out = _system_out(test.status, test.steps, test.path, test.artifacts)
     if out:
         case.system_out = clean(out)
+    for attempt in test.earlier_attempts:
+        case.add_interim_result(_earlier(attempt, test.status is Status.PASSED))
     if test.status is not Status.SKIPPED:
         properties = Properties()
-        for name, value in {"path": test.path, **usage_properties(test.usage)}.items():
+        for name, value in {"path": test.path, **usage_properties(test.usage), **_rerun_properties(test)}.items():
             properties.add_property(Property(name, value))
-        case._elem.insert(0, properties._elem)  # junitparser has no API for a testcase's properties; they come first
+        case.append(properties)  # junitparser has no API for a testcase's properties; _ordered puts them first
+    _ordered(case)
     return case
+
+
+def _earlier(attempt: OtherRun, passed_at_last: bool) -> InterimResult:
+    """flakyFailure/flakyError in a test that passed at last, rerunFailure/rerunError in one that did not."""
+    kind = EARLIER[(passed_at_last, Status.ERRORED if attempt.status is Status.ERRORED else Status.FAILED)]
+    element = kind(clean(one_line(attempt.reason, MESSAGE_LIMIT)), attempt.status.value)
+    element.stack_trace = clean("\n".join([attempt.reason, *[f"- {c}" for c in attempt.causes]]))  # Surefire needs one
+    out = _system_out(attempt.status, None, None, attempt.artifacts)
+    if out:
+        element.system_out = clean(out)
+    return element
+
+
+def _rerun_properties(test: TestResult) -> dict[str, str]:
+    found = {"attempts": str(test.attempts)} if test.attempts > 1 else {}
+    if test.flaky:
+        found["flaky"] = "true"
+    if test.baseline is not None:
+        found |= {"baseline_status": test.baseline.status.value, "regression": str(bool(test.regression)).lower()}
+    return found
+
+
+def _ordered(case: SurefireCase) -> None:
+    children = sorted(case._elem, key=lambda child: CHILD_ORDER.index(child.tag))  # stable: attempts stay in order
+    for child in children:
+        case._elem.remove(child)
+    case._elem.extend(children)
 
 
 def usage_properties(usage: Usage) -> dict[str, str]:
@@ -109,12 +154,16 @@ def details(test: TestResult) -> str:
                      f"{ev.failed_requests} failed request(s).")
     if test.agent_report:
         lines.append(f"Agent's own verdict: {test.agent_report}")
+    lines += [f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}"
+              for n, a in enumerate(test.earlier_attempts, start=1)]
+    if test.baseline is not None:
+        lines.append(f"On the baseline: {test.baseline.status.value}: {test.baseline.reason}")
     return "\n".join(lines)
 
 
-def _system_out(test: TestResult) -> str:
-    lines = [f"steps: {test.steps}, path: {test.path}"] if test.status is not Status.SKIPPED else []
-    for value in test.artifacts.values():
+def _system_out(status: Status, steps: int | None, path: str | None, artifacts: dict[str, str | list[str]]) -> str:
+    lines = [f"steps: {steps}, path: {path}"] if status is not Status.SKIPPED and steps is not None else []
+    for value in artifacts.values():
         for path in [value] if isinstance(value, str) else value:
             lines.append(f"[[ATTACHMENT|{path}]]")
     return "\n".join(lines)

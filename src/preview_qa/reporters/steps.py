@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from preview_qa.reporters.files import EVENTS, test_dir
+from preview_qa.reporters.files import EVENTS, last_run_dir
+from preview_qa.results import TestResult
 from preview_qa.text import clip
 
 TEXT_LIMIT = 300
@@ -40,9 +41,9 @@ class Step:
     dropped: list[Dropped] = field(default_factory=list)
 
 
-def read_events(out: Path, name: str) -> list[dict[str, Any]]:
-    """The test's events.jsonl under `out` (if there is one), skipping a line a crash cut short."""
-    path = out / test_dir(name) / EVENTS
+def read_events(out: Path, test: TestResult) -> list[dict[str, Any]]:
+    """The events.jsonl of the test's last run under `out` (if there is one), skipping a line a crash cut short."""
+    path = out / last_run_dir(out, test) / EVENTS
     if not path.is_file():
         return []
     lines = []

@@ -1,0 +1,87 @@
+"""The expect: checks wait like Playwright's own expect, on a real page in real Chromium: checked the moment after a
+click (no agent in between, so no load on the machine can hide a check that looks only once)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from preview_qa.checks import check_page
+from preview_qa.config import find_chromium
+from preview_qa.demo.site import DemoSite
+from preview_qa.manifest import Expectations
+from preview_qa.results import ExpectationOutcome
+
+pytestmark = pytest.mark.e2e
+
+
+def checked(site: DemoSite, path: str, then: Callable[[Any], Awaitable[None]], expect: Expectations,
+            wait_s: float | None = None) -> tuple[list[ExpectationOutcome], float]:
+    """Open `path`, do `then(page)`, and check at once: the outcomes and how long the checks took."""
+    from playwright.async_api import async_playwright
+
+    async def main() -> tuple[list[ExpectationOutcome], float]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=find_chromium())
+            page = await browser.new_page()
+            await page.goto(site.url + path)
+            await then(page)
+            clock = time.monotonic()
+            outcomes = await check_page(expect, page, wait_s)
+            took = time.monotonic() - clock
+            await browser.close()
+            return outcomes, took
+
+    return asyncio.run(main())
+
+
+async def click(page: Any, name: str) -> None:
+    await page.get_by_role("button", name=name).click()
+
+
+def test_text_waits_for_a_confirmation_that_appears_2_5_s_after_the_click(site: DemoSite) -> None:
+    [outcome], took = checked(site, "/order", lambda page: click(page, "Place order"),
+                              Expectations(text=["Order confirmed"]))
+    assert outcome.ok, outcome
+    assert 2 < took < 5  # it waited for the confirmation, and no longer
+
+
+def test_not_text_waits_for_a_notice_to_go_away(site: DemoSite) -> None:
+    [outcome], took = checked(site, "/save", lambda page: click(page, "Save profile"), Expectations(not_text=["Saving"]))
+    assert outcome.ok and outcome.found == "it is not visible", outcome
+    assert 0.5 < took < 5
+
+
+def test_a_wait_that_ends_in_vain_reports_the_page_as_it_was_then(site: DemoSite) -> None:
+    async def pending_later(page: Any) -> None:
+        await click(page, "Place order")
+        await page.evaluate("setTimeout(() => { document.title = 'Payment pending - Acme'; }, 500)")
+
+    [title, text], took = checked(site, "/order?ms=60000", pending_later,
+                                  Expectations(title="Confirmed", text=["Order confirmed"], timeout=1.5))
+    assert not title.ok and not text.ok and title.waited_s == text.waited_s == 1.5
+    assert title.found.startswith("'Payment pending - Acme' (on http://")  # not the title it had when the wait began
+    assert text.found != "it is visible"
+    assert 1.5 <= took < 5
+
+
+def test_url_and_title_wait_too_and_every_check_waits_at_once(site: DemoSite) -> None:
+    async def change_later(page: Any) -> None:
+        await page.evaluate("setTimeout(() => { history.pushState({}, '', '/order/done'); "
+                            "document.title = 'Order confirmed - Acme'; }, 1500)")
+        await click(page, "Place order")
+
+    outcomes, took = checked(site, "/order", change_later, Expectations(url="/order/done", title="order CONFIRMED",
+                                                                        text=["Order confirmed"], not_text=["Processing"]))
+    assert [(o.check, o.ok) for o in outcomes] == [("url", True), ("title", True), ("text", True), ("not_text", True)]
+    assert took < 5  # side by side, not one wait after another
+
+
+def test_a_check_with_no_time_left_still_looks_once(site: DemoSite) -> None:
+    [held, missing], took = checked(site, "/product", lambda page: asyncio.sleep(0),
+                                    Expectations(text=["Acme Anvil", "Free shipping"]), wait_s=0)
+    assert held.ok and not missing.ok and took < 2
