@@ -16,7 +16,7 @@ cd "$root"
 
 runner_uid=1001 runner_gid=1001         # a GitHub-hosted runner's user
 image=localhost/preview-qa:image-test
-cancel_tries=3 cancel_limit_s=15  # seconds from SIGTERM to exit, on a busy 2-core machine
+cancel_tries=3 cancel_limit_s=30  # from SIGTERM to exit: 4 to 14 s measured on a busy 2-core machine; a hang is minutes
 failures=()
 say() { printf 'test-image: %s\n' "$*" >&2; }
 check() {  # check <what> <command...>: run a check, remember a failure and go on
@@ -162,6 +162,7 @@ if ! buildah bud --runtime runc --isolation oci --pull=never --network host --la
   tail -n 40 "$work/build.log" >&2; say "the image did not build"; exit 1
 fi
 build_s=$((SECONDS - build_started))
+"${podman[@]}" image prune --force >/dev/null  # earlier builds' images; the cached layers of this one stay
 size="$("${podman[@]}" image inspect --format '{{.Size}}' "$image")"
 say "built $image in ${build_s} s: $((size / 1000000)) MB"
 same_ca() {  # nothing of this machine's was baked in: the image's CA bundle is still its base's
