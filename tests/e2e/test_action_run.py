@@ -144,8 +144,9 @@ def test_one_annotation_at_the_failing_tests_line(runs: Runs) -> None:
 
 
 def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
-    assert runs.ok.outputs == {"passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3",
-                               "results-path": "results/results.json", "junit-path": "results/junit.xml"}
+    assert runs.ok.outputs == {"passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0",
+                               "regressions": "0", "results-path": "results/results.json",
+                               "junit-path": "results/junit.xml"}
     assert "| ✅ | Log in works | Signed in. |" in runs.ok.summary
     assert "<summary>❌ <b>Checkout: hostile, ::error::pwned-by-name</b> (qa.yml:9)</summary>" in runs.ok.summary
     assert runs.comment_after_first_run.startswith("<!-- preview-qa: qa.yml -->\n### ❌ preview-qa: failed")

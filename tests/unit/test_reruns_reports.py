@@ -27,6 +27,7 @@ from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from tests.unit.test_artifacts import plain_png as png
+from tests.unit.test_github_reporter import rendered, visible
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "<b>x</b> | `y` ::error::z"
@@ -98,14 +99,16 @@ def test_a_schema_without_the_surefire_elements_would_refuse_them() -> None:
 def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() -> None:
     text = render_markdown(RUN, str, None, 60_000)
     groups = text.split("#### Compared with the baseline", 1)[1].split("####", 1)[0]
-    assert "ran once more on https://prod.example.com" in groups
+    shown = rendered(groups)
+    assert "ran once more on https://prod.example.com." in visible(shown) and "<a " not in shown  # GitHub's view
     assert "**🔴 Regressions (they pass on the baseline): 1**: regressed" in groups
     assert "**🟠 Failing on the baseline too: 1**: old failure" in groups
     assert "**⚪ Not confirmed on the baseline (it errored there, or did not run): 1**: baseline errored" in groups
     assert "**🟡 Flaky (passed after a retry): 2**: flaky one, flaky after an error" in groups
-    assert "| ✅ | flaky one · _flaky: passed on attempt 2_ |" in text
-    assert "| ❌ | regressed · _2 attempts_ · _regression: passed on the baseline_ |" in text
-    assert "old failure · _failed on the baseline too_" in text
+    page = rendered(text)
+    assert "<td>flaky one · <em>flaky: passed on attempt 2</em></td>" in page
+    assert "<td>regressed · <em>2 attempts</em> · <em>regression: passed on the baseline</em></td>" in page
+    assert "<td>old failure · <em>failed on the baseline too</em></td>" in page
     assert "Attempt 1 of 2: errored: first try broke" in text and "On the baseline: passed: fine there" in text
     assert "fine |" in text and "fine · _" not in text
 
