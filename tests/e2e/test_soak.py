@@ -1,5 +1,6 @@
 """End to end, many browsers: a run of short tests and a run that starts many browsers at once on 2 cores both end
-with the process exited, every test passed and no process of any browser left (bench/soak.py is the long version)."""
+with the process exited, every test passed, and no process of any browser nor any file left in TMPDIR
+(bench/soak.py is the long version)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: P
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert [t["status"] for t in results["tests"]] == ["passed"] * count, [t["reason"] for t in results["tests"]]
     assert left_behind(browser_tmp) == []
+    assert sorted(p.name for p in browser_tmp.iterdir()) == []  # no profile, download folder or other file left either
     return results
 
 

@@ -221,10 +221,12 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
         trace.usage = usage
 
 
-def launch_profile(browser: BrowserSetup) -> BrowserProfile:
-    """How the pool launches each browser: browser-use's own flags for Chromium, and ours."""
+def launch_profile(browser: BrowserSetup, workroot: str) -> BrowserProfile:
+    """How the pool launches each browser: browser-use's own flags for Chromium, and ours. Its downloads folder lies
+    under the run's folder (browser-use's default is a new folder in /tmp per profile, left behind)."""
     return BrowserProfile(
         executable_path=browser.chromium,
+        downloads_path=os.path.join(workroot, "downloads"),
         headless=browser.headless,
         keep_alive=True,  # the browser outlives the session that launched it (see agent/pool.py)
         # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
@@ -460,7 +462,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
-    pool = BrowserPool(driver.get, launch_profile(browser), browser.browsers, browser.extra_headers, start_gate(),
+    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, browser.extra_headers, start_gate(),
                        workroot)
     # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
     # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
