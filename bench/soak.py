@@ -1,11 +1,12 @@
-"""Prints whether long and crowded runs always end (issue 16): wall time, hangs, browsers left, exit codes.
+"""Prints whether long and crowded runs always end (issue 16): wall time, hangs, browsers and files left, exit codes.
 
     python bench/soak.py                                   # 150 short tests, 4 at a time, one run
     python bench/soak.py --tests 8 --concurrency 8 --runs 3   # the stress case: many browsers start at once
 
 Each run is `preview-qa run` as a user runs it, in a subprocess with its own TMPDIR, against the fixture shop and the
 scripted LLM. A run that has not exited --hang-after seconds after its last result (report.html) counts as a hang
-(and is killed). "Browsers left" counts every process still running with a profile under that TMPDIR after exit.
+(and is killed). "Browsers left" counts every process still running with a profile under that TMPDIR after exit,
+"files left" whatever the run left in it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Soak:
     exit_code: int | None
     hung: bool
     browsers_left: int
+    files_left: int  # anything the run left in its TMPDIR (profiles, downloads, Chromium's files)
     statuses: dict[str, int]
     retried_starts: int
     reasons: dict[str, int]  # of the tests that did not pass, with digits blanked so that alike ones count together
@@ -67,6 +69,7 @@ def soak(tests: int, concurrency: int, hang_after: float, site: DemoSite, llm: S
     seconds = time.monotonic() - clock
     time.sleep(2)  # the kernel may take a moment to reap
     left = len([p for p in running_with(str(tmp)) if "chrom" in p])
+    files_left = len(list(tmp.iterdir()))
     statuses: dict[str, int] = {}
     reasons: dict[str, int] = {}
     retried = 0
@@ -82,7 +85,7 @@ def soak(tests: int, concurrency: int, hang_after: float, site: DemoSite, llm: S
         print(f"kept {folder} (a hang or a test that did not pass)")
     else:
         shutil.rmtree(folder, ignore_errors=True)
-    return Soak(seconds, None if hung else proc.returncode, hung, left, statuses, retried, reasons)
+    return Soak(seconds, None if hung else proc.returncode, hung, left, files_left, statuses, retried, reasons)
 
 
 def main() -> None:
@@ -98,7 +101,8 @@ def main() -> None:
         for n in range(1, args.runs + 1):
             s = soak(args.tests, args.concurrency, args.hang_after, site, llm)
             print(f"run {n}: {s.seconds:.0f} s wall, exit {s.exit_code}, hang {'YES' if s.hung else 'no'}, "
-                  f"browsers left {s.browsers_left}, tests {s.statuses}, tests with a retried browser start "
+                  f"browsers left {s.browsers_left}, files left in TMPDIR {s.files_left}, tests {s.statuses}, "
+                  f"tests with a retried browser start "
                   f"{s.retried_starts}, load average now {psutil.getloadavg()[0]:.1f}", flush=True)
             for reason, count in sorted(s.reasons.items(), key=lambda item: -item[1]):
                 print(f"  {count} × {reason}")

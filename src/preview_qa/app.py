@@ -15,7 +15,7 @@ from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
-from preview_qa.lifecycle import run_bounded
+from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.redact import Redactor
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
@@ -32,7 +32,13 @@ class SetupError(ValueError):
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
-    """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result."""
+    """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
+    run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
+    with own_temp_folder():
+        return _execute(spec, config, env, verbose)
+
+
+def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
     from preview_qa.cache import CacheReporter, TraceCache
     from preview_qa.reporters.streams import install_safe_stderr

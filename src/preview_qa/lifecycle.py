@@ -8,10 +8,12 @@ import contextlib
 import gc
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
@@ -22,6 +24,25 @@ EXIT_GRACE_S = 5.0  # for the interpreter's own shutdown (it joins every thread 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how CI cancels a job (GitHub: SIGINT, then SIGTERM, then SIGKILL)
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def own_temp_folder() -> Iterator[str]:
+    """A temp folder for the run, made the process's (and its children's) temp folder until the run ends, then removed
+    with all it holds: what browser-use leaves in the temp folder (a downloads folder per profile, a folder per agent,
+    throw-away profiles) and Chromium's own files. A run that is cancelled removes it too; only SIGKILL leaves it."""
+    folder = tempfile.mkdtemp(prefix="preview-qa-run-")
+    before = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir, os.environ["TMPDIR"] = folder, folder
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = before[0]
+        if before[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before[1]
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_bounded(main: Coroutine[Any, Any, T], grace_s: float = LEFTOVER_GRACE_S) -> T:

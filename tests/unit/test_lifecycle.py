@@ -4,19 +4,22 @@ running cannot keep the process alive or change its exit code."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from bubus import BaseEvent, EventBus
 
-from preview_qa.lifecycle import SIGNALS, exit_with, run_bounded
+from preview_qa.lifecycle import SIGNALS, exit_with, own_temp_folder, run_bounded
 
 
 class Ping(BaseEvent):
@@ -107,3 +110,19 @@ def test_called_in_process_it_leaves_the_host_process_alone() -> None:
         exit_with(lambda: 7, within_s=0.2)  # as click's CliRunner runs a command inside a test
     assert exited.value.code == 7
     time.sleep(0.6)  # past the bound: this process (pytest) is still here
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_what_a_run_and_its_children_leave_in_the_temp_folder_goes_with_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(RuntimeError) if fails else contextlib.nullcontext(), own_temp_folder() as folder:
+        assert Path(folder).parent == tmp_path
+        tempfile.mkdtemp(prefix="browser-use-downloads-")  # a library's leftover
+        subprocess.run(["sh", "-c", 'mkdir "$TMPDIR/.org.chromium.Chromium.x"'], check=True)  # a child's
+        assert len(list(Path(folder).iterdir())) == 2
+        if fails:
+            raise RuntimeError("the run broke")
+    assert list(tmp_path.iterdir()) == []
+    assert os.environ["TMPDIR"] == str(tmp_path) and tempfile.gettempdir() == str(tmp_path)
