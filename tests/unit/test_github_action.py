@@ -75,40 +75,54 @@ def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_e
     assert action["outputs"]["passed"]["value"] == "${{ steps.run.outputs.passed }}"
 
 
-def expand(template: str, inputs: dict[str, str], github: dict[str, str]) -> str:
-    """The runner's substitution of `${{ inputs.x }}` and `${{ github.x }}`; any other expression fails the test."""
+def expand(template: str, inputs: dict[str, str], github: dict[str, str],
+           strategy: dict[str, str] | None = None) -> str:
+    """The runner's substitution of `${{ inputs.x }}`, `${{ github.x }}` and `${{ strategy.x }}` (a job outside a
+    matrix is leg 0 of 1); any other expression fails the test."""
     def value(match: re.Match[str]) -> str:
         context, _, name = match.group(1).partition(".")
-        return {"inputs": inputs, "github": github}[context][name]
+        known = {"inputs": inputs, "github": github, "strategy": strategy or {"job-index": "0", "job-total": "1"}}
+        return known[context][name]
     expanded = re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", value, template)
     assert "${{" not in expanded, expanded
     return expanded
 
 
-def test_replay_cache_is_kept_per_manifest_and_shard_so_matrix_legs_never_share_it(action: dict) -> None:
+def test_replay_cache_is_kept_per_manifest_shard_job_and_matrix_leg_so_legs_never_share_it(action: dict) -> None:
     steps = action["runs"]["steps"]
     restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
     save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))["with"]
-    github = {"run_id": "99", "run_attempt": "1", "job": "qa"}
-    legs = [{"manifest": "qa.yml", "shard": "1/2"}, {"manifest": "qa.yml", "shard": "2/2"},
-            {"manifest": "qa/other.yml", "shard": ""}, {"manifest": "qa.yml", "shard": ""}]
-    saved = [expand(save["key"], leg, github) for leg in legs]
+    run = {"run_id": "99", "run_attempt": "1"}
+    legs = [({"manifest": "qa.yml", "shard": "1/2"}, {"job": "qa"}, None),
+            ({"manifest": "qa.yml", "shard": "2/2"}, {"job": "qa"}, None),
+            ({"manifest": "qa/other.yml", "shard": ""}, {"job": "qa"}, None),
+            ({"manifest": "qa.yml", "shard": ""}, {"job": "qa"}, None),
+            ({"manifest": "qa.yml", "shard": ""}, {"job": "staging"}, None),  # another job, say another preview
+            *(({"manifest": "qa.yml", "shard": ""}, {"job": "browsers"}, {"job-index": str(i), "job-total": "12"})
+              for i in (1, 10, 11))]  # a matrix without shards: leg 1's prefix must not match legs 10 and 11
+    saved = [expand(save["key"], leg, {**run, **job}, strategy) for leg, job, strategy in legs]
     assert len(set(saved)) == len(legs)
-    for leg, own in zip(legs, saved, strict=True):
-        assert expand(restore["key"], leg, github) == own
-        prefix = expand(restore["restore-keys"], leg, github)
+    for (leg, job, strategy), own in zip(legs, saved, strict=True):
+        assert expand(restore["key"], leg, {**run, **job}, strategy) == own
+        prefix = expand(restore["restore-keys"], leg, {**run, **job}, strategy)
         # an earlier run's cache is restored by prefix: only this leg's own may match
         assert [key.startswith(prefix) for key in saved] == [key == own for key in saved]
 
 
-@pytest.mark.parametrize(("name", "shard", "expected"), [
-    ("", "", "preview-qa-results-qa"), ("", "2/4", "preview-qa-results-qa-shard-2-of-4"), ("mine", "2/4", "mine")])
-def test_default_artifact_name_is_unique_per_shard(action: dict, tmp_path: Path, name: str, shard: str, expected: str) -> None:
+@pytest.mark.parametrize(("name", "shard", "leg", "expected"), [
+    ("", "", None, "preview-qa-results-qa"), ("", "2/4", None, "preview-qa-results-qa-shard-2-of-4"),
+    ("mine", "2/4", None, "mine"),
+    ("", "", ("0", "3"), "preview-qa-results-qa-leg-1-of-3"), ("", "", ("2", "3"), "preview-qa-results-qa-leg-3-of-3"),
+    ("", "2/4", ("1", "4"), "preview-qa-results-qa-shard-2-of-4"), ("mine", "", ("1", "3"), "mine")])
+def test_default_artifact_name_is_unique_per_shard_and_matrix_leg(action: dict, tmp_path: Path, name: str, shard: str,
+                                                                  leg: tuple[str, str] | None, expected: str) -> None:
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
     upload = next(s for s in action["runs"]["steps"] if s.get("id") == "upload")
     assert upload["with"]["name"] == "${{ steps.artifact.outputs.name }}" and upload["with"]["overwrite"] is True
     output = tmp_path / "output"
-    env = {key: expand(value, {"artifact-name": name, "shard": shard}, {"job": "qa"}) for key, value in step["env"].items()}
+    strategy = {"job-index": leg[0], "job-total": leg[1]} if leg else None
+    env = {key: expand(value, {"artifact-name": name, "shard": shard}, {"job": "qa"}, strategy)
+           for key, value in step["env"].items()}
     done = run(["bash", "-c", step["run"]], env=clean_env(**env, GITHUB_OUTPUT=str(output)))
     assert done.returncode == 0, done.stderr
     assert read_outputs(output) == {"name": expected}
