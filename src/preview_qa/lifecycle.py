@@ -31,7 +31,7 @@ def own_temp_folder() -> Iterator[str]:
     """A temp folder for the run, made the process's (and its children's) temp folder until the run ends, then removed
     with all it holds: what browser-use leaves in the temp folder (a downloads folder per profile, a folder per agent,
     throw-away profiles) and Chromium's own files. A run that is cancelled removes it too; only SIGKILL leaves it."""
-    folder = tempfile.mkdtemp(prefix="preview-qa-run-")
+    folder = tempfile.mkdtemp(prefix="pq-")
     before = tempfile.tempdir, os.environ.get("TMPDIR")
     tempfile.tempdir, os.environ["TMPDIR"] = folder, folder
     try:

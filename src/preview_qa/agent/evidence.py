@@ -89,6 +89,10 @@ class EvidenceRecorder:
         if is_favicon(url):
             self._ignored("favicon", {"text": text, "url": url})
             return
+        page = message.page.url if message.page is not None else ""
+        if page.startswith(("about:", "data:")):  # no page of the app: browser-use's loading animation on a blank tab
+            self._ignored("not a page of the app", {"text": text, "url": url, "page": page})
+            return
         self.summary.console_errors += 1
         if url not in self._failed_urls:
             where = f" (at {url})" if url and url not in text else ""

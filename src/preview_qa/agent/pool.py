@@ -33,9 +33,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 
-BLANK = "data:text/html,"  # each test's first page, until its start navigation
-
-
 @functools.cache
 def _idle_cloud_client() -> CloudBrowserClient:
     return CloudBrowserClient()
@@ -215,9 +212,6 @@ class BrowserPool:
         # no_viewport: browser-use sizes the page itself, as on a browser of its own
         context = await pooled.browser.new_context(no_viewport=True, extra_http_headers=self.extra_headers or None)
         page = await context.new_page()
-        # Not about:blank: on an about:blank tab browser-use plays a loading animation that fetches its logo from
-        # cf.browser-use.com, a request off the preview's domain (a console error offline) before the test starts.
-        await page.goto(BLANK)
         cdp = await context.new_cdp_session(page)
         try:
             info = await cdp.send("Target.getTargetInfo")
