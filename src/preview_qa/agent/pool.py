@@ -234,11 +234,7 @@ class BrowserPool:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         pooled = PooledBrowser(BrowserProcesses(folder), folder, str(started.session.cdp_url), started.playwright_browser)
-        try:
-            await _let_go(started)
-        except Exception as e:
-            await self._stop(pooled)
-            raise BrowserStartError(f"the browser did not start: {type(e).__name__}: {e}") from None
+        await _let_go(started)
         self.launches += 1
         return pooled
 
