@@ -86,7 +86,8 @@ def artifacts_work(events: Collected) -> dict[str, Any]:
 
 
 def table(title: str, wall: float, trace: AgentTrace, detail: dict[str, Any], extra: dict[str, Any]) -> None:
-    print(f"\n{title}: {wall:.2f} s test wall time, path {trace.path}, {trace.steps} step(s), "
+    drift = f" ({trace.replay_error})" if trace.replay_error else ""
+    print(f"\n{title}: {wall:.2f} s test wall time, path {trace.path}{drift}, {trace.steps} step(s), "
           f"{trace.usage.llm_calls} LLM call(s){', ' + trace.infrastructure_error if trace.infrastructure_error else ''}")
     print(f"  {'phase':<78} {'wall s':>7} {'CPU s':>7}")
     for row in [*detail["phases"], *extra["phases"]]:
@@ -112,6 +113,7 @@ async def main(latency: float) -> None:
             history = events.of(AgentHistory)[-1].history
             seen = {e.number: e.before_png for e in events.of(StepRecorded) if e.before_png}
             recording = Recording(origin=site.url, history=history, screenshots=seen)
+            await one_test(agent, spec, site, recording)  # as in a run of replays: the test before was a replay too
             trace, events, wall = await one_test(agent, spec, site, recording)
             table("replay", wall, trace, events.timings(), artifacts_work(events))
     print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, scripted LLM latency {latency:g} s")

@@ -4,15 +4,13 @@ compared by place, and a replay's verdict comes from fresh checks only."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from preview_qa.agent.recorded import find_element, recorded_steps, same_place
+from preview_qa.agent.recorded import LiveElement, find_element, recorded_steps, same_place
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
 from preview_qa.trace import AgentTrace, DoneReport
@@ -100,46 +98,31 @@ def test_a_page_is_where_the_recording_was_by_origin_path_and_route(recorded: st
     assert same_place(recorded, live) is same
 
 
-@dataclass
-class Node:
-    """The parts of browser-use's EnhancedDOMTreeNode that matching reads."""
-
-    node_name: str
-    xpath: str
-    element_hash: int
-    stable: int = 0
-    ax_name: str | None = None
-    attributes: dict[str, str] = field(default_factory=dict)
-    frame_id: str | None = None
-
-    @property
-    def ax_node(self) -> Any:
-        return SimpleNamespace(name=self.ax_name) if self.ax_name else None
-
-    def compute_stable_hash(self) -> int:
-        return self.stable
+def live(tag: str, xpath: str, name: str | None = None, visible: bool = True, **attributes: str) -> LiveElement:
+    """A live element; attribute names with `_` for `-`, and `name_` for `name` (the accessible name is `name`)."""
+    return LiveElement(tag=tag, xpath=xpath, name=name, visible=visible,
+                       attributes={k.rstrip("_").replace("_", "-"): v for k, v in attributes.items()})
 
 
-def recorded(node: Node, **changes: Any) -> dict[str, Any]:
-    return {"node_name": node.node_name, "x_path": node.xpath, "element_hash": node.element_hash,
-            "stable_hash": node.stable, "ax_name": node.ax_name, "attributes": node.attributes, **changes}
+def recorded(element: LiveElement, **changes: Any) -> dict[str, Any]:
+    """What browser-use recorded of an element (its hashes are of no use without its own capture of the page)."""
+    return {"node_name": element.tag.upper(), "x_path": element.xpath, "element_hash": 1, "stable_hash": 2,
+            "ax_name": element.name, "attributes": element.attributes, **changes}
 
 
-EMAIL = Node("INPUT", "html/body/form/input[1]", 11, 21, "Email", {"id": "email", "name": "email"})
-PASSWORD = Node("INPUT", "html/body/form/input[2]", 12, 22, "Password", {"id": "password"})
-BUTTON_NODE = Node("BUTTON", "html/body/form/button", 13, 23, "Log in")
-PAGE: dict[int, Any] = {3: EMAIL, 4: PASSWORD, 5: BUTTON_NODE}
+EMAIL = live("input", "html/body/form/input[1]", "Email", id="email", name_="email")
+PASSWORD = live("input", "html/body/form/input[2]", "Password", id="password")
+BUTTON_NODE = live("button", "html/body/form/button", "Log in")
+PAGE = [EMAIL, PASSWORD, BUTTON_NODE]
 
 
 @pytest.mark.parametrize(("wanted", "found"), [
-    (recorded(PASSWORD), (4, "hash")),
-    (recorded(PASSWORD, element_hash=99), (4, "stable hash")),  # a dynamic class changed
-    (recorded(BUTTON_NODE, element_hash=99, stable_hash=98), (5, "XPath")),  # its classes changed, not its name
-    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path="html/body/div/form/input[1]"), (3, "accessible name")),
-    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path="x", ax_name="E-mail"), (3, "id")),
+    (recorded(PASSWORD), (1, "XPath")),
+    (recorded(EMAIL, x_path="html/body/div/form/input[1]"), (0, "accessible name")),  # the form moved
+    (recorded(EMAIL, x_path="x", ax_name="E-mail"), (0, "id")),  # renamed, same id
     # the same place, but another element there now (an input added before it): no match
-    (recorded(EMAIL, element_hash=99, stable_hash=98, x_path=PASSWORD.xpath, ax_name="Phone", attributes={}),
-     (None, "element not found")),
+    (recorded(EMAIL, x_path=PASSWORD.xpath, ax_name="Phone", attributes={}), (None, "element not found")),
+    (recorded(BUTTON_NODE, node_name="A"), (None, "element not found")),  # a link where a button was
 ])
 def test_matching_follows_browser_uses_order_without_taking_another_element(wanted: dict[str, Any],
                                                                             found: tuple[int | None, str]) -> None:
@@ -147,22 +130,27 @@ def test_matching_follows_browser_uses_order_without_taking_another_element(want
 
 
 def test_several_equal_elements_settle_on_the_recorded_place_or_are_ambiguous() -> None:
-    boxes = {i: Node("INPUT", f"html/body/ul/li[{i}]/input", 50, 60) for i in (1, 2, 3)}  # identical todo checkboxes
-    assert find_element(recorded(boxes[2]), boxes) == (2, "hash")
-    assert find_element(recorded(boxes[2], x_path="html/body/ul/li[9]/input"), boxes) == \
-        (None, "ambiguous: several elements on the page match it by hash")
+    boxes = [live("input", f"html/body/ul/li[{i}]/input", "Done", id="done") for i in (1, 2, 3)]  # todo checkboxes
+    assert find_element(recorded(boxes[1], x_path="html/body/ul/li[2]/input", ax_name="Done"), boxes) == (1, "XPath")
+    assert find_element(recorded(boxes[1], x_path="html/body/ul/li[9]/input"), boxes) == \
+        (None, "ambiguous: several elements on the page match it by accessible name")
+
+
+def test_only_a_rendered_element_matches_by_name_or_attribute() -> None:
+    """A hidden copy (a closed mobile menu) is no candidate; the element exactly at the recorded place still is."""
+    hidden = live("a", "html/body/nav[1]/a", "Log in", visible=False)
+    shown = live("a", "html/body/nav[2]/a", "Log in")
+    assert find_element(recorded(shown, x_path="html/body/div/a"), [hidden, shown]) == (1, "accessible name")
+    assert find_element(recorded(hidden), [hidden, shown]) == (0, "XPath")
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(), st.integers(), st.text(min_size=1), st.text(), st.sampled_from(["INPUT", "BUTTON", "A", "DIV"]))
-def test_an_element_unlike_any_on_the_page_is_never_found(element_hash: int, stable: int, xpath: str, name: str,
-                                                          tag: str) -> None:
-    """Property: a recorded element that shares no hash, place, name or id with the page's elements is not found."""
-    assume(element_hash not in (11, 12, 13) and stable not in (21, 22, 23)
-           and name not in ("Email", "Password", "Log in", "email", "password"))
-    assume(xpath not in {n.xpath for n in PAGE.values()})
-    wanted = {"node_name": tag, "x_path": xpath, "element_hash": element_hash, "stable_hash": stable,
-              "ax_name": name, "attributes": {"id": name}}
+@given(st.text(min_size=1), st.text(), st.sampled_from(["INPUT", "BUTTON", "A", "DIV"]))
+def test_an_element_unlike_any_on_the_page_is_never_found(xpath: str, name: str, tag: str) -> None:
+    """Property: a recorded element that shares no place, name or id with the page's elements is not found."""
+    assume(name not in ("Email", "Password", "Log in", "email", "password"))
+    assume(xpath not in {e.xpath for e in PAGE})
+    wanted = {"node_name": tag, "x_path": xpath, "ax_name": name, "attributes": {"id": name}}
     assert find_element(wanted, PAGE)[0] is None
 
 

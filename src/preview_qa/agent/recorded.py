@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from preview_qa.text import clip
@@ -154,46 +154,37 @@ def describe_element(element: dict[str, Any] | None) -> str:
     return f"{role} '{clip(' '.join(name.split()), 60)}'" if name else role
 
 
-class LiveElement(Protocol):
-    """What matching reads of browser-use's EnhancedDOMTreeNode."""
+@dataclass(frozen=True)
+class LiveElement:
+    """An element of the live page as the replay reads it: its tag, its XPath written browser-use's way, its accessible
+    name (Chromium's, as in browser-use's accessibility tree), its identifying attributes and whether it is rendered."""
 
-    node_name: str
+    tag: str
+    xpath: str
+    name: str | None
     attributes: dict[str, str]
-    frame_id: str | None
-
-    @property
-    def element_hash(self) -> int: ...
-
-    @property
-    def xpath(self) -> str: ...
-
-    @property
-    def ax_node(self) -> Any: ...
-
-    def compute_stable_hash(self) -> int: ...
+    visible: bool
 
 
-def find_element(recorded: dict[str, Any], live: dict[int, LiveElement]) -> tuple[int | None, str]:
-    """The live index of the recorded element and how it was found, or None and why not.
+def find_element(recorded: dict[str, Any], live: list[LiveElement]) -> tuple[int | None, str]:
+    """The position in `live` of the recorded element and how it was found, or None and why not.
 
-    browser-use's order (exact hash, stable hash, XPath, accessible name, id/name/aria-label), with two differences that
-    keep a replay from acting on the wrong element: a level that finds several elements settles on the one at the
-    recorded XPath or gives up as ambiguous (browser-use takes the first), and the XPath level requires the same tag
-    and accessible name (a different element in the same place is no match)."""
+    browser-use's order without its guesses and without its hashes (they need its own capture of the page): the
+    element at the recorded XPath with the same tag and accessible name, then a rendered element of that tag with the
+    same accessible name, then id, name, aria-label. A level that finds several elements settles on the one at the
+    recorded XPath or gives up as ambiguous (browser-use takes the first)."""
     node = str(recorded.get("node_name") or "").lower()
     ax_name = recorded.get("ax_name") or None
     attributes = recorded.get("attributes") or {}
-    same_tag = [(i, e) for i, e in live.items() if e.node_name.lower() == node]
+    same_tag = [(i, e) for i, e in enumerate(live) if e.tag == node]
+    shown = [(i, e) for i, e in same_tag if e.visible]
     levels: list[tuple[str, list[tuple[int, LiveElement]]]] = [
-        ("hash", [(i, e) for i, e in live.items() if e.element_hash == recorded.get("element_hash")]),
-        ("stable hash", [(i, e) for i, e in live.items()
-                         if recorded.get("stable_hash") is not None and e.compute_stable_hash() == recorded["stable_hash"]]),
-        ("XPath", [(i, e) for i, e in same_tag if e.xpath == recorded.get("x_path") and _ax_name(e) == ax_name]),
-        ("accessible name", [(i, e) for i, e in same_tag if ax_name and _ax_name(e) == ax_name]),
+        ("XPath", [(i, e) for i, e in same_tag if e.xpath == recorded.get("x_path") and e.name == ax_name]),
+        ("accessible name", [(i, e) for i, e in shown if ax_name and e.name == ax_name]),
     ]
     for key in ("id", "name", "aria-label"):
         if attributes.get(key):
-            levels.append((key, [(i, e) for i, e in same_tag if (e.attributes or {}).get(key) == attributes[key]]))
+            levels.append((key, [(i, e) for i, e in shown if e.attributes.get(key) == attributes[key]]))
     for how, found in levels:
         if len(found) > 1:
             found = [(i, e) for i, e in found if e.xpath == recorded.get("x_path")]
@@ -202,8 +193,3 @@ def find_element(recorded: dict[str, Any], live: dict[int, LiveElement]) -> tupl
         if found:
             return found[0][0], how
     return None, "element not found"
-
-
-def _ax_name(element: LiveElement) -> str | None:
-    ax = element.ax_node
-    return (ax.name if ax is not None else None) or None

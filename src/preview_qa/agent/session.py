@@ -10,7 +10,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
-from preview_qa.agent.steps import StepWatcher, WatchedTools
+from preview_qa.agent.steps import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
 from preview_qa.checks import check_page
@@ -49,7 +49,8 @@ CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, th
 SHOT_TIMEOUT_S = 5.0
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]
+                "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
+                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay.py)
 
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
 Carry out the test below on the site, then finish with the done action. In its data, set "status" to "pass" if the
@@ -108,6 +109,12 @@ async def run_agent(run: TestRun) -> AgentTrace:
     async def shoot() -> bytes | None:
         return await _screenshot(session) if session is not None else None
 
+    async def shoot_page(page: Page) -> bytes | None:
+        try:
+            return await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)
+        except Exception:
+            return None
+
     steps = StepWatcher(shoot=shoot)
     recorder: RecordingLLM | None = None
 
@@ -120,6 +127,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
     deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a browser start has its own bound
     agent: Agent | None = None
+    final_page: Page | None = None  # where a replay ended
     limit: asyncio.Timeout | None = None
     phases = Phases(run.browser.measure_cpu)
     async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
@@ -131,18 +139,19 @@ async def run_agent(run: TestRun) -> AgentTrace:
             evidence.attach(lease.browser, lease.context)
             steps.attach(lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
-                with phases("browser-use session start"):
-                    session = await start_session(lease, _profile(run, workdir, lease.cdp_url))
-                session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
+                if run.recording is None:
+                    with phases("browser-use session start"):
+                        session = await start_session(lease, _profile(run, workdir, lease.cdp_url))
+                    session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
                 if run.start_state is not None:
                     await load_state(lease.context, run.start_state, run.allowed_hosts)
-                if run.recording is None:
+                if session is not None:
                     with phases("agent set-up"):
                         agent = _agent(run, session, llm(), workdir, steps)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
                                     on_step_end=_step_hook(run, trace, steps, lease, phases))
                 else:
-                    await _replay(run, trace, llm, session, lease, phases)
+                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                     run.keep_state(await read_state(lease.context))
         except BrowserStartError as e:
@@ -165,8 +174,10 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if trace.infrastructure_error is None:
                 trace.infrastructure_error = _infrastructure_problem(evidence, trace)
             try:
-                if session is not None and lease is not None and not _being_cancelled():  # a cancelled run ends now
-                    await asyncio.shield(_finish_on_live_page(run, trace, session, lease, mask, deadline, phases))
+                if lease is not None and not _being_cancelled():  # a cancelled run ends now
+                    page = final_page if session is None else await _agent_page(session, lease)
+                    if page is not None:
+                        await asyncio.shield(_finish_on_live_page(run, trace, page, mask, deadline, phases))
             finally:
                 evidence.closing = True
                 if lease is not None:
@@ -197,14 +208,16 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
     return note
 
 
-async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], session: BrowserSession,
-                  lease: Lease, phases: Phases) -> None:
-    """Replay every recorded action; a drift is announced with the recorded and the live picture of its step. After a
-    complete replay, if code alone cannot judge the final page, one LLM call judges it."""
+async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
+                  shoot: Callable[[Page], Awaitable[bytes | None]]) -> Page | None:
+    """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
+    of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
+    the page the replay ended on."""
     recording = run.recording
     assert recording is not None
     trace.path = "replayed"
-    outcome = await Replayer(session, run.secrets, run.spec.name, run.emit, phases).run(
+    page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
+    outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
     trace.steps = outcome.steps
     if outcome.drift is not None:
@@ -212,13 +225,16 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
         run.emit(ReplayDrifted(name=run.spec.name, message=outcome.drift.message,
                                recorded_png=recording.screenshots.get(outcome.drift.compare_step),
                                live_png=outcome.drift.live_png))
-        return
-    page = await _agent_page(session, lease)
-    if page is not None and replay_needs_llm_check(run.spec):
+        return None
+    if outcome.page is not None and replay_needs_llm_check(run.spec):
         with phases("page check (one LLM call)"):
-            trace.done, usage = await check_page_against_task(run.spec, page, llm(), report_model(run.spec.output_schema),
-                                                              run.secrets, outcome.final_png)
+            with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
+                await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
+            trace.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
+                                                              report_model(run.spec.output_schema), run.secrets,
+                                                              await shoot(outcome.page))
         trace.usage = usage
+    return outcome.page
 
 
 def launch_profile(browser: BrowserSetup, workroot: str) -> BrowserProfile:
@@ -391,12 +407,9 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
     return None
 
 
-async def _finish_on_live_page(run: TestRun, trace: AgentTrace, session: BrowserSession, lease: Lease,
-                               mask: masking.Mask, deadline: float, phases: Phases) -> None:
-    """Check expectations on the page the agent ended on, then photograph it: both before its context closes."""
-    page = await _agent_page(session, lease)
-    if page is None:
-        return
+async def _finish_on_live_page(run: TestRun, trace: AgentTrace, page: Page, mask: masking.Mask, deadline: float,
+                               phases: Phases) -> None:
+    """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
     trace.final_url = page.url
     if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
         wait = check_wait(run.spec, deadline - time.monotonic())
