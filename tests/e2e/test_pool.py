@@ -105,3 +105,28 @@ def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site
         assert pool.launches == 2 and pool.retired == []
 
     asyncio.run(with_pool(2, test, tmp_path))
+
+
+def test_replays_share_one_browser_each_in_its_own_context_and_an_agent_test_has_one_alone(site: DemoSite,
+                                                                                           tmp_path: Path) -> None:
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        async def replay(n: int) -> tuple[str, object]:
+            async with pool.lease(shared=True) as lease:
+                pids.extend(running(pool))
+                await lease.page.goto(f"{site.url}/basket")
+                for _ in range(n):
+                    await lease.page.click("text=Add to cart")
+                await asyncio.sleep(0.5)  # all three hold the browser at once
+                return await lease.page.inner_text("#items"), lease.pooled
+
+        found = await asyncio.gather(*(replay(n) for n in range(3)))
+        assert [text for text, _ in found] == [f"Cart: {n} item(s)" for n in range(3)]  # none sees another's cart
+        assert len({id(pooled) for _, pooled in found}) == 1 and pool.launches == 1
+        async with pool.lease(shared=True) as shared, pool.lease() as alone:
+            assert alone.pooled is not shared.pooled  # an agent test never joins a browser in use
+            pids.extend(running(pool))
+        async with pool.lease() as alone, pool.lease(shared=True) as shared:
+            assert alone.pooled is not shared.pooled  # nor does a replay join an agent test's browser
+        assert pool.launches == 2 and pool.retired == []
+
+    asyncio.run(with_pool(2, test, tmp_path))

@@ -1,7 +1,11 @@
 """Browsers kept for the run, Playwright Test's way: one Chromium per worker, reused test after test, and for each test a
 fresh browser context (its own cookies, storage, cache and service workers) that is thrown away afterwards. A browser
 that broke, or in which a test left anything outside its own context, is retired, never handed to the next test.
-Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py."""
+Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py.
+
+An agent test has its browser to itself (browser-use's session watches every tab of the browser it is connected to).
+A replay drives its own context through Playwright alone, so replays share a browser, each in its own context: a run
+of replays at --concurrency 4 starts one Chromium, not four (on two cores a launch costs more than a replayed test)."""
 
 from __future__ import annotations
 
@@ -51,6 +55,10 @@ class PooledBrowser:
     browser: Browser
     ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
     tests: int = 0
+    holders: int = 0  # leases running in it now
+    exclusive: bool = False  # its one holder must have it alone
+    settling: bool = False  # its last holder's cleanup is checking it: nobody joins meanwhile
+    doomed: str | None = None  # why it is retired once its last holder is done (nobody joins a doomed browser)
 
     @property
     def connected(self) -> bool:
@@ -133,24 +141,27 @@ class BrowserPool:
                  extra_headers: dict[str, str], gate: asyncio.Semaphore, workroot: str):
         self.playwright, self.profile, self.size, self.extra_headers = playwright, profile, max(1, size), extra_headers
         self.gate, self.workroot = gate, workroot
-        self._idle: list[PooledBrowser] = []
         self._running: set[PooledBrowser] = set()
         self._starting = 0
+        self._starting_shared = 0  # browsers starting for a shared lease: the next shared leases wait to join them
         self._changed = asyncio.Condition()
         self._cleanups: set[asyncio.Task[None]] = set()
         self.launches = 0
         self.retired: list[str] = []  # why each retired browser was retired (for the bench and the tests)
 
     @contextlib.asynccontextmanager
-    async def lease(self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None
-                    ) -> AsyncIterator[Lease]:
-        """A fresh context for one test; a browser started for it reports each failed try to `on_failed_try`."""
-        pooled = await self._checkout(on_failed_try)
+    async def lease(self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None,
+                    shared: bool = False) -> AsyncIterator[Lease]:
+        """A fresh context for one test, in a browser of its own unless `shared` (a test that drives its context
+        through Playwright alone); a browser started for it reports each failed try to `on_failed_try`."""
+        pooled = await self._checkout(shared, on_failed_try)
+        ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         try:
-            context, page, context_id = pooled.ready or await self._new_context(pooled)
-            pooled.ready = None
-        except Exception:
-            await self._retire(pooled, "its next context could not be made")
+            context, page, context_id = ready or await self._new_context(pooled)
+        except BaseException as e:
+            if isinstance(e, Exception):  # not a cancellation: the browser's own trouble
+                pooled.doomed = pooled.doomed or "its next context could not be made"
+            await self._check_out_of(pooled)
             raise
         pooled.tests += 1
         lease = Lease(pooled, context, page, context_id)
@@ -168,35 +179,58 @@ class BrowserPool:
         for pooled in list(self._running):
             await self._retire(pooled, None)
 
-    async def _checkout(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
+    async def _checkout(self, shared: bool, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         async with self._changed:
             while True:
-                while self._idle:
-                    pooled = self._idle.pop()
-                    if pooled.connected:
-                        return pooled
+                for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
-                if len(self._running) + self._starting < self.size:
+                free = [b for b in self._running if not (b.settling or b.exclusive or b.doomed)
+                        and (b.holders == 0 or shared)]
+                if free:
+                    pooled = max(free, key=lambda b: b.holders)  # a shared lease joins a browser already in use
+                    pooled.holders, pooled.exclusive = pooled.holders + 1, not shared
+                    return pooled
+                if len(self._running) + self._starting < self.size and not (shared and self._starting_shared):
                     self._starting += 1
+                    self._starting_shared += shared
                     break
                 await self._changed.wait()
         try:
             pooled = await self._launch(on_failed_try)
-        finally:
+        except BaseException:
             async with self._changed:
                 self._starting -= 1
+                self._starting_shared -= shared
                 self._changed.notify_all()
-        self._running.add(pooled)
+            raise
+        async with self._changed:
+            self._starting -= 1
+            self._starting_shared -= shared
+            pooled.holders, pooled.exclusive = 1, not shared
+            self._running.add(pooled)
+            self._changed.notify_all()
         return pooled
 
     async def _check_in(self, lease: Lease) -> None:
-        """After a test: close its context; reuse the browser only if nothing of the test is left in it."""
-        pooled, why = lease.pooled, list(lease.tainted)
+        """After a test: close its context; once the browser's last holder is done, reuse it only if nothing of any
+        test is left in it."""
         if lease.session is not None:  # first, or it would open a blank page (in no context of ours) once its tab closes
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(lease.session.kill(), CLOSE_TIMEOUT_S * 2)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
+        if lease.tainted:
+            lease.pooled.doomed = lease.pooled.doomed or "; ".join(lease.tainted)
+        await self._check_out_of(lease.pooled)
+
+    async def _check_out_of(self, pooled: PooledBrowser) -> None:
+        """One holder fewer; the last one out checks the browser and makes the next test's context in it."""
+        async with self._changed:
+            pooled.holders -= 1
+            if pooled.holders > 0:
+                return
+            pooled.settling = True
+        why = [pooled.doomed] if pooled.doomed else []
         if not pooled.connected:
             why.append("it disconnected or crashed")
         if not why:
@@ -208,7 +242,7 @@ class BrowserPool:
             await self._retire(pooled, "; ".join(why) or "its next context could not be made")
             return
         async with self._changed:
-            self._idle.append(pooled)
+            pooled.settling = pooled.exclusive = False
             self._changed.notify_all()
 
     async def _new_context(self, pooled: PooledBrowser) -> tuple[BrowserContext, Page, str]:
@@ -242,8 +276,6 @@ class BrowserPool:
         if why is not None:
             self.retired.append(why)
         self._running.discard(pooled)
-        if pooled in self._idle:
-            self._idle.remove(pooled)
         await self._stop(pooled)
         if notify:
             async with self._changed:

@@ -133,7 +133,8 @@ async def run_agent(run: TestRun) -> AgentTrace:
     async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
         try:
             with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
-                lease = await stack.enter_async_context(run.pool.lease(_failed_start_try(run)))
+                lease = await stack.enter_async_context(run.pool.lease(_failed_start_try(run),
+                                                                             shared=run.recording is not None))
             deadline = time.monotonic() + spec.timeout
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
