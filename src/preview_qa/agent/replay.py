@@ -3,9 +3,11 @@ element, run and checked; the first one that cannot be replayed ends the replay 
 one small LLM call that judges a replay's final page when code alone cannot.
 
 No browser-use session is started for a replay (its session start and its capture of the whole page before every
-action were most of a replayed test's time): an action runs as browser-use runs it (a click at the element's centre,
-text typed key by key after clearing the field, date-like fields set at once) on the element found by
-`recorded.find_element`. Every step starts on the page the recording's did (`same_place`), and the last recorded step
+action were most of a replayed test's time). An action runs on the element found by `recorded.find_element`: a click
+at the element's centre whatever covers it, as browser-use clicks; text is set with Playwright's `fill` (one input
+event, as Playwright tests type), not key by key as browser-use types: on a busy 2-core machine typing took over a
+second per field. An app that reacts to key presses only then fails to go on, and the replay drifts or its checks fail:
+either way the agent runs the test. Every step starts on the page the recording's did (`same_place`), and the last recorded step
 is the agent's `done`, so a replay ends where the recording ended, on the recorded origins only."""
 
 from __future__ import annotations
