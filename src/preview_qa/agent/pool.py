@@ -14,6 +14,7 @@ import contextlib
 import functools
 import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ class PooledBrowser:
     browser: Browser
     ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
     tests: int = 0
+    launch_s: float = 0.0  # how long it took to start (once per worker, as in Playwright Test)
     holders: int = 0  # leases running in it now
     exclusive: bool = False  # its one holder must have it alone
     settling: bool = False  # its last holder's cleanup is checking it: nobody joins meanwhile
@@ -75,6 +77,7 @@ class Lease:
     context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
     tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
     session: ContextSession | None = None  # browser-use's, disconnected after the test before its context closes
+    launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
     def cdp_url(self) -> str:
@@ -163,8 +166,8 @@ class BrowserPool:
                 pooled.doomed = pooled.doomed or "its next context could not be made"
             await self._check_out_of(pooled)
             raise
+        lease = Lease(pooled, context, page, context_id, launch_s=0.0 if pooled.tests else pooled.launch_s)
         pooled.tests += 1
-        lease = Lease(pooled, context, page, context_id)
         try:
             yield lease
         finally:
@@ -259,7 +262,7 @@ class BrowserPool:
     async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         """Start a browser with browser-use's own launch (agent/browser.py: in turns, tried twice); the session that
         launched it then lets go of it, and each test connects a session of its own."""
-        folder = tempfile.mkdtemp(prefix="browser-", dir=self.workroot)
+        folder, clock = tempfile.mkdtemp(prefix="browser-", dir=self.workroot), time.monotonic()
         try:
             started = await start_browser(
                 lambda profile: BrowserSession(browser_profile=self.profile.model_copy(update={"user_data_dir": profile})),
@@ -269,6 +272,7 @@ class BrowserPool:
             raise
         pooled = PooledBrowser(BrowserProcesses(folder), folder, str(started.session.cdp_url), started.playwright_browser)
         await _let_go(started)
+        pooled.launch_s = time.monotonic() - clock
         self.launches += 1
         return pooled
 

@@ -135,6 +135,9 @@ async def run_agent(run: TestRun) -> AgentTrace:
             with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
                 lease = await stack.enter_async_context(run.pool.lease(_failed_start_try(run),
                                                                              shared=run.recording is not None))
+            if lease.launch_s:
+                phases.rows.append({"phase": "of which launching the browser (its worker's first test only)",
+                                    "wall_s": round(lease.launch_s, 3), "cpu_s": None})
             deadline = time.monotonic() + spec.timeout
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
