@@ -1,5 +1,6 @@
-"""Prints how fast and cheap preview-qa runs (issues 5 and 11): overhead against bare browser-use, concurrency, replay,
-memory, a 3-step replay's test time, and a todo test that types into one field three times (replayed, then drifted).
+"""Prints how fast and cheap preview-qa runs (issues 5 and 11): overhead against bare browser-use, concurrency, replay
+(against the same tests in bare Playwright), memory, a 3-step replay's test time, and a todo test that types into one
+field three times (replayed, then drifted).
 
     python bench/speed.py                       # all of them, 1 s scripted LLM latency, best of 3
     python bench/speed.py replay --repeat 1 --latency 0.5
@@ -150,19 +151,25 @@ def concurrency(latency: float, repeat: int, work: Path) -> None:
 
 
 def replay(latency: float, repeat: int, work: Path) -> None:
-    firsts, seconds = [], []
+    firsts, seconds, floors = [], [], []
     with services(latency) as (site, llm):
         qa = manifest(work, REPLAY_TESTS)
-        for i in range(repeat):
+        for i in range(repeat):  # the three taken in turns, so that all see the same load on the machine
             cache = work / f"cache-{i}"
             firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "4"))
             seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "4"))
-    first, second = best(firsts), best(seconds)
+            floors.append(measured([sys.executable, str(HERE / "bare_playwright.py"), "--base-url", site.url, "--tests",
+                                    str(REPLAY_TESTS), "--concurrency", "4", "--password", PASSWORD,
+                                    "--chromium", find_chromium() or ""], llm))
+    first, second, floor = best(firsts), best(seconds), best(floors)
     paths = {t["path"] for m in seconds for t in m.results["tests"]}
     print(f"replay       {REPLAY_TESTS} tests, first run (agent): {first.seconds:5.1f} s, {first.agent_requests} agent LLM "
           f"requests   second run ({'/'.join(sorted(paths))}): {second.seconds:5.1f} s, "
           f"{max(m.agent_requests for m in seconds)} agent LLM requests   "
           f"{first.seconds / second.seconds:.2f}x faster (goal: 0 requests, >= 5x)")
+    print(f"             the same tests in bare Playwright (bench/bare_playwright.py, process start included): "
+          f"{floor.seconds:5.1f} s: the replay takes {second.seconds / floor.seconds:.2f}x the page's own cost, and no "
+          f"replay on this machine can be more than {first.seconds / floor.seconds:.1f}x faster than the first run")
     per_test = [sum(t["duration_s"] for t in m.results["tests"]) / REPLAY_TESTS for m in (first, second)]
     print(f"             per test, without process start: {per_test[0]:.1f} s vs {per_test[1]:.1f} s "
           f"({per_test[0] / per_test[1]:.2f}x)")

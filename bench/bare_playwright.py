@@ -1,0 +1,43 @@
+"""The floor for bench/speed.py's replay: the bench's login tests as bare Playwright does them (one browser, a fresh
+context per test, N at a time, a screenshot after the login and one of the final page), nothing of ours."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from playwright.async_api import async_playwright
+
+
+async def main(base_url: str, tests: int, concurrency: int, password: str, chromium: str) -> None:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one() -> None:
+            async with gate:
+                context = await browser.new_context()
+                page = await context.new_page()
+                await page.goto(f"{base_url}/login")
+                await page.fill("input[name=email]", "demo@acme.test")
+                await page.fill("input[type=password]", password)
+                await page.click("button")
+                await page.wait_for_load_state("load")
+                await page.screenshot()
+                await page.get_by_text("Signed in as demo@acme.test").wait_for()
+                await page.screenshot()
+                await context.close()
+
+        await asyncio.gather(*(one() for _ in range(tests)))
+        await browser.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--tests", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--password", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args()
+    asyncio.run(main(args.base_url, args.tests, args.concurrency, args.password, args.chromium))
