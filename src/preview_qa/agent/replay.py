@@ -194,7 +194,7 @@ class Replayer:
 
     async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None,
                    later: RecordedStep | None) -> None:
-        """One action, as browser-use's own runs it."""
+        """One action on the live page (the module says where it differs from browser-use's)."""
         p, page = action.params, self.page
         if found is not None:
             element = found.element
