@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from preview_qa.events import Event
 from preview_qa.manifest import TestSpec
@@ -25,8 +25,10 @@ class AgentReport(BaseModel):
 
     status: AgentStatus = Field(description="pass if the app behaves as the test says, else fail")
     # Validated non-empty, but not said in the JSON schema: OpenAI's strict structured outputs refuse `minLength`.
-    reason: str = Field(min_length=1, description="one sentence: the concrete evidence for the status",
-                        json_schema_extra=lambda schema: schema.pop("minLength", None))  # type: ignore[misc]
+    # Stripped first: a blank reason names no evidence.
+    reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
+        min_length=1, description="one sentence: the concrete evidence for the status",
+        json_schema_extra=lambda schema: schema.pop("minLength", None))  # type: ignore[misc]
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
 
 

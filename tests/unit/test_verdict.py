@@ -55,6 +55,8 @@ CASES: list[tuple[str, TestSpec, AgentTrace, Status, str]] = [
      "the agent's final report breaks its schema at status: ..."),
     ("an empty reason fails", spec(), AgentTrace(done=done(reason="")), Status.FAILED,
      "the agent's final report breaks its schema at reason: ..."),
+    ("a blank reason fails: it names no evidence", spec(), AgentTrace(done=done(reason=" \n ")), Status.FAILED,
+     "the agent's final report breaks its schema at reason: ..."),
     ("an extra field fails", spec(), AgentTrace(done=done(verdict="pass")), Status.FAILED,
      "the agent's final report breaks its schema at verdict: ..."),
     ("a JSON list fails", spec(), AgentTrace(done=DoneReport(text='["pass"]', success=True)), Status.FAILED,
@@ -213,7 +215,8 @@ def test_browser_error_causes_name_the_first_of_each_kind_and_count_the_rest() -
 def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract() -> None:
     from preview_qa.agent.session import report_model
 
-    for refused in ({"status": "pass", "reason": ""}, {"status": "pass", "reason": "ok", "verdict": "pass"},
+    for refused in ({"status": "pass", "reason": ""}, {"status": "pass", "reason": "  "},
+                    {"status": "pass", "reason": "ok", "verdict": "pass"},
                     {"status": "maybe", "reason": "ok"}, {"status": "pass"}):
         text = json.dumps(refused)
         assert parse_report(spec(), text)[0] is None
