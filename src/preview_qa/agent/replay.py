@@ -336,16 +336,19 @@ def _scrolled(params: dict[str, Any]) -> float:
 
 
 async def check_page_against_task(spec: TestSpec, page: Page, llm: RecordingLLM, report_model: type[Any],
-                                  secrets: dict[str, str], screenshot: bytes | None) -> tuple[DoneReport | None, Usage]:
-    """One small LLM call: does the final page show what the task asks? It reads the page's visible text; a page with
-    almost none (a canvas, a chart) is sent as `screenshot` too. Returns the report in the agent's own format (so the
-    verdict reads it like any other), or None when the call failed; a failure is recorded by `llm` as an LLMFault."""
+                                  secrets: dict[str, str], shoot: Callable[[Page], Awaitable[bytes | None]]
+                                  ) -> tuple[DoneReport | None, Usage]:
+    """One small LLM call: does the final page show what the task asks? It reads the page's visible text; only a page
+    with almost none (a canvas, a chart) is photographed (`shoot`) and sent as a picture too. Returns the report in the
+    agent's own format (so the verdict reads it like any other), or None when the call failed; a failure is recorded by
+    `llm` as an LLMFault."""
     redactor = Redactor(secrets)
     text = redactor.text(" ".join((await page.locator("body").inner_text(timeout=5000)).split()))
     question = (f"<task>\n{spec.task}\n</task>\n<url>{redactor.text(page.url)}</url>\n"
                 f"<title>{redactor.text(await page.title())}</title>\n<page_text>\n{text[:PAGE_TEXT_LIMIT]}\n</page_text>")
     content: str | list[ContentPartTextParam | ContentPartImageParam] = question
-    if len(text) < TEXT_FOR_NO_SCREENSHOT and screenshot:
+    screenshot = await shoot(page) if len(text) < TEXT_FOR_NO_SCREENSHOT else None
+    if screenshot:
         image = ImageURL(url="data:image/png;base64," + base64.b64encode(screenshot).decode(), detail="low")
         content = [ContentPartTextParam(text=question), ContentPartImageParam(image_url=image)]
     usage = Usage()

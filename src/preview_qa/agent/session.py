@@ -141,9 +141,9 @@ async def run_agent(run: TestRun) -> AgentTrace:
             deadline = time.monotonic() + spec.timeout
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
-            steps.attach(lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
                 if run.recording is None:
+                    steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
                     with phases("browser-use session start"):
                         session = await start_session(lease, _profile(run, workdir, lease.cdp_url))
                     session.event_bus.on(BrowserErrorEvent, evidence.browser_error)
@@ -235,8 +235,7 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
             with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
                 await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
             trace.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
-                                                              report_model(run.spec.output_schema), run.secrets,
-                                                              await shoot(outcome.page))
+                                                              report_model(run.spec.output_schema), run.secrets, shoot)
         trace.usage = usage
     return outcome.page
 
