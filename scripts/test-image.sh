@@ -10,6 +10,7 @@
 # .ci/run runs it (as root: it installs Debian packages and runs podman's service, as a runner's docker daemon).
 #
 #   scripts/test-image.sh        KEEP=1 scripts/test-image.sh   (keeps the work folder for a look afterwards)
+#   FRESH=1 scripts/test-image.sh   (builds every layer again: the dependencies' install under this machine's settings)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -121,50 +122,23 @@ cp /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list "$stage/apt-
 [ ! -f /etc/apt/sources.list ] || cp /etc/apt/sources.list "$stage/apt-sources/host.list"
 mounts=(--volume "$stage/apt-sources:/etc/apt/sources.list.d:ro" --volume "$stage/apt-conf:/etc/apt/apt.conf.d:ro"
         --volume "$stage/home:$home")
-# pip's effective settings here (files and PIP_* variables); local folders (find-links, file:// indexes) are
-# mounted read-only inside the build's HOME, and the settings rewritten to point there.
+# pip's effective settings here (files and PIP_* variables), translated by scripts/pip_build_settings.py: local
+# files and folders it names (find-links, file:// indexes, certs) are mounted read-only inside the build's HOME and
+# the settings rewritten to point there; settings for the host alone (a constraints file, its cache) are left out.
+pip_targets=()
 while IFS=$'\t' read -r kind first second; do
   case "$kind" in
     conf) mkdir -p "$stage/home/.config/pip" && printf '%s\n' "$first" >> "$stage/home/.config/pip/pip.conf" ;;
-    mount) mounts+=(--volume "$first:$home/$second:ro") ;;
+    mount) mounts+=(--volume "$first:$second:ro"); pip_targets+=("$second") ;;
+    left-out) say "pip setting left out of the build (the host's own): $first" ;;
     cert) mounts+=(--volume "$first:/etc/ssl/certs/ca-certificates.crt:ro") ;;
   esac
-done < <(python3 - "$home" <<'PY'
-import os, subprocess, sys
-from urllib.parse import urlparse
-
-home, sections, mounts = sys.argv[1], {}, {}
-listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
-for line in listed.splitlines():
-    key, _, value = line.partition("=")
-    section, _, name = key.rpartition(".")
-    sections.setdefault("global" if section in (":env:", "env_var") else section, {})[name] = value.strip("'\"")
-cert = sections.get("global", {}).pop("cert", None) or os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
-
-def local(entry: str) -> str:
-    """A local folder or file:// index as a path inside the build's HOME, where its top folder is mounted read-only."""
-    path = urlparse(entry).path if entry.startswith("file:") else entry
-    if not path.startswith("/") or not os.path.exists(path):
-        return entry
-    top = "/" + path.strip("/").split("/")[0]  # its whole top folder: an index's pages link to ../../files/...
-    mounts[top] = f".build-index{top}"
-    return f"file://{home}/.build-index{path}" if entry.startswith("file:") else f"{home}/.build-index{path}"
-
-for section, values in sections.items():
-    print(f"conf\t[{section}]")
-    for name, value in values.items():
-        if name in ("find-links", "index-url", "extra-index-url"):
-            value = " ".join(local(v) for v in value.split())
-        print(f"conf\t{name} = {value}")
-for path, inside in mounts.items():
-    print(f"mount\t{path}\t{inside}")
-print(f"cert\t{os.path.realpath(cert)}")
-PY
-)
+done < <(python3 scripts/pip_build_settings.py "$home")
 
 # --- the build -------------------------------------------------------------------------------------------------------
 build_started=$SECONDS
-if ! buildah bud --runtime runc --isolation oci --pull=never --network host --layers "${ulimits[@]}" "${mounts[@]}" \
+fresh=(); [ -z "${FRESH:-}" ] || fresh=(--no-cache)
+if ! buildah bud --runtime runc --isolation oci --pull=never --network host --layers "${fresh[@]}" "${ulimits[@]}" "${mounts[@]}" \
      --tag "$image" . > "$work/build.log" 2>&1; then
   tail -n 40 "$work/build.log" >&2; say "the image did not build"; exit 1
 fi
@@ -172,12 +146,19 @@ build_s=$((SECONDS - build_started))
 "${podman[@]}" image prune --force >/dev/null  # earlier builds' images; the cached layers of this one stay
 size="$("${podman[@]}" image inspect --format '{{.Size}}' "$image")"
 say "built $image in ${build_s} s: $((size / 1000000)) MB"
-same_ca() {  # nothing of this machine's was baked in: the image's CA bundle is still its base's
-  [ "$("${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sha256sum "$base" /etc/ssl/certs/ca-certificates.crt)" = \
-    "$("${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sha256sum "$image" /etc/ssl/certs/ca-certificates.crt)" ] &&
-    "${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sh "$image" -c "! test -e $home/.config/pip && ! test -e $home/.build-index"
+base_and_image_agree() {  # folders mounted over the base's own during the build hold the base's files again
+  local listing='for d; do find "$d" -type f -exec sha256sum {} + | sort; done'
+  diff <("${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sh "$base" -c "$listing" _ "$@") \
+       <("${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sh "$image" -c "$listing" _ "$@") >&2
 }
-check "the machine's CA bundle and package-index settings are not in the image" same_ca
+nothing_of_the_machine() {  # no mount target was left behind: the CA bundle and apt's folders are the base's,
+  # and none of the paths pip's settings were mounted at (nor the pip.conf written for the build) is in the image
+  base_and_image_agree /etc/ssl/certs/ca-certificates.crt /etc/apt/sources.list.d /etc/apt/apt.conf.d &&
+    "${podman[@]}" run --rm "${ulimits[@]}" --entrypoint sh "$image" -c \
+      'for target; do ! test -e "$target" || { echo "left in the image: $target" >&2; exit 1; }; done' \
+      _ "$home/.config/pip" "${pip_targets[@]}"
+}
+check "the machine's CA bundle, apt and pip settings are not in the image (${#pip_targets[@]} pip mounts)" nothing_of_the_machine
 
 as_runner() { setpriv --reuid "$runner_uid" --regid "$runner_gid" --clear-groups "$@"; }
 owned_by_runner() { [ -z "$(find "$@" ! -uid "$runner_uid" -print -quit)" ]; }
