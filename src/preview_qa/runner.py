@@ -34,7 +34,7 @@ from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.selection import select
 from preview_qa.setups import setup_of
 from preview_qa.trace import AgentFn, AgentTrace, Recording
-from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict
+from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict, secret_line
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -166,7 +166,7 @@ class Runner:
         trace = await self._attempt(spec, target, recording, emit)
         verdict, report, expectations = decide(spec, trace)
         drift = drift_line(trace.replay_error) if trace.replay_error else None
-        if recording is not None and verdict.status is not Status.PASSED:
+        if recording is not None and verdict.status is not Status.PASSED and not trace.secret_attempts:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
             replay_usage = trace.usage
@@ -183,6 +183,7 @@ class Runner:
             causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
             path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
             evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
+            secrets_blocked=[secret_line(a) for a in trace.secret_attempts],
         )
 
     def _recording(self, spec: TestSpec, target: str) -> Recording | None:

@@ -158,7 +158,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
                                     on_step_end=_step_hook(run, trace, steps, lease, phases))
                 else:
-                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page)
+                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page, policy)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                     run.keep_state(await read_state(lease.context))
         except BrowserStartError as e:
@@ -217,7 +217,7 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
 
 
 async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
-                  shoot: Callable[[Page], Awaitable[bytes | None]]) -> Page | None:
+                  shoot: Callable[[Page], Awaitable[bytes | None]], policy: RequestPolicy) -> Page | None:
     """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
     of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
     the page the replay ended on."""
@@ -225,7 +225,8 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
     assert recording is not None
     trace.path = "replayed"
     page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-    outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot).run(
+    outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot,
+                             refusal(policy)).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
     trace.steps = outcome.steps
     if outcome.drift is not None:
@@ -274,14 +275,18 @@ def _profile(run: TestRun, workdir: str, cdp_url: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher,
-           policy: RequestPolicy) -> Agent:
-    spec = run.spec
-
-    def guard(action: dict[str, Any], page_url: str) -> str | None:
+def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
+    """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+    def refused(action: dict[str, Any], page_url: str) -> str | None:
         attempt = policy.check_action(action, page_url)
         return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
 
+    return refused
+
+
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher,
+           policy: RequestPolicy) -> Agent:
+    spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
         llm=llm,
@@ -289,7 +294,7 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         use_judge=spec.judge,
         browser_session=session,
         # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
-        tools=WatchedTools(steps, guard, exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
+        tools=WatchedTools(steps, refusal(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
         register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
