@@ -38,6 +38,11 @@ class RequestPolicy:
         self.attempts: list[SecretAttempt] = []
         self._guards: set[asyncio.Task[None]] = set()
 
+    @property
+    def guarding(self) -> list[asyncio.Task[None]]:
+        """The redirect guards still being set up or answering (the bench waits for them)."""
+        return list(self._guards)
+
     def allows(self, host: str) -> bool:
         """An allowed host, or a subdomain of an allowed `*.example.com`."""
         return any(host == h or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:]))) for h in self.hosts)
