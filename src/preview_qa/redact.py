@@ -177,10 +177,13 @@ class Redactor:
 
     @classmethod
     def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
-                 headers: Mapping[str, str] | None = None) -> Redactor:
-        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key and header values."""
+                 headers: Mapping[str, str] | None = None, basic_auth_password: str | None = None) -> Redactor:
+        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key, header values and
+        basic-auth password."""
         found = {name: value for values in secrets.values() for name, value in values.items()}
         found |= {f"{HEADER}{name}": value for name, value in (headers or {}).items()}
+        if basic_auth_password:
+            found[BASIC_AUTH] = basic_auth_password
         if api_key:
             found[API_KEY] = api_key
         return cls(found)

@@ -67,7 +67,8 @@ class Runner:
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
-        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
+                                                                   config.basic_auth_password)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
@@ -117,7 +118,7 @@ class Runner:
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:
             return None
-        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
+        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers)
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
         if spec.name in self._setup_of and not self.selection.skip_reason(spec):
@@ -226,7 +227,7 @@ class Runner:
         if self.config.baseline_url is None or not failing:
             return None
         unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
-                                             self.config.extra_headers)
+                                             self.config.preview_headers)
         if unreachable:
             return f"--baseline-url is unreachable: {unreachable}"
         async with asyncio.TaskGroup() as group:

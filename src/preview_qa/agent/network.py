@@ -145,6 +145,18 @@ class RequestPolicy:
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
 
 
+async def send_to_origin(context: BrowserContext, origin: str, headers: dict[str, str]) -> None:
+    """Add `headers` (a protection bypass, basic auth) to the requests to `origin` alone, never to another origin the
+    preview's pages load from. Only with headers: each request to the origin then waits for Python."""
+    if not headers:
+        return
+
+    async def add(route: Route, request: Request) -> None:
+        await route.continue_(headers={**request.headers, **headers})
+
+    await context.route(re.compile(rf"^{re.escape(origin)}(?:[/?#]|$)", re.IGNORECASE), add)
+
+
 def _main_frame_navigation(request: Request) -> bool:
     with contextlib.suppress(Exception):  # a service worker's request has no frame
         return request.is_navigation_request() and request.frame.parent_frame is None

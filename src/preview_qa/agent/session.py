@@ -25,7 +25,7 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.network import RequestPolicy
+from preview_qa.agent.network import RequestPolicy, send_to_origin
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
@@ -69,7 +69,7 @@ class BrowserSetup:
 
     chromium: str
     headless: bool = True
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # to the preview's origin only (credentials included)
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
 
@@ -142,6 +142,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
                                     "wall_s": round(lease.launch_s, 3), "cpu_s": None})
             deadline = time.monotonic() + spec.timeout
             await policy.install(lease.context)
+            await send_to_origin(lease.context, run.preview_origin, run.browser.extra_headers)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
@@ -494,8 +495,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
-    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, browser.extra_headers, start_gate(),
-                       workroot)
+    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
     # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
     # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
     gc.freeze()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import secrets
 import threading
@@ -152,6 +153,14 @@ def _leaky_page(collector: str) -> bytes:
     )
 
 
+def _third_party_page(other: str) -> bytes:
+    """A preview page that loads an image, a script, a frame and a fetch from another origin."""
+    return _page("Third-party page - Acme",
+                 f'<h1>Third-party page</h1><img src="{other}/pixel.gif" alt=""><script src="{other}/lib.js"></script>'
+                 f'<iframe src="{other}/frame" title="widget"></iframe>',
+                 script=f"fetch('{other}/api', {{mode: 'no-cors'}}).catch(function () {{}});")
+
+
 _APP_LOGIN = _page(
     "Log in - Acme app",
     '<h1>Log in to the app</h1><form method="post" action="/app/login" id="login">'
@@ -247,6 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.site._lock:
             self.site.requests.append(self.path)
             self.site.request_log.append((self.command, self.path))
+            self.site.header_log.append((self._host(), self.path, dict(self.headers.items())))
         return urlsplit(self.path).path
 
     def _send(
@@ -288,8 +298,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def _authorized(self) -> bool:
+        """Basic auth, when the site asks for it; otherwise a 401 challenge was sent."""
+        auth = self.site.basic_auth
+        if auth is None or self._host() == COLLECTOR_HOST:
+            return True
+        if self.headers.get("Authorization", "") == "Basic " + base64.b64encode(":".join(auth).encode()).decode():
+            return True
+        self._send(401, b"", {"WWW-Authenticate": 'Basic realm="preview"'})
+        return False
+
+    def _host(self) -> str:
+        return urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
+
     def do_GET(self) -> None:
         path = self._record()
+        if not self._authorized():
+            return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
             "/": _HOME,
@@ -311,6 +336,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _page(title, body, script=script))
         elif path == "/search":
             self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
+        elif path == "/third-party":
+            self._send(200, _third_party_page(f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"))
         elif path in ("/leaky", "/relay"):
             collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
             if path == "/leaky":
@@ -366,6 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self._record()
+        if not self._authorized():
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -482,9 +511,11 @@ class DemoSite(BackgroundServer):
     handler = _Handler
 
     def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
-                 production: bool = False) -> None:
+                 production: bool = False, basic_auth: tuple[str, str] | None = None) -> None:
         super().__init__(port, host)
         self.password, self.production = password, production
+        self.basic_auth = basic_auth  # (user, password) every request to `host` needs (COLLECTOR_HOST's do not)
+        self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
