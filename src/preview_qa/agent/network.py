@@ -72,7 +72,8 @@ class RequestPolicy:
         if secret is None:
             return None
         if name == "navigate":
-            where = host_of(str(params.get("url", "")))
+            url = str(params.get("url", ""))
+            where = host_of(url if "://" in url else f"http://{url}")  # browser-use adds a missing scheme
         elif name in PAGE_ACTIONS:
             where = host_of(page_url)
         else:
