@@ -48,9 +48,9 @@ def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, s
                              config.chromium)
     select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
-    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers)
+    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password)
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
-    secret_values = [llm.api_key, *config.extra_headers.values(),
+    secret_values = [llm.api_key, *config.preview_headers.values(), config.basic_auth_password,
                      *(v for values in secrets.values() for v in values.values())]
     cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
@@ -145,8 +145,9 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
     from preview_qa.preview import origin_of
     from preview_qa.runner import Runner
 
-    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
-    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers,
+    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
+                                            config.basic_auth_password)
+    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.preview_headers,
                            browsers=config.concurrency)
     done: list[RunResult] = []
     try:

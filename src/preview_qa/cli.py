@@ -241,6 +241,9 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
               envvar=_env("INPUT_EXTRA-HEADERS"),
               help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
+@click.option("--http-credentials", metavar="USER:PASSWORD", envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
+              help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
+                   "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
               envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
 @click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
@@ -254,7 +257,8 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
-        llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], fail_on: FailOn, comment: bool,
+        llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], http_credentials: str | None,
+        fail_on: FailOn, comment: bool,
         retries: int | None, baseline_url: str | None, out: Path, concurrency: int, only: tuple[str, ...],
         headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
         changed_only: bool, **speed: Any) -> None:
@@ -263,7 +267,8 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
     base_url = _base_url(base_url)
     config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
-                       extra_headers=_headers(extra_headers), wait_timeout=wait_timeout, only=list(only),
+                       extra_headers=_headers(extra_headers), http_credentials=_credentials(http_credentials),
+                       wait_timeout=wait_timeout, only=list(only),
                        tags=_words(tags), skip_tags=_words(skip_tags),
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
@@ -338,6 +343,15 @@ def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None
         raise UsageError(f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
                          "e.g. production or main's preview.")
     return baseline
+
+
+def _credentials(value: str | None) -> tuple[str, str] | None:
+    if not value or not value.strip():  # an action input left empty
+        return None
+    user, sep, password = value.strip().partition(":")
+    if not sep or not user or not password:
+        raise UsageError("--http-credentials must look like 'user:password' (the password itself may hold ':').")
+    return user, password
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str]:

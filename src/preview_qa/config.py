@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -30,6 +31,14 @@ def find_chromium() -> str | None:
     return None
 
 
+def preview_headers(extra_headers: dict[str, str], http_credentials: tuple[str, str] | None) -> dict[str, str]:
+    """The extra headers and, with credentials, basic auth's Authorization header (sent at once, unasked)."""
+    if http_credentials is None:
+        return dict(extra_headers)
+    token = base64.b64encode(":".join(http_credentials).encode("utf-8")).decode("ascii")
+    return {**extra_headers, "Authorization": f"Basic {token}"}
+
+
 @dataclass
 class RunConfig:
     """Everything `run` needs beyond the manifest."""
@@ -44,7 +53,8 @@ class RunConfig:
     concurrency: int = field(default_factory=default_concurrency)
     chromium: str | None = field(default_factory=find_chromium)
     headless: bool = True
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # sent to the preview's origin only (preview.py)
+    http_credentials: tuple[str, str] | None = None  # (user, password) for HTTP basic auth, to the preview's origin only
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
     tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
@@ -60,3 +70,12 @@ class RunConfig:
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
+
+    @property
+    def basic_auth_password(self) -> str | None:
+        return self.http_credentials[1] if self.http_credentials else None
+
+    @property
+    def preview_headers(self) -> dict[str, str]:
+        """What every request to the preview's origin (or the baseline's, on its runs) carries, and no other's."""
+        return preview_headers(self.extra_headers, self.http_credentials)

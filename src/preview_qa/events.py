@@ -10,6 +10,7 @@ from preview_qa.results import RunResult, TestResult
 
 ObservedKind = Literal[
     "console_error", "page_error", "failed_request", "navigation_blocked", "browser_disconnected",  # the browser
+    "secret_blocked",  # a secret on its way to a host outside the test's allowed hosts, stopped (agent/network.py)
     "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
     "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
     "timings",  # where the test's time went: wall (and CPU) seconds per phase

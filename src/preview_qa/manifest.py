@@ -124,6 +124,9 @@ class TestOptions(_Strict):
         "Seconds for the whole test (browser start, agent, checks, evidence) before it errors."))
     allowed_domains: list[str] = Field(default_factory=list, description=(
         "Hosts the agent may visit besides the preview's own."))
+    allow_javascript: bool = Field(default=False, description=(
+        "Give the agent browser-use's evaluate action, which runs JavaScript the model wrote on the page: a risk (a "
+        "page can talk the model into reading and sending anything the page holds), so off unless a test needs it."))
     skip: bool | str = Field(default=False, description="true, or the reason: the test is reported as skipped, not run.")
     judge: bool = Field(default=False, description=(
         "Also ask browser-use's judge: its 'fail' fails the test, its 'pass' adds nothing."))

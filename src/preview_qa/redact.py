@@ -1,7 +1,9 @@
-"""Replace secret values, in every form a URL, JSON or HTML gives them, with their `<secret>name</secret>` placeholders."""
+"""Replace secret values, in every form a URL, JSON, HTML or base64 gives them, with their `<secret>name</secret>`
+placeholders; find which secret a text holds, by its name."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -12,6 +14,7 @@ from urllib.parse import quote, quote_plus
 MIN_SECRET_LENGTH = 6  # a shorter value cannot be told apart from ordinary text: redacting it would shred the output
 API_KEY = "api-key"  # placeholder names of the run's own secrets; a manifest's names are identifiers, so never clash
 HEADER = "header:"
+BASIC_AUTH = "basic-auth-password"
 
 
 def secret_length(value: str) -> int:
@@ -28,7 +31,30 @@ def forms(value: str) -> list[str]:
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent]
     escaped = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], html.escape(value),
                html.escape(value, quote=False)]
-    return list(dict.fromkeys([value, *percent, *lower, *escaped]))
+    return list(dict.fromkeys([value, *percent, *lower, *escaped, *base64_forms(value)]))
+
+
+def base64_forms(value: str) -> list[str]:
+    """The part of `value`'s base64 (standard and URL-safe) that is the same wherever it sits in the encoded data: one
+    form for each of the three byte alignments (0, 1 or 2 bytes before it in its group of three)."""
+    data = value.encode("utf-8", "surrogatepass")
+    found = []
+    for before in range(3):
+        encoded = base64.b64encode(b"\0" * before + data).decode("ascii").rstrip("=")
+        core = encoded[-(-8 * before // 6):(8 * (before + len(data))) // 6]  # only characters of `value`'s own bits
+        found += [core, core.replace("+", "-").replace("/", "_")]
+    return list(dict.fromkeys(found))
+
+
+def describe(name: str) -> str:
+    """A secret as a reason names it, never by its value: secret 'pw', the API key, the header NAME."""
+    if name == API_KEY:
+        return "the API key"
+    if name == BASIC_AUTH:
+        return "the basic-auth password"
+    if name.startswith(HEADER):
+        return f"the header {name.removeprefix(HEADER)}"
+    return f"secret '{name}'"
 
 
 def _char_forms(char: str) -> list[str]:
@@ -100,16 +126,19 @@ _CUT = re.compile(r"(?:%(?:25)*[0-9A-F]?|\\+(?:u[0-9A-F]{0,3})?|&[#\w;]*)?(?=\.\
 class _Secret:
     """One secret's patterns: the whole value in any form, and its start where a text was cut short."""
 
-    def __init__(self, value: str, placeholder: str):
+    def __init__(self, name: str, value: str):
         self.tokens = _tokens(value)
-        self.placeholder = placeholder
+        self.name, self.placeholder = name, f"<secret>{name}</secret>"
         self.whole = re.compile("".join(t.regex for t in self.tokens), re.IGNORECASE)
+        # base64 is case-sensitive, and a percent-encoded URL or form body spells its + / = as %2B %2F %3D
+        self.encoded = re.compile("|".join(re.escape(f).replace(r"\+", "(?:\\+|%2[Bb])").replace("/", "(?:/|%2[Ff])")
+                                           for f in sorted(base64_forms(value), key=len, reverse=True)))
         # a start inside a word is part of that word (`attribu-tes...`), unless the secret itself starts with a symbol
         boundary = r"(?<![^\W_])" if value[:1].isalnum() else ""
         self.start = re.compile(boundary + "".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
 
     def redact(self, text: str) -> str:
-        text = self.whole.sub(lambda _: self.placeholder, text)
+        text = self.encoded.sub(lambda _: self.placeholder, self.whole.sub(lambda _: self.placeholder, text))
         return self._cut_starts(text) if "..." in text or "\u2026" in text else text
 
     def _cut_starts(self, text: str) -> str:
@@ -148,10 +177,13 @@ class Redactor:
 
     @classmethod
     def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
-                 headers: Mapping[str, str] | None = None) -> Redactor:
-        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key and header values."""
+                 headers: Mapping[str, str] | None = None, basic_auth_password: str | None = None) -> Redactor:
+        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key, header values and
+        basic-auth password."""
         found = {name: value for values in secrets.values() for name, value in values.items()}
         found |= {f"{HEADER}{name}": value for name, value in (headers or {}).items()}
+        if basic_auth_password:
+            found[BASIC_AUTH] = basic_auth_password
         if api_key:
             found[API_KEY] = api_key
         return cls(found)
@@ -159,8 +191,8 @@ class Redactor:
     def add(self, secrets: Mapping[str, str]) -> None:
         """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
         found = [(v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH]
-        pairs = sorted([*zip(self.values, self._secrets, strict=True), *((v, _Secret(v, f"<secret>{k}</secret>"))
-                                                                         for v, k in found)], key=lambda p: -len(p[0]))
+        pairs = sorted([*zip(self.values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)],
+                       key=lambda p: -len(p[0]))
         self.values, self._secrets = [v for v, _ in pairs], [s for _, s in pairs]
 
     def text(self, text: str) -> str:
@@ -169,6 +201,10 @@ class Redactor:
         for secret in self._secrets:
             text = secret.redact(text)
         return text
+
+    def find(self, text: str) -> str | None:
+        """The name of the first secret `text` holds whole, in any form (for a reason: see `describe`), else None."""
+        return next((s.name for s in self._secrets if s.whole.search(text) or s.encoded.search(text)), None)
 
     def value(self, value: Any) -> Any:
         if not self._secrets:

@@ -29,9 +29,10 @@ def test_budget_left(spec: TestSpec, used: Usage) -> TestSpec | None:
 
 def wants_retry(spec: TestSpec, attempts: list[TestResult]) -> bool:
     """A failed or errored attempt is retried while the test has retries left (the runner adds its budgets and the
-    provider's circuit breaker); a test stopped by its own budget is not: another attempt would be over it too."""
+    provider's circuit breaker); a test stopped by its own budget is not: another attempt would be over it too, nor
+    one that tried to send a secret off its allowed hosts."""
     last = attempts[-1]
-    if last.status not in RETRIED or len(attempts) > spec.retries:
+    if last.status not in RETRIED or len(attempts) > spec.retries or last.secrets_blocked:  # no second chance to leak
         return False
     return test_budget_left(spec, sum((a.usage for a in attempts), Usage())) is not None
 

@@ -34,7 +34,7 @@ from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.selection import select
 from preview_qa.setups import setup_of
 from preview_qa.trace import AgentFn, AgentTrace, Recording
-from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict
+from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict, secret_line
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -67,7 +67,8 @@ class Runner:
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
-        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
+                                                                   config.basic_auth_password)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
@@ -117,7 +118,7 @@ class Runner:
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:
             return None
-        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.extra_headers)
+        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers)
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
         if spec.name in self._setup_of and not self.selection.skip_reason(spec):
@@ -166,7 +167,7 @@ class Runner:
         trace = await self._attempt(spec, target, recording, emit)
         verdict, report, expectations = decide(spec, trace)
         drift = drift_line(trace.replay_error) if trace.replay_error else None
-        if recording is not None and verdict.status is not Status.PASSED:
+        if recording is not None and verdict.status is not Status.PASSED and not trace.secret_attempts:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
             replay_usage = trace.usage
@@ -183,6 +184,7 @@ class Runner:
             causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
             path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
             evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
+            secrets_blocked=[secret_line(a) for a in trace.secret_attempts],
         )
 
     def _recording(self, spec: TestSpec, target: str) -> Recording | None:
@@ -225,7 +227,7 @@ class Runner:
         if self.config.baseline_url is None or not failing:
             return None
         unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
-                                             self.config.extra_headers)
+                                             self.config.preview_headers)
         if unreachable:
             return f"--baseline-url is unreachable: {unreachable}"
         async with asyncio.TaskGroup() as group:

@@ -43,6 +43,14 @@ class LLMFault:
 
 
 @dataclass(frozen=True)
+class SecretAttempt:
+    """A secret on its way to a host outside the test's allowed hosts, stopped: by its name, never its value."""
+
+    name: str  # a manifest's placeholder name, or the run's own (redact.API_KEY, HEADER..., BASIC_AUTH)
+    host: str
+
+
+@dataclass(frozen=True)
 class DoneReport:
     """The agent's done action, as raw as it came: `text` is whatever the structured done produced."""
 
@@ -72,6 +80,7 @@ class AgentTrace:
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
     path: TestPath = "agent"  # an agent run sets agent or replayed; the runner marks a fallback run replay-fell-back
+    secret_attempts: list[SecretAttempt] = field(default_factory=list)  # each fails the test, whatever else happened
     replay_error: str | None = None  # where and why a cached trace stopped matching: "step 3: click button 'Add': ..."
 
 

@@ -10,9 +10,10 @@ from pydantic import ValidationError
 
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
+from preview_qa.redact import describe
 from preview_qa.results import ExpectationOutcome, Status, Verdict
 from preview_qa.text import one_line
-from preview_qa.trace import AgentReport, AgentTrace, LLMFault
+from preview_qa.trace import AgentReport, AgentTrace, LLMFault, SecretAttempt
 
 REASON_LIMIT = 500
 
@@ -49,6 +50,9 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     failed_checks = [e for e in expectations if not e.ok]
     evidence = _evidence_causes(trace)
 
+    if trace.secret_attempts:  # first: no report, error or check outweighs a secret the agent tried to carry off
+        return _fail(secret_line(trace.secret_attempts[0]), [*(secret_line(a) for a in trace.secret_attempts[1:]),
+                                                             *evidence]), report, expectations
     if trace.infrastructure_error:
         return _error(trace.infrastructure_error, evidence), report, expectations
     if trace.replay_error:
@@ -72,6 +76,11 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
     if judge_problem is not None:
         return judge_problem, report, expectations
     return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT)), report, expectations
+
+
+def secret_line(attempt: SecretAttempt) -> str:
+    """How a stopped secret is reported everywhere: by its name and the host, never its value."""
+    return f"the agent tried to send {describe(attempt.name)} to {attempt.host}"
 
 
 def drift_line(replay_error: str) -> str:

@@ -30,7 +30,7 @@ async def with_pool(size: int, test: object, tmp_path: Path) -> None:
             return playwright
 
         setup = BrowserSetup(chromium=find_chromium() or "/usr/bin/chromium")
-        pool = BrowserPool(driver, launch_profile(setup, str(tmp_path)), size, {}, start_gate(), str(tmp_path))
+        pool = BrowserPool(driver, launch_profile(setup, str(tmp_path)), size, start_gate(), str(tmp_path))
         pids: list[int] = []
         try:
             await test(pool, pids)  # type: ignore[operator]

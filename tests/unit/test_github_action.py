@@ -22,8 +22,8 @@ from tests.fakes.github import read_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
-          "extra-headers", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on", "image", "cache",
-          "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only", "retries", "baseline-url"}
+          "extra-headers", "http-credentials", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on",
+          "image", "cache", "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only", "retries", "baseline-url"}
 OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
            "artifact-url"}
 

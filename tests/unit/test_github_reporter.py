@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import re
@@ -87,7 +88,9 @@ def test_one_error_per_failing_test_at_its_manifest_line_relative_to_the_workspa
 def test_hostile_text_from_the_agent_cannot_issue_commands(workspace: Path) -> None:
     run = run_of(workspace, [make_result(workspace, "hostile\n::error::pwned-title", Status.FAILED, HOSTILE, 9)])
     log = report(run, runner_env(workspace))
-    assert [c.name for c in log.commands] == ["add-mask", "stop-commands", "error"]
+    names = [c.name for c in log.commands]
+    masks = names.count("add-mask")  # the secret's forms (raw, base64 ...) before anything else
+    assert masks and names == ["add-mask"] * masks + ["stop-commands", "error"]
     assert any("::error::pwned" in line for line in log.displayed)  # shown in the log, inert
     assert any(line.strip().startswith("::add-mask::Log in") for line in log.displayed)
     error = log.named("error")[0]
@@ -98,9 +101,11 @@ def test_secrets_are_masked_before_anything_else_is_printed(workspace: Path) -> 
     run = run_of(workspace, [make_result(workspace, "t", Status.FAILED, f"typed {API_KEY} into the page")])
     log = report(run, runner_env(workspace), secrets=(API_KEY, "line one\nline two", "", API_KEY, "a b&c"))
     masks = [c.message for c in log.named("add-mask")]
-    assert masks[:4] == [API_KEY, "line one\nline two", "line one", "line two"]
+    raw = [API_KEY, "line one\nline two", "line one", "line two"]
+    assert [m for m in masks if m in raw] == raw
     # the forms a page or URL gives a value are masked too: the runner only knows the raw value
     assert {"line+one%0Aline+two", "line one\\nline two", "a+b%26c", "a%20b%26c", "a b&amp;c"} <= set(masks)
+    assert base64.b64encode(API_KEY.encode()).decode().rstrip("=")[:-1] in masks  # and its base64
     assert len(masks) == len(set(masks)) and "" not in masks
     assert log.order[:len(masks)] == ["mask"] * len(masks) and "mask" not in log.order[len(masks):]
 

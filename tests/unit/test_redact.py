@@ -3,6 +3,7 @@ message our LLM wrapper sends."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import html
 import json
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 
 from preview_qa.agent.llm import scrubbed
 from preview_qa.events import AgentHistory, Observed, StepRecorded, TestFinished
-from preview_qa.redact import MIN_SECRET_LENGTH, Redactor, forms, secret_length
+from preview_qa.redact import MIN_SECRET_LENGTH, Redactor, describe, forms, secret_length
 from preview_qa.results import Status, TestResult
 from preview_qa.runner import _redacted
 
@@ -112,6 +113,28 @@ def test_the_run_redactor_knows_the_api_key_and_header_values() -> None:
                                  headers={"X-Bypass": "bypass token 42", "X-Debug": "1"})
     assert redactor.text("password-1 sk-live-abcdef bypass+token+42 1") == (
         "<secret>pw</secret> <secret>api-key</secret> <secret>header:X-Bypass</secret> 1")
+
+
+@pytest.mark.parametrize("before", ["", "a", "ab", "abc", "abcd"])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_a_secret_in_base64_is_found_and_redacted_at_any_alignment(before: str, encode: Any) -> None:
+    secret = "pa?s>s~w0rd-4242"  # its base64 holds + and / (- and _ when URL-safe)
+    encoded = encode(f"{before}{secret}!!".encode()).decode()
+    redactor = Redactor({"pw": secret})
+    for text in (encoded, quote(encoded, safe=""), f"token={encoded}&x=1"):
+        assert redactor.find(text) == "pw", text
+        redacted = redactor.text(text)
+        assert "<secret>pw</secret>" in redacted and not any(f in redacted for f in forms(secret)), redacted
+    assert redactor.find(base64.b64encode(b"pa?s>s~w0rX-4242!!").decode()) is None  # a near miss is no secret
+
+
+def test_a_secret_is_found_and_named_never_by_its_value() -> None:
+    redactor = Redactor.of_tests({"t": {"pw": "password-1"}}, api_key="sk-live-abcdef",
+                                 headers={"X-Bypass": "bypass token 42"})
+    assert [describe(n) for n in (redactor.find("?q=password%2D1"), redactor.find('{"k": "sk-live-abcdef"}'),
+                                  redactor.find("bypass&#32;token 42"), redactor.find("nothing here"))
+            if n is not None] == ["secret 'pw'", "the API key", "the header X-Bypass"]
+    assert describe("basic-auth-password") == "the basic-auth password"
 
 
 # --- property: any event the runner publishes -------------------------------------------------------------------

@@ -17,7 +17,7 @@ from preview_qa.config import RunConfig
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
-from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording
+from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording, SecretAttempt
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
@@ -33,7 +33,7 @@ def scripted(*outcomes: AgentTrace) -> tuple[Any, list[dict[str, Any]]]:
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={"n": len(calls)}))
         trace = outcomes[min(len(calls), len(outcomes)) - 1]
         return AgentTrace(done=trace.done, infrastructure_error=trace.infrastructure_error, usage=trace.usage.model_copy(),
-                          llm_faults=trace.llm_faults)
+                          llm_faults=trace.llm_faults, secret_attempts=trace.secret_attempts)
 
     return agent, calls
 
@@ -62,6 +62,15 @@ def test_retries_stop_at_the_limit_and_the_last_attempt_decides() -> None:
     t = outcome.tests[0]
     assert len(calls) == 3 and (t.status, t.reason, t.attempts, t.flaky) == (Status.ERRORED, "timed out after 5 s", 3, False)
     assert [a.status for a in t.earlier_attempts] == [Status.FAILED, Status.ERRORED]
+
+
+def test_a_test_that_tried_to_send_a_secret_off_is_never_retried_and_fails() -> None:
+    agent, calls = scripted(AgentTrace(done=PASS, secret_attempts=[SecretAttempt("pw", "collector.example")]),
+                            AgentTrace(done=PASS))
+    outcome, _ = run(specs_named("t", retries=2), agent)
+    t = outcome.tests[0]
+    assert len(calls) == 1 and t.status is Status.FAILED
+    assert t.reason == t.secrets_blocked[0] == "the agent tried to send secret 'pw' to collector.example"
 
 
 def test_no_retries_no_labels_and_passes_are_never_retried() -> None:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from preview_qa.checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Status
-from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
+from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault, SecretAttempt
 from preview_qa.verdict import REASON_LIMIT, decide, parse_report
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}
@@ -151,6 +151,20 @@ def test_data_checks_are_returned_with_the_page_checks() -> None:
     _, _, expectations = decide(spec(expect={"data": {"a": 1}}), AgentTrace(done=done(data={"a": 1}),
                                                                            expectations=[check(True)]))
     assert [(e.check, e.ok) for e in expectations] == [("url", True), ("data.a", True)]
+
+
+@pytest.mark.parametrize("trace", [
+    AgentTrace(done=done(reason="all good"), expectations=[check(True)]),  # whatever it reports afterwards
+    AgentTrace(infrastructure_error="timed out after 60 s"),
+    AgentTrace(path="replayed", expectations=[check(True)]),
+    AgentTrace(replay_error="step 2: navigate: blocked"),
+])
+def test_a_secret_the_agent_tried_to_carry_off_fails_the_test_first(trace: AgentTrace) -> None:
+    trace.secret_attempts = [SecretAttempt("pw", "collector.example"), SecretAttempt("api-key", "cdn.example")]
+    verdict, _, _ = decide(spec(), trace)
+    assert verdict.status == Status.FAILED
+    assert verdict.reason == "the agent tried to send secret 'pw' to collector.example"
+    assert verdict.causes[0] == "the agent tried to send the API key to cdn.example"
 
 
 def test_no_report_lists_how_many_calls_failed_and_why() -> None:

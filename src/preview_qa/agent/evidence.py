@@ -73,8 +73,9 @@ class EvidenceRecorder:
     def browser_error(self, event: BrowserErrorEvent) -> None:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
-            self._record("navigation_blocked", {"url": str(event.details.get("url", "")),
-                                                "message": clip(event.message, DETAIL_LIMIT)})
+            # the host alone: the URL's query may hold a secret
+            self._record("navigation_blocked", {"host": urlsplit(str(event.details.get("url", ""))).hostname or "",
+                                                "by": "browser-use"})
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:

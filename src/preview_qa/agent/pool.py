@@ -141,8 +141,8 @@ class BrowserPool:
     fewer than `size` run), and cleans up after the test in the background."""
 
     def __init__(self, playwright: Callable[[], Awaitable[Playwright]], profile: BrowserProfile, size: int,
-                 extra_headers: dict[str, str], gate: asyncio.Semaphore, workroot: str):
-        self.playwright, self.profile, self.size, self.extra_headers = playwright, profile, max(1, size), extra_headers
+                 gate: asyncio.Semaphore, workroot: str):
+        self.playwright, self.profile, self.size = playwright, profile, max(1, size)
         self.gate, self.workroot = gate, workroot
         self._running: set[PooledBrowser] = set()
         self._starting = 0
@@ -250,7 +250,7 @@ class BrowserPool:
 
     async def _new_context(self, pooled: PooledBrowser) -> tuple[BrowserContext, Page, str]:
         # no_viewport: browser-use sizes the page itself, as on a browser of its own
-        context = await pooled.browser.new_context(no_viewport=True, extra_http_headers=self.extra_headers or None)
+        context = await pooled.browser.new_context(no_viewport=True)  # preview credentials: agent/network.py
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
         try:

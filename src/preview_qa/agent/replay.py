@@ -117,9 +117,10 @@ class Replayer:
     page's (masked) screenshot."""
 
     def __init__(self, context: BrowserContext, page: Page, secrets: dict[str, str], test: str,
-                 emit: Callable[[StepRecorded], None], phases: Phases, shoot: Callable[[Page], Awaitable[bytes | None]]):
+                 emit: Callable[[StepRecorded], None], phases: Phases, shoot: Callable[[Page], Awaitable[bytes | None]],
+                 guard: Callable[[dict[str, Any], str], str | None]):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
-        self.emit, self.phases, self.shoot = emit, phases, shoot
+        self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
@@ -163,6 +164,9 @@ class Replayer:
                     done.append({action.name: {**action.params, "replay": action.skip}})
                     elements.append(None)
                     continue
+                refused = self.guard({action.name: action.params}, self.page.url)  # as for the agent's own actions
+                if refused is not None:
+                    raise _Drifted(step, action, refused)
                 found = await self._find(step, action) if action.needs_element else None
                 done.append({action.name: dict(action.params)})
                 elements.append(found.facts if found is not None else None)

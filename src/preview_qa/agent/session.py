@@ -25,6 +25,7 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.network import RequestPolicy, send_to_origin
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.replay import Replayer, check_page_against_task
@@ -38,7 +39,7 @@ from preview_qa.redact import Redactor
 from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
 from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
-from preview_qa.verdict import replay_needs_llm_check
+from preview_qa.verdict import replay_needs_llm_check, secret_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Playwright
@@ -68,7 +69,7 @@ class BrowserSetup:
 
     chromium: str
     headless: bool = True
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # to the preview's origin only (credentials included)
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
 
@@ -103,6 +104,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
     trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
+    policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit)
     session: ContextSession | None = None
     lease: Lease | None = None
 
@@ -139,6 +141,8 @@ async def run_agent(run: TestRun) -> AgentTrace:
                 phases.rows.append({"phase": "of which launching the browser (its worker's first test only)",
                                     "wall_s": round(lease.launch_s, 3), "cpu_s": None})
             deadline = time.monotonic() + spec.timeout
+            await policy.install(lease.context)
+            await send_to_origin(lease.context, run.preview_origin, run.browser.extra_headers)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
@@ -151,11 +155,11 @@ async def run_agent(run: TestRun) -> AgentTrace:
                     await load_state(lease.context, run.start_state, run.allowed_hosts)
                 if session is not None:
                     with phases("agent set-up"):
-                        agent = _agent(run, session, llm(), workdir, steps)
+                        agent = _agent(run, session, llm(), workdir, steps, policy)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
                                     on_step_end=_step_hook(run, trace, steps, lease, phases))
                 else:
-                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page)
+                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page, policy)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                     run.keep_state(await read_state(lease.context))
         except BrowserStartError as e:
@@ -175,6 +179,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
             if agent is not None and run.recording is None:
                 _read_history(agent, trace, run)
             trace.evidence = evidence.summary
+            trace.secret_attempts = list(policy.attempts)
             if trace.infrastructure_error is None:
                 trace.infrastructure_error = _infrastructure_problem(evidence, trace)
             try:
@@ -213,7 +218,7 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
 
 
 async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
-                  shoot: Callable[[Page], Awaitable[bytes | None]]) -> Page | None:
+                  shoot: Callable[[Page], Awaitable[bytes | None]], policy: RequestPolicy) -> Page | None:
     """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
     of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
     the page the replay ended on."""
@@ -221,7 +226,8 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
     assert recording is not None
     trace.path = "replayed"
     page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-    outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot).run(
+    outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot,
+                             refusal(policy)).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
     trace.steps = outcome.steps
     if outcome.drift is not None:
@@ -270,7 +276,17 @@ def _profile(run: TestRun, workdir: str, cdp_url: str) -> BrowserProfile:
     )
 
 
-def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher) -> Agent:
+def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
+    """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+    def refused(action: dict[str, Any], page_url: str) -> str | None:
+        attempt = policy.check_action(action, page_url)
+        return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
+
+    return refused
+
+
+def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: str, steps: StepWatcher,
+           policy: RequestPolicy) -> Agent:
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
@@ -278,7 +294,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         judge_llm=llm,
         use_judge=spec.judge,
         browser_session=session,
-        tools=WatchedTools(steps, exclude_actions=["search"]),
+        # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
+        tools=WatchedTools(steps, refusal(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
         register_new_step_callback=steps.on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(run.secrets) or None,
@@ -478,8 +495,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
-    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, browser.extra_headers, start_gate(),
-                       workroot)
+    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
     # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
     # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
     gc.freeze()

