@@ -1,5 +1,5 @@
 """`preview-qa init`: a starter manifest and workflow that pass validate, the schema and actionlint, never overwritten
-without --force; the workflow is the README's."""
+without --force; the workflow is the one the README and docs/github-actions.md show."""
 
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
     assert (tmp_path / WORKFLOW).exists()
 
 
-def test_the_readme_shows_the_workflow_init_writes() -> None:
-    github = (ROOT / "README.md").read_text(encoding="utf-8").split("<!-- section: github -->")[1]
-    shown = re.search(r"```yaml\n(.*?)```", github, re.S)
+def test_the_readme_and_the_guide_show_the_workflow_init_writes() -> None:
     starter = ROOT / "src" / "preview_qa" / "starter" / WORKFLOW.name
-    assert shown and yaml.safe_load(shown.group(1)) == yaml.safe_load(starter.read_text(encoding="utf-8"))
+    for page in (ROOT / "README.md", ROOT / "docs" / "github-actions.md"):
+        github = page.read_text(encoding="utf-8").split("<!-- section: github -->")[1]
+        shown = re.search(r"```yaml\n(.*?)```", github, re.S)
+        assert shown and yaml.safe_load(shown.group(1)) == yaml.safe_load(starter.read_text(encoding="utf-8")), page

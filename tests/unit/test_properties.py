@@ -24,7 +24,7 @@ from tests.conftest import run_preview_qa
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
 
 PURE = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-RAN: dict[str, int] = {}  # property -> generated cases it ran; printed at the end (the README quotes these numbers)
+RAN: dict[str, int] = {}  # property -> generated cases it ran; printed at the end (docs/dev/promises.md quotes these numbers)
 
 # --- generators -------------------------------------------------------------------------------------------------
 

@@ -67,19 +67,23 @@ def test_every_key_has_a_description_for_the_editor_to_show() -> None:
     assert "line" not in keys and "path" not in keys  # set by the loader, never written in a manifest
 
 
-def _readme_manifests() -> list[str]:
-    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+def _documented_manifests(page: Path) -> list[str]:
+    blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     return [b for b in blocks if re.search(r"^version: 1$", b, re.M)]
 
 
-def test_the_bundled_and_the_readme_manifests_validate_with_check_jsonschema(tmp_path: Path) -> None:
-    readme = _readme_manifests()
+def test_the_bundled_and_the_documented_manifests_validate_with_check_jsonschema(tmp_path: Path) -> None:
+    readme = _documented_manifests(ROOT / "README.md")
     assert readme and readme[0].startswith(MODELINE + "\n")  # the README shows editors where the schema is
+    reference = _documented_manifests(ROOT / "docs" / "manifest.md")
+    assert reference and reference[0].startswith(MODELINE + "\n")  # and so does the manifest reference
     files = [ROOT / "src" / "preview_qa" / "demo" / "qa.yml"]
-    for i, text in enumerate(readme):
-        files.append(tmp_path / f"readme-{i}.yml")
-        files[-1].write_text(text, encoding="utf-8")
-        manifest.loads(text)  # and the loader takes them too
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for i, text in enumerate(_documented_manifests(page)):
+            files.append(tmp_path / f"{page.relative_to(ROOT).as_posix().replace('/', '-')}-{i}.yml")
+            files[-1].write_text(text, encoding="utf-8")
+            manifest.loads(text)  # and the loader takes them too
+    assert len(files) >= 4  # the bundled one, the README's, the reference's and the saved-logins guide's
     checked = check_jsonschema(*files)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
