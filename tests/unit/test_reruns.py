@@ -18,7 +18,7 @@ from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
 from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording
-from tests.unit.test_concurrency import PASS, run, specs_named
+from tests.builders import PASS, run, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
 

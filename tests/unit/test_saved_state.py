@@ -28,8 +28,8 @@ from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.setups import cycle_from, with_setup_tests
 from preview_qa.shard import in_shard
 from preview_qa.trace import AgentTrace, DoneReport, Recording
+from tests.builders import PASS, run
 from tests.conftest import clean_env, run_preview_qa
-from tests.unit.test_concurrency import PASS, run
 
 TOKEN = "tok-4f9a0c1d2e3b"
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "wrong password"}), success=True)

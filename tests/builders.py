@@ -1,0 +1,34 @@
+"""Builders the unit tests share: manifest tests (specs_named), the agent's passing report (PASS), and a run of the
+real runner with a fake agent (run)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from preview_qa import runner as runner_mod
+from preview_qa.config import RunConfig
+from preview_qa.events import Event
+from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.results import RunResult
+from preview_qa.trace import AgentTrace, DoneReport, Recording
+
+PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
+FakeAgent = Callable[..., Awaitable[AgentTrace]]
+
+
+def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,
+        **config: Any) -> tuple[RunResult, list[Event]]:
+    """The runner over `tests`, each played by `agent` (no browser); the run's result and every event it sent."""
+    events: list[Event] = []
+    manifest = Manifest(version=1, tests=tests)
+    cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", **config)
+    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, recordings).run())
+    return result, events
+
+
+def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
+    return [TestSpec(name=n, task=f"task {n}", line=i + 1, **kw) for i, n in enumerate(names)]
