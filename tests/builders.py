@@ -1,4 +1,4 @@
-"""Builders the unit tests share: manifest tests (specs_named), the agent's passing report (PASS), and a run of the
+"""Builders the unit tests share: manifest tests (spec, specs_named), the agent's passing report (PASS), and a run of the
 real runner with a fake agent (run)."""
 
 from __future__ import annotations
@@ -30,5 +30,11 @@ def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec]
     return result, events
 
 
+def spec(name: str = "t", line: int = 0, **kw: Any) -> TestSpec:
+    """A manifest test; its task names it unless `kw` gives one."""
+    return TestSpec(**{"name": name, "task": f"task {name}", "line": line, **kw})
+
+
 def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
-    return [TestSpec(name=n, task=f"task {n}", line=i + 1, **kw) for i, n in enumerate(names)]
+    """A manifest's tests, on lines 1, 2, ... in the order named."""
+    return [spec(n, i + 1, **kw) for i, n in enumerate(names)]

@@ -28,7 +28,7 @@ from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.setups import cycle_from, with_setup_tests
 from preview_qa.shard import in_shard
 from preview_qa.trace import AgentTrace, DoneReport, Recording
-from tests.builders import PASS, run
+from tests.builders import PASS, run, spec
 from tests.conftest import clean_env, run_preview_qa
 
 TOKEN = "tok-4f9a0c1d2e3b"
@@ -39,10 +39,6 @@ def state(token: str = TOKEN) -> BrowserState:
     return BrowserState({"cookies": [{"name": "sid", "value": token, "domain": "preview.test", "path": "/"},
                                      {"name": "lang", "value": "en", "domain": "preview.test", "path": "/"}],
                          "origins": [{"origin": "http://preview.test", "localStorage": [{"name": "u", "value": "ada"}]}]})
-
-
-def spec(name: str, line: int, **kw: Any) -> TestSpec:
-    return TestSpec(name=name, task=f"task {name}", line=line, **kw)
 
 
 def login_and_three(**login: Any) -> list[TestSpec]:
