@@ -1,5 +1,5 @@
-"""Builders the unit tests share: manifest tests (spec, specs_named), the agent's passing report (PASS), and a run of the
-real runner with a fake agent (run)."""
+"""Builders the unit tests share: manifest tests (spec, specs_named), their results (result), the agent's passing
+report (PASS), and a run of the real runner with a fake agent (run)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from preview_qa import runner as runner_mod
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
 from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.results import RunResult
+from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.trace import AgentTrace, DoneReport, Recording
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
@@ -38,3 +38,9 @@ def spec(name: str = "t", line: int = 0, **kw: Any) -> TestSpec:
 def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
     """A manifest's tests, on lines 1, 2, ... in the order named."""
     return [spec(n, i + 1, **kw) for i, n in enumerate(names)]
+
+
+def result(name: str = "t", status: Status = Status.PASSED, reason: str = "why", **kw: Any) -> TestResult:
+    """A test's result, from line 3 of qa.yml, that took 1.25 s."""
+    return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25,
+                         **kw})

@@ -20,6 +20,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
 from preview_qa.results import RunResult, Status, TestResult
+from tests.builders import result
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, runner_env
 
 HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
@@ -36,8 +37,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def make_result(ws: Path, name: str, status: Status, reason: str = "ok", line: int = 3) -> TestResult:
-    return TestResult(name=name, file=str(ws / "qa" / "qa.yml"), line=line, status=status, reason=reason,
-                      duration_s=1.25, steps=4)
+    return result(name, status, reason, file=str(ws / "qa" / "qa.yml"), line=line, steps=4)
 
 
 def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunResult:

@@ -11,13 +11,10 @@ from junitparser import JUnitXml
 from preview_qa.events import RunFinished, TestFinished
 from preview_qa.reporters.junit import MESSAGE_LIMIT, JUnitReporter, render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+from tests.builders import result
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "bad\x00nul \x1b[31mansi\x1b[0m \x07bell \ud800lone-surrogate \ufffe\uffff ]]> </failure> & <script>"
-
-
-def result(name: str, status: Status, reason: str = "why", **kw: object) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=3, status=status, reason=reason, duration_s=1.25, **kw)  # type: ignore[arg-type]
 
 
 def run_of(tests: list[TestResult]) -> RunResult:

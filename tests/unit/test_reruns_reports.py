@@ -26,16 +26,12 @@ from preview_qa.reporters.github import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
+from tests.builders import result
 from tests.unit.test_artifacts import plain_png as png
 from tests.unit.test_github_reporter import rendered, visible
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "<b>x</b> | `y` ::error::z"
-
-
-def made(name: str, status: Status, **kw: object) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=3, status=status, reason=f"{name} {status.value}", duration_s=2,
-                      **kw)  # type: ignore[arg-type]
 
 
 def attempt(status: Status, reason: str = "first try broke") -> OtherRun:
@@ -49,16 +45,16 @@ def run_of(*tests: TestResult, baseline: str | None = "https://prod.example.com"
 
 
 RUN = run_of(
-    made("flaky one", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)]),
-    made("flaky after an error", Status.PASSED, attempts=3, flaky=True,
-         earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)]),
-    made("regressed", Status.FAILED, attempts=2, earlier_attempts=[attempt(Status.ERRORED)],
-         baseline=OtherRun(status=Status.PASSED, reason="fine there"), regression=True),
-    made("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"),
-         regression=False),
-    made("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
-         regression=False),
-    made("fine", Status.PASSED),
+    result("flaky one", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)]),
+    result("flaky after an error", Status.PASSED, attempts=3, flaky=True,
+           earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)]),
+    result("regressed", Status.FAILED, attempts=2, earlier_attempts=[attempt(Status.ERRORED)],
+           baseline=OtherRun(status=Status.PASSED, reason="fine there"), regression=True),
+    result("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"),
+           regression=False),
+    result("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
+           regression=False),
+    result("fine", Status.PASSED),
 )
 
 
@@ -114,21 +110,21 @@ def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() ->
 
 
 def test_without_a_baseline_only_flaky_tests_are_grouped_and_outputs_count_both() -> None:
-    run = run_of(*RUN.tests[:2], made("broken", Status.FAILED), baseline=None)
+    run = run_of(*RUN.tests[:2], result("broken", Status.FAILED), baseline=None)
     text = render_markdown(run, str, None, 60_000)
     assert "#### Flaky tests" in text and "Compared with the baseline" not in text and "Regressions" not in text
-    assert "#### Flaky" not in render_markdown(run_of(made("fine", Status.PASSED), baseline=None), str, None, 60_000)
+    assert "#### Flaky" not in render_markdown(run_of(result("fine", Status.PASSED), baseline=None), str, None, 60_000)
     assert "flaky<<" in outputs(RUN, Path("out")) and "\n2\n" in outputs(RUN, Path("out")).split("flaky<<", 1)[1]
 
 
 def test_console_marks_flaky_tests_and_regressions_and_names_failed_attempts() -> None:
     stream = io.StringIO()
     console = ConsoleReporter(stream=stream, width=250)
-    failed_first = made("flaky one", Status.FAILED)
+    failed_first = result("flaky one", Status.FAILED)
     console.handle(AttemptFinished(name="flaky one", label="attempt-1", result=failed_first))
-    console.handle(AttemptFinished(name="flaky one", label="attempt-2", result=made("flaky one", Status.PASSED)))
+    console.handle(AttemptFinished(name="flaky one", label="attempt-2", result=result("flaky one", Status.PASSED)))
     console.handle(TestFinished(result=RUN.tests[0]))
-    console.handle(AttemptFinished(name="regressed", label="baseline", result=made("regressed", Status.PASSED)))
+    console.handle(AttemptFinished(name="regressed", label="baseline", result=result("regressed", Status.PASSED)))
     console.handle(RunFinished(result=RUN))
     out = stream.getvalue()
     assert "flaky one attempt-1: failed" in out and "attempt-2" not in out  # a passing attempt needs no line
@@ -158,9 +154,9 @@ def test_each_attempts_evidence_is_kept_apart_and_the_last_one_is_the_tests(tmp_
                                      screenshot_png=png(), label=label))
         reporter.handle(FinalScreenshot(name="t", png=png(), label=label))
         reporter.handle(Observed(name="t", kind="verdict", error=False, detail={"run": label}, label=label))
-        reporter.handle(AttemptFinished(name="t", label=label, result=made("t", Status.FAILED)))
+        reporter.handle(AttemptFinished(name="t", label=label, result=result("t", Status.FAILED)))
         if label == "attempt-2":
-            final = made("t", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)])
+            final = result("t", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)])
             reporter.handle(TestFinished(result=final))
     done = final.model_copy(deep=True, update={"baseline": OtherRun(status=Status.FAILED, reason="x")})
     reporter.handle(RunFinished(result=run_of(done)))
