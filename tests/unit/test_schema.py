@@ -19,10 +19,7 @@ from hypothesis import strategies as st
 from preview_qa import manifest
 from preview_qa.schema import MODELINE, manifest_schema, render
 from preview_qa.yamlsource import YamlSource
-from tests.unit.test_github_action import tool
-
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_FILE = ROOT / "schema" / "manifest-v1.json"
+from tests.repo import ROOT, SCHEMA_FILE, tool
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:

@@ -1,0 +1,20 @@
+"""The repository as the tests see it: its root, the manifest's JSON Schema file, and the linters of the test extra."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_FILE = ROOT / "schema" / "manifest-v1.json"
+
+
+def tool(name: str) -> str:
+    """A linter from the test extra: beside this Python (a venv's bin) or on PATH."""
+    found = next((str(p) for p in [Path(sys.executable).parent / name] if p.exists()), None) or shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; install the test extra (pip install -e '.[test]').")
+    return found
