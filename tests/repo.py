@@ -1,4 +1,5 @@
-"""The repository as the tests see it: its root, the manifest's JSON Schema file, and the linters of the test extra."""
+"""The repository as the tests see it: its root, the manifest's JSON Schema file, the JUnit schema that junit.xml must
+meet (tests/data/junit.xsd), and the linters of the test extra."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import xmlschema
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = ROOT / "schema" / "manifest-v1.json"
+JUNIT_SCHEMA = xmlschema.XMLSchema(ROOT / "tests" / "data" / "junit.xsd")
 
 
 def tool(name: str) -> str:

@@ -20,7 +20,7 @@ from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
 from tests.e2e.processes import left_behind, run_env, running_with, start_cli
 from tests.fakes.chromium import launcher
-from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+from tests.repo import JUNIT_SCHEMA
 
 pytestmark = pytest.mark.e2e
 

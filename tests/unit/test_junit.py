@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import xmlschema
 from junitparser import JUnitXml
 
 from preview_qa.events import RunFinished, TestFinished
 from preview_qa.reporters.junit import MESSAGE_LIMIT, JUnitReporter, render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from tests.builders import result
+from tests.repo import JUNIT_SCHEMA
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "bad\x00nul \x1b[31mansi\x1b[0m \x07bell \ud800lone-surrogate \ufffe\uffff ]]> </failure> & <script>"
 
 
@@ -23,15 +22,15 @@ def run_of(tests: list[TestResult]) -> RunResult:
 
 
 def parse(xml: bytes, tmp_path: Path) -> JUnitXml:
-    SCHEMA.validate(xml.decode("utf-8"))
+    JUNIT_SCHEMA.validate(xml.decode("utf-8"))
     path = tmp_path / "junit.xml"
     path.write_bytes(xml)
     return JUnitXml.fromfile(str(path))
 
 
 def test_the_schema_can_refuse_a_file() -> None:
-    assert not SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase time="1"/></testsuite></testsuites>')
-    assert not SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase name="a"/></testsuite></testsuites>')
+    assert not JUNIT_SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase time="1"/></testsuite></testsuites>')
+    assert not JUNIT_SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase name="a"/></testsuite></testsuites>')
 
 
 def test_every_status_is_valid_junit(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.verdict import decide
 from tests.conftest import run_preview_qa
-from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+from tests.repo import JUNIT_SCHEMA
 
 PURE = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RAN: dict[str, int] = {}  # property -> generated cases it ran; printed at the end (the README quotes these numbers)

@@ -7,7 +7,6 @@ import io
 import json
 from pathlib import Path
 
-import xmlschema
 from junitparser.xunit2 import JUnitXml as SurefireXml
 
 from preview_qa.events import (
@@ -27,10 +26,10 @@ from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from tests.builders import result
+from tests.repo import JUNIT_SCHEMA
 from tests.unit.test_artifacts import plain_png as png
 from tests.unit.test_github_reporter import rendered, visible
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "<b>x</b> | `y` ::error::z"
 
 
@@ -60,7 +59,7 @@ RUN = run_of(
 
 def test_junit_has_surefires_flaky_and_rerun_elements_in_its_order_and_validates(tmp_path: Path) -> None:
     xml = render(RUN.tests, RUN)
-    SCHEMA.validate(xml.decode("utf-8"))
+    JUNIT_SCHEMA.validate(xml.decode("utf-8"))
     (tmp_path / "junit.xml").write_bytes(xml)
     cases = {c.name: c for suite in SurefireXml.fromfile(str(tmp_path / "junit.xml")) for c in suite}
     flaky = cases["flaky one"]
@@ -85,11 +84,11 @@ def test_junit_has_surefires_flaky_and_rerun_elements_in_its_order_and_validates
 def test_a_schema_without_the_surefire_elements_would_refuse_them() -> None:
     rerun = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><failure message="m"/>'
              '<rerunFailure type="failed" message="m">{}</rerunFailure></testcase></testsuite></testsuites>')
-    assert SCHEMA.is_valid(rerun.format("<stackTrace>t</stackTrace>"))
-    assert not SCHEMA.is_valid(rerun.format(""))  # Surefire requires the stack trace
+    assert JUNIT_SCHEMA.is_valid(rerun.format("<stackTrace>t</stackTrace>"))
+    assert not JUNIT_SCHEMA.is_valid(rerun.format(""))  # Surefire requires the stack trace
     wrong_order = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><rerunError type="e">'
                    '<stackTrace>t</stackTrace></rerunError><failure message="m"/></testcase></testsuite></testsuites>')
-    assert not SCHEMA.is_valid(wrong_order)
+    assert not JUNIT_SCHEMA.is_valid(wrong_order)
 
 
 def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() -> None:
