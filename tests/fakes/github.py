@@ -1,14 +1,16 @@
-"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), and a fake of the REST API's PR comments
-and PR files."""
+"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), what GitHub shows of a job summary
+or comment, and a fake of the REST API's PR comments and PR files."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cmarkgfm
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -90,6 +92,16 @@ def read_outputs(path: Path) -> dict[str, str]:
             values[name] = value
         i += 1
     return values
+
+
+def rendered(markdown: str) -> str:
+    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
+    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+
+
+def visible(page: str) -> str:
+    """The text a reader sees of that HTML."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 class FakeGitHub:

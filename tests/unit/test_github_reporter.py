@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import html
 import io
 import re
 from pathlib import Path
 
-import cmarkgfm
 import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
@@ -21,7 +19,7 @@ from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
 from preview_qa.results import RunResult, Status, TestResult
 from tests.builders import result
-from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, runner_env
+from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
 HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
            "##[error]legacy %0A|`<img src=x>` @octocat")
@@ -57,15 +55,6 @@ def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_
         r.handle(RunFinished(result=run))
     reporter.finish()
     return read_log(stream.getvalue())
-
-
-def rendered(markdown: str) -> str:
-    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
-    return cmarkgfm.github_flavored_markdown_to_html(markdown)
-
-
-def visible(page: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def test_escaping_follows_the_workflow_command_rules() -> None:

@@ -26,9 +26,9 @@ from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from tests.builders import result
+from tests.fakes.github import rendered, visible
 from tests.repo import JUNIT_SCHEMA
 from tests.unit.test_artifacts import plain_png as png
-from tests.unit.test_github_reporter import rendered, visible
 
 HOSTILE = "<b>x</b> | `y` ::error::z"
 
