@@ -1,13 +1,16 @@
 """Builders the unit tests share: manifest tests (spec, specs_named), their results (result), the agent's passing
-report (PASS), and a run of the real runner with a fake agent (run)."""
+report (PASS), a run of the real runner with a fake agent (run), and a blank screenshot (plain_png)."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from PIL import Image
 
 from preview_qa import runner as runner_mod
 from preview_qa.config import RunConfig
@@ -44,3 +47,10 @@ def result(name: str = "t", status: Status = Status.PASSED, reason: str = "why",
     """A test's result, from line 3 of qa.yml, that took 1.25 s."""
     return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25,
                          **kw})
+
+
+def plain_png() -> bytes:
+    """A screenshot-sized PNG of a blank white page."""
+    out = io.BytesIO()
+    Image.new("RGB", (1280, 800), "white").save(out, "PNG")
+    return out.getvalue()

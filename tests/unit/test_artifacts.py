@@ -18,7 +18,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.files import safe_name
 from preview_qa.reporters.images import GIF_MAX_FRAMES, GIF_WIDTH, KEEP_BYTES, SCREENSHOT_WIDTH, animation, shrink_screenshot
 from preview_qa.results import RunResult, Status
-from tests.builders import result
+from tests.builders import plain_png, result
 
 PORTABLE = re.compile(r"[a-z0-9][a-z0-9-]*-[0-9a-f]{8}")
 
@@ -28,12 +28,6 @@ def busy_png(seed: int = 0, size: tuple[int, int] = (1280, 800)) -> bytes:
     image = Image.effect_noise(size, 40 + seed).convert("RGB")
     out = io.BytesIO()
     image.save(out, "PNG")
-    return out.getvalue()
-
-
-def plain_png() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (1280, 800), "white").save(out, "PNG")
     return out.getvalue()
 
 

@@ -25,10 +25,9 @@ from preview_qa.reporters.github import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
-from tests.builders import result
+from tests.builders import plain_png, result
 from tests.fakes.github import rendered, visible
 from tests.repo import JUNIT_SCHEMA
-from tests.unit.test_artifacts import plain_png as png
 
 HOSTILE = "<b>x</b> | `y` ::error::z"
 
@@ -135,7 +134,7 @@ def test_console_marks_flaky_tests_and_regressions_and_names_failed_attempts() -
 def test_report_html_marks_tests_and_lists_their_other_runs(tmp_path: Path) -> None:
     first = f"{folder_of('flaky one')}/attempt-1/final.png"  # the report links what is on disk
     (tmp_path / first).parent.mkdir(parents=True)
-    (tmp_path / first).write_bytes(png())
+    (tmp_path / first).write_bytes(plain_png())
     HtmlReporter(tmp_path).handle(RunFinished(result=RUN))
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert '<span class="mark">flaky: passed on attempt 2</span>' in html
@@ -150,8 +149,8 @@ def test_each_attempts_evidence_is_kept_apart_and_the_last_one_is_the_tests(tmp_
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=["t"]))
     for label in ("attempt-1", "attempt-2", "baseline"):
         reporter.handle(StepRecorded(name="t", number=1, goal=label, actions=[], url="", error=None,
-                                     screenshot_png=png(), label=label))
-        reporter.handle(FinalScreenshot(name="t", png=png(), label=label))
+                                     screenshot_png=plain_png(), label=label))
+        reporter.handle(FinalScreenshot(name="t", png=plain_png(), label=label))
         reporter.handle(Observed(name="t", kind="verdict", error=False, detail={"run": label}, label=label))
         reporter.handle(AttemptFinished(name="t", label=label, result=result("t", Status.FAILED)))
         if label == "attempt-2":
