@@ -1,5 +1,6 @@
-"""Builders the unit tests share: manifest tests (spec, specs_named), their results (result), the agent's passing
-report (PASS), a run of the real runner with a fake agent (run), and a blank screenshot (plain_png)."""
+"""Builders the unit tests share: manifest tests (spec, specs_named), their results (result), a run's result (run_of),
+the agent's passing report (PASS), a run of the real runner with a fake agent (run), and a blank screenshot
+(plain_png)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,12 @@ def result(name: str = "t", status: Status = Status.PASSED, reason: str = "why",
     """A test's result, from line 3 of qa.yml, that took 1.25 s."""
     return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25,
                          **kw})
+
+
+def run_of(*tests: TestResult, **kw: Any) -> RunResult:
+    """A run of qa.yml against http://x with these results, that took 9 s."""
+    return RunResult(**{"manifest": "qa.yml", "base_url": "http://x", "started_at": "2026-01-01T00:00:00+00:00",
+                        "duration_s": 9, "tests": list(tests), **kw})
 
 
 def plain_png() -> bytes:

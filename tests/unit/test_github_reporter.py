@@ -18,7 +18,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
 from preview_qa.results import RunResult, Status, TestResult
-from tests.builders import result
+from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
 HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
@@ -35,12 +35,13 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def make_result(ws: Path, name: str, status: Status, reason: str = "ok", line: int = 3) -> TestResult:
-    return result(name, status, reason, file=str(ws / "qa" / "qa.yml"), line=line, steps=4)
+    """The shared builder's result, of the manifest in the workspace (so that annotations name it relative to it)."""
+    return builders.result(name, status, reason, file=str(ws / "qa" / "qa.yml"), line=line, steps=4)
 
 
 def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunResult:
-    return RunResult(manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
-                     started_at="2026-01-01T00:00:00+00:00", duration_s=12.5, tests=tests, notice=notice)
+    return builders.run_of(*tests, manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
+                           duration_s=12.5, notice=notice)
 
 
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:

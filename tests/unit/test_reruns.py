@@ -16,9 +16,9 @@ from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
-from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
+from preview_qa.results import OtherRun, RunResult, Status, Usage
 from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording
-from tests.builders import PASS, result, run, specs_named
+from tests.builders import PASS, result, run, run_of, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
 
@@ -188,9 +188,6 @@ async def _reachable(*args: Any) -> None:
 
 
 def test_fail_on_regressions_fails_for_regressions_errors_and_unconfirmed_failures_only() -> None:
-    def run_of(*tests: TestResult) -> RunResult:
-        return RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=list(tests))
-
     old = result("t", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="x"), regression=False)
     assert cli.exit_code(run_of(old, result("t", Status.PASSED)), "regressions") == 0
     assert cli.exit_code(run_of(old), "failed") == 1

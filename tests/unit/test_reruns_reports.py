@@ -24,8 +24,8 @@ from preview_qa.reporters.files import test_dir as folder_of
 from preview_qa.reporters.github import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
-from preview_qa.results import OtherRun, RunResult, Status, TestResult
-from tests.builders import plain_png, result
+from preview_qa.results import OtherRun, Status
+from tests.builders import plain_png, result, run_of
 from tests.fakes.github import rendered, visible
 from tests.repo import JUNIT_SCHEMA
 
@@ -35,11 +35,6 @@ HOSTILE = "<b>x</b> | `y` ::error::z"
 def attempt(status: Status, reason: str = "first try broke") -> OtherRun:
     return OtherRun(status=status, reason=reason, causes=["console error: boom"], duration_s=1,
                     artifacts={"final_screenshot": "tests/x/attempt-1/final.png"})
-
-
-def run_of(*tests: TestResult, baseline: str | None = "https://prod.example.com") -> RunResult:
-    return RunResult(manifest="qa.yml", base_url="https://pr-7.example.com", started_at="2026-01-01T00:00:00+00:00",
-                     duration_s=9, tests=list(tests), baseline_url=baseline)
 
 
 RUN = run_of(
@@ -53,6 +48,7 @@ RUN = run_of(
     result("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
            regression=False),
     result("fine", Status.PASSED),
+    baseline_url="https://prod.example.com",
 )
 
 
@@ -108,10 +104,10 @@ def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() ->
 
 
 def test_without_a_baseline_only_flaky_tests_are_grouped_and_outputs_count_both() -> None:
-    run = run_of(*RUN.tests[:2], result("broken", Status.FAILED), baseline=None)
+    run = run_of(*RUN.tests[:2], result("broken", Status.FAILED))
     text = render_markdown(run, str, None, 60_000)
     assert "#### Flaky tests" in text and "Compared with the baseline" not in text and "Regressions" not in text
-    assert "#### Flaky" not in render_markdown(run_of(result("fine", Status.PASSED), baseline=None), str, None, 60_000)
+    assert "#### Flaky" not in render_markdown(run_of(result("fine", Status.PASSED)), str, None, 60_000)
     assert "flaky<<" in outputs(RUN, Path("out")) and "\n2\n" in outputs(RUN, Path("out")).split("flaky<<", 1)[1]
 
 
@@ -157,7 +153,7 @@ def test_each_attempts_evidence_is_kept_apart_and_the_last_one_is_the_tests(tmp_
             final = result("t", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)])
             reporter.handle(TestFinished(result=final))
     done = final.model_copy(deep=True, update={"baseline": OtherRun(status=Status.FAILED, reason="x")})
-    reporter.handle(RunFinished(result=run_of(done)))
+    reporter.handle(RunFinished(result=run_of(done, baseline_url="https://prod.example.com")))
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     t = results["tests"][0]
     folder = t["artifacts"]["events"].rsplit("/", 1)[0]
