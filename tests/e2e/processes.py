@@ -1,10 +1,11 @@
 """Process-table checks for the e2e tests: which processes a run left behind, found by the temp folder it ran with or
-by its browsers' profiles; and starting a run in the background, waiting on it as it goes."""
+by its browsers' profiles; starting a run in the background, waiting on it as it goes; and a port nothing listens on."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -35,6 +36,13 @@ def left_behind(tmp: Path, settle_s: float = 5.0) -> list[str]:
     while running_with(str(tmp)) and time.monotonic() < deadline:
         time.sleep(0.2)
     return running_with(str(tmp))
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on: a connection to it is refused at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run_env(tmp: Path, **extra: str) -> dict[str, str]:

@@ -3,7 +3,6 @@ runner, real Chromium, a hostile scripted agent, a fake GitHub API for the PR co
 
 from __future__ import annotations
 
-import socket
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pytest_httpserver import HTTPServer
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, clean_env
+from tests.e2e.processes import closed_port
 from tests.fakes.github import TOKEN, FakeGitHub, Step, run_step, runner_env
 
 pytestmark = pytest.mark.e2e
@@ -56,12 +56,6 @@ class Runs:
     llm_requests_in_second_run: int
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Runs]:
     workspace = tmp_path_factory.mktemp("action") / "workspace"
@@ -80,7 +74,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
             ok = run_step(env, workspace)
             first_comment = github.comments[0]["body"] if github.comments else ""
             seen = len(llm.requests)
-            unreachable = run_step({**env, "INPUT_BASE-URL": f"http://127.0.0.1:{_closed_port()}", "INPUT_WAIT-TIMEOUT": "3"},
+            unreachable = run_step({**env, "INPUT_BASE-URL": f"http://127.0.0.1:{closed_port()}", "INPUT_WAIT-TIMEOUT": "3"},
                                    workspace)
             yield Runs(ok, unreachable, github, first_comment, len(llm.requests) - seen)
     finally:

@@ -4,7 +4,6 @@ The preview is the session's fixture site; the baseline is a second one serving 
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from junitparser.xunit2 import JUnitXml as SurefireXml
 
 from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.e2e.processes import closed_port
 from tests.repo import JUNIT_SCHEMA
 
 # One run of six tests, some run two or three times: more than pytest's usual 300 s on a busy 2-core machine.
@@ -154,9 +154,7 @@ def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSi
 
 def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(
         tmp_path: Path, site: DemoSite) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{closed_port()}"
     with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere",
                       "--baseline-url", closed) as run:
         assert run.exit_code == 2
