@@ -1,5 +1,5 @@
-"""The repository as the tests see it: its root, the manifest's JSON Schema file, the JUnit schema that junit.xml must
-meet (tests/data/junit.xsd), and the linters of the test extra."""
+"""The repository as the tests see it: its root, the demo's folder, the manifest's JSON Schema file, the JUnit schema
+that junit.xml must meet (tests/data/junit.xsd), and the linters of the test extra."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import xmlschema
 
 ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "src" / "preview_qa" / "demo"  # the fixture site, its manifest and its scripted agent
 SCHEMA_FILE = ROOT / "schema" / "manifest-v1.json"
 JUNIT_SCHEMA = xmlschema.XMLSchema(ROOT / "tests" / "data" / "junit.xsd")
 

@@ -17,6 +17,7 @@ from preview_qa.manifest import TestSpec
 from preview_qa.results import Status, Usage
 from preview_qa.trace import AgentTrace, Recording
 from tests.builders import PASS, run, specs_named
+from tests.repo import ROOT
 
 
 def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifest_order() -> None:
@@ -96,7 +97,7 @@ def test_without_a_recording_the_agent_runs() -> None:
 
 def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> None:
     """bench/ is not run by the tests (it prints figures); this only keeps its scripts from rotting."""
-    bench = Path(__file__).parents[2] / "bench"
+    bench = ROOT / "bench"
     py_compile.compile(str(bench / "bare_agent.py"), doraise=True, cfile=str(tmp_path / "bare_agent.pyc"))
     ok = subprocess.run([sys.executable, str(bench / "speed.py"), "--help"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and "overhead, concurrency, replay" in ok.stdout

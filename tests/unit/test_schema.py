@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from preview_qa import manifest
 from preview_qa.schema import MODELINE, manifest_schema, render
 from preview_qa.yamlsource import YamlSource
-from tests.repo import ROOT, SCHEMA_FILE, tool
+from tests.repo import DEMO, ROOT, SCHEMA_FILE, tool
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
@@ -72,7 +72,7 @@ def _readme_manifests() -> list[str]:
 def test_the_bundled_and_the_readme_manifests_validate_with_check_jsonschema(tmp_path: Path) -> None:
     readme = _readme_manifests()
     assert readme and readme[0].startswith(MODELINE + "\n")  # the README shows editors where the schema is
-    files = [ROOT / "src" / "preview_qa" / "demo" / "qa.yml"]
+    files = [DEMO / "qa.yml"]
     for i, text in enumerate(readme):
         files.append(tmp_path / f"readme-{i}.yml")
         files[-1].write_text(text, encoding="utf-8")
