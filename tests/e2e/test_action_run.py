@@ -3,15 +3,9 @@ runner, real Chromium, a hostile scripted agent, a fake GitHub API for the PR co
 
 from __future__ import annotations
 
-import json
-import socket
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 from pytest_httpserver import HTTPServer
@@ -19,7 +13,8 @@ from pytest_httpserver import HTTPServer
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, clean_env
-from tests.fakes.github import TOKEN, FakeGitHub, StepLog, read_log, read_outputs, runner_env
+from tests.e2e.processes import closed_port
+from tests.fakes.github import TOKEN, FakeGitHub, Step, run_step, runner_env
 
 pytestmark = pytest.mark.e2e
 
@@ -53,42 +48,12 @@ SCENARIOS = [
 
 
 @dataclass
-class Step:
-    """One action step as the runner saw it."""
-
-    exit_code: int
-    output: str  # stdout and stderr, interleaved as they came
-    log: StepLog
-    outputs: dict[str, str]
-    summary: str
-    results: dict[str, Any]
-
-
-@dataclass
 class Runs:
     ok: Step
     unreachable: Step
     github: FakeGitHub
     comment_after_first_run: str
     llm_requests_in_second_run: int
-
-
-def _step(env: dict[str, str], workspace: Path) -> Step:
-    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):  # a fresh file per step, as the runner gives
-        Path(env[name]).write_text("", encoding="utf-8")
-    # -v: browser-use's own log, with the agent's raw output (newlines kept), on stderr; the runner reads both
-    # streams line by line through one command parser, so they are read here as one.
-    proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", "-v"], env=env, cwd=workspace, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-    results = json.loads((workspace / "results" / "results.json").read_text(encoding="utf-8"))
-    return Step(proc.returncode, proc.stdout, read_log(proc.stdout), read_outputs(Path(env["GITHUB_OUTPUT"])),
-                Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), results)
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +71,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
                 "INPUT_MODEL": "scripted", "INPUT_OUT": "results", "INPUT_COMMENT": "true", "INPUT_FAIL-ON": "errored",
                 "INPUT_WAIT-TIMEOUT": "30", "INPUT_CONCURRENCY": "2", "INPUT_MANIFEST": "qa.yml",
                 "INPUT_EXTRA-HEADERS": f"x-vercel-protection-bypass: {BYPASS}\n\nX-Preview-QA: e2e\n"})
-            ok = _step(env, workspace)
+            ok = run_step(env, workspace)
             first_comment = github.comments[0]["body"] if github.comments else ""
             seen = len(llm.requests)
-            unreachable = _step({**env, "INPUT_BASE-URL": f"http://127.0.0.1:{_closed_port()}", "INPUT_WAIT-TIMEOUT": "3"},
-                                workspace)
+            unreachable = run_step({**env, "INPUT_BASE-URL": f"http://127.0.0.1:{closed_port()}", "INPUT_WAIT-TIMEOUT": "3"},
+                                   workspace)
             yield Runs(ok, unreachable, github, first_comment, len(llm.requests) - seen)
     finally:
         server.stop()

@@ -5,22 +5,27 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
-import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import psutil
 import pytest
 from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
-from tests.e2e.processes import left_behind, run_env, running_with, start_cli
+from tests.e2e.processes import (
+    chromium_profiles,
+    left_behind,
+    no_orphans_left,
+    run_env,
+    running_with,
+    start_cli,
+    wait_for,
+    wait_until_asked,
+)
 from tests.fakes.chromium import launcher
-from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+from tests.repo import JUNIT_SCHEMA
 
 pytestmark = pytest.mark.e2e
 
@@ -36,73 +41,12 @@ SCENARIOS = [{"match": "[quick]", "turns": [{"done": {"status": "pass", "reason"
              {"match": "[slow]", "turns": [{"actions": [{"wait": {"seconds": 2}}]}]}]
 
 
-def chromium_profiles(pid: int) -> set[str]:
-    """The --user-data-dir of every Chromium below process `pid`: what identifies our browsers on the process table."""
-    found = set()
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return found
-    for proc in children:
-        try:
-            found |= {a.split("=", 1)[1] for a in proc.cmdline() if a.startswith("--user-data-dir=")}
-        except psutil.Error:
-            continue
-    return found
-
-
-def processes_using(profiles: set[str]) -> list[str]:
-    """Processes anywhere on the machine (orphans are re-parented) still running one of these browser profiles."""
-    alive = []
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = proc.info["cmdline"] or []
-        if any(f"--user-data-dir={p}" in cmdline for p in profiles):
-            alive.append(f"{proc.info['pid']}: {' '.join(cmdline)[:120]}")
-    return alive
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-
-
-def no_orphans_left(profiles: set[str]) -> None:
-    assert profiles, "no Chromium was ever seen: the test proved nothing"
-    deadline = time.monotonic() + 15  # the kernel may take a moment to reap
-    while processes_using(profiles) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert processes_using(profiles) == []
-
-
-def start_run(manifest: str, tmp_path: Path, site: DemoSite, llm: ScriptedLLM) -> subprocess.Popen[str]:
-    """`preview-qa run` in the background, one test at a time; results go to tmp_path/out."""
-    path = tmp_path / "qa.yml"
-    path.write_text(textwrap.dedent(manifest), encoding="utf-8")
-    return subprocess.Popen(
-        [sys.executable, "-m", "preview_qa", "run", str(path), "--base-url", site.url, "--out", str(tmp_path / "out"),
-         "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted", "--concurrency", "1"],
-        env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_until_asked(proc: subprocess.Popen[str], llm: ScriptedLLM, tag: str, times: int, profiles: set[str]) -> None:
-    """Wait until the LLM was asked `times` times about the task tagged `tag`; note every Chromium seen meanwhile."""
-    def asked() -> bool:
-        profiles.update(chromium_profiles(proc.pid))
-        assert proc.poll() is None, proc.communicate()
-        return sum(tag in json.dumps(body) for body in list(llm.requests)) >= times
-
-    wait_for(asked, 180, f"the LLM to be asked about {tag} {times} time(s)")
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_cancel_mid_run(sig: signal.Signals, tmp_path: Path, site: DemoSite) -> None:
     out = tmp_path / "out"
     profiles: set[str] = set()
     with ScriptedLLM(SCENARIOS) as llm:
-        proc = start_run(MANIFEST, tmp_path, site, llm)
+        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=clean_env())
         wait_until_asked(proc, llm, "[slow]", 1, profiles)
         profiles.update(chromium_profiles(proc.pid))
         proc.send_signal(sig)

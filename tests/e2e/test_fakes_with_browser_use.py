@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
+from tests.repo import DEMO
 
 CHROMIUM = os.environ.get("PREVIEW_QA_CHROMIUM", "/usr/bin/chromium")
-DEMO = Path(__file__).resolve().parents[2] / "src" / "preview_qa" / "demo"
 
 
 class Verdict(BaseModel):

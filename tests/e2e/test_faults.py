@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import textwrap
 from collections import Counter
 from collections.abc import Iterator
@@ -14,17 +13,12 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.runner import PROVIDER_DOWN_AFTER
 from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
+from tests.e2e.processes import closed_port
 
 pytestmark = pytest.mark.e2e
 
 PASS = {"done": {"status": "pass", "reason": "The price is shown."}}
 OK = {"actions": [{"wait": {"seconds": 1}}]}  # one answered call first: a provider that fails mid-test, not one that is down
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 MANIFEST = """
@@ -61,7 +55,7 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    text = textwrap.dedent(MANIFEST).replace("{port}", str(_closed_port())).replace("{host}", site.url.split("//")[1])
+    text = textwrap.dedent(MANIFEST).replace("{port}", str(closed_port())).replace("{host}", site.url.split("//")[1])
     with scripted_run(tmp_path_factory.mktemp("faults"), site, text, SCENARIOS, "--concurrency", "3") as run:
         yield run
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env, run_preview_qa
-from tests.unit.test_properties import RAN, json_value, non_utf8, report_objects
+from tests.strategies import RAN, json_value, non_utf8, report_objects
 
 pytestmark = pytest.mark.e2e
 

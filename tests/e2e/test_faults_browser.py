@@ -10,7 +10,8 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.e2e.test_cancel import chromium_profiles, no_orphans_left, start_run, wait_until_asked
+from tests.conftest import clean_env
+from tests.e2e.processes import chromium_profiles, no_orphans_left, start_cli, wait_until_asked
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +30,7 @@ def test_chromium_killed_mid_test(tmp_path: Path, site: DemoSite) -> None:
     out = tmp_path / "out"
     profiles: set[str] = set()
     with ScriptedLLM(SCENARIOS) as llm:
-        proc = start_run(MANIFEST, tmp_path, site, llm)
+        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=clean_env())
         wait_until_asked(proc, llm, "[victim]", 2, profiles)
         victim_profiles = chromium_profiles(proc.pid)
         assert len(victim_profiles) == 1

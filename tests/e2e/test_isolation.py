@@ -16,7 +16,7 @@ import pytest
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
-from tests.e2e.test_cancel import chromium_profiles, no_orphans_left
+from tests.e2e.processes import chromium_profiles, no_orphans_left
 
 pytestmark = pytest.mark.e2e
 

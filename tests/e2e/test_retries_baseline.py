@@ -4,22 +4,21 @@ The preview is the session's fixture site; the baseline is a second one serving 
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import xmlschema
 from junitparser.xunit2 import JUnitXml as SurefireXml
 
 from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.e2e.processes import closed_port
+from tests.repo import JUNIT_SCHEMA
 
 # One run of six tests, some run two or three times: more than pytest's usual 300 s on a busy 2-core machine.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 PASS = {"done": {"status": "pass", "reason": "Looks right."}}
 
 
@@ -94,7 +93,7 @@ def test_a_page_broken_on_its_first_load_passes_on_the_retry_as_flaky(full_run: 
 
 def test_junit_records_the_flaky_and_the_rerun_attempts_as_surefire_does(full_run: CliRun) -> None:
     xml = (full_run.out / "junit.xml").read_text(encoding="utf-8")
-    SCHEMA.validate(xml)
+    JUNIT_SCHEMA.validate(xml)
     cases = {c.name: c for suite in SurefireXml.fromfile(str(full_run.out / "junit.xml")) for c in suite}
     flaky = cases["account broken on first load"]
     assert flaky.is_passed and [f.message for f in flaky.flaky_failures()] and not flaky.is_rerun
@@ -155,9 +154,7 @@ def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSi
 
 def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(
         tmp_path: Path, site: DemoSite) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{closed_port()}"
     with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere",
                       "--baseline-url", closed) as run:
         assert run.exit_code == 2

@@ -17,7 +17,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, scripted_run
 from tests.fakes.github import read_log, runner_env
-from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+from tests.repo import JUNIT_SCHEMA
 
 pytestmark = pytest.mark.e2e
 

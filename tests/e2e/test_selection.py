@@ -15,8 +15,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.selection import NOT_CHANGED
 from tests.conftest import CliRun, clean_env, scripted_run
-from tests.e2e.test_action_run import Step, _step
-from tests.fakes.github import PR, REPO, FakeGitHub, runner_env
+from tests.fakes.github import PR, REPO, FakeGitHub, Step, run_step, runner_env
 
 pytestmark = pytest.mark.e2e
 
@@ -118,7 +117,7 @@ def action_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iter
                 "INPUT_BASE-URL": site.url, "INPUT_LLM-BASE-URL": llm.url, "INPUT_API-KEY": "sk-test",
                 "INPUT_MODEL": "scripted", "INPUT_OUT": "results", "INPUT_MANIFEST": "qa.yml",
                 "INPUT_TAGS": "checkout, docs", "INPUT_SKIP-TAGS": "", "INPUT_CHANGED-ONLY": "true"})
-            yield ActionRun(_step(env, workspace), github, list(llm.requests))
+            yield ActionRun(run_step(env, workspace), github, list(llm.requests))
     finally:
         server.stop()
 

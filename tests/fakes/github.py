@@ -1,14 +1,18 @@
-"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), and a fake of the REST API's PR comments
-and PR files."""
+"""What a GitHub Actions runner makes of a step (workflow commands, $GITHUB_OUTPUT), the action's step run as the runner
+runs it (run_step), what GitHub shows of a job summary or comment, and a fake of the REST API's PR comments and PR files."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cmarkgfm
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -90,6 +94,41 @@ def read_outputs(path: Path) -> dict[str, str]:
             values[name] = value
         i += 1
     return values
+
+
+@dataclass
+class Step:
+    """One action step as the runner saw it."""
+
+    exit_code: int
+    output: str  # stdout and stderr, interleaved as they came
+    log: StepLog
+    outputs: dict[str, str]
+    summary: str
+    results: dict[str, Any]
+
+
+def run_step(env: dict[str, str], workspace: Path) -> Step:
+    """`preview-qa run -v` as the action's step runs it, in `workspace` with the runner's `env`; what the runner saw."""
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):  # a fresh file per step, as the runner gives
+        Path(env[name]).write_text("", encoding="utf-8")
+    # -v: browser-use's own log, with the agent's raw output (newlines kept), on stderr; the runner reads both
+    # streams line by line through one command parser, so they are read here as one.
+    proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", "-v"], env=env, cwd=workspace, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    results = json.loads((workspace / "results" / "results.json").read_text(encoding="utf-8"))
+    return Step(proc.returncode, proc.stdout, read_log(proc.stdout), read_outputs(Path(env["GITHUB_OUTPUT"])),
+                Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), results)
+
+
+def rendered(markdown: str) -> str:
+    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
+    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+
+
+def visible(page: str) -> str:
+    """The text a reader sees of that HTML."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 class FakeGitHub:

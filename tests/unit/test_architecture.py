@@ -1,11 +1,14 @@
 """The layering holds where it matters to a user: the verdict, runner, manifest, results and reporters load without
-browser-use (only preview_qa.agent imports it), and the CLI starts without it."""
+browser-use (only preview_qa.agent imports it), and the CLI starts without it. And the tests stand alone: no test
+module imports another; what they share lives in helper modules (tests/builders.py, tests/fakes/, ...)."""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +36,51 @@ def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
 def test_the_agent_package_does_load_browser_use() -> None:
     """The check above can fail: the one package allowed to import browser-use shows up in the same probe."""
     assert "'browser_use'" in loaded_by("preview_qa.agent.session")
+
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def is_test_module(name: str) -> bool:
+    path = TESTS.parent.joinpath(*name.split("."))
+    return path.name.startswith("test_") and path.with_suffix(".py").is_file()
+
+
+def imported_test_modules(source: str, module: str) -> list[str]:
+    """The test modules (tests/**/test_*.py) that `source`, the text of the module named `module`, imports, in any
+    form: `import a.b`, `from a.b import c` (c may be a module), relative imports, imports inside functions."""
+    package = module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            parts = package[:len(package) - node.level + 1] if node.level else []
+            base = ".".join([*parts, *([node.module] if node.module else [])])
+            names |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+    return sorted(name for name in names if is_test_module(name))
+
+
+def test_no_test_module_imports_another() -> None:
+    importing = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        module = ".".join(path.relative_to(TESTS.parent).with_suffix("").parts)
+        if imported := imported_test_modules(path.read_text(encoding="utf-8"), module):
+            importing[module] = imported
+    assert importing == {}, "move what they share to a helper module (tests/builders.py, tests/fakes/, ...)"
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    ("from tests.unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
+    ("import tests.unit.test_concurrency as c", ["tests.unit.test_concurrency"]),
+    ("from tests.unit import test_concurrency", ["tests.unit.test_concurrency"]),
+    ("from .test_concurrency import x", ["tests.e2e.test_concurrency"]),
+    ("from . import test_concurrency", ["tests.e2e.test_concurrency"]),
+    ("from ..unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
+    ("def f():\n    from tests.e2e.test_cancel import x", ["tests.e2e.test_cancel"]),
+    ("from tests.builders import run\nfrom tests.conftest import clean_env\nfrom tests.fakes.github import read_log", []),
+    ("from preview_qa.reporters.files import test_dir\nfrom . import processes", []),
+])
+def test_the_import_check_finds_a_test_module_imported_in_any_form(source: str, found: list[str]) -> None:
+    """The check above can fail: every way to import a test module is caught, and helpers and fixtures are not."""
+    assert imported_test_modules(source, "tests.e2e.test_example") == found

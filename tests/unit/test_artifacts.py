@@ -17,7 +17,8 @@ from preview_qa.reporters import files
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.files import safe_name
 from preview_qa.reporters.images import GIF_MAX_FRAMES, GIF_WIDTH, KEEP_BYTES, SCREENSHOT_WIDTH, animation, shrink_screenshot
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import RunResult, Status
+from tests.builders import plain_png, result
 
 PORTABLE = re.compile(r"[a-z0-9][a-z0-9-]*-[0-9a-f]{8}")
 
@@ -27,12 +28,6 @@ def busy_png(seed: int = 0, size: tuple[int, int] = (1280, 800)) -> bytes:
     image = Image.effect_noise(size, 40 + seed).convert("RGB")
     out = io.BytesIO()
     image.save(out, "PNG")
-    return out.getvalue()
-
-
-def plain_png() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (1280, 800), "white").save(out, "PNG")
     return out.getvalue()
 
 
@@ -106,10 +101,6 @@ def test_no_animation_from_fewer_than_two_readable_frames() -> None:
     assert animation([plain_png(), b"junk"]) is None
 
 
-def _result(name: str, steps: int, status: Status = Status.FAILED) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=3, status=status, reason="why", steps=steps)
-
-
 def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     name = "Checkout / ünïcode .."
     reporter = ArtifactsReporter(tmp_path)
@@ -122,9 +113,9 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     reporter.handle(Observed(name=name, kind="llm_error", error=True,
                              detail={"purpose": "agent", "status": 500, "message": "boom"}))
     reporter.handle(FinalScreenshot(name=name, png=b"not a png at all"))
-    result = _result(name, steps=11)
-    reporter.handle(TestFinished(result=result))
-    run = RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=[result])
+    test = result(name, Status.FAILED, steps=11)
+    reporter.handle(TestFinished(result=test))
+    run = RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=[test])
     reporter.handle(RunFinished(result=run))
 
     folder = tmp_path / files.test_dir(name)
@@ -134,7 +125,7 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
         "screenshots": [f"{rel}/step-01.png", f"{rel}/step-02.png", f"{rel}/step-10.png"],
         "final_screenshot": f"{rel}/final.png", "events": f"{rel}/events.jsonl", "animation": f"{rel}/run.gif",
     }
-    assert result.artifacts == {}  # the event's result is never changed: other reporters read it too
+    assert test.artifacts == {}  # the event's result is never changed: other reporters read it too
     for shot in ("step-01.png", "step-02.png", "step-10.png"):
         assert Image.open(folder / shot).width == SCREENSHOT_WIDTH
     assert (folder / "final.png").read_bytes() == b"not a png at all"  # unreadable, so kept as it came
@@ -151,7 +142,7 @@ def test_results_json_lists_a_finished_test_before_the_run_ends(tmp_path: Path) 
     reporter = ArtifactsReporter(tmp_path)
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=["a", "b"]))
     reporter.handle(StepRecorded(name="a", number=1, goal="", actions=[], url="", error=None, screenshot_png=plain_png()))
-    reporter.handle(TestFinished(result=_result("a", steps=1)))
+    reporter.handle(TestFinished(result=result("a", Status.FAILED, steps=1)))
     reporter.flush()  # what a crash at this point would leave, once the writer thread is done
 
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ from preview_qa.manifest import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import Status, Usage
 from preview_qa.trace import AgentTrace, DoneReport
-from tests.unit.test_concurrency import PASS, run, specs_named
+from tests.builders import PASS, run, specs_named
 
 
 def spending(tokens: int, cost: float | None = None) -> Any:

@@ -13,7 +13,9 @@ from preview_qa.cache import CacheReporter, TraceCache
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.results import Status, TestResult
+from tests.builders import spec
 
+LOGIN: dict[str, Any] = {"name": "login", "task": "log in", "start": "/login", "expect": {"url": "/dashboard"}}
 HISTORY = {"history": [{"model_output": {"action": [{"navigate": {"url": "http://old:1/login"}}]}}]}
 
 
@@ -21,12 +23,8 @@ def manifest(*tests: TestSpec) -> Manifest:
     return Manifest(version=1, tests=list(tests))
 
 
-def spec(**kw: Any) -> TestSpec:
-    return TestSpec(**{"name": "login", "task": "log in", "start": "/login", "expect": {"url": "/dashboard"}, **kw})
-
-
 def store(tmp_path: Path, **kw: Any) -> TraceCache:
-    return TraceCache(tmp_path, manifest(spec()), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
+    return TraceCache(tmp_path, manifest(spec(**LOGIN)), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
 
 
 @pytest.mark.parametrize("change", [
@@ -34,36 +32,37 @@ def store(tmp_path: Path, **kw: Any) -> TraceCache:
     {"output_schema": {"type": "object"}}, {"allowed_domains": ["cdn.example"]}, {"secrets": {"pw": "PW"}},
 ])
 def test_anything_that_defines_the_test_changes_its_key(tmp_path: Path, change: dict[str, Any]) -> None:
-    assert store(tmp_path).key(spec(**change)) != store(tmp_path).key(spec())
+    assert store(tmp_path).key(spec(**LOGIN | change)) != store(tmp_path).key(spec(**LOGIN))
 
 
 def test_the_model_provider_and_browser_use_version_change_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base = store(tmp_path).key(spec())
-    assert store(tmp_path, model="gpt-y").key(spec()) != base
-    assert store(tmp_path, provider="anthropic").key(spec()) != base
+    base = store(tmp_path).key(spec(**LOGIN))
+    assert store(tmp_path, model="gpt-y").key(spec(**LOGIN)) != base
+    assert store(tmp_path, provider="anthropic").key(spec(**LOGIN)) != base
     monkeypatch.setattr(cache_mod, "version", lambda name: "99.0")
-    assert store(tmp_path).key(spec()) != base
+    assert store(tmp_path).key(spec(**LOGIN)) != base
 
 
 def test_name_budgets_and_timeouts_do_not_change_the_key(tmp_path: Path) -> None:
-    same = spec(name="renamed", timeout=10, max_steps=3, max_tokens=5, max_cost_usd=0.1, skip="later")
-    assert store(tmp_path).key(same) == store(tmp_path).key(spec())
+    same = spec(**LOGIN | {"name": "renamed", "timeout": 10, "max_steps": 3, "max_tokens": 5, "max_cost_usd": 0.1,
+                           "skip": "later"})
+    assert store(tmp_path).key(same) == store(tmp_path).key(spec(**LOGIN))
 
 
 def test_a_stored_recording_loads_back_with_each_steps_page(tmp_path: Path) -> None:
     cache = store(tmp_path)
-    cache.store(spec(), "http://old:1", HISTORY, screenshots={1: b"\x89PNG one", 2: b"\x89PNG two"})
-    recording = cache.load(spec())
+    cache.store(spec(**LOGIN), "http://old:1", HISTORY, screenshots={1: b"\x89PNG one", 2: b"\x89PNG two"})
+    recording = cache.load(spec(**LOGIN))
     assert recording is not None and recording.origin == "http://old:1" and recording.history == HISTORY
     assert recording.screenshots == {1: b"\x89PNG one", 2: b"\x89PNG two"}
-    assert cache.load(spec(task="another task")) is None
+    assert cache.load(spec(**LOGIN | {"task": "another task"})) is None
 
 
 @pytest.mark.parametrize("content", ["{not json", "[]", '{"format": 1}', '{"format": 0, "origin": "x", "history": {}}'])
 def test_a_damaged_entry_is_a_miss_not_an_error(tmp_path: Path, content: str) -> None:
     cache = store(tmp_path)
-    cache.path(spec()).write_text(content, encoding="utf-8")
-    assert cache.load(spec()) is None
+    cache.path(spec(**LOGIN)).write_text(content, encoding="utf-8")
+    assert cache.load(spec(**LOGIN)) is None
 
 
 def finished(status: Status, path: str) -> TestFinished:
@@ -76,13 +75,13 @@ def finished(status: Status, path: str) -> TestFinished:
 ])
 def test_only_a_pass_after_an_agent_run_is_written_back(tmp_path: Path, status: Status, path: str, written: bool) -> None:
     cache = store(tmp_path)
-    reporter = CacheReporter(cache, manifest(spec()), "https://pr-42.preview.example/some/path")
+    reporter = CacheReporter(cache, manifest(spec(**LOGIN)), "https://pr-42.preview.example/some/path")
     reporter.handle(StepRecorded(name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after",
                                  before_png=b"seen"))
     reporter.handle(AgentHistory(name="login", history=HISTORY))
     reporter.handle(finished(status, path))
-    assert cache.path(spec()).exists() is written
+    assert cache.path(spec(**LOGIN)).exists() is written
     if written:
-        entry = json.loads(cache.path(spec()).read_text(encoding="utf-8"))
+        entry = json.loads(cache.path(spec(**LOGIN)).read_text(encoding="utf-8"))
         assert entry["origin"] == "https://pr-42.preview.example" and entry["test"] == "login"
-        assert cache.load(spec()).screenshots == {1: b"seen"}  # type: ignore[union-attr]
+        assert cache.load(spec(**LOGIN)).screenshots == {1: b"seen"}  # type: ignore[union-attr]

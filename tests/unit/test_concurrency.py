@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import py_compile
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from preview_qa import runner as runner_mod
-from preview_qa.config import RunConfig
-from preview_qa.events import Event, Observed, TestFinished
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.results import RunResult, Status, Usage
-from preview_qa.trace import AgentTrace, DoneReport, Recording
-
-PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
-FakeAgent = Callable[..., Awaitable[AgentTrace]]
-
-
-def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,
-        **config: Any) -> tuple[RunResult, list[Event]]:
-    events: list[Event] = []
-    manifest = Manifest(version=1, tests=tests)
-    cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", **config)
-    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, recordings).run())
-    return result, events
-
-
-def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
-    return [TestSpec(name=n, task=f"task {n}", line=i + 1, **kw) for i, n in enumerate(names)]
+from preview_qa.events import Observed, TestFinished
+from preview_qa.manifest import TestSpec
+from preview_qa.results import Status, Usage
+from preview_qa.trace import AgentTrace, Recording
+from tests.builders import PASS, run, specs_named
+from tests.repo import ROOT
 
 
 def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifest_order() -> None:
@@ -114,7 +97,7 @@ def test_without_a_recording_the_agent_runs() -> None:
 
 def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> None:
     """bench/ is not run by the tests (it prints figures); this only keeps its scripts from rotting."""
-    bench = Path(__file__).parents[2] / "bench"
+    bench = ROOT / "bench"
     py_compile.compile(str(bench / "bare_agent.py"), doraise=True, cfile=str(tmp_path / "bare_agent.pyc"))
     ok = subprocess.run([sys.executable, str(bench / "speed.py"), "--help"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and "overhead, concurrency, replay" in ok.stdout

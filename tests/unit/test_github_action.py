@@ -19,21 +19,13 @@ import yaml
 from preview_qa.agent.session import BROWSER_ARGS
 from tests.conftest import clean_env
 from tests.fakes.github import read_outputs
+from tests.repo import ROOT, tool
 
-ROOT = Path(__file__).resolve().parents[2]
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
           "extra-headers", "http-credentials", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on",
           "image", "cache", "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only", "retries", "baseline-url"}
 OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
            "artifact-url"}
-
-
-def tool(name: str) -> str:
-    """A linter from the test extra: beside this Python (a venv's bin) or on PATH."""
-    found = next((str(p) for p in [Path(sys.executable).parent / name] if p.exists()), None) or shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed; install the test extra (pip install -e '.[test]').")
-    return found
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

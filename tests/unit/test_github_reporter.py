@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import base64
-import html
 import io
 import re
 from pathlib import Path
 
-import cmarkgfm
 import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
@@ -21,7 +19,8 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
 from preview_qa.results import RunResult, Status, TestResult
-from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, runner_env
+from tests import builders
+from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
 HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
            "##[error]legacy %0A|`<img src=x>` @octocat")
@@ -37,13 +36,13 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def make_result(ws: Path, name: str, status: Status, reason: str = "ok", line: int = 3) -> TestResult:
-    return TestResult(name=name, file=str(ws / "qa" / "qa.yml"), line=line, status=status, reason=reason,
-                      duration_s=1.25, steps=4)
+    """The shared builder's result, of the manifest in the workspace (so that annotations name it relative to it)."""
+    return builders.result(name, status, reason, file=str(ws / "qa" / "qa.yml"), line=line, steps=4)
 
 
 def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunResult:
-    return RunResult(manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
-                     started_at="2026-01-01T00:00:00+00:00", duration_s=12.5, tests=tests, notice=notice)
+    return builders.run_of(*tests, manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
+                           duration_s=12.5, notice=notice)
 
 
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
@@ -58,15 +57,6 @@ def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_
         r.handle(RunFinished(result=run))
     reporter.finish()
     return read_log(stream.getvalue())
-
-
-def rendered(markdown: str) -> str:
-    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
-    return cmarkgfm.github_flavored_markdown_to_html(markdown)
-
-
-def visible(page: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def test_escaping_follows_the_workflow_command_rules() -> None:

@@ -11,10 +11,8 @@ import yaml
 
 from preview_qa.schema import MODELINE
 from tests.conftest import run_preview_qa
-from tests.unit.test_github_action import tool
-from tests.unit.test_schema import SCHEMA_FILE
+from tests.repo import ROOT, SCHEMA_FILE, tool
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = Path(".github/workflows/preview-qa.yml")
 
 

@@ -5,36 +5,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import xmlschema
 from junitparser import JUnitXml
 
 from preview_qa.events import RunFinished, TestFinished
 from preview_qa.reporters.junit import MESSAGE_LIMIT, JUnitReporter, render
-from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+from preview_qa.results import ExpectationOutcome, Status
+from tests.builders import result, run_of
+from tests.repo import JUNIT_SCHEMA
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "bad\x00nul \x1b[31mansi\x1b[0m \x07bell \ud800lone-surrogate \ufffe\uffff ]]> </failure> & <script>"
 
 
-def result(name: str, status: Status, reason: str = "why", **kw: object) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=3, status=status, reason=reason, duration_s=1.25, **kw)  # type: ignore[arg-type]
-
-
-def run_of(tests: list[TestResult]) -> RunResult:
-    return RunResult(manifest="qa.yml", base_url="http://x", started_at="2026-01-01T00:00:00+00:00", duration_s=9,
-                     tests=tests)
-
-
 def parse(xml: bytes, tmp_path: Path) -> JUnitXml:
-    SCHEMA.validate(xml.decode("utf-8"))
+    JUNIT_SCHEMA.validate(xml.decode("utf-8"))
     path = tmp_path / "junit.xml"
     path.write_bytes(xml)
     return JUnitXml.fromfile(str(path))
 
 
 def test_the_schema_can_refuse_a_file() -> None:
-    assert not SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase time="1"/></testsuite></testsuites>')
-    assert not SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase name="a"/></testsuite></testsuites>')
+    assert not JUNIT_SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase time="1"/></testsuite></testsuites>')
+    assert not JUNIT_SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase name="a"/></testsuite></testsuites>')
 
 
 def test_every_status_is_valid_junit(tmp_path: Path) -> None:
@@ -47,7 +38,7 @@ def test_every_status_is_valid_junit(tmp_path: Path) -> None:
         result("errors", Status.ERRORED, "LLM provider error: HTTP 500: down"),
         result("skipped", Status.SKIPPED, "not ready"),
     ]
-    xml = parse(render(tests, run_of(tests)), tmp_path)
+    xml = parse(render(tests, run_of(*tests)), tmp_path)
     suite = next(iter(xml))
     assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (4, 1, 1, 1)
     cases = {c.name: c for c in suite}
@@ -76,7 +67,7 @@ def test_characters_xml_cannot_hold_are_replaced_not_fatal(status: Status, tmp_p
     test = result(f"name {HOSTILE}", status, f"reason {HOSTILE}", causes=[HOSTILE],
                   expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
                   agent_report={"status": "pass", "reason": HOSTILE})
-    xml = render([test], run_of([test]))
+    xml = render([test], run_of(test))
     case = next(iter(next(iter(parse(xml, tmp_path)))))
     assert case.name.startswith("name bad\ufffdnul \ufffd[31mansi")
     assert "</failure> & <script>" in case.name  # escaped, never markup
@@ -97,7 +88,7 @@ def test_the_file_is_valid_after_every_finished_test_and_at_the_end(tmp_path: Pa
     reporter.handle(TestFinished(result=tests[0]))
     assert next(iter(parse((tmp_path / "junit.xml").read_bytes(), tmp_path))).tests == 1
     reporter.handle(TestFinished(result=tests[1]))
-    reporter.handle(RunFinished(result=run_of(tests)))
+    reporter.handle(RunFinished(result=run_of(*tests)))
     suite = next(iter(parse((tmp_path / "junit.xml").read_bytes(), tmp_path)))
     assert (suite.tests, suite.errors) == (2, 1)
 
@@ -107,7 +98,7 @@ def test_file_is_relative_to_the_workspace_like_the_annotations(tmp_path: Path) 
     inside = result("inside", Status.FAILED).model_copy(update={"file": str(workspace / "qa" / "qa.yml")})
     outside = result("outside", Status.FAILED).model_copy(update={"file": "/elsewhere/qa.yml"})
     reporter = JUnitReporter(tmp_path / "out", workspace=workspace)
-    reporter.handle(RunFinished(result=run_of([inside, outside])))
+    reporter.handle(RunFinished(result=run_of(inside, outside)))
     suite = next(iter(parse((tmp_path / "out" / "junit.xml").read_bytes(), tmp_path)))
     assert {c.name: c._elem.get("file") for c in suite} == {"inside": "qa/qa.yml", "outside": "/elsewhere/qa.yml"}
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.repo import ROOT
+
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 # What the lock serves: CI's and the stand-in base's Python 3.11, the image's 3.12, on Linux.
 ENVIRONMENTS = [{"python_version": v, "python_full_version": f"{v}.0", "sys_platform": "linux", "platform_system": "Linux",

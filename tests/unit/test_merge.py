@@ -14,6 +14,7 @@ from preview_qa.reporters import files
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.junit import JUnitReporter
 from preview_qa.results import RunResult, Status, TestResult, Usage
+from tests.builders import result
 from tests.conftest import clean_env, run_preview_qa
 from tests.fakes.github import FakeGitHub, runner_env
 
@@ -34,14 +35,12 @@ def shard_folder(folder: Path, tests: list[TestResult], duration: float) -> Path
     return folder
 
 
-def result(name: str, line: int, status: Status = Status.PASSED, tokens: int = 10) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=line, status=status, reason="why", duration_s=1.0,
-                      usage=Usage(llm_calls=1, total_tokens=tokens))
-
-
 def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Path) -> None:
-    one = shard_folder(tmp_path / "shard-1", [result("a", 3), result("c", 9, Status.FAILED)], duration=20)
-    two = shard_folder(tmp_path / "shard-2", [result("b", 6, tokens=5), result("d", 12, Status.SKIPPED, tokens=0)], duration=30)
+    one = shard_folder(tmp_path / "shard-1", [result("a", line=3, usage=Usage(llm_calls=1, total_tokens=10)),
+                                              result("c", Status.FAILED, line=9, usage=Usage(llm_calls=1, total_tokens=10))],
+                       duration=20)
+    two = shard_folder(tmp_path / "shard-2", [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5)),
+                                              result("d", Status.SKIPPED, line=12)], duration=30)
     proc = run_preview_qa(["merge", str(one), str(two), "--out", str(tmp_path / "merged")], env=clean_env())
     assert proc.returncode == 1, proc.stderr  # one shard had a failure
     results = json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))
@@ -57,7 +56,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
 
 
 def test_a_test_in_two_shards_or_a_folder_without_results_is_a_usage_error(tmp_path: Path) -> None:
-    one = shard_folder(tmp_path / "one", [result("a", 3)], duration=1)
+    one = shard_folder(tmp_path / "one", [result("a", line=3)], duration=1)
     proc = run_preview_qa(["merge", str(one), str(one), "--out", str(tmp_path / "m")], env=clean_env())
     assert proc.returncode == 2 and "test 'a' is in more than one shard's results" in proc.stderr
     (tmp_path / "empty").mkdir()
@@ -86,7 +85,7 @@ def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
 
 
 def test_a_reporter_that_breaks_while_merging_fails_the_merge_and_is_named(tmp_path: Path) -> None:
-    shard = shard_folder(tmp_path / "shard", [result("a", 3)], duration=1)
+    shard = shard_folder(tmp_path / "shard", [result("a", line=3)], duration=1)
     (tmp_path / "merged" / "report.html").mkdir(parents=True)  # the HTML reporter cannot put its file there
     proc = run_preview_qa(["merge", str(shard), "--out", str(tmp_path / "merged"), "--fail-on", "never"], env=clean_env())
     assert proc.returncode == 1, proc.stderr  # every test passed, but an output is missing
@@ -98,8 +97,8 @@ def test_merging_in_github_actions_comments_once_with_every_shards_tests(tmp_pat
     github = FakeGitHub(httpserver)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    one = shard_folder(tmp_path / "one", [result("first shard's test", 3)], duration=1)
-    two = shard_folder(tmp_path / "two", [result("second shard's test", 6, Status.FAILED)], duration=1)
+    one = shard_folder(tmp_path / "one", [result("first shard's test", line=3)], duration=1)
+    two = shard_folder(tmp_path / "two", [result("second shard's test", Status.FAILED, line=6)], duration=1)
     env = clean_env(**runner_env(workspace, github.url))
     proc = run_preview_qa(["merge", str(one), str(two), "--out", str(workspace / "merged")], env=env)
     assert proc.returncode == 1, proc.stderr

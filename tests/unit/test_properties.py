@@ -21,37 +21,12 @@ from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
 from preview_qa.verdict import decide
 from tests.conftest import run_preview_qa
-from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
+from tests.repo import JUNIT_SCHEMA
+from tests.strategies import RAN, any_text, non_utf8, report_objects, weird_text
 
 PURE = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-RAN: dict[str, int] = {}  # property -> generated cases it ran; printed at the end (docs/dev/promises.md quotes these numbers)
 
-# --- generators -------------------------------------------------------------------------------------------------
-
-# Any code point incl. C0/C1 controls, NUL and lone surrogates (what non-UTF-8 bytes become once decoded leniently).
-any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=60)
-non_utf8 = st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateescape"))
-huge = st.integers(10_000, 300_000).map(lambda n: "x" * n)
-weird_text = st.one_of(any_text, non_utf8, huge, st.sampled_from(["", " ", "pass", "PASS", "fail", "null", "{}"]))
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), weird_text)
-json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(weird_text, inner,
-                                                                                                   max_size=3), max_leaves=8)
-status_value = st.one_of(st.sampled_from(["pass", "fail", "Pass", "passed", "success", ""]), json_value)
-
-
-@st.composite
-def report_objects(draw: st.DrawFn) -> Any:
-    """Something shaped more or less like {status, reason, data}: fields missing, of the wrong type, or extra."""
-    obj: dict[str, Any] = {}
-    if draw(st.booleans()):
-        obj["status"] = draw(status_value)
-    if draw(st.booleans()):
-        obj["reason"] = draw(st.one_of(weird_text, json_value))
-    if draw(st.booleans()):
-        obj["data"] = draw(json_value)
-    obj.update(draw(st.dictionaries(st.sampled_from(["success", "verdict", "extra", "Status", "reason "]), json_value,
-                                    max_size=2)))
-    return draw(st.one_of(st.just(obj), json_value))
+# --- generators (the shared ones are in tests/strategies.py) ----------------------------------------------------
 
 
 def _serialise(obj: Any, how: str) -> str:

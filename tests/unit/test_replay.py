@@ -15,6 +15,7 @@ from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
 from preview_qa.trace import AgentTrace, DoneReport
 from preview_qa.verdict import decide, replay_needs_llm_check
+from tests.builders import spec
 
 OLD, NEW = "https://pr-41.preview.example", "https://pr-42.preview.example"
 BUTTON = {"node_name": "BUTTON", "x_path": "html/body/form/button"}
@@ -152,10 +153,6 @@ def test_an_element_unlike_any_on_the_page_is_never_found(xpath: str, name: str,
     assume(xpath not in {e.xpath for e in PAGE})
     wanted = {"node_name": tag, "x_path": xpath, "ax_name": name, "attributes": {"id": name}}
     assert find_element(wanted, PAGE)[0] is None
-
-
-def spec(**kw: Any) -> TestSpec:
-    return TestSpec(**{"name": "t", "task": "log in", **kw})
 
 
 def ok(check: str = "url", good: bool = True) -> ExpectationOutcome:

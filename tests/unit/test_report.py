@@ -12,6 +12,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.files import test_dir as folder_of
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+from tests.builders import result
 
 HOSTILE = 'Pricing <script>alert(1)</script> "quoted" <img src=x onerror=alert(2)>'
 
@@ -25,10 +26,6 @@ class Elements(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
-
-
-def _test(name: str, status: Status, reason: str = "why", **extra: object) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=1, status=status, reason=reason, **extra)  # type: ignore[arg-type]
 
 
 def _render(out: Path, tests: list[TestResult], events: Sequence[Event] = (), notice: str | None = None) -> str:
@@ -46,16 +43,16 @@ def _render(out: Path, tests: list[TestResult], events: Sequence[Event] = (), no
 
 
 def test_failed_and_errored_tests_come_first_then_manifest_order(tmp_path: Path) -> None:
-    page = _render(tmp_path, [_test("p1", Status.PASSED), _test("f1", Status.FAILED), _test("s1", Status.SKIPPED),
-                    _test("e1", Status.ERRORED), _test("f2", Status.FAILED)])
+    page = _render(tmp_path, [result("p1", Status.PASSED), result("f1", Status.FAILED), result("s1", Status.SKIPPED),
+                    result("e1", Status.ERRORED), result("f2", Status.FAILED)])
     order = [page.index(f">{name}</a>") for name in ("e1", "f1", "f2", "p1", "s1")]
     assert order == sorted(order)
 
 
 def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
-    test = _test(HOSTILE, Status.FAILED, reason=f"agent: {HOSTILE}", causes=[HOSTILE],
-                 expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
-                 agent_report={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
+    test = result(HOSTILE, Status.FAILED, reason=f"agent: {HOSTILE}", causes=[HOSTILE],
+                  expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
+                  agent_report={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
     events = [
         StepRecorded(name=HOSTILE, number=1, goal=HOSTILE, actions=[{"input": {"text": HOSTILE}}], url=HOSTILE,
                      error=HOSTILE, screenshot_png=b"not a png"),
@@ -77,7 +74,7 @@ def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path)
     shot = f"{folder_of(name)}/step-02.png"
     steps = [StepRecorded(name=name, number=n, goal=f"goal {n}", actions=[{"click": {"index": n}}], url="http://x/a",
                           error=None, screenshot_png=b"png" if n == 2 else None) for n in (1, 2)]
-    page = _render(tmp_path, [_test(name, Status.FAILED, steps=2)], steps)
+    page = _render(tmp_path, [result(name, Status.FAILED, steps=2)], steps)
     assert "goal 1" in page and "goal 2" in page
     assert '<code>click an unnamed element</code> <span class="detail">index 2</span>' in page  # no element recorded
     assert page.count(f'src="{shot}"') == 1 and page.count("no screenshot") == 1
@@ -89,7 +86,7 @@ def test_each_action_names_its_element_by_role_and_name_with_the_index_as_a_deta
     step = StepRecorded(name="login", number=1, goal="log in", url="http://x/dashboard", error=None, screenshot_png=None,
                         actions=[{"input": {"index": 3, "text": "demo@acme.test"}}, {"click": {"index": 7}}],
                         elements=[email, sign_in])
-    page = _render(tmp_path, [_test("login", Status.FAILED, steps=1)], [step])
+    page = _render(tmp_path, [result("login", Status.FAILED, steps=1)], [step])
     assert ('<code>input textbox &#34;Email&#34; {&#34;text&#34;: &#34;demo@acme.test&#34;}</code> '
             '<span class="detail">index 3</span>') in page
     assert '<code>click button &#34;Sign in&#34;</code> <span class="detail">index 7</span>' in page
@@ -102,7 +99,7 @@ def test_dropped_actions_are_listed_under_their_step_and_the_filled_form_comes_b
     dropped = Observed(name=name, kind="actions_dropped", error=False,
                        detail={"step": 1, "why": "over max_actions_per_step=1", "actions": [{"click": {"index": 4}}],
                                "elements": [{"index": 4, "role": "link", "name": "Pricing", "tag": "a"}]})
-    page = _render(tmp_path, [_test(name, Status.FAILED, steps=1)], [step, dropped])
+    page = _render(tmp_path, [result(name, Status.FAILED, steps=1)], [step, dropped])
     assert 'Not run: over max_actions_per_step=1</div>' in page
     assert '<ul class="dropped"><li><code>click link &#34;Pricing&#34;</code> <span class="detail">index 4</span>' in page
     form, after = (page.index(f'src="{folder_of(name)}/{f}"') for f in ("step-01-form.png", "step-01.png"))
@@ -119,8 +116,8 @@ class _Retried(TestResult):
 def test_the_table_shows_each_tests_path_attempts_and_why_a_replay_fell_back(tmp_path: Path) -> None:
     fell_back = Observed(name="replay broke", kind="replay_fell_back", error=False,
                          detail={"reason": "the recorded steps could not be replayed: element 4 is gone"})
-    tests = [_test("replay broke", Status.PASSED, path="replay-fell-back"), _test("replayed", Status.PASSED, path="replayed"),
-             _test("never ran", Status.SKIPPED, path="none"),
+    tests = [result("replay broke", Status.PASSED, path="replay-fell-back"), result("replayed", Status.PASSED, path="replayed"),
+             result("never ran", Status.SKIPPED, path="none"),
              _Retried(name="flaky", file="qa.yml", line=1, status=Status.PASSED, reason="ok", attempts=3)]
     page = _render(tmp_path, tests, [fell_back])
     rows = {t.name: page[page.index(f">{t.name}</a>"):].split("</tr>")[0] for t in tests}
@@ -136,13 +133,13 @@ def test_error_list_is_bounded_and_says_how_many_were_left_off(tmp_path: Path) -
     events: list[Event] = [Observed(name="noisy", kind="console_error", error=True, detail={"text": f"error {i}"})
                            for i in range(ERROR_LIMIT + 7)]
     events.append(Observed(name="noisy", kind="expectation", error=True, detail={"check": "url"}))  # has its own table
-    page = _render(tmp_path, [_test("noisy", Status.FAILED)], events)
+    page = _render(tmp_path, [result("noisy", Status.FAILED)], events)
     assert f"Errors ({ERROR_LIMIT + 7})" in page and "7 more in events.jsonl" in page
     assert f"error {ERROR_LIMIT - 1}<" in page and f"error {ERROR_LIMIT}<" not in page
 
 
 def test_report_is_written_when_the_run_ends_even_cancelled(tmp_path: Path) -> None:
-    page = _render(tmp_path, [_test("done", Status.PASSED), _test("cut short", Status.ERRORED, reason="cancelled")],
+    page = _render(tmp_path, [result("done", Status.PASSED), result("cut short", Status.ERRORED, reason="cancelled")],
                    notice="cancelled")
     assert "<strong>Note:</strong> cancelled" in page and "cut short" in page
 
@@ -150,7 +147,7 @@ def test_report_is_written_when_the_run_ends_even_cancelled(tmp_path: Path) -> N
 def test_events_of_a_folder_elsewhere_are_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_text('{"type": "console_error", "error": true, "text": "from outside"}\n', encoding="utf-8")
-    test = _test("merged", Status.FAILED, artifacts={"events": "../elsewhere.jsonl"})
+    test = result("merged", Status.FAILED, artifacts={"events": "../elsewhere.jsonl"})
     page = HtmlReporter(tmp_path / "out").render(RunResult(manifest="qa.yml", base_url="http://x", started_at="now",
                                                            tests=[test]))
     assert "from outside" not in page and "merged" in page

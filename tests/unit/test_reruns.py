@@ -16,9 +16,9 @@ from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
-from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
+from preview_qa.results import OtherRun, RunResult, Status, Usage
 from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording, SecretAttempt
-from tests.unit.test_concurrency import PASS, run, specs_named
+from tests.builders import PASS, result, run, run_of, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
 
@@ -36,10 +36,6 @@ def scripted(*outcomes: AgentTrace) -> tuple[Any, list[dict[str, Any]]]:
                           llm_faults=trace.llm_faults, secret_attempts=trace.secret_attempts)
 
     return agent, calls
-
-
-def result(status: Status, **kw: Any) -> TestResult:
-    return TestResult(name="t", file="qa.yml", line=1, status=status, reason=status.value, **kw)
 
 
 def test_a_failure_then_a_pass_is_flaky_with_every_attempt_kept_and_labelled() -> None:
@@ -201,19 +197,16 @@ async def _reachable(*args: Any) -> None:
 
 
 def test_fail_on_regressions_fails_for_regressions_errors_and_unconfirmed_failures_only() -> None:
-    def run_of(*tests: TestResult) -> RunResult:
-        return RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=list(tests))
-
-    old = result(Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="x"), regression=False)
-    assert cli.exit_code(run_of(old, result(Status.PASSED)), "regressions") == 0
+    old = result("t", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="x"), regression=False)
+    assert cli.exit_code(run_of(old, result("t", Status.PASSED)), "regressions") == 0
     assert cli.exit_code(run_of(old), "failed") == 1
-    regressed = result(Status.FAILED, baseline=OtherRun(status=Status.PASSED, reason="x"), regression=True)
+    regressed = result("t", Status.FAILED, baseline=OtherRun(status=Status.PASSED, reason="x"), regression=True)
     assert cli.exit_code(run_of(old, regressed), "regressions") == 1
-    assert cli.exit_code(run_of(result(Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))),
+    assert cli.exit_code(run_of(result("t", Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))),
                          "regressions") == 1  # errored tests still fail it
-    unconfirmed = result(Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="x"), regression=False)
+    unconfirmed = result("t", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="x"), regression=False)
     assert cli.exit_code(run_of(unconfirmed), "regressions") == 1  # the baseline could not tell: fail closed
-    assert cli.exit_code(run_of(result(Status.FAILED)), "regressions") == 1
+    assert cli.exit_code(run_of(result("t", Status.FAILED)), "regressions") == 1
 
 
 def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None) -> Any:

@@ -7,7 +7,6 @@ import io
 import json
 from pathlib import Path
 
-import xmlschema
 from junitparser.xunit2 import JUnitXml as SurefireXml
 
 from preview_qa.events import (
@@ -25,17 +24,12 @@ from preview_qa.reporters.files import test_dir as folder_of
 from preview_qa.reporters.github import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
-from preview_qa.results import OtherRun, RunResult, Status, TestResult
-from tests.unit.test_artifacts import plain_png as png
-from tests.unit.test_github_reporter import rendered, visible
+from preview_qa.results import OtherRun, Status
+from tests.builders import plain_png, result, run_of
+from tests.fakes.github import rendered, visible
+from tests.repo import JUNIT_SCHEMA
 
-SCHEMA = xmlschema.XMLSchema(Path(__file__).parent.parent / "data" / "junit.xsd")
 HOSTILE = "<b>x</b> | `y` ::error::z"
-
-
-def made(name: str, status: Status, **kw: object) -> TestResult:
-    return TestResult(name=name, file="qa.yml", line=3, status=status, reason=f"{name} {status.value}", duration_s=2,
-                      **kw)  # type: ignore[arg-type]
 
 
 def attempt(status: Status, reason: str = "first try broke") -> OtherRun:
@@ -43,28 +37,24 @@ def attempt(status: Status, reason: str = "first try broke") -> OtherRun:
                     artifacts={"final_screenshot": "tests/x/attempt-1/final.png"})
 
 
-def run_of(*tests: TestResult, baseline: str | None = "https://prod.example.com") -> RunResult:
-    return RunResult(manifest="qa.yml", base_url="https://pr-7.example.com", started_at="2026-01-01T00:00:00+00:00",
-                     duration_s=9, tests=list(tests), baseline_url=baseline)
-
-
 RUN = run_of(
-    made("flaky one", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)]),
-    made("flaky after an error", Status.PASSED, attempts=3, flaky=True,
-         earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)]),
-    made("regressed", Status.FAILED, attempts=2, earlier_attempts=[attempt(Status.ERRORED)],
-         baseline=OtherRun(status=Status.PASSED, reason="fine there"), regression=True),
-    made("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"),
-         regression=False),
-    made("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
-         regression=False),
-    made("fine", Status.PASSED),
+    result("flaky one", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)]),
+    result("flaky after an error", Status.PASSED, attempts=3, flaky=True,
+           earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)]),
+    result("regressed", Status.FAILED, attempts=2, earlier_attempts=[attempt(Status.ERRORED)],
+           baseline=OtherRun(status=Status.PASSED, reason="fine there"), regression=True),
+    result("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"),
+           regression=False),
+    result("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
+           regression=False),
+    result("fine", Status.PASSED),
+    baseline_url="https://prod.example.com",
 )
 
 
 def test_junit_has_surefires_flaky_and_rerun_elements_in_its_order_and_validates(tmp_path: Path) -> None:
     xml = render(RUN.tests, RUN)
-    SCHEMA.validate(xml.decode("utf-8"))
+    JUNIT_SCHEMA.validate(xml.decode("utf-8"))
     (tmp_path / "junit.xml").write_bytes(xml)
     cases = {c.name: c for suite in SurefireXml.fromfile(str(tmp_path / "junit.xml")) for c in suite}
     flaky = cases["flaky one"]
@@ -89,11 +79,11 @@ def test_junit_has_surefires_flaky_and_rerun_elements_in_its_order_and_validates
 def test_a_schema_without_the_surefire_elements_would_refuse_them() -> None:
     rerun = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><failure message="m"/>'
              '<rerunFailure type="failed" message="m">{}</rerunFailure></testcase></testsuite></testsuites>')
-    assert SCHEMA.is_valid(rerun.format("<stackTrace>t</stackTrace>"))
-    assert not SCHEMA.is_valid(rerun.format(""))  # Surefire requires the stack trace
+    assert JUNIT_SCHEMA.is_valid(rerun.format("<stackTrace>t</stackTrace>"))
+    assert not JUNIT_SCHEMA.is_valid(rerun.format(""))  # Surefire requires the stack trace
     wrong_order = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><rerunError type="e">'
                    '<stackTrace>t</stackTrace></rerunError><failure message="m"/></testcase></testsuite></testsuites>')
-    assert not SCHEMA.is_valid(wrong_order)
+    assert not JUNIT_SCHEMA.is_valid(wrong_order)
 
 
 def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() -> None:
@@ -114,21 +104,21 @@ def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() ->
 
 
 def test_without_a_baseline_only_flaky_tests_are_grouped_and_outputs_count_both() -> None:
-    run = run_of(*RUN.tests[:2], made("broken", Status.FAILED), baseline=None)
+    run = run_of(*RUN.tests[:2], result("broken", Status.FAILED))
     text = render_markdown(run, str, None, 60_000)
     assert "#### Flaky tests" in text and "Compared with the baseline" not in text and "Regressions" not in text
-    assert "#### Flaky" not in render_markdown(run_of(made("fine", Status.PASSED), baseline=None), str, None, 60_000)
+    assert "#### Flaky" not in render_markdown(run_of(result("fine", Status.PASSED)), str, None, 60_000)
     assert "flaky<<" in outputs(RUN, Path("out")) and "\n2\n" in outputs(RUN, Path("out")).split("flaky<<", 1)[1]
 
 
 def test_console_marks_flaky_tests_and_regressions_and_names_failed_attempts() -> None:
     stream = io.StringIO()
     console = ConsoleReporter(stream=stream, width=250)
-    failed_first = made("flaky one", Status.FAILED)
+    failed_first = result("flaky one", Status.FAILED)
     console.handle(AttemptFinished(name="flaky one", label="attempt-1", result=failed_first))
-    console.handle(AttemptFinished(name="flaky one", label="attempt-2", result=made("flaky one", Status.PASSED)))
+    console.handle(AttemptFinished(name="flaky one", label="attempt-2", result=result("flaky one", Status.PASSED)))
     console.handle(TestFinished(result=RUN.tests[0]))
-    console.handle(AttemptFinished(name="regressed", label="baseline", result=made("regressed", Status.PASSED)))
+    console.handle(AttemptFinished(name="regressed", label="baseline", result=result("regressed", Status.PASSED)))
     console.handle(RunFinished(result=RUN))
     out = stream.getvalue()
     assert "flaky one attempt-1: failed" in out and "attempt-2" not in out  # a passing attempt needs no line
@@ -140,7 +130,7 @@ def test_console_marks_flaky_tests_and_regressions_and_names_failed_attempts() -
 def test_report_html_marks_tests_and_lists_their_other_runs(tmp_path: Path) -> None:
     first = f"{folder_of('flaky one')}/attempt-1/final.png"  # the report links what is on disk
     (tmp_path / first).parent.mkdir(parents=True)
-    (tmp_path / first).write_bytes(png())
+    (tmp_path / first).write_bytes(plain_png())
     HtmlReporter(tmp_path).handle(RunFinished(result=RUN))
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert '<span class="mark">flaky: passed on attempt 2</span>' in html
@@ -155,15 +145,15 @@ def test_each_attempts_evidence_is_kept_apart_and_the_last_one_is_the_tests(tmp_
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=["t"]))
     for label in ("attempt-1", "attempt-2", "baseline"):
         reporter.handle(StepRecorded(name="t", number=1, goal=label, actions=[], url="", error=None,
-                                     screenshot_png=png(), label=label))
-        reporter.handle(FinalScreenshot(name="t", png=png(), label=label))
+                                     screenshot_png=plain_png(), label=label))
+        reporter.handle(FinalScreenshot(name="t", png=plain_png(), label=label))
         reporter.handle(Observed(name="t", kind="verdict", error=False, detail={"run": label}, label=label))
-        reporter.handle(AttemptFinished(name="t", label=label, result=made("t", Status.FAILED)))
+        reporter.handle(AttemptFinished(name="t", label=label, result=result("t", Status.FAILED)))
         if label == "attempt-2":
-            final = made("t", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)])
+            final = result("t", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)])
             reporter.handle(TestFinished(result=final))
     done = final.model_copy(deep=True, update={"baseline": OtherRun(status=Status.FAILED, reason="x")})
-    reporter.handle(RunFinished(result=run_of(done)))
+    reporter.handle(RunFinished(result=run_of(done, baseline_url="https://prod.example.com")))
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     t = results["tests"][0]
     folder = t["artifacts"]["events"].rsplit("/", 1)[0]

@@ -28,8 +28,9 @@ from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.setups import cycle_from, with_setup_tests
 from preview_qa.shard import in_shard
 from preview_qa.trace import AgentTrace, DoneReport, Recording
+from tests.builders import PASS, run, spec
 from tests.conftest import clean_env, run_preview_qa
-from tests.unit.test_concurrency import PASS, run
+from tests.repo import ROOT
 
 TOKEN = "tok-4f9a0c1d2e3b"
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "wrong password"}), success=True)
@@ -39,10 +40,6 @@ def state(token: str = TOKEN) -> BrowserState:
     return BrowserState({"cookies": [{"name": "sid", "value": token, "domain": "preview.test", "path": "/"},
                                      {"name": "lang", "value": "en", "domain": "preview.test", "path": "/"}],
                          "origins": [{"origin": "http://preview.test", "localStorage": [{"name": "u", "value": "ada"}]}]})
-
-
-def spec(name: str, line: int, **kw: Any) -> TestSpec:
-    return TestSpec(name=name, task=f"task {name}", line=line, **kw)
 
 
 def login_and_three(**login: Any) -> list[TestSpec]:
@@ -332,6 +329,6 @@ def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_p
 
 def test_the_session_bench_starts() -> None:
     """bench/ is not run by the tests (it prints figures); this only keeps the script from rotting."""
-    bench = Path(__file__).parents[2] / "bench" / "session.py"
+    bench = ROOT / "bench" / "session.py"
     proc = subprocess.run([sys.executable, str(bench), "--help"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "use_state" in proc.stdout

@@ -19,10 +19,7 @@ from hypothesis import strategies as st
 from preview_qa import manifest
 from preview_qa.schema import MODELINE, manifest_schema, render
 from preview_qa.yamlsource import YamlSource
-from tests.unit.test_github_action import tool
-
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_FILE = ROOT / "schema" / "manifest-v1.json"
+from tests.repo import DEMO, ROOT, SCHEMA_FILE, tool
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
@@ -77,7 +74,7 @@ def test_the_bundled_and_the_documented_manifests_validate_with_check_jsonschema
     assert readme and readme[0].startswith(MODELINE + "\n")  # the README shows editors where the schema is
     reference = _documented_manifests(ROOT / "docs" / "manifest.md")
     assert reference and reference[0].startswith(MODELINE + "\n")  # and so does the manifest reference
-    files = [ROOT / "src" / "preview_qa" / "demo" / "qa.yml"]
+    files = [DEMO / "qa.yml"]
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for i, text in enumerate(_documented_manifests(page)):
             files.append(tmp_path / f"{page.relative_to(ROOT).as_posix().replace('/', '-')}-{i}.yml")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,8 +12,7 @@ import pytest
 import yaml
 
 from preview_qa.demo.scripted_llm import Element, ScriptedLLM, load_scenarios, parse_elements, resolve_element
-
-DEMO = Path(__file__).resolve().parents[2] / "src" / "preview_qa" / "demo"
+from tests.repo import DEMO
 
 # Copied from a real browser-use 0.13.14 request against DemoSite's /login.
 LOGIN_STATE = (

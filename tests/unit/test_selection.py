@@ -18,8 +18,8 @@ from preview_qa.merge import merge_runs
 from preview_qa.results import Status
 from preview_qa.selection import NOT_CHANGED, SelectionError, select
 from preview_qa.trace import AgentTrace
+from tests.builders import PASS, run
 from tests.conftest import clean_env, run_preview_qa
-from tests.unit.test_concurrency import PASS, run
 
 MANIFEST = textwrap.dedent("""\
     version: 1

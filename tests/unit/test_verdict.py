@@ -13,12 +13,9 @@ from preview_qa.manifest import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Status
 from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault, SecretAttempt
 from preview_qa.verdict import REASON_LIMIT, decide, parse_report
+from tests.builders import spec
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}
-
-
-def spec(**kw: Any) -> TestSpec:
-    return TestSpec(**{"name": "t", "task": "check it", **kw})
 
 
 def done(status: str = "pass", reason: str = "it works", success: bool | None = True, **extra: Any) -> DoneReport:

@@ -8,7 +8,7 @@ from preview_qa.manifest import TestSpec
 from preview_qa.results import Status, Usage
 from preview_qa.runner import PROVIDER_DOWN_AFTER
 from preview_qa.trace import AgentTrace, LLMFault
-from tests.unit.test_concurrency import PASS, run, specs_named
+from tests.builders import PASS, run, specs_named
 
 DOWN = LLMFault(kind="provider", purpose="agent", status=500, message="Error code: 500 - scripted HTTP 500")
 

@@ -1,0 +1,63 @@
+"""Builders the unit tests share: manifest tests (spec, specs_named), their results (result), a run's result (run_of),
+the agent's passing report (PASS), a run of the real runner with a fake agent (run), and a blank screenshot
+(plain_png)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from preview_qa import runner as runner_mod
+from preview_qa.config import RunConfig
+from preview_qa.events import Event
+from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.trace import AgentTrace, DoneReport, Recording
+
+PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
+FakeAgent = Callable[..., Awaitable[AgentTrace]]
+
+
+def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,
+        **config: Any) -> tuple[RunResult, list[Event]]:
+    """The runner over `tests`, each played by `agent` (no browser); the run's result and every event it sent."""
+    events: list[Event] = []
+    manifest = Manifest(version=1, tests=tests)
+    cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", **config)
+    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, recordings).run())
+    return result, events
+
+
+def spec(name: str = "t", line: int = 0, **kw: Any) -> TestSpec:
+    """A manifest test; its task names it unless `kw` gives one."""
+    return TestSpec(**{"name": name, "task": f"task {name}", "line": line, **kw})
+
+
+def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
+    """A manifest's tests, on lines 1, 2, ... in the order named."""
+    return [spec(n, i + 1, **kw) for i, n in enumerate(names)]
+
+
+def result(name: str = "t", status: Status = Status.PASSED, reason: str = "why", **kw: Any) -> TestResult:
+    """A test's result, from line 3 of qa.yml, that took 1.25 s."""
+    return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25,
+                         **kw})
+
+
+def run_of(*tests: TestResult, **kw: Any) -> RunResult:
+    """A run of qa.yml against http://x with these results, that took 9 s."""
+    return RunResult(**{"manifest": "qa.yml", "base_url": "http://x", "started_at": "2026-01-01T00:00:00+00:00",
+                        "duration_s": 9, "tests": list(tests), **kw})
+
+
+def plain_png() -> bytes:
+    """A screenshot-sized PNG of a blank white page."""
+    out = io.BytesIO()
+    Image.new("RGB", (1280, 800), "white").save(out, "PNG")
+    return out.getvalue()
