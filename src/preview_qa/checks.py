@@ -1,13 +1,13 @@
-"""Deterministic expectations, checked by code: on the live final page (through Playwright) and on the returned data."""
+"""Deterministic expectations checked by code on the live final page, through Playwright."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.data_checks import SHOWN
 from preview_qa.manifest import Expectations
 from preview_qa.nearest import found_instead_of_text, found_title, found_url, where_text_is
 from preview_qa.results import ExpectationOutcome
@@ -15,10 +15,6 @@ from preview_qa.text import clip
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
-
-_MISSING = object()
-SHOWN = 160
-
 
 async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
     """Evaluate url, title, text and not_text on the live page. Like Playwright's own `expect`, each check waits for
@@ -61,7 +57,7 @@ async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
 
 
 def _assert_that(target: Any) -> Any:
-    """Playwright's `expect`, imported on first use: the verdict imports this module and never needs a browser."""
+    """Playwright's `expect`, imported on first use like the Page types above: loading this module loads no browser library."""
     from playwright.async_api import expect
 
     return expect(target)
@@ -84,44 +80,3 @@ async def _holds(assertion: Awaitable[None]) -> bool:
 def _ms(seconds: float) -> float:
     """Playwright's timeout in ms; it reads 0 as "wait forever", while 1 ms still checks once."""
     return max(1.0, seconds * 1000)
-
-
-def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[ExpectationOutcome]:
-    """Each expected key (dotted paths reach into objects) holds the expected value in the agent's data."""
-    out = []
-    for key, want in expected.items():
-        got = _lookup(data, key)
-        found = "no such key" if got is _MISSING else json.dumps(got, ensure_ascii=False)
-        ok = got is not _MISSING and _same(want, got)
-        out.append(ExpectationOutcome(check=f"data.{key}", expected=json.dumps(want, ensure_ascii=False),
-                                      found=clip(found, SHOWN), ok=ok))
-    return out
-
-
-def _lookup(data: Any, dotted: str) -> Any:
-    if isinstance(data, dict) and dotted in data:
-        return data[dotted]
-    current = data
-    for part in dotted.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return _MISSING
-    return current
-
-
-def _same(want: Any, got: Any) -> bool:
-    """Equal values; strings compare with surrounding whitespace ignored; 3 equals 3.0 but never True."""
-    if isinstance(want, str) and isinstance(got, str):
-        return want.strip() == got.strip()
-    if isinstance(want, bool) or isinstance(got, bool):
-        return type(want) is type(got) and want == got
-    if isinstance(want, int | float) and isinstance(got, int | float):
-        return float(want) == float(got)
-    if isinstance(want, dict) and isinstance(got, dict):
-        return want.keys() == got.keys() and all(_same(want[k], got[k]) for k in want)
-    if isinstance(want, list) and isinstance(got, list):
-        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
-    return want == got

@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from preview_qa.checks import check_data
+from preview_qa.data_checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import ExpectationOutcome, Status, Verdict
 from preview_qa.text import one_line

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from preview_qa import manifest
-from preview_qa.checks import check_data
+from preview_qa.data_checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult

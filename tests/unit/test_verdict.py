@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from preview_qa.checks import check_data
+from preview_qa.data_checks import check_data
 from preview_qa.manifest import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Status
 from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
