@@ -20,6 +20,7 @@ from typing import Any
 
 from preview_qa.agent.llm import make_llm
 from preview_qa.agent.session import BrowserSetup, browser_agents
+from preview_qa.agent_port import Recording
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
@@ -28,7 +29,7 @@ from preview_qa.manifest import TestSpec, loads
 from preview_qa.providers import LLMSettings
 from preview_qa.redact import Redactor
 from preview_qa.reporters.images import animation, shrink_screenshot
-from preview_qa.trace import AgentTrace, Recording
+from preview_qa.trace import AgentTrace
 
 PASSWORD = "bench-password"
 TASK = "[breakdown] Log in as demo@acme.test and check that the dashboard greets them."

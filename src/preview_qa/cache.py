@@ -10,6 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from preview_qa.agent_port import Recording
 from preview_qa.events import BASELINE, PREVIEW, AgentHistory, AttemptFinished, Event, StepRecorded, TestFinished
 from preview_qa.manifest import Manifest, TestSpec
 from preview_qa.preview import origin_of
@@ -17,7 +18,6 @@ from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.files import write_atomic
 from preview_qa.results import Status, TestResult
-from preview_qa.trace import Recording
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
 RECORDING_PATHS = ("agent", "replay-fell-back")  # a replayed test's trace is already in the cache

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from preview_qa.agent_port import AgentFn, Recording
 from preview_qa.config import RunConfig
 from preview_qa.events import (
     BASELINE,
@@ -33,7 +34,7 @@ from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.selection import select
 from preview_qa.setups import setup_of
-from preview_qa.trace import AgentFn, AgentTrace, Recording
+from preview_qa.trace import AgentTrace
 from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown

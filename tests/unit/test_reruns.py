@@ -12,12 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from preview_qa import cli, manifest
+from preview_qa.agent_port import Recording
 from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
-from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording
+from preview_qa.trace import AgentTrace, DoneReport, LLMFault
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)

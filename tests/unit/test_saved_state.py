@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from preview_qa import runner as runner_mod
+from preview_qa.agent_port import Recording
 from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
 from preview_qa.events import Event, Observed, TestFinished, TestStarted
@@ -27,7 +28,7 @@ from preview_qa.results import RunResult, Status, TestResult
 from preview_qa.saved_state import BrowserState, StateStore
 from preview_qa.setups import cycle_from, with_setup_tests
 from preview_qa.shard import in_shard
-from preview_qa.trace import AgentTrace, DoneReport, Recording
+from preview_qa.trace import AgentTrace, DoneReport
 from tests.conftest import clean_env, run_preview_qa
 from tests.unit.test_concurrency import PASS, run
 

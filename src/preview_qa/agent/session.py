@@ -31,13 +31,14 @@ from preview_qa.agent.replay import Replayer, check_page_against_task
 from preview_qa.agent.steps import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
+from preview_qa.agent_port import AgentFn, Recording
 from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.redact import Redactor
 from preview_qa.saved_state import BrowserState
 from preview_qa.text import error_line
-from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
+from preview_qa.trace import AgentReport, AgentTrace, DoneReport, JudgeReport
 from preview_qa.verdict import replay_needs_llm_check
 
 if TYPE_CHECKING:
