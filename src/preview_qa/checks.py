@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from preview_qa.data_checks import SHOWN
 from preview_qa.manifest import Expectations
 from preview_qa.nearest import found_instead_of_text, found_title, found_url, where_text_is
-from preview_qa.results import ExpectationOutcome
-from preview_qa.text import clip
+from preview_qa.results import ExpectationOutcome, clip
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page

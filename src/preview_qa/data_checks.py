@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from preview_qa.results import ExpectationOutcome
-from preview_qa.text import clip
+from preview_qa.results import ExpectationOutcome, clip
 
 _MISSING = object()
 SHOWN = 160  # characters of a found value (or page text) an outcome shows

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from preview_qa.text import clip, one_line
+from preview_qa.results import clip, one_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page

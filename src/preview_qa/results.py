@@ -1,4 +1,5 @@
-"""What a run produced: statuses, verdicts and test results — the only data the reporters read."""
+"""What a run produced: statuses, verdicts and test results — the only data the reporters read — and the rules that
+shorten their texts to one line."""
 
 from __future__ import annotations
 
@@ -174,3 +175,21 @@ class RunResult(BaseModel):
     @property
     def flaky(self) -> list[TestResult]:
         return [t for t in self.tests if t.flaky]
+
+
+# Shortening text for one-line messages: the same rules in every reason, event and report.
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters; a cut one ends with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace (line breaks included) folded to single spaces, then clipped."""
+    return clip(" ".join(text.split()), limit)
+
+
+def error_line(error: object, limit: int = 300) -> str:
+    """An exception's text on one line, cut (without an ellipsis) at `limit`."""
+    return " ".join(str(error).split())[:limit]

@@ -10,8 +10,7 @@ from pydantic import ValidationError
 
 from preview_qa.data_checks import check_data
 from preview_qa.manifest import TestSpec
-from preview_qa.results import ExpectationOutcome, Status, Verdict
-from preview_qa.text import one_line
+from preview_qa.results import ExpectationOutcome, Status, Verdict, one_line
 from preview_qa.trace import AgentReport, AgentTrace, LLMFault
 
 REASON_LIMIT = 500

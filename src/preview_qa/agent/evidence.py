@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.events import Observed, ObservedKind
 from preview_qa.preview import origin_of
-from preview_qa.results import EvidenceSummary
-from preview_qa.text import clip
+from preview_qa.results import EvidenceSummary, clip
 from preview_qa.trace import LLMFault
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from preview_qa.providers import LLMSettings
 from preview_qa.redact import Redactor
-from preview_qa.text import error_line
+from preview_qa.results import error_line
 from preview_qa.trace import LLMFault
 
 NO_ANSWER = "the provider did not answer in time"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from preview_qa.text import clip
+from preview_qa.results import clip
 
 # Actions that change nothing on the page: replaying them needs an LLM (extract) or touches only the agent's own notes.
 READS_ONLY = frozenset({"extract", "search_page", "find_elements", "screenshot", "save_as_pdf", "dropdown_options",

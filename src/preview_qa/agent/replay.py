@@ -28,8 +28,7 @@ from preview_qa.agent.timing import Phases
 from preview_qa.events import StepRecorded
 from preview_qa.manifest import SECRET_TAG
 from preview_qa.redact import Redactor
-from preview_qa.results import Usage
-from preview_qa.text import error_line, one_line
+from preview_qa.results import Usage, error_line, one_line
 from preview_qa.trace import DoneReport
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ from preview_qa.checks import check_page
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest import TestSpec
 from preview_qa.redact import Redactor
+from preview_qa.results import error_line
 from preview_qa.saved_state import BrowserState
-from preview_qa.text import error_line
 from preview_qa.trace import AgentReport, AgentTrace, DoneReport, JudgeReport
 from preview_qa.verdict import replay_needs_llm_check
 

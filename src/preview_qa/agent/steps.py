@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from browser_use import Tools
 
-from preview_qa.text import one_line
+from preview_qa.results import one_line
 
 if TYPE_CHECKING:
     from browser_use import Agent

@@ -19,8 +19,7 @@ from preview_qa.reporters.files import DRIFT_LIVE, DRIFT_RECORDED, JUNIT, RESULT
 from preview_qa.reporters.junit import clean, details
 from preview_qa.reporters.steps import read_events, step_lines, steps_of
 from preview_qa.reporters.streams import join_stderr_to_stdout
-from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.text import clip, one_line
+from preview_qa.results import RunResult, Status, TestResult, clip, one_line
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
 ANNOTATION_LIMIT = 4096  # the runner cuts an annotation's message there, silently; ours end with a visible "…"

@@ -22,8 +22,7 @@ from preview_qa.reporters.files import (
     write_atomic,
 )
 from preview_qa.reporters.steps import Step, read_events, steps_of
-from preview_qa.results import OtherRun, RunResult, Status, TestResult
-from preview_qa.text import clip
+from preview_qa.results import OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300

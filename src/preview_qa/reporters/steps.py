@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from preview_qa.reporters.files import EVENTS, last_run_dir
-from preview_qa.results import TestResult
-from preview_qa.text import clip
+from preview_qa.results import TestResult, clip
 
 TEXT_LIMIT = 300
 
