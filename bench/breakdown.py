@@ -20,16 +20,16 @@ from typing import Any
 
 from preview_qa.agent.llm import make_llm
 from preview_qa.agent.session import BrowserSetup, browser_agents
-from preview_qa.agent_port import Recording
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from preview_qa.engine.agent_port import Recording
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
-from preview_qa.manifest import TestSpec, loads
+from preview_qa.manifest.models import TestSpec, loads
 from preview_qa.providers import LLMSettings
-from preview_qa.redact import Redactor
-from preview_qa.reporters.images import animation, shrink_screenshot
-from preview_qa.trace import AgentTrace
+from preview_qa.reporters.output.images import animation, shrink_screenshot
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentTrace
 
 PASSWORD = "bench-password"
 TASK = "[breakdown] Log in as demo@acme.test and check that the dashboard greets them."

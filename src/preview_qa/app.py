@@ -11,18 +11,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
 from preview_qa.events import Event
 from preview_qa.lifecycle import own_temp_folder, run_bounded
-from preview_qa.redact import Redactor
+from preview_qa.manifest import models as manifest_mod
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
-from preview_qa.selection import select
+from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.select import select
 
 if TYPE_CHECKING:
-    from preview_qa.runner import Recordings
+    from preview_qa.engine.runner import Recordings
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
@@ -40,8 +40,8 @@ def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, st
 
 def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
-    from preview_qa.cache import CacheReporter, TraceCache
-    from preview_qa.reporters.streams import install_safe_stderr
+    from preview_qa.engine.replay_cache import CacheReporter, TraceCache
+    from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
     secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
@@ -80,7 +80,7 @@ def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
-    from preview_qa import merge as merging
+    from preview_qa.engine import merge as merging
 
     shards = [(folder, merging.load_run(folder)) for folder in folders]
     result = merging.merge_runs([run for _, run in shards])
@@ -116,7 +116,7 @@ class ReportersFailed(RuntimeError):
 def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_values: list[str | None]) -> list[Reporter]:
     """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
     from issuing workflow commands until it finishes."""
-    from preview_qa.reporters.github import GitHubReporter, in_github_actions
+    from preview_qa.reporters.github.reporter import GitHubReporter, in_github_actions
 
     if not in_github_actions(env):
         return []
@@ -142,8 +142,8 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser import START_BUDGET_S
     from preview_qa.agent.session import BrowserSetup, browser_agents
-    from preview_qa.preview import origin_of
-    from preview_qa.runner import Runner
+    from preview_qa.engine.preview import origin_of
+    from preview_qa.engine.runner import Runner
 
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers)
     browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.extra_headers,

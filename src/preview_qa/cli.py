@@ -12,14 +12,14 @@ from typing import Any, get_args
 import click
 
 from preview_qa import app
-from preview_qa import manifest as manifest_mod
-from preview_qa.changes import ChangedFilesError
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
+from preview_qa.engine.merge import MergeError
 from preview_qa.lifecycle import exit_with
-from preview_qa.merge import MergeError
+from preview_qa.manifest import models as manifest_mod
 from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
 from preview_qa.results import RunResult, Status
-from preview_qa.selection import SelectionError
+from preview_qa.selection.changed_files import ChangedFilesError
+from preview_qa.selection.select import SelectionError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
@@ -146,7 +146,7 @@ def init(directory: Path, force: bool) -> None:
 @main.command()
 def schema() -> None:
     """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
-    from preview_qa.schema import render
+    from preview_qa.manifest.schema import render
 
     click.echo(render(), nl=False)
 
@@ -211,7 +211,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
-    from preview_qa.changes import changed_files
+    from preview_qa.selection.changed_files import changed_files
 
     found = changed_files(source, changed_only, os.environ, sys.stdin)
     if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
@@ -221,7 +221,7 @@ def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
 
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
-    from preview_qa.shard import parse_shard
+    from preview_qa.selection.shard import parse_shard
 
     try:
         parsed = parse_shard(shard) if shard else None

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from preview_qa.cache import TraceCache
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import todo_turns
-from preview_qa.manifest import load
+from preview_qa.engine.replay_cache import TraceCache
+from preview_qa.manifest.models import load
 from tests.conftest import CliRun, clean_env
 from tests.fakes.github import runner_env
 

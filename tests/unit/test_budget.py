@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from preview_qa import cli
 from preview_qa.config import DEFAULT_CACHE, RunConfig
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import Status, Usage
-from preview_qa.trace import AgentTrace, DoneReport
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 

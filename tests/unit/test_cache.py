@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from preview_qa import cache as cache_mod
-from preview_qa.cache import CacheReporter, TraceCache
+from preview_qa.engine import replay_cache as cache_mod
+from preview_qa.engine.replay_cache import CacheReporter, TraceCache
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
-from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import Status, TestResult
 
 HISTORY = {"history": [{"model_output": {"action": [{"navigate": {"url": "http://old:1/login"}}]}}]}

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from preview_qa import runner as runner_mod
-from preview_qa.agent_port import Recording
 from preview_qa.config import RunConfig
+from preview_qa.engine import runner as runner_mod
+from preview_qa.engine.agent_port import Recording
 from preview_qa.events import Event, Observed, TestFinished
-from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import RunResult, Status, Usage
-from preview_qa.trace import AgentTrace, DoneReport
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
 FakeAgent = Callable[..., Awaitable[AgentTrace]]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from preview_qa.schema import MODELINE
+from preview_qa.manifest.schema import MODELINE
 from tests.conftest import run_preview_qa
 from tests.unit.test_github_action import tool
 from tests.unit.test_schema import SCHEMA_FILE

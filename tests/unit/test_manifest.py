@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa import manifest
 from preview_qa.demo.site import DemoSite
-from preview_qa.yamlsource import MAX_BYTES, MAX_NODES
+from preview_qa.manifest import models as manifest
+from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
 from tests.conftest import clean_env, run_preview_qa
 
 OK_TEST = "  - name: a\n    task: t\n"

@@ -13,13 +13,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from preview_qa import manifest
-from preview_qa.data_checks import check_data
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest import models as manifest
+from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
-from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
-from preview_qa.verdict import decide
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport, JudgeReport, LLMFault
+from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.decide import decide
 from tests.conftest import run_preview_qa
 from tests.unit.test_junit import SCHEMA as JUNIT_SCHEMA
 

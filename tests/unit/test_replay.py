@@ -10,11 +10,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from preview_qa.agent.recorded import LiveElement, find_element, recorded_steps, same_place
-from preview_qa.manifest import TestSpec
+from preview_qa.agent.replay.recording import LiveElement, find_element, recorded_steps, same_place
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import ExpectationOutcome, Status
-from preview_qa.trace import AgentTrace, DoneReport
-from preview_qa.verdict import decide, replay_needs_llm_check
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport
+from preview_qa.verdict.decide import decide, replay_needs_llm_check
 
 OLD, NEW = "https://pr-41.preview.example", "https://pr-42.preview.example"
 BUTTON = {"node_name": "BUTTON", "x_path": "html/body/form/button"}

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from preview_qa import cli, manifest
-from preview_qa.agent_port import Recording
-from preview_qa.cache import TraceCache
+from preview_qa import cli
 from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.replay_cache import TraceCache
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest import models as manifest
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
-from preview_qa.trace import AgentTrace, DoneReport, LLMFault
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport, LLMFault
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
@@ -131,7 +132,7 @@ def baseline_run(preview: list[AgentTrace], baseline: list[AgentTrace], names: t
 
 
 def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
     outcome, calls, events = baseline_run([AgentTrace(done=FAIL, usage=Usage(total_tokens=3))],
                                           [AgentTrace(done=PASS, usage=Usage(total_tokens=4))])
     t = outcome.tests[0]
@@ -144,7 +145,7 @@ def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pyte
 
 
 def test_a_failure_on_both_is_no_regression_and_passes_are_not_rerun(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
 
     async def agent_for(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
         return AgentTrace(done=PASS if spec.name == "ok" else FAIL)
@@ -159,7 +160,7 @@ def test_an_unreachable_baseline_leaves_the_preview_results_and_says_why(monkeyp
     async def unreachable(url: str, *args: Any) -> str:
         return f"ConnectError for {url}: refused"
 
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", unreachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", unreachable)
     outcome, calls, _ = baseline_run([AgentTrace(done=FAIL)], [AgentTrace(done=PASS)])
     assert outcome.baseline_error == "--baseline-url is unreachable: ConnectError for http://prod.test: refused"
     assert len(calls) == 1 and outcome.tests[0].status is Status.FAILED and outcome.tests[0].baseline is None
@@ -167,9 +168,9 @@ def test_an_unreachable_baseline_leaves_the_preview_results_and_says_why(monkeyp
 
 def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its login is the preview's: run signed out on the baseline it would fail there and wrongly excuse itself."""
-    from preview_qa.saved_state import BrowserState
+    from preview_qa.engine.saved_state import BrowserState
 
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
     origins: list[str | None] = []
 
     async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None,

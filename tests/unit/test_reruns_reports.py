@@ -21,10 +21,10 @@ from preview_qa.events import (
 )
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
-from preview_qa.reporters.files import test_dir as folder_of
-from preview_qa.reporters.github import outputs, render_markdown
+from preview_qa.reporters.github.reporter import outputs, render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
+from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import OtherRun, RunResult, Status, TestResult
 from tests.unit.test_artifacts import plain_png as png
 from tests.unit.test_github_reporter import rendered, visible

@@ -16,19 +16,19 @@ from typing import Any
 
 import pytest
 
-from preview_qa import runner as runner_mod
-from preview_qa.agent_port import Recording
-from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
+from preview_qa.engine import runner as runner_mod
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.merge import copy_artifacts, merge_runs
+from preview_qa.engine.replay_cache import TraceCache
+from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import Event, Observed, TestFinished, TestStarted
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.merge import copy_artifacts, merge_runs
-from preview_qa.reporters import files
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
+from preview_qa.reporters.output import files
 from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.saved_state import BrowserState, StateStore
-from preview_qa.setups import cycle_from, with_setup_tests
-from preview_qa.shard import in_shard
-from preview_qa.trace import AgentTrace, DoneReport
+from preview_qa.selection.shard import in_shard
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 from tests.conftest import clean_env, run_preview_qa
 from tests.unit.test_concurrency import PASS, run
 

@@ -16,9 +16,9 @@ import regress  # check-jsonschema's ECMA regex engine: patterns read as editors
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from preview_qa import manifest
-from preview_qa.schema import MODELINE, manifest_schema, render
-from preview_qa.yamlsource import YamlSource
+from preview_qa.manifest import models as manifest
+from preview_qa.manifest.schema import MODELINE, manifest_schema, render
+from preview_qa.manifest.yaml_source import YamlSource
 from tests.unit.test_github_action import tool
 
 ROOT = Path(__file__).resolve().parents[2]

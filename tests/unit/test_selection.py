@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preview_qa import manifest
 from preview_qa.config import RunConfig
-from preview_qa.merge import merge_runs
+from preview_qa.engine.merge import merge_runs
+from preview_qa.manifest import models as manifest
 from preview_qa.results import Status
-from preview_qa.selection import NOT_CHANGED, SelectionError, select
-from preview_qa.trace import AgentTrace
+from preview_qa.selection.select import NOT_CHANGED, SelectionError, select
+from preview_qa.verdict.agent_run import AgentTrace
 from tests.conftest import clean_env, run_preview_qa
 from tests.unit.test_concurrency import PASS, run
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from preview_qa.data_checks import check_data
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, Status
-from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
-from preview_qa.verdict import REASON_LIMIT, decide, parse_report
+from preview_qa.verdict.agent_run import AgentTrace, DoneReport, JudgeReport, LLMFault
+from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.decide import REASON_LIMIT, decide, parse_report
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from preview_qa.manifest import TestSpec
+from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Status, Usage
-from preview_qa.runner import PROVIDER_DOWN_AFTER
-from preview_qa.trace import AgentTrace, LLMFault
+from preview_qa.verdict.agent_run import AgentTrace, LLMFault
 from tests.unit.test_concurrency import PASS, run, specs_named
 
 DOWN = LLMFault(kind="provider", purpose="agent", status=500, message="Error code: 500 - scripted HTTP 500")

@@ -16,9 +16,9 @@ from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
 from preview_qa.providers import LLMSettings
-from preview_qa.redact import Redactor
 from preview_qa.results import error_line
-from preview_qa.trace import LLMFault
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import LLMFault
 
 NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose

@@ -25,21 +25,21 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
-from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
-from preview_qa.agent.replay import Replayer, check_page_against_task
-from preview_qa.agent.steps import IDLE_S, StepWatcher, WatchedTools
+from preview_qa.agent.replay.player import Replayer, check_page_against_task
+from preview_qa.agent.replay.recording import READS_ONLY, VERDICT, recorded_steps
+from preview_qa.agent.step_watcher import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
-from preview_qa.agent_port import AgentFn, Recording
-from preview_qa.checks import check_page
+from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
-from preview_qa.manifest import TestSpec
-from preview_qa.redact import Redactor
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import error_line
-from preview_qa.saved_state import BrowserState
-from preview_qa.trace import AgentReport, AgentTrace, DoneReport, JudgeReport
-from preview_qa.verdict import replay_needs_llm_check
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentReport, AgentTrace, DoneReport, JudgeReport
+from preview_qa.verdict.decide import replay_needs_llm_check
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Playwright

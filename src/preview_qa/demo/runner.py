@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa import manifest as manifest_mod
 from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
+from preview_qa.manifest import models as manifest_mod
 from preview_qa.results import RunResult, Status
 
 HERE = Path(__file__).parent

@@ -23,7 +23,7 @@ from preview_qa.events import (
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import (
+from preview_qa.reporters.output.files import (
     DRIFT_LIVE,
     DRIFT_RECORDED,
     EVENTS,
@@ -36,7 +36,7 @@ from preview_qa.reporters.files import (
     with_test_artifacts,
     write_atomic,
 )
-from preview_qa.reporters.images import animation, shrink_screenshot
+from preview_qa.reporters.output.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import (
+from preview_qa.reporters.output.files import (
     REPORT,
     form_screenshot,
     last_run_dir,
@@ -21,7 +21,7 @@ from preview_qa.reporters.files import (
     with_artifacts,
     write_atomic,
 )
-from preview_qa.reporters.steps import Step, read_events, steps_of
+from preview_qa.reporters.output.steps import Step, read_events, steps_of
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl

@@ -11,7 +11,7 @@ from junitparser.xunit2 import TestCase as SurefireCase
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, with_artifacts, workspace_relative, write_atomic
+from preview_qa.reporters.output.files import JUNIT, with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage, one_line
 
 MESSAGE_LIMIT = 200

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from preview_qa.events import Event, RunFinished, RunStarted, TestFinished
-from preview_qa.reporters.files import RESULTS, test_dir
+from preview_qa.reporters.output.files import RESULTS, test_dir
 from preview_qa.results import RunResult, TestResult
 
 

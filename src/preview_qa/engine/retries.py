@@ -3,7 +3,7 @@ its run on the baseline deployment says about it."""
 
 from __future__ import annotations
 
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import OtherRun, Status, TestResult, Usage
 
 RETRIED = (Status.FAILED, Status.ERRORED)

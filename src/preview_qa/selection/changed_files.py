@@ -64,7 +64,7 @@ def _paths(lines: list[str]) -> list[str]:
 def pull_request_files(environ: Mapping[str, str]) -> tuple[list[str] | None, str]:
     """(files, where they came from), or (None, why there are none). git when the checkout has both commits
     (no token, no rate limit), else the pull request's files through the API."""
-    from preview_qa.github_api import GitHubApi, GitHubError, read_event  # httpx: only when asked, --help stays quick
+    from preview_qa.reporters.github.api import GitHubApi, GitHubError, read_event  # httpx: only when asked, --help stays quick
 
     event = read_event(environ.get("GITHUB_EVENT_PATH"))
     if environ.get("GITHUB_ACTIONS") != "true" or event is None:

@@ -11,8 +11,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from preview_qa.agent_port import AgentFn, Recording
 from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.preview import origin_of, wait_for_preview
+from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
+from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import (
     BASELINE,
     PREVIEW,
@@ -26,16 +29,13 @@ from preview_qa.events import (
     TestStarted,
     attempt_label,
 )
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import origin_of, wait_for_preview
-from preview_qa.redact import Redactor
-from preview_qa.reruns import RETRIED, combine, compared, test_budget_left, wants_retry
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import setup_of
 from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
-from preview_qa.saved_state import BrowserState, StateStore
-from preview_qa.selection import select
-from preview_qa.setups import setup_of
-from preview_qa.trace import AgentTrace
-from preview_qa.verdict import decide, drift_line, provider_outage, report_as_dict
+from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.select import select
+from preview_qa.verdict.agent_run import AgentTrace
+from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started

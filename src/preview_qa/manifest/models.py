@@ -13,9 +13,9 @@ from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from preview_qa.redact import MIN_SECRET_LENGTH, secret_length
-from preview_qa.setups import cycle_from, savers
-from preview_qa.yamlsource import Loc, SourceError, YamlSource, format_loc
+from preview_qa.manifest.setup_tests import cycle_from, savers
+from preview_qa.manifest.yaml_source import Loc, SourceError, YamlSource, format_loc
+from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
 
 ManifestError = SourceError
 

@@ -12,14 +12,22 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from preview_qa.events import Event, RunFinished
-from preview_qa.github_api import GitHubApi, GitHubError, read_event
-from preview_qa.redact import forms
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import DRIFT_LIVE, DRIFT_RECORDED, JUNIT, RESULTS, test_dir, workspace_relative, write_atomic
+from preview_qa.reporters.github.api import GitHubApi, GitHubError, read_event
 from preview_qa.reporters.junit import clean, details
-from preview_qa.reporters.steps import read_events, step_lines, steps_of
-from preview_qa.reporters.streams import join_stderr_to_stdout
+from preview_qa.reporters.output.files import (
+    DRIFT_LIVE,
+    DRIFT_RECORDED,
+    JUNIT,
+    RESULTS,
+    test_dir,
+    workspace_relative,
+    write_atomic,
+)
+from preview_qa.reporters.output.steps import read_events, step_lines, steps_of
 from preview_qa.results import RunResult, Status, TestResult, clip, one_line
+from preview_qa.secrets.redact import forms
+from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
 ANNOTATION_LIMIT = 4096  # the runner cuts an annotation's message there, silently; ours end with a visible "…"

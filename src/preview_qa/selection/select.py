@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathspec import GitIgnoreSpec
 
 from preview_qa.config import RunConfig
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.setups import with_setup_tests
-from preview_qa.shard import in_shard
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import with_setup_tests
+from preview_qa.selection.shard import in_shard
 
 NOT_CHANGED = "no changed file under its paths"
 

@@ -10,13 +10,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from preview_qa.agent_port import Recording
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.preview import origin_of
 from preview_qa.events import BASELINE, PREVIEW, AgentHistory, AttemptFinished, Event, StepRecorded, TestFinished
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.preview import origin_of
+from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import write_atomic
+from preview_qa.reporters.output.files import write_atomic
 from preview_qa.results import Status, TestResult
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes

@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING, Any
 
 from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam, ImageURL, SystemMessage, UserMessage
 
-from preview_qa.agent.recorded import LiveElement, RecordedAction, RecordedStep, find_element, same_place
-from preview_qa.agent.steps import NAME_LIMIT
+from preview_qa.agent.replay.recording import LiveElement, RecordedAction, RecordedStep, find_element, same_place
+from preview_qa.agent.step_watcher import NAME_LIMIT
 from preview_qa.agent.timing import Phases
 from preview_qa.events import StepRecorded
-from preview_qa.manifest import SECRET_TAG
-from preview_qa.redact import Redactor
+from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.results import Usage, error_line, one_line
-from preview_qa.trace import DoneReport
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import DoneReport
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, ElementHandle, JSHandle, Page
 
     from preview_qa.agent.llm import RecordingLLM
-    from preview_qa.manifest import TestSpec
+    from preview_qa.manifest.models import TestSpec
 
 SETTLE_S = 3.0  # how long a replay waits for a page still rendering (or navigating to) what the recording found at once
 POLL_S = 0.1

@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
-from preview_qa.manifest import TestSpec
-from preview_qa.saved_state import BrowserState
-from preview_qa.trace import AgentTrace
+from preview_qa.manifest.models import TestSpec
+from preview_qa.verdict.agent_run import AgentTrace
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from preview_qa.reporters.files import EVENTS, last_run_dir
+from preview_qa.reporters.output.files import EVENTS, last_run_dir
 from preview_qa.results import TestResult, clip
 
 TEXT_LIMIT = 300

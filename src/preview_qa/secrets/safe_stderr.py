@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import TextIO
 
-from preview_qa.redact import Redactor
+from preview_qa.secrets.redact import Redactor
 
 BREAK = "\u200b"  # zero-width space: not whitespace to the runner, so a line it leads is no command
 

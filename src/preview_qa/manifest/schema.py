@@ -8,7 +8,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import CoreSchema
 
-from preview_qa.manifest import Manifest
+from preview_qa.manifest.models import Manifest
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_URL = "https://raw.githubusercontent.com/OWNER/preview-qa/v1/schema/manifest-v1.json"

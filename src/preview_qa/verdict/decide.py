@@ -8,10 +8,10 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from preview_qa.data_checks import check_data
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import ExpectationOutcome, Status, Verdict, one_line
-from preview_qa.trace import AgentReport, AgentTrace, LLMFault
+from preview_qa.verdict.agent_run import AgentReport, AgentTrace, LLMFault
+from preview_qa.verdict.data_checks import check_data
 
 REASON_LIMIT = 500
 

@@ -7,10 +7,10 @@ import re
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.data_checks import SHOWN
-from preview_qa.manifest import Expectations
-from preview_qa.nearest import found_instead_of_text, found_title, found_url, where_text_is
+from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, where_text_is
+from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
+from preview_qa.verdict.data_checks import SHOWN
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page

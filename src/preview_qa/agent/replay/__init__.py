@@ -1,0 +1,1 @@
+"""Replays a recording without the agent, through Playwright alone: the recording read as steps, the player, the page check."""
