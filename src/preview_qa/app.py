@@ -167,7 +167,7 @@ def _chromium(chromium: str | None) -> str:
 
 
 def _quiet_logs(verbose: bool) -> None:
-    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (reporters/streams.py)."""
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False

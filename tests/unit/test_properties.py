@@ -100,7 +100,7 @@ def _print_counts() -> Any:
 # --- the verdict ------------------------------------------------------------------------------------------------
 
 def _may_pass(spec: TestSpec, trace: AgentTrace) -> bool:
-    """An independent statement of when a pass is allowed at all (a necessary condition, written without verdict.py)."""
+    """An independent statement of when a pass is allowed at all (a necessary condition, written without verdict/decide.py)."""
     done = trace.done
     if trace.infrastructure_error or done is None or done.success is False or done.text is None:
         return False

@@ -51,7 +51,7 @@ SHOT_TIMEOUT_S = 5.0
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
-                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay.py)
+                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
 
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
 Carry out the test below on the site, then finish with the done action. In its data, set "status" to "pass" if the

@@ -24,7 +24,7 @@ class Recording:
 
 
 class AgentFn(Protocol):
-    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay.py). With a
+    """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay/player.py). With a
     start_state, its browser holds that state before the first navigation; with keep_state, the browser's state at the
     end of the agent's (or replay's) work is handed to it before the run's last events, and a state that cannot be
     read is the test's infrastructure error. It runs on the run's preview unless `origin` names another deployment

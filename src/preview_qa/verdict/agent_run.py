@@ -15,7 +15,7 @@ AgentStatus = Literal["pass", "fail"]
 
 class AgentReport(BaseModel):
     """What the agent must return through its structured done action. Defined once: the model browser-use fills
-    (agent/session.py) and the verdict's parser (verdict.py) both derive from it."""
+    (agent/session.py) and the verdict's parser (verdict/decide.py) both derive from it."""
 
     model_config = ConfigDict(extra="forbid")
 
