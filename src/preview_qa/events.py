@@ -16,6 +16,7 @@ ObservedKind = Literal[
     "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
+    "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
 ]
 
 PREVIEW = "preview"

@@ -275,8 +275,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
-        llm=llm,
-        judge_llm=llm,
+        llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
+        judge_llm=llm,  # type: ignore[arg-type]
         use_judge=spec.judge,
         browser_session=session,
         tools=WatchedTools(steps, exclude_actions=["search"]),
@@ -332,6 +332,7 @@ def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, lease: Lease
         session = agent.browser_session
         page = await _agent_page(session, lease)
         seen = _seen(item)
+        png: bytes | None
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
         if seen and all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions):
             url, png = page.url if page is not None else "", seen

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import jsonschema
 from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator
+from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from preview_qa.manifest.setup_tests import cycle_from, savers
@@ -26,7 +27,8 @@ TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
 START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
-_ENV_SCHEMA = {"type": "string", "pattern": ENV_NAME}
+_ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
+_SECRET_NAMES: JsonDict = {"propertyNames": {"pattern": ENV_NAME}, "additionalProperties": _ENV_SCHEMA}
 
 
 def _ecma(pattern: str) -> re.Pattern[str]:
@@ -111,7 +113,7 @@ class TestOptions(_Strict):
         "Where the browser starts: a path under --base-url (starting with '/'), or an absolute http(s) URL."))
     task: str | None = Field(default=None, min_length=1, description=TASK)
     secrets: dict[str, str] = Field(
-        default_factory=dict, json_schema_extra={"propertyNames": {"pattern": ENV_NAME}, "additionalProperties": _ENV_SCHEMA},
+        default_factory=dict, json_schema_extra=_SECRET_NAMES,
         description=("Placeholder name -> the environment variable holding the value. The LLM only ever sees "
                      "<secret>name</secret>; every output has the value replaced by it."))
     expect: Expectations = Field(default_factory=Expectations, description=(
@@ -206,7 +208,7 @@ class TestSpec(TestOptions):
 
     name: str = Field(min_length=1, max_length=1000, description=(
         "Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."))
-    task: str = Field(min_length=1, description=TASK)  # type: ignore[assignment]
+    task: str = Field(min_length=1, description=TASK)
     line: SkipJsonSchema[int] = Field(default=0, exclude=True)  # where the test starts in the manifest (not a key)
     save_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
         "When this test passes, keep its browser state (a login) under this name, for the tests with that use_state. "

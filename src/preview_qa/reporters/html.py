@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
@@ -109,7 +109,7 @@ def attempts_of(test: TestResult) -> int | None:
     return None if test.path == "none" else test.attempts
 
 
-def _template() -> Any:
+def _template() -> Template:
     env = Environment(loader=PackageLoader("preview_qa.reporters", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2")

@@ -68,7 +68,8 @@ def render(tests: list[TestResult], run: RunResult | None = None, workspace: Pat
     xml.update_statistics()  # counts, and times as the sum of case times...
     wall = round(run.duration_s if run else sum(t.duration_s for t in tests), 3)
     suite.time = xml.time = wall  # ...which the run's wall time replaces: concurrent tests overlap
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
+    body: bytes = xml.tostring()
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
 
 
 def _case(test: TestResult, workspace: Path) -> _Case:

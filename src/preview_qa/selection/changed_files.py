@@ -29,6 +29,7 @@ class ChangedFiles:
 def changed_files(source: str | None, from_pull_request: bool, environ: Mapping[str, str], stdin: TextIO) -> ChangedFiles:
     """--changed-files FILE (or -) wins; else --changed-only asks the pull request. A list that cannot be had, or an
     empty one (more likely a broken pipeline than a change of nothing), runs every test: more tests, never fewer."""
+    files: list[str] | None
     if source is not None:
         files, origin = read_list(source, stdin), ("stdin" if source == "-" else source)
     elif from_pull_request:

@@ -7,10 +7,16 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.config import JsonDict
 
 from preview_qa.results import EvidenceSummary, ExpectationOutcome, TestPath, Usage
 
 AgentStatus = Literal["pass", "fail"]
+LLMPurpose = Literal["agent", "judge"]  # what an LLM call was for: the agent's steps, or browser-use's judge
+
+
+def _without_min_length(schema: JsonDict) -> None:
+    schema.pop("minLength", None)
 
 
 class AgentReport(BaseModel):
@@ -24,7 +30,7 @@ class AgentReport(BaseModel):
     # Stripped first: a blank reason names no evidence.
     reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
         min_length=1, description="one sentence: the concrete evidence for the status",
-        json_schema_extra=lambda schema: schema.pop("minLength", None))  # type: ignore[misc]
+        json_schema_extra=_without_min_length)
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
 
 
@@ -33,7 +39,7 @@ class LLMFault:
     """One failed LLM call, sorted by exception type: the provider failed, or the model's output was unusable."""
 
     kind: Literal["provider", "invalid_output"]
-    purpose: Literal["agent", "judge"]
+    purpose: LLMPurpose
     status: int | None
     message: str
 

@@ -49,4 +49,4 @@ def _same(want: Any, got: Any) -> bool:
         return want.keys() == got.keys() and all(_same(want[k], got[k]) for k in want)
     if isinstance(want, list) and isinstance(got, list):
         return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=True))
-    return want == got
+    return bool(want == got)

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -38,14 +38,14 @@ class GitHubApi:
             "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "preview-qa"})
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> GitHubApi | None:
+    def from_env(cls, env: Mapping[str, str]) -> Self | None:
         """The API of the run's repository with the action's token (else GITHUB_TOKEN); None without either."""
         token = env.get("INPUT_GITHUB-TOKEN") or env.get("GITHUB_TOKEN")
         if not token or not env.get("GITHUB_REPOSITORY"):
             return None
         return cls(env.get("GITHUB_API_URL") or "https://api.github.com", env["GITHUB_REPOSITORY"], token)
 
-    def __enter__(self) -> GitHubApi:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -139,7 +139,7 @@ class GitHubReporter(Reporter):
         run = self._result
         if run is None:
             return
-        for line in annotations(run, self.relative):
+        for line in error_annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
         steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
@@ -202,18 +202,18 @@ class PullRequestComments(GitHubApi):
     def _find(self, number: int, marker: str) -> int | None:
         # 30 pages: 3,000 comments; a PR with more is not worth more requests
         for comments in self.pages(f"/repos/{self.repository}/issues/{number}/comments", limit=30):
-            found = next((c["id"] for c in comments if marker in (c.get("body") or "")), None)
+            found: int | None = next((c["id"] for c in comments if marker in (c.get("body") or "")), None)
             if found is not None:
                 return found
         return None
 
 
-def annotations(run: RunResult, relative: Any) -> list[str]:
+def error_annotations(run: RunResult, relative: Any) -> list[str]:
     """One error per failed/errored test (manifest order), a run-level one instead of N identical ones, within limits."""
     failing = [t for t in run.tests if not t.status.is_green]
     shared = [t for t in failing if run.notice and t.reason == run.notice]
     lines = []
-    if shared:
+    if shared and run.notice:
         lines.append(annotation("error", f"{len(shared)} test(s) did not run: {run.notice}",
                                 file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
     for test in failing:
