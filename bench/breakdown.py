@@ -88,7 +88,7 @@ def artifacts_work(events: Collected) -> dict[str, Any]:
 
 def table(title: str, wall: float, trace: AgentTrace, detail: dict[str, Any], extra: dict[str, Any]) -> None:
     drift = f" ({trace.replay_error})" if trace.replay_error else ""
-    print(f"\n{title}: {wall:.2f} s test wall time, path {trace.path}{drift}, {trace.steps} step(s), "
+    print(f"\n{title}: {wall:.2f} s test wall time, {trace.execution.value}{drift}, {trace.steps} step(s), "
           f"{trace.usage.llm_calls} LLM call(s){', ' + trace.infrastructure_error if trace.infrastructure_error else ''}")
     print(f"  {'phase':<78} {'wall s':>7} {'CPU s':>7}")
     for row in [*detail["phases"], *extra["phases"]]:

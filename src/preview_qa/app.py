@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa import providers
 from preview_qa.config import RunConfig
+from preview_qa.errors import SetupError
 from preview_qa.events import Event
 from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import models as manifest_mod
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
-class SetupError(ValueError):
-    """The run cannot start as configured; the message says what to fix."""
 
 
 def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:

@@ -13,23 +13,18 @@ import click
 
 from preview_qa import app
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
-from preview_qa.engine.merge import MergeError
-from preview_qa.lifecycle import exit_with
+from preview_qa.errors import PreviewQaError
+from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.manifest import models as manifest_mod
-from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
-from preview_qa.results import RunResult, Status
-from preview_qa.selection.changed_files import ChangedFilesError
-from preview_qa.selection.select import SelectionError
+from preview_qa.providers import PROVIDERS, Provider
+from preview_qa.results import RunEnd, RunResult, Status
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
                 "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
-# Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
-USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
 
 class UsageError(click.ClickException):
-    exit_code = EXIT_USAGE
+    exit_code = ExitCode.USAGE
 
     def show(self, file: Any = None) -> None:
         click.echo(f"preview-qa: error: {self.message}", err=True)
@@ -38,7 +33,7 @@ class UsageError(click.ClickException):
 class OutputError(UsageError):
     """A reporter broke, so an output is missing or incomplete: the run fails whatever its tests did."""
 
-    exit_code = EXIT_FAILED
+    exit_code = ExitCode.FAILED
 
 
 class _Commands(click.Group):
@@ -47,11 +42,11 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except USAGE_ERRORS as e:
+        except PreviewQaError as e:
             raise UsageError(str(e)) from None
         except app.ReportersFailed as e:
             error = OutputError(str(e))
-            error.exit_code = max(EXIT_FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
+            error.exit_code = max(ExitCode.FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
             raise error from None
 
 
@@ -271,18 +266,18 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
     exit_with(lambda: execute(spec, config, verbose))
 
 
-def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
+def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> ExitCode:
     """The run in this process's environment, as its exit code."""
     result = app.execute(spec, config, os.environ, verbose)
     return _baseline_exit(result) or exit_code(result, config.fail_on)
 
 
-def _baseline_exit(result: RunResult) -> int | None:
+def _baseline_exit(result: RunResult) -> ExitCode | None:
     """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
-    if result.baseline_error is None or result.notice == "cancelled":
+    if result.baseline_error is None or result.end is RunEnd.CANCELLED:
         return None
     UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
-    return EXIT_USAGE
+    return ExitCode.USAGE
 
 
 @main.command()
@@ -309,16 +304,16 @@ def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) 
     sys.exit(exit_code(result, fail_on))
 
 
-def exit_code(result: RunResult, fail_on: FailOn = "failed") -> int:
+def exit_code(result: RunResult, fail_on: FailOn = "failed") -> ExitCode:
     """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
     regressions: once a test errored, or failed without failing on the baseline too)."""
-    if result.notice == "cancelled":
-        return EXIT_CANCELLED
+    if result.end is RunEnd.CANCELLED:
+        return ExitCode.CANCELLED
     if fail_on == "never":
-        return EXIT_OK
+        return ExitCode.OK
     if fail_on == "regressions":
-        return EXIT_FAILED if any(t.blocks_on_regressions for t in result.tests) else EXIT_OK
-    return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
+        return ExitCode.FAILED if any(t.blocks_on_regressions for t in result.tests) else ExitCode.OK
+    return ExitCode.FAILED if result.status.rank >= Status(fail_on).rank else ExitCode.OK
 
 
 def _base_url(url: str, option: str = "--base-url") -> str:

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from preview_qa.errors import LLMConfigError
+
 Provider = Literal["openai", "anthropic", "google", "azure", "ollama", "browser-use"]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 DEFAULT_MODELS: dict[Provider, str] = {
@@ -27,8 +29,6 @@ API_KEY_ENV: dict[Provider, tuple[str, ...]] = {
 BASE_URL_ENV: dict[Provider, str] = {"openai": "OPENAI_BASE_URL", "azure": "AZURE_OPENAI_ENDPOINT", "ollama": "OLLAMA_HOST"}
 
 
-class LLMConfigError(ValueError):
-    """The provider cannot be set up as configured (unknown provider, missing key)."""
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,25 @@ shorten their texts to one line."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-TestPath = Literal["agent", "replayed", "replay-fell-back", "none"]  # how a test ran; none: it never started
+
+class Execution(StrEnum):
+    """How a test ran (results.json's `path`)."""
+
+    AGENT = "agent"  # the agent drove it
+    REPLAYED = "replayed"  # its recording replayed, without the agent
+    REPLAY_FELL_BACK = "replay-fell-back"  # its recording stopped matching the app, and the agent ran it instead
+    NOT_RUN = "none"  # it never started
+
+
+class RunEnd(StrEnum):
+    """How a run ended; a cancelled one says so in results.json's `notice`."""
+
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
 
 
 class Status(StrEnum):
@@ -95,6 +109,7 @@ class TestResult(BaseModel):
     """Everything a reporter needs to know about one finished (or never-started) test."""
 
     __test__ = False  # not a pytest class
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     name: str
     file: str
@@ -104,7 +119,7 @@ class TestResult(BaseModel):
     causes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
     steps: int = 0
-    path: TestPath = "agent"
+    execution: Execution = Field(default=Execution.AGENT, alias="path")
     agent_report: dict[str, Any] | None = None  # the agent's own structured report, if it gave a valid one
     expectations: list[ExpectationOutcome] = Field(default_factory=list)
     evidence: EvidenceSummary = Field(default_factory=EvidenceSummary)
@@ -153,9 +168,13 @@ class RunResult(BaseModel):
     started_at: str
     duration_s: float = 0.0
     tests: list[TestResult] = Field(default_factory=list)
-    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled"
+    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled" (RunEnd.CANCELLED)
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
+
+    @property
+    def end(self) -> RunEnd:
+        return RunEnd.CANCELLED if self.notice == RunEnd.CANCELLED else RunEnd.FINISHED
 
     @property
     def status(self) -> Status:

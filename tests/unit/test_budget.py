@@ -34,7 +34,7 @@ def test_a_spent_run_budget_errors_the_tests_not_yet_started_naming_the_budget()
     assert [s.name for s in seen] == ["a", "b"]
     assert [t.status for t in result.tests] == [Status.PASSED, Status.PASSED, Status.ERRORED, Status.ERRORED]
     assert result.tests[2].reason == "run budget exceeded: --run-max-tokens=150 (used 200)"
-    assert result.tests[3].path == "none" and result.usage.total_tokens == 200
+    assert result.tests[3].execution == "none" and result.usage.total_tokens == 200
 
 
 def test_a_run_cost_budget_names_the_money_spent() -> None:

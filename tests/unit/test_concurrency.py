@@ -18,7 +18,7 @@ from preview_qa.engine import runner as runner_mod
 from preview_qa.engine.agent_port import Recording
 from preview_qa.events import Event, Observed, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
-from preview_qa.results import RunResult, Status, Usage
+from preview_qa.results import Execution, RunResult, Status, Usage
 from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
@@ -80,14 +80,15 @@ def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_cos
     async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
         calls.append(recording)
         if recording is not None:
-            return AgentTrace(path="replayed", replay_error="step 2: click button 'Log in': element not found",
+            return AgentTrace(execution=Execution.REPLAYED, replay_error="step 2: click button 'Log in': element not found",
                               usage=Usage(llm_calls=0))
         return AgentTrace(done=PASS, usage=Usage(llm_calls=2, total_tokens=50))
 
     result, events = run(specs_named("t", expect={"url": "/x"}), agent, recordings=lambda spec: RECORDING)
     assert calls == [RECORDING, None]
     test = result.tests[0]
-    assert (test.status, test.path, test.usage.llm_calls, test.usage.total_tokens) == (Status.PASSED, "replay-fell-back", 2, 50)
+    assert ((test.status, test.execution, test.usage.llm_calls, test.usage.total_tokens)
+            == (Status.PASSED, "replay-fell-back", 2, 50))
     note = next(e for e in events if isinstance(e, Observed) and e.kind == "replay_fell_back")
     assert note.detail["reason"] == "replay drifted at step 2: click button 'Log in': element not found"
     assert test.replay_drift == note.detail["reason"] and test.reason == "fine"  # the reason stays the agent's
@@ -98,10 +99,10 @@ def test_a_replay_that_holds_is_the_verdict_and_the_agent_never_runs() -> None:
 
     async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
         calls.append(recording)
-        return AgentTrace(path="replayed", steps=3, expectations=[], done=PASS)
+        return AgentTrace(execution=Execution.REPLAYED, steps=3, expectations=[], done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: RECORDING)
-    assert calls == [RECORDING] and (result.tests[0].status, result.tests[0].path) == (Status.PASSED, "replayed")
+    assert calls == [RECORDING] and (result.tests[0].status, result.tests[0].execution) == (Status.PASSED, "replayed")
 
 
 def test_without_a_recording_the_agent_runs() -> None:
@@ -110,7 +111,7 @@ def test_without_a_recording_the_agent_runs() -> None:
         return AgentTrace(done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: None)
-    assert result.tests[0].path == "agent"
+    assert result.tests[0].execution == "agent"
 
 
 def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from preview_qa.errors import ManifestError
 from preview_qa.manifest import models as manifest
 from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
@@ -214,7 +215,7 @@ _ONE_LINE = re.compile(r"^qa\.yml(:\d+)?: [^\n]+$")
 def test_any_yaml_gives_a_manifest_or_one_line_error(text: str) -> None:
     try:
         m = manifest.loads(text, "qa.yml")
-    except manifest.ManifestError as e:
+    except ManifestError as e:
         _count("manifest: error")
         assert _ONE_LINE.match(str(e)), str(e)
         assert e.line is not None or str(e).startswith("qa.yml: invalid YAML"), str(e)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from preview_qa.agent.replay.recording import LiveElement, find_element, recorded_steps, same_place
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import ExpectationOutcome, Status
+from preview_qa.results import Execution, ExpectationOutcome, Status
 from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 from preview_qa.verdict.decide import decide, replay_needs_llm_check
 
@@ -172,7 +172,7 @@ def test_code_alone_judges_a_replay_only_with_page_expectations_and_no_data(test
 
 
 def replayed(**kw: Any) -> AgentTrace:
-    return AgentTrace(path="replayed", steps=2, **kw)
+    return AgentTrace(execution=Execution.REPLAYED, steps=2, **kw)
 
 
 REPORT = DoneReport(text=json.dumps({"status": "pass", "reason": "the dashboard lists 3 orders"}), success=None)

@@ -15,6 +15,7 @@ from preview_qa import cli
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import Recording
 from preview_qa.engine.replay_cache import TraceCache
+from preview_qa.errors import ManifestError
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
 from preview_qa.manifest import models as manifest
 from preview_qa.manifest.models import TestSpec
@@ -254,7 +255,7 @@ def test_bad_flags_are_one_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
      "raise timeout."),
 ])
 def test_bad_manifest_values_name_the_key(yaml: str, message: str) -> None:
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.loads(f"version: 1\ntests:\n  - name: a\n    task: t\n{yaml}", "qa.yml")
     assert str(caught.value) == message
 

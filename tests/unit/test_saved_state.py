@@ -26,7 +26,7 @@ from preview_qa.events import Event, Observed, TestFinished, TestStarted
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
 from preview_qa.reporters.output import files
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import Execution, RunResult, Status, TestResult
 from preview_qa.selection.shard import in_shard
 from preview_qa.verdict.agent_run import AgentTrace, DoneReport
 from tests.conftest import clean_env, run_preview_qa
@@ -105,7 +105,7 @@ def test_a_login_that_fails_errors_its_dependents_without_running_them() -> None
     login = result.tests[3]
     assert login.status is Status.FAILED
     for t in result.tests[:3]:
-        assert (t.status, t.path, t.usage.llm_calls) == (Status.ERRORED, "none", 0)
+        assert (t.status, t.execution, t.usage.llm_calls) == (Status.ERRORED, "none", 0)
         assert t.reason == "setup test 'login' did not pass: agent: wrong password"
     assert not [e for e in events if isinstance(e, TestStarted) and e.name != "login"]
 
@@ -147,13 +147,13 @@ def test_a_state_read_during_a_replay_that_fell_back_is_never_saved() -> None:
         started.append(spec.name)
         if recording is not None:  # the replay reads a state, then does not hold
             keep_state(state("from-the-replay-1234"))
-            return AgentTrace(path="replayed", replay_error="Could not find matching element")
+            return AgentTrace(execution=Execution.REPLAYED, replay_error="Could not find matching element")
         return AgentTrace(done=PASS)  # the agent's run passes, but its state could not be read
 
     tests = [spec("login", 1, save_state="user", expect={"url": "/x"}), spec("a", 2, use_state="user")]
     result, _ = run(tests, agent, recordings=lambda s: Recording(origin="http://preview.test", history={}))
     login, dependent = result.tests
-    assert (login.path, login.status) == ("replay-fell-back", Status.ERRORED)
+    assert (login.execution, login.status) == ("replay-fell-back", Status.ERRORED)
     assert dependent.status is Status.ERRORED and started == ["login", "login"]
 
 

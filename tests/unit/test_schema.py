@@ -16,6 +16,7 @@ import regress  # check-jsonschema's ECMA regex engine: patterns read as editors
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from preview_qa.errors import ManifestError
 from preview_qa.manifest import models as manifest
 from preview_qa.manifest.schema import MODELINE, manifest_schema, render
 from preview_qa.manifest.yaml_source import YamlSource
@@ -110,7 +111,7 @@ BAD = {  # each is refused by the loader (exit 2) and by the schema (in the edit
 def test_known_bad_manifests_are_refused_by_the_schema_and_by_the_loader(tmp_path: Path) -> None:
     files = []
     for name, text in BAD.items():
-        with pytest.raises(manifest.ManifestError):
+        with pytest.raises(ManifestError):
             manifest.loads(text)
         assert list(VALIDATOR.iter_errors(manifest.YamlSource.parse(text).data)), name
         files.append(tmp_path / (name.replace(' ', '-') + '.yml'))
@@ -185,7 +186,7 @@ def test_what_the_loader_accepts_the_schema_validates_and_what_the_schema_refuse
     try:
         manifest.parse(YamlSource("qa.yml", data, {}))
         accepted, message = True, ""
-    except manifest.ManifestError as e:
+    except ManifestError as e:
         accepted, message = False, str(e)
     errors = [e.message for e in VALIDATOR.iter_errors(data)]
     event("accepted" if accepted else ("refused by both" if errors else "refused by the loader alone"))

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from preview_qa.config import RunConfig
 from preview_qa.engine.merge import merge_runs
+from preview_qa.errors import SelectionError
 from preview_qa.manifest import models as manifest
 from preview_qa.results import Status
-from preview_qa.selection.select import NOT_CHANGED, SelectionError, select
+from preview_qa.selection.select import NOT_CHANGED, select
 from preview_qa.verdict.agent_run import AgentTrace
 from tests.conftest import clean_env, run_preview_qa
 from tests.unit.test_concurrency import PASS, run
@@ -107,7 +108,7 @@ def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_acros
     assert [(t.name, t.status, t.reason) for t in merged.tests] == [
         ("Home", Status.PASSED, "fine"), ("Checkout", Status.PASSED, "fine"),
         ("Docs", Status.SKIPPED, NOT_CHANGED), ("Slow search", Status.SKIPPED, NOT_CHANGED)]
-    assert all(t.path == "none" and t.steps == 0 for t in merged.tests if t.status is Status.SKIPPED)
+    assert all(t.execution == "none" and t.steps == 0 for t in merged.tests if t.status is Status.SKIPPED)
 
 
 # --- through the CLI: one line, exit 2, nothing written ---

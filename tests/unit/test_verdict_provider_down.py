@@ -26,7 +26,7 @@ def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
     assert result.tests[0].reason == "LLM provider error: HTTP 500: Error code: 500 - scripted HTTP 500"
     assert result.tests[-1].reason == (f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer "
                                        "(last: HTTP 500: Error code: 500 - scripted HTTP 500); this test was not started")
-    assert result.tests[-1].path == "none" and result.tests[-1].steps == 0
+    assert result.tests[-1].execution == "none" and result.tests[-1].steps == 0
 
 
 def test_a_provider_that_answers_in_between_resets_the_count() -> None:

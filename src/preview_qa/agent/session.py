@@ -36,7 +36,7 @@ from preview_qa.engine.agent_port import AgentFn, Recording
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import error_line
+from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentReport, AgentTrace, DoneReport, JudgeReport
 from preview_qa.verdict.decide import replay_needs_llm_check
@@ -220,7 +220,7 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
     the page the replay ended on."""
     recording = run.recording
     assert recording is not None
-    trace.path = "replayed"
+    trace.execution = Execution.REPLAYED
     page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
     outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
@@ -416,7 +416,7 @@ async def _finish_on_live_page(run: TestRun, trace: AgentTrace, page: Page, mask
                                phases: Phases) -> None:
     """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
     trace.final_url = page.url
-    if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+    if (trace.done is not None or trace.execution is Execution.REPLAYED) and trace.infrastructure_error is None:
         wait = check_wait(run.spec, deadline - time.monotonic())
         try:
             with phases("expectation checks"):

@@ -9,13 +9,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from preview_qa.errors import MergeError
 from preview_qa.events import Event, RunFinished, RunStarted, TestFinished
 from preview_qa.reporters.output.files import RESULTS, test_dir
 from preview_qa.results import RunResult, TestResult
-
-
-class MergeError(ValueError):
-    """A folder cannot be merged; the message says which and why."""
 
 
 def load_run(folder: Path) -> RunResult:

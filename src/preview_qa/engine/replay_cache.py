@@ -17,10 +17,10 @@ from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
-from preview_qa.results import Status, TestResult
+from preview_qa.results import Execution, Status, TestResult
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
-RECORDING_PATHS = ("agent", "replay-fell-back")  # a replayed test's trace is already in the cache
+RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
 
 
 class TraceCache:
@@ -93,7 +93,7 @@ class CacheReporter(Reporter):
         history = self._histories.pop((result.name, target), None)
         seen = self._seen.pop((result.name, target), {})
         spec = self._specs.get(result.name)
-        if result.status is Status.PASSED and result.path in RECORDING_PATHS and history and spec is not None:
+        if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and history and spec is not None:
             self.cache.store(spec, self.origins[target], history, target, seen)
 
 

@@ -31,7 +31,7 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import RunResult, Status, TestResult, Usage, Verdict
+from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentTrace
@@ -104,7 +104,7 @@ class Runner:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            result.notice = "cancelled"
+            result.notice = RunEnd.CANCELLED
         finally:
             self._states.close()  # the saved logins never outlive the run
         for spec in self.selection.tests:
@@ -172,7 +172,7 @@ class Runner:
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
             replay_usage = trace.usage
             trace = await self._attempt(spec, target, None, emit)
-            trace.path, trace.usage = "replay-fell-back", replay_usage + trace.usage
+            trace.execution, trace.usage = Execution.REPLAY_FELL_BACK, replay_usage + trace.usage
             verdict, report, expectations = decide(spec, trace)
         if target == PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
@@ -182,7 +182,7 @@ class Runner:
         return TestResult(
             name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
             causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-            path=trace.path, agent_report=report_as_dict(report), expectations=expectations,
+            execution=trace.execution, agent_report=report_as_dict(report), expectations=expectations,
             evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
         )
 
@@ -222,7 +222,7 @@ class Runner:
         """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
         same manifest; passing tests are not re-run. None, or why the baseline could not be used."""
         failing = [t for t in self.selection.tests if self._finished[t.name].status in RETRIED
-                   and self._finished[t.name].path != "none"]
+                   and self._finished[t.name].execution is not Execution.NOT_RUN]
         if self.config.baseline_url is None or not failing:
             return None
         unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
@@ -313,7 +313,7 @@ class Runner:
 
     def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
         return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,
-                          path="none")
+                          execution=Execution.NOT_RUN)
 
     def _finish(self, result: TestResult) -> None:
         if result.name in self.selection.setups:

@@ -14,11 +14,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from preview_qa.errors import ManifestError
 from preview_qa.manifest.setup_tests import cycle_from, savers
-from preview_qa.manifest.yaml_source import Loc, SourceError, YamlSource, format_loc
+from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
-
-ManifestError = SourceError
 
 SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
 # Each rule below is written once and given to both the loader and the JSON Schema (ECMA regex: the same syntax here).

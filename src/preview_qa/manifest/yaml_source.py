@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from preview_qa.errors import ManifestError
 
 MAX_BYTES = 1024 * 1024
 MAX_NODES = 100_000
 MAX_DEPTH = 40
 
 Loc = tuple[str | int, ...]
-_LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
-class SourceError(Exception):
-    """A problem at a place in a YAML file: one sentence, with the line and the key it concerns."""
-
-    def __init__(self, file: str, line: int | None, key: str | None, message: str):
-        super().__init__(message)
-        self.file, self.line, self.key, self.message = file, line, key, message
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
-        return _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)  # one line, whatever a key holds
 
 
 class YamlSource:
@@ -41,14 +28,14 @@ class YamlSource:
         try:
             raw = path.read_bytes()
         except OSError as e:
-            raise SourceError(file, None, None, f"cannot read the file ({e.strerror or e}).") from None
+            raise ManifestError(file, None, None, f"cannot read the file ({e.strerror or e}).") from None
         if len(raw) > MAX_BYTES:
-            raise SourceError(file, None, None, f"the file is {len(raw)} bytes; a manifest may have at most {MAX_BYTES}.")
+            raise ManifestError(file, None, None, f"the file is {len(raw)} bytes; a manifest may have at most {MAX_BYTES}.")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as e:
             line = raw[: e.start].count(b"\n") + 1
-            raise SourceError(file, line, None, "the file is not valid UTF-8; save it as UTF-8.") from None
+            raise ManifestError(file, line, None, "the file is not valid UTF-8; save it as UTF-8.") from None
         return cls.parse(text, file)
 
     @classmethod
@@ -60,9 +47,9 @@ class YamlSource:
             line = mark.line + 1 if mark else None
             problem = (e.problem or str(e)).strip()
             hint = " (YAML does not allow tabs for indentation; use spaces)" if "\\t" in problem or "tab" in problem else ""
-            raise SourceError(file, line, None, f"invalid YAML: {problem}{hint}.") from None
+            raise ManifestError(file, line, None, f"invalid YAML: {problem}{hint}.") from None
         except yaml.YAMLError as e:
-            raise SourceError(file, None, None, f"invalid YAML: {e}.") from None
+            raise ManifestError(file, None, None, f"invalid YAML: {e}.") from None
         builder = _Builder(file)
         data = builder.build(node, ()) if node is not None else None
         return cls(file, data, builder.lines)
@@ -74,9 +61,9 @@ class YamlSource:
                 return self._lines[loc[:end]]
         return None
 
-    def error(self, loc: Loc, message: str) -> SourceError:
+    def error(self, loc: Loc, message: str) -> ManifestError:
         # An empty document has no lines to point at; its line 1 is where the missing content belongs.
-        return SourceError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
+        return ManifestError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
 
 
 def format_loc(loc: Loc) -> str:
@@ -99,10 +86,10 @@ class _Builder:
     def build(self, node: yaml.Node, loc: Loc) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise SourceError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
+            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
                               f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.")
         if len(loc) > MAX_DEPTH:
-            raise SourceError(self.file, node.start_mark.line + 1, None,
+            raise ManifestError(self.file, node.start_mark.line + 1, None,
                               f"values are nested more than {MAX_DEPTH} levels deep (a recursive alias?); flatten them.")
         self.lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
@@ -113,7 +100,7 @@ class _Builder:
             return self._scalars.construct_object(node, deep=True)
         except yaml.YAMLError as e:  # an unknown tag (`!foo`, `!!python/object`) or a malformed !!binary, !!timestamp...
             problem = (getattr(e, "problem", None) or str(e)).strip()
-            raise SourceError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
+            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
                               f"invalid YAML value: {problem}.") from None
 
     def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
@@ -121,12 +108,12 @@ class _Builder:
         for key_node, value_node in _merged_pairs(node):
             key = self.build(key_node, (*loc, "<key>"))
             if isinstance(key, list | dict):
-                raise SourceError(self.file, key_node.start_mark.line + 1, format_loc(loc) or None,
+                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(loc) or None,
                                   "a key must be a plain value, not a list or mapping.")
             name = str(key)
             child = (*loc, name)
             if name in out:
-                raise SourceError(self.file, key_node.start_mark.line + 1, format_loc(child),
+                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(child),
                                   f"duplicate key '{name}' (first given on line {self.lines[child]}); keep one.")
             self.lines[child] = key_node.start_mark.line + 1
             out[name] = self.build(value_node, child)

@@ -22,12 +22,13 @@ from preview_qa.reporters.output.files import (
     write_atomic,
 )
 from preview_qa.reporters.output.steps import Step, read_events, steps_of
-from preview_qa.results import OtherRun, RunResult, Status, TestResult, clip
+from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
-PATHS = {"agent": "agent", "replayed": "replayed", "replay-fell-back": "replay → agent", "none": "not run"}
+EXECUTION_WORDS = {Execution.AGENT: "agent", Execution.REPLAYED: "replayed", Execution.REPLAY_FELL_BACK: "replay → agent",
+                   Execution.NOT_RUN: "not run"}
 
 
 @dataclass
@@ -78,7 +79,7 @@ class HtmlReporter(Reporter):
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
         return _template().render(run=run, tests=tests, totals=[(s, run.count(s)) for s in Status], usage=run.usage,
-                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), PATHS=PATHS)
+                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), EXECUTION_WORDS=EXECUTION_WORDS)
 
     def _view(self, test: TestResult) -> TestView:
         view = TestView(result=test, anchor=safe_name(test.name),
@@ -106,7 +107,7 @@ class HtmlReporter(Reporter):
 
 def attempts_of(test: TestResult) -> int | None:
     """How many times the test ran on the preview; none for a test that never started."""
-    return None if test.path == "none" else test.attempts
+    return None if test.execution is Execution.NOT_RUN else test.attempts
 
 
 def _template() -> Template:

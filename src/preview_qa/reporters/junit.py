@@ -90,14 +90,14 @@ def _case(test: TestResult, workspace: Path) -> _Case:
         case.result = [error]
     elif test.status is Status.SKIPPED:
         case.result = [Skipped(message)]
-    out = _system_out(test.status, test.steps, test.path, test.artifacts)
+    out = _system_out(test.status, test.steps, test.execution.value, test.artifacts)
     if out:
         case.system_out = clean(out)
     for attempt in test.earlier_attempts:
         case.add_interim_result(_earlier(attempt, test.status is Status.PASSED))
     if test.status is not Status.SKIPPED:
         properties = Properties()
-        for name, value in {"path": test.path, **usage_properties(test.usage), **_rerun_properties(test)}.items():
+        for name, value in {"path": test.execution.value, **usage_properties(test.usage), **_rerun_properties(test)}.items():
             properties.add_property(Property(name, value))
         case.append(properties)  # junitparser has no API for a testcase's properties; _ordered puts them first
     _ordered(case)

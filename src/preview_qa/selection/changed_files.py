@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from preview_qa.errors import ChangedFilesError
+
 API_PAGES = 30  # GitHub lists at most 3,000 files of a pull request: 30 pages of 100
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-class ChangedFilesError(ValueError):
-    """The list of changed files cannot be read; nothing has run."""
 
 
 @dataclass(frozen=True)

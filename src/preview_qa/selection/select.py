@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathspec import GitIgnoreSpec
 
 from preview_qa.config import RunConfig
+from preview_qa.errors import SelectionError
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import with_setup_tests
 from preview_qa.selection.shard import in_shard
@@ -14,8 +15,6 @@ from preview_qa.selection.shard import in_shard
 NOT_CHANGED = "no changed file under its paths"
 
 
-class SelectionError(ValueError):
-    """A filter names what the manifest does not have, or leaves nothing to run; nothing has run."""
 
 
 @dataclass(frozen=True)

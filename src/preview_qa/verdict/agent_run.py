@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.config import JsonDict
 
-from preview_qa.results import EvidenceSummary, ExpectationOutcome, TestPath, Usage
+from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Usage
 
 AgentStatus = Literal["pass", "fail"]
 LLMPurpose = Literal["agent", "judge"]  # what an LLM call was for: the agent's steps, or browser-use's judge
@@ -73,5 +73,5 @@ class AgentTrace:
     evidence: EvidenceSummary = field(default_factory=EvidenceSummary)
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
-    path: TestPath = "agent"  # an agent run sets agent or replayed; the runner marks a fallback run replay-fell-back
+    execution: Execution = Execution.AGENT  # an agent run sets AGENT or REPLAYED; the runner marks a fallback REPLAY_FELL_BACK
     replay_error: str | None = None  # where and why a cached trace stopped matching: "step 3: click button 'Add': ..."

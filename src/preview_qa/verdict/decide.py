@@ -9,7 +9,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import ExpectationOutcome, Status, Verdict, one_line
+from preview_qa.results import Execution, ExpectationOutcome, Status, Verdict, one_line
 from preview_qa.verdict.agent_run import AgentReport, AgentTrace, LLMFault
 from preview_qa.verdict.data_checks import check_data
 
@@ -52,7 +52,7 @@ def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | No
         return _error(trace.infrastructure_error, evidence), report, expectations
     if trace.replay_error:
         return _fail(drift_line(trace.replay_error), evidence), None, expectations
-    if trace.path == "replayed" and trace.done is None:
+    if trace.execution is Execution.REPLAYED and trace.done is None:
         return _replayed(spec, expectations, evidence), None, expectations
     if trace.done is None:
         return _no_report(spec, trace, evidence), None, expectations
