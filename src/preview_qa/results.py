@@ -56,7 +56,8 @@ class ExpectationOutcome(BaseModel):
     expected: str
     found: str  # on the page as it was when the check's wait ended
     ok: bool
-    waited_s: float | None = None  # how long a page check could wait for its condition to hold
+    timeout_s: float | None = None  # how long a page check could wait for its condition to hold
+    waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
 
 
 class Verdict(BaseModel):

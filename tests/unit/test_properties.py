@@ -127,7 +127,8 @@ def _may_pass(spec: TestSpec, trace: AgentTrace) -> bool:
 @given(spec=specs, trace=traces)
 def test_no_trace_passes_unless_everything_holds_and_none_crashes(spec: TestSpec, trace: AgentTrace) -> None:
     _count("verdict: any trace")
-    verdict, report, _ = decide(spec, trace)
+    decision = decide(spec, trace)
+    verdict, report = decision.verdict, decision.report
     assert verdict.status in Status and verdict.reason and "\n" not in verdict.reason
     if verdict.status is Status.PASSED:
         assert _may_pass(spec, trace), (verdict, trace)
@@ -143,7 +144,7 @@ def test_a_report_that_is_not_exactly_a_pass_never_passes(spec: TestSpec, obj: A
              and obj["reason"] != "" and set(obj) <= {"status", "reason", "data"} and success is not False
              and (obj.get("data") is None or isinstance(obj.get("data"), dict)))
     _count("verdict: malformed report" if not exact else "verdict: well-formed pass")
-    verdict, _, _ = decide(spec, AgentTrace(done=DoneReport(text=json.dumps(obj), success=success)))
+    verdict = decide(spec, AgentTrace(done=DoneReport(text=json.dumps(obj), success=success))).verdict
     if not exact:
         assert verdict.status is Status.FAILED, (obj, success, verdict)
 
@@ -156,7 +157,7 @@ def test_text_that_is_not_json_never_passes(text: str, success: bool | None) -> 
     except ValueError:
         ok = False
     _count("verdict: arbitrary text")
-    verdict, _, _ = decide(TestSpec(name="t", task="x"), AgentTrace(done=DoneReport(text=text, success=success)))
+    verdict = decide(TestSpec(name="t", task="x"), AgentTrace(done=DoneReport(text=text, success=success))).verdict
     if not ok:
         assert verdict.status is Status.FAILED, verdict
 

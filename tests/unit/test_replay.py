@@ -194,5 +194,5 @@ REPORT = DoneReport(text=json.dumps({"status": "pass", "reason": "the dashboard 
      Status.FAILED, "expectation data.price failed"),
 ])
 def test_a_replay_passes_only_on_fresh_evidence(test: TestSpec, trace: AgentTrace, status: Status, reason: str) -> None:
-    verdict, _, _ = decide(test, trace)
+    verdict = decide(test, trace).verdict
     assert (verdict.status, verdict.reason[: len(reason)]) == (status, reason)

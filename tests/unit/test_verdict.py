@@ -122,7 +122,7 @@ CASES: list[tuple[str, TestSpec, AgentTrace, Status, str]] = [
 
 @pytest.mark.parametrize(("test", "trace", "status", "reason"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_verdict_table(test: TestSpec, trace: AgentTrace, status: Status, reason: str) -> None:
-    verdict, _, _ = decide(test, trace)
+    verdict = decide(test, trace).verdict
     assert verdict.status is status
     if reason.endswith("..."):
         assert verdict.reason.startswith(reason.removesuffix("...")), verdict.reason
@@ -131,16 +131,17 @@ def test_verdict_table(test: TestSpec, trace: AgentTrace, status: Status, reason
 
 
 def test_only_a_valid_report_is_kept_as_the_agents_verdict() -> None:
-    _, report, _ = decide(spec(), AgentTrace(done=done(success=False)))
+    report = decide(spec(), AgentTrace(done=done(success=False))).report
     assert report is None  # a self-contradicting report is not shown as "the agent said pass"
-    _, report, _ = decide(spec(), AgentTrace(done=done("fail", "nope")))
+    report = decide(spec(), AgentTrace(done=done("fail", "nope"))).report
     assert report is not None and report.status == "fail"
 
 
 def test_a_failed_check_keeps_the_agents_claim_and_the_other_checks_as_causes() -> None:
     trace = AgentTrace(done=done(reason="looks fine"), expectations=[check(False), check(False, "text")],
                        evidence=EvidenceSummary(page_errors=1, first_page_error="TypeError: x is undefined"))
-    verdict, _, expectations = decide(spec(), trace)
+    decision = decide(spec(), trace)
+    verdict, expectations = decision.verdict, decision.expectations
     assert verdict.causes == ["expectation text failed: expected URL containing '/dashboard', found http://x/login",
                               "the agent said pass: looks fine",
                               "the page threw an uncaught exception: TypeError: x is undefined"]
@@ -148,18 +149,18 @@ def test_a_failed_check_keeps_the_agents_claim_and_the_other_checks_as_causes() 
 
 
 def test_data_checks_are_returned_with_the_page_checks() -> None:
-    _, _, expectations = decide(spec(expect={"data": {"a": 1}}), AgentTrace(done=done(data={"a": 1}),
-                                                                           expectations=[check(True)]))
+    expectations = decide(spec(expect={"data": {"a": 1}}), AgentTrace(done=done(data={"a": 1}),
+                                                                           expectations=[check(True)])).expectations
     assert [(e.check, e.ok) for e in expectations] == [("url", True), ("data.a", True)]
 
 
 def test_no_report_lists_how_many_calls_failed_and_why() -> None:
-    verdict, _, _ = decide(spec(), AgentTrace(llm_faults=[invalid(), invalid(), provider()]))
+    verdict = decide(spec(), AgentTrace(llm_faults=[invalid(), invalid(), provider()])).verdict
     assert verdict.causes == ["2 LLM answer(s) were not a valid agent output", "1 LLM call(s) failed at the provider"]
 
 
 def test_reasons_are_one_line_and_clipped() -> None:
-    verdict, _, _ = decide(spec(), AgentTrace(done=done("fail", "line one\n\tline two " + "x" * 2000)))
+    verdict = decide(spec(), AgentTrace(done=done("fail", "line one\n\tline two " + "x" * 2000))).verdict
     assert "\n" not in verdict.reason and verdict.reason.startswith("agent: line one line two x")
     assert len(verdict.reason) == REASON_LIMIT and verdict.reason.endswith("…")
 
@@ -207,7 +208,7 @@ def test_check_data_clips_what_it_shows() -> None:
 def test_browser_error_causes_name_the_first_of_each_kind_and_count_the_rest() -> None:
     evidence = EvidenceSummary(failed_requests=3, first_failed_request="GET http://x/api/cart: HTTP 500",
                                console_errors=1, first_console_error="cart failed to load (at http://x/app.js)")
-    verdict, _, _ = decide(spec(), AgentTrace(done=done("fail", "no total"), evidence=evidence))
+    verdict = decide(spec(), AgentTrace(done=done("fail", "no total"), evidence=evidence)).verdict
     assert verdict.causes == ["a request failed: GET http://x/api/cart: HTTP 500 (2 more in events.jsonl)",
                               "console error: cart failed to load (at http://x/app.js)"]
 

@@ -165,15 +165,16 @@ class Runner:
         clock = time.monotonic()
         recording = self._recording(spec, target) if replay else None
         trace = await self._attempt(spec, target, recording, emit)
-        verdict, report, expectations = decide(spec, trace)
+        decision = decide(spec, trace)
         drift = drift_line(trace.replay_error) if trace.replay_error else None
-        if recording is not None and verdict.status is not Status.PASSED:
+        if recording is not None and decision.verdict.status is not Status.PASSED:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
-            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": verdict.reason}))
+            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
             replay_usage = trace.usage
             trace = await self._attempt(spec, target, None, emit)
             trace.execution, trace.usage = Execution.REPLAY_FELL_BACK, replay_usage + trace.usage
-            verdict, report, expectations = decide(spec, trace)
+            decision = decide(spec, trace)
+        verdict = decision.verdict
         if target == PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
         self._note_provider(trace)
@@ -182,7 +183,7 @@ class Runner:
         return TestResult(
             name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
             causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-            execution=trace.execution, agent_report=report_as_dict(report), expectations=expectations,
+            execution=trace.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
             evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -39,38 +40,58 @@ def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | N
     return report, None
 
 
-def decide(spec: TestSpec, trace: AgentTrace) -> tuple[Verdict, AgentReport | None, list[ExpectationOutcome]]:
+@dataclass(frozen=True)
+class Decision:
+    """What the verdict makes of one run: the verdict, the agent's report when the verdict rests on it (valid, and
+    neither contradicted by its own success flag nor from a replay that drifted), and every expectation's outcome."""
+
+    verdict: Verdict
+    report: AgentReport | None
+    expectations: list[ExpectationOutcome]
+
+
+def decide(spec: TestSpec, trace: AgentTrace) -> Decision:
     """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
     report, invalid = parse_report(spec, trace.done.text) if trace.done else (None, None)
     expectations = list(trace.expectations)
     if report is not None and spec.expect.data:
         expectations += check_data(spec.expect.data, report.data or {})
+    verdict = _verdict(spec, trace, report, invalid, expectations)
+    unused = not trace.infrastructure_error and (trace.replay_error or _contradicted(trace, report))
+    return Decision(verdict, None if unused else report, expectations)
+
+
+def _verdict(spec: TestSpec, trace: AgentTrace, report: AgentReport | None, invalid: str | None,
+             expectations: list[ExpectationOutcome]) -> Verdict:
     failed_checks = [e for e in expectations if not e.ok]
     evidence = _evidence_causes(trace)
-
     if trace.infrastructure_error:
-        return _error(trace.infrastructure_error, evidence), report, expectations
+        return _error(trace.infrastructure_error, evidence)
     if trace.replay_error:
-        return _fail(drift_line(trace.replay_error), evidence), None, expectations
+        return _fail(drift_line(trace.replay_error), evidence)
     if trace.execution is Execution.REPLAYED and trace.done is None:
-        return _replayed(spec, expectations, evidence), None, expectations
+        return _replayed(spec, expectations, evidence)
     if trace.done is None:
-        return _no_report(spec, trace, evidence), None, expectations
+        return _no_report(spec, trace, evidence)
     if invalid:
-        return _fail(invalid, evidence), None, expectations
+        return _fail(invalid, evidence)
     assert report is not None
-    if trace.done.success is False and report.status == "pass":
-        return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence), None, expectations
+    if _contradicted(trace, report):
+        return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence)
     check_causes = [_describe_check(e) for e in failed_checks]
     if report.status == "fail":
-        return _fail(f"agent: {report.reason}", check_causes + evidence), report, expectations
+        return _fail(f"agent: {report.reason}", check_causes + evidence)
     if failed_checks:
-        return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence]), report, \
-            expectations
+        return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence])
     judge_problem = _judge_problem(trace)
     if judge_problem is not None:
-        return judge_problem, report, expectations
-    return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT)), report, expectations
+        return judge_problem
+    return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT))
+
+
+def _contradicted(trace: AgentTrace, report: AgentReport | None) -> bool:
+    """The report says pass while the agent's own done action said it did not succeed."""
+    return trace.done is not None and trace.done.success is False and report is not None and report.status == "pass"
 
 
 def drift_line(replay_error: str) -> str:
@@ -141,7 +162,7 @@ def _error(reason: str, causes: list[str]) -> Verdict:
 
 
 def _describe_check(e: ExpectationOutcome) -> str:
-    waited = f" after waiting {e.waited_s:g} s" if e.waited_s else ""
+    waited = f" after waiting {e.timeout_s:g} s" if e.timeout_s else ""  # a failed check waited out its timeout
     return f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}"
 
 
