@@ -16,7 +16,8 @@ from preview_qa.config import RunConfig
 from preview_qa.errors import SetupError
 from preview_qa.events import Event
 from preview_qa.lifecycle import own_temp_folder, run_bounded
-from preview_qa.manifest import models as manifest_mod
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
 from preview_qa.secrets.redact import Redactor
@@ -30,16 +31,16 @@ QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropi
 
 
 
-def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
+def execute(spec: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
     run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
     with own_temp_folder():
         return _execute(spec, config, env, verbose)
 
 
-def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
+def _execute(spec: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
-    from preview_qa.engine.replay_cache import CacheReporter, TraceCache
+    from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
@@ -51,7 +52,7 @@ def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, s
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
     secret_values = [llm.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
-    cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
+    cache = RecordingCache(config.cache, spec, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
                  *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
 
@@ -66,12 +67,12 @@ def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, s
     return with_reporters(reporters, run)
 
 
-def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str, model: str | None,
+def preflight(spec: Manifest, env: Mapping[str, str], provider: str, model: str | None,
               api_key: str | None, llm_base_url: str | None,
               chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
     (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
-    secrets = manifest_mod.resolve_secrets(spec, env)
+    secrets = loader.resolve_secrets(spec, env)
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
     _chromium(chromium)
     return secrets, llm
@@ -115,7 +116,8 @@ class ReportersFailed(RuntimeError):
 def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_values: list[str | None]) -> list[Reporter]:
     """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
     from issuing workflow commands until it finishes."""
-    from preview_qa.reporters.github.reporter import GitHubReporter, in_github_actions
+    from preview_qa.reporters.github.commands import in_github_actions
+    from preview_qa.reporters.github.reporter import GitHubReporter
 
     if not in_github_actions(env):
         return []
@@ -133,7 +135,7 @@ def output_reporters(out: Path) -> list[Reporter]:
     return [ArtifactsReporter(out), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
 
 
-async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
                        recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context

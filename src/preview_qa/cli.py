@@ -15,7 +15,8 @@ from preview_qa import app
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
-from preview_qa.manifest import models as manifest_mod
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest
 from preview_qa.providers import PROVIDERS, Provider
 from preview_qa.results import RunEnd, RunResult, Status
 
@@ -108,7 +109,7 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
              llm_base_url: str | None) -> None:
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
-    spec = manifest_mod.load(manifest)
+    spec = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
         return
@@ -167,7 +168,7 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
                      envvar=_env("INPUT_CACHE", "PREVIEW_QA_CACHE"), show_default=True,
-                     help="Folder of recorded traces: a test that passed is replayed without agent LLM calls next time."),
+                     help="Folder of recordings: a test that passed is replayed without agent LLM calls next time."),
         click.option("--no-cache", is_flag=True, envvar=_env("PREVIEW_QA_NO_CACHE"),
                      help="Always run the agent; neither read nor write the cache."),
         click.option("--max-tokens", type=click.IntRange(1), envvar=_env("INPUT_MAX-TOKENS"),
@@ -254,7 +255,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
         headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
         changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
-    spec = manifest_mod.load(manifest)
+    spec = loader.load(manifest)
     base_url = _base_url(base_url)
     config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
@@ -266,7 +267,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
     exit_with(lambda: execute(spec, config, verbose))
 
 
-def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> ExitCode:
+def execute(spec: Manifest, config: RunConfig, verbose: bool) -> ExitCode:
     """The run in this process's environment, as its exit code."""
     result = app.execute(spec, config, os.environ, verbose)
     return _baseline_exit(result) or exit_code(result, config.fail_on)

@@ -84,7 +84,7 @@ class Observed(Evidence):
 
 @dataclass(frozen=True)
 class ReplayDrifted(Evidence):
-    """A cached trace stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
+    """A cached recording stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
     and as it is now."""
 
     name: str

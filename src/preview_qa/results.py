@@ -127,7 +127,7 @@ class TestResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
     final_url: str | None = None
-    replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached trace stopped matching the app
+    replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached recording stopped matching the app
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
     attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
     flaky: bool = False  # it passed after an earlier attempt did not

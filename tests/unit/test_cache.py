@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from preview_qa.engine import replay_cache as cache_mod
-from preview_qa.engine.replay_cache import CacheReporter, TraceCache
+from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import Status, TestResult
@@ -25,8 +25,8 @@ def spec(**kw: Any) -> TestSpec:
     return TestSpec(**{"name": "login", "task": "log in", "start": "/login", "expect": {"url": "/dashboard"}, **kw})
 
 
-def store(tmp_path: Path, **kw: Any) -> TraceCache:
-    return TraceCache(tmp_path, manifest(spec()), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
+def store(tmp_path: Path, **kw: Any) -> RecordingCache:
+    return RecordingCache(tmp_path, manifest(spec()), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
 
 
 @pytest.mark.parametrize("change", [

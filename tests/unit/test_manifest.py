@@ -9,7 +9,7 @@ import pytest
 
 from preview_qa.demo.site import DemoSite
 from preview_qa.errors import ManifestError
-from preview_qa.manifest import models as manifest
+from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
 from tests.conftest import clean_env, run_preview_qa
 

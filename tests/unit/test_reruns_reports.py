@@ -21,7 +21,8 @@ from preview_qa.events import (
 )
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
-from preview_qa.reporters.github.reporter import outputs, render_markdown
+from preview_qa.reporters.github.commands import outputs
+from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
 from preview_qa.reporters.output.files import test_dir as folder_of

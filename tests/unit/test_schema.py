@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.errors import ManifestError
-from preview_qa.manifest import models as manifest
+from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.schema import MODELINE, manifest_schema, render
 from preview_qa.manifest.yaml_source import YamlSource
 from tests.unit.test_github_action import tool
@@ -113,7 +113,7 @@ def test_known_bad_manifests_are_refused_by_the_schema_and_by_the_loader(tmp_pat
     for name, text in BAD.items():
         with pytest.raises(ManifestError):
             manifest.loads(text)
-        assert list(VALIDATOR.iter_errors(manifest.YamlSource.parse(text).data)), name
+        assert list(VALIDATOR.iter_errors(YamlSource.parse(text).data)), name
         files.append(tmp_path / (name.replace(' ', '-') + '.yml'))
         files[-1].write_text(text, encoding="utf-8")
     checked = check_jsonschema(*files)

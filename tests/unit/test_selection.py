@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from preview_qa.config import RunConfig
 from preview_qa.engine.merge import merge_runs
 from preview_qa.errors import SelectionError
-from preview_qa.manifest import models as manifest
+from preview_qa.manifest import loader as manifest
 from preview_qa.results import Status
 from preview_qa.selection.select import NOT_CHANGED, select
-from preview_qa.verdict.agent_run import AgentTrace
+from preview_qa.verdict.agent_run import AgentRun
 from tests.conftest import clean_env, run_preview_qa
 from tests.unit.test_concurrency import PASS, run
 
@@ -100,8 +100,8 @@ def test_shards_share_the_selected_tests_each_exactly_once(changed: list[str], c
 
 
 def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_across_shards() -> None:
-    async def agent(spec: Any, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(done=PASS, steps=1)
+    async def agent(spec: Any, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(done=PASS, steps=1)
 
     shards = [run(SPEC.tests, agent, changed_files=["src/checkout/a.py"], shard=(i, 2))[0] for i in (1, 2)]
     merged = merge_runs(shards)

@@ -38,7 +38,7 @@ from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, Re
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
-from preview_qa.verdict.agent_run import AgentReport, AgentTrace, DoneReport, JudgeReport
+from preview_qa.verdict.agent_run import AgentReport, AgentRun, DoneReport, JudgeReport
 from preview_qa.verdict.decide import replay_needs_llm_check
 
 if TYPE_CHECKING:
@@ -96,12 +96,12 @@ class TestRun:
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
-async def run_agent(run: TestRun) -> AgentTrace:
+async def run_agent(run: TestRun) -> AgentRun:
     """Run one test's agent (or replay its recording) to the end or its deadline and return the facts; never raises for
     the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
     pool has none idle, has its own bound (see agent/browser.py)."""
     spec = run.spec
-    trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
+    trace = AgentRun(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session: ContextSession | None = None
@@ -213,7 +213,7 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
     return note
 
 
-async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
+async def _replay(run: TestRun, trace: AgentRun, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
                   shoot: Callable[[Page], Awaitable[bytes | None]]) -> Page | None:
     """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
     of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
@@ -322,7 +322,7 @@ def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, lease: Lease,
+def _step_hook(run: TestRun, trace: AgentRun, steps: StepWatcher, lease: Lease,
                phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
@@ -382,7 +382,7 @@ async def _screenshot(session: BrowserSession) -> bytes | None:
         return None
 
 
-def _read_history(agent: Agent, trace: AgentTrace, run: TestRun) -> None:
+def _read_history(agent: Agent, trace: AgentRun, run: TestRun) -> None:
     history = agent.history
     last = history.history[-1].result[-1] if history.history and history.history[-1].result else None
     if last is not None and last.is_done:
@@ -402,7 +402,7 @@ def _read_history(agent: Agent, trace: AgentTrace, run: TestRun) -> None:
         run.emit(AgentHistory(name=run.spec.name, history=history.model_dump(sensitive_data=run.secrets or None)))
 
 
-def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> str | None:
+def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentRun) -> str | None:
     if evidence.start_failure is not None:
         return f"preview unreachable: {evidence.start_failure}"
     if evidence.start_loading is not None:
@@ -412,7 +412,7 @@ def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> st
     return None
 
 
-async def _finish_on_live_page(run: TestRun, trace: AgentTrace, page: Page, mask: masking.Mask, deadline: float,
+async def _finish_on_live_page(run: TestRun, trace: AgentRun, page: Page, mask: masking.Mask, deadline: float,
                                phases: Phases) -> None:
     """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
     trace.final_url = page.url
@@ -490,7 +490,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
                       emit: Callable[[Event], None], recording: Recording | None = None,
                       start_state: BrowserState | None = None,
                       keep_state: Callable[[BrowserState], None] | None = None,
-                      origin: str | None = None) -> AgentTrace:
+                      origin: str | None = None) -> AgentRun:
         return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
                                        secrets=secrets, make_llm=make_llm, browser=browser, pool=pool, workroot=workroot,
                                        emit=emit, redactor=redactor,

@@ -10,12 +10,12 @@ from typing import Any, Protocol
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
 from preview_qa.manifest.models import TestSpec
-from preview_qa.verdict.agent_run import AgentTrace
+from preview_qa.verdict.agent_run import AgentRun
 
 
 @dataclass(frozen=True)
 class Recording:
-    """A passing run's action trace from the cache: browser-use's history dump (secrets as placeholders) and the
+    """A passing run's recording from the cache: browser-use's history dump (secrets as placeholders) and the
     preview origin it was recorded against, so that a new preview URL can be put in its place."""
 
     origin: str
@@ -33,4 +33,4 @@ class AgentFn(Protocol):
     def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
                  recording: Recording | None = None, start_state: BrowserState | None = None,
                  keep_state: Callable[[BrowserState], None] | None = None,
-                 origin: str | None = None) -> Awaitable[AgentTrace]: ...
+                 origin: str | None = None) -> Awaitable[AgentRun]: ...

@@ -1,4 +1,4 @@
-"""The replay cache: a passing test's action trace, filed under a hash of everything that defines the test."""
+"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
 RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
 
 
-class TraceCache:
+class RecordingCache:
     """Reads and writes `<folder>/<key>.json`; the key changes whenever the test, model or browser-use does."""
 
     def __init__(self, folder: Path, manifest: Manifest, provider: str, model: str | None):
@@ -33,10 +33,10 @@ class TraceCache:
 
     def key(self, spec: TestSpec, target: str = PREVIEW) -> str:
         """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
-        The baseline's traces get keys of their own: the preview's and the baseline's pages may differ."""
+        The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ."""
         test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
                                                      "secrets"}, exclude={"expect": {"timeout"}})
-        if spec.use_state is not None:  # a trace recorded signed in needs the same start; other keys stay as they were
+        if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
         where = {} if target == PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
         blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
@@ -66,12 +66,12 @@ class TraceCache:
 
 
 class CacheReporter(Reporter):
-    """Files the action trace of every test that passed after a full agent run; the only writer of the cache folder.
+    """Files the recording of every test that passed after a full agent run; the only writer of the cache folder.
 
     It reads the same AgentHistory event as the artifacts reporter, after the runner has replaced every secret value
     with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
 
-    def __init__(self, cache: TraceCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
+    def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
         self.cache = cache
         self.origins = {PREVIEW: origin_of(base_url), BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}

@@ -34,7 +34,7 @@ from preview_qa.manifest.setup_tests import setup_of
 from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
-from preview_qa.verdict.agent_run import AgentTrace
+from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -52,7 +52,7 @@ def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
 
 
 class Recordings(Protocol):
-    """The replay cache's lookup: a test's recorded trace on the preview (or on the baseline), if one is kept."""
+    """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept."""
 
     def __call__(self, spec: TestSpec, target: str = PREVIEW) -> Recording | None: ...
 
@@ -200,7 +200,7 @@ class Runner:
                                           else event)
 
     async def _attempt(self, spec: TestSpec, target: str, recording: Recording | None,
-                       emit: Callable[[Event], None]) -> AgentTrace:
+                       emit: Callable[[Event], None]) -> AgentRun:
         base_url = self._base_url(target)
         url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
@@ -212,9 +212,9 @@ class Runner:
                             recording=recording, **where),
                 self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
         except TimeoutError:
-            return AgentTrace(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
+            return AgentRun(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
-            return AgentTrace(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+            return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
 
     def _base_url(self, target: str) -> str:
         return self.config.baseline_url if target == BASELINE and self.config.baseline_url else self.config.base_url
@@ -298,7 +298,7 @@ class Runner:
             return f"run budget exceeded: --run-max-cost-usd={self.config.run_max_cost_usd:g} (spent ${used.cost_usd:.4f})"
         return None
 
-    def _note_provider(self, trace: AgentTrace) -> None:
+    def _note_provider(self, trace: AgentRun) -> None:
         """A circuit breaker: a provider that is down for the whole run must not cost every test its full timeout.
         Only a test in which no LLM call at all was answered counts; one answer shows the provider is up."""
         if trace.usage.llm_calls > len(trace.llm_faults):

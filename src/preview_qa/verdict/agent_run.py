@@ -1,5 +1,5 @@
-"""AgentTrace and the agent's report contract: what happened in one agent run, in our own types, outside `agent/` so
-that the verdict and the runner never need browser-use."""
+"""AgentRun and the agent's report contract: what happened in one run of the agent (or of its replay), in our own
+types, outside `agent/` so that the verdict and the runner never need browser-use."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class JudgeReport:
 
 
 @dataclass
-class AgentTrace:
+class AgentRun:
     """Facts about one test's run, gathered while the browser was alive; the verdict is decided from these alone."""
 
     steps: int = 0
@@ -74,4 +74,4 @@ class AgentTrace:
     usage: Usage = field(default_factory=Usage)
     final_url: str | None = None
     execution: Execution = Execution.AGENT  # an agent run sets AGENT or REPLAYED; the runner marks a fallback REPLAY_FELL_BACK
-    replay_error: str | None = None  # where and why a cached trace stopped matching: "step 3: click button 'Add': ..."
+    replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."

@@ -1,4 +1,4 @@
-"""Pure: (test spec, agent trace, page checks) -> Verdict. Anything missing, malformed or contradictory fails."""
+"""Pure: (test spec, the agent's run, page checks) -> Verdict. Anything missing, malformed or contradictory fails."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Execution, ExpectationOutcome, Status, Verdict, one_line
-from preview_qa.verdict.agent_run import AgentReport, AgentTrace, LLMFault
+from preview_qa.verdict.agent_run import AgentReport, AgentRun, LLMFault
 from preview_qa.verdict.data_checks import check_data
 
 REASON_LIMIT = 500
@@ -50,7 +50,7 @@ class Decision:
     expectations: list[ExpectationOutcome]
 
 
-def decide(spec: TestSpec, trace: AgentTrace) -> Decision:
+def decide(spec: TestSpec, trace: AgentRun) -> Decision:
     """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
     report, invalid = parse_report(spec, trace.done.text) if trace.done else (None, None)
     expectations = list(trace.expectations)
@@ -61,7 +61,7 @@ def decide(spec: TestSpec, trace: AgentTrace) -> Decision:
     return Decision(verdict, None if unused else report, expectations)
 
 
-def _verdict(spec: TestSpec, trace: AgentTrace, report: AgentReport | None, invalid: str | None,
+def _verdict(spec: TestSpec, trace: AgentRun, report: AgentReport | None, invalid: str | None,
              expectations: list[ExpectationOutcome]) -> Verdict:
     failed_checks = [e for e in expectations if not e.ok]
     evidence = _evidence_causes(trace)
@@ -89,7 +89,7 @@ def _verdict(spec: TestSpec, trace: AgentTrace, report: AgentReport | None, inva
     return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT))
 
 
-def _contradicted(trace: AgentTrace, report: AgentReport | None) -> bool:
+def _contradicted(trace: AgentRun, report: AgentReport | None) -> bool:
     """The report says pass while the agent's own done action said it did not succeed."""
     return trace.done is not None and trace.done.success is False and report is not None and report.status == "pass"
 
@@ -115,7 +115,7 @@ def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: 
                                                 "expectation(s) hold on the final page")
 
 
-def provider_outage(trace: AgentTrace) -> str | None:
+def provider_outage(trace: AgentRun) -> str | None:
     """The provider error that left this test without a report, if that is what ended it (for the run's circuit breaker)."""
     agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
     if trace.done is not None or not agent_faults or agent_faults[-1].kind != "provider":
@@ -123,7 +123,7 @@ def provider_outage(trace: AgentTrace) -> str | None:
     return _describe_fault(agent_faults[-1])
 
 
-def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdict:
+def _no_report(spec: TestSpec, trace: AgentRun, evidence: list[str]) -> Verdict:
     """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
     agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
     last = agent_faults[-1] if agent_faults else None
@@ -137,7 +137,7 @@ def _no_report(spec: TestSpec, trace: AgentTrace, evidence: list[str]) -> Verdic
     return _fail("the agent stopped without reporting a verdict", evidence)
 
 
-def _judge_problem(trace: AgentTrace) -> Verdict | None:
+def _judge_problem(trace: AgentRun) -> Verdict | None:
     if not trace.judge_requested:
         return None
     if trace.judge is not None:
@@ -181,7 +181,7 @@ def _fault_counts(faults: list[LLMFault]) -> list[str]:
     return out
 
 
-def _evidence_causes(trace: AgentTrace) -> list[str]:
+def _evidence_causes(trace: AgentRun) -> list[str]:
     """The first of each kind of browser error, and how many more of that kind the event log holds."""
     ev = trace.evidence
     out = []

@@ -1,4 +1,4 @@
-"""Replays a recorded trace without the agent, through Playwright alone: every recorded action is matched to its live
+"""Replays a recording without the agent, through Playwright alone: every recorded action is matched to its live
 element, run and checked; the first one that cannot be replayed ends the replay and is named, never skipped. Also the
 one small LLM call that judges a replay's final page when code alone cannot.
 
