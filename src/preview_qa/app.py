@@ -87,7 +87,7 @@ def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str])
     merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
-        merging.replay(result, publish)
+        merging.announce(result, publish)
         return result
 
     return with_reporters([*github_reporters(env, out, comment, []), *output_reporters(out)], publish_all)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from preview_qa.results import RunResult, TestResult
@@ -19,8 +20,13 @@ ObservedKind = Literal[
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
 ]
 
-PREVIEW = "preview"
-BASELINE = "baseline"  # the label of a test's run on the baseline deployment (--baseline-url)
+
+
+class RunTarget(StrEnum):
+    """The deployment a run of a test is on; a run on the baseline is labelled with its name, like an attempt."""
+
+    PREVIEW = "preview"
+    BASELINE = "baseline"  # --baseline-url
 
 
 def attempt_label(number: int) -> str:

@@ -1,3 +1,4 @@
+# Over 400 lines: one test's whole session (start, drive, evidence, finish) awaits its split into named phases (issue #23).
 """One test in a fresh browser context: run the agent (or replay), capture evidence while the page lives, check it."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
-from preview_qa.agent.replay.player import Replayer, check_page_against_task
+from preview_qa.agent.replay.page_check import check_page_against_task
+from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import READS_ONLY, VERDICT, recorded_steps
 from preview_qa.agent.step_watcher import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state

@@ -63,7 +63,7 @@ def copy_artifacts(shards: list[tuple[Path, RunResult]], merged: RunResult, out:
                 shutil.copytree(folder / test_dir(test.name), out / test_dir(test.name), dirs_exist_ok=True)
 
 
-def replay(run: RunResult, publish: Callable[[Event], None]) -> None:
+def announce(run: RunResult, publish: Callable[[Event], None]) -> None:
     """Announce a finished run to reporters as the runner would have: they render the merged run like any other."""
     publish(RunStarted(manifest=run.manifest, base_url=run.base_url, test_names=[t.name for t in run.tests]))
     for test in run.tests:

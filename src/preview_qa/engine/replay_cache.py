@@ -12,7 +12,7 @@ from typing import Any
 
 from preview_qa.engine.agent_port import Recording
 from preview_qa.engine.preview import origin_of
-from preview_qa.events import BASELINE, PREVIEW, AgentHistory, AttemptFinished, Event, StepRecorded, TestFinished
+from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
@@ -31,21 +31,21 @@ class RecordingCache:
         self._defines = {"format": CACHE_FORMAT, "manifest_version": manifest.version, "provider": provider,
                          "model": default_model(provider, model), "browser_use": version("browser-use")}
 
-    def key(self, spec: TestSpec, target: str = PREVIEW) -> str:
+    def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
         """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
         The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ."""
         test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
                                                      "secrets"}, exclude={"expect": {"timeout"}})
         if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
-        where = {} if target == PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
+        where = {} if target == RunTarget.PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
         blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def path(self, spec: TestSpec, target: str = PREVIEW) -> Path:
+    def path(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Path:
         return self.folder / f"{self.key(spec, target)}.json"
 
-    def load(self, spec: TestSpec, target: str = PREVIEW) -> Recording | None:
+    def load(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None:
         """The recording for this exact test definition, or None (missing, unreadable or from another format)."""
         try:
             entry = json.loads(self.path(spec, target).read_text(encoding="utf-8"))
@@ -56,7 +56,7 @@ class RecordingCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
-    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], target: str = PREVIEW,
+    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], target: RunTarget = RunTarget.PREVIEW,
               screenshots: dict[int, bytes] | None = None) -> None:
         """File a passing run: its history and, to show beside a later replay that drifts, each step's page as seen."""
         entry = {"format": CACHE_FORMAT, "key": self.key(spec, target), "test": spec.name, "origin": origin,
@@ -73,7 +73,7 @@ class CacheReporter(Reporter):
 
     def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
         self.cache = cache
-        self.origins = {PREVIEW: origin_of(base_url), BASELINE: origin_of(baseline_url or base_url)}
+        self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[tuple[str, str], dict[str, Any]] = {}
         self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
@@ -85,11 +85,11 @@ class CacheReporter(Reporter):
             # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
             self._histories[(event.name, _target(event.label))] = event.history
         elif isinstance(event, TestFinished):
-            self._store(event.result, PREVIEW)
-        elif isinstance(event, AttemptFinished) and event.label == BASELINE:
-            self._store(event.result, BASELINE)
+            self._store(event.result, RunTarget.PREVIEW)
+        elif isinstance(event, AttemptFinished) and event.label == RunTarget.BASELINE:
+            self._store(event.result, RunTarget.BASELINE)
 
-    def _store(self, result: TestResult, target: str) -> None:
+    def _store(self, result: TestResult, target: RunTarget) -> None:
         history = self._histories.pop((result.name, target), None)
         seen = self._seen.pop((result.name, target), {})
         spec = self._specs.get(result.name)
@@ -97,5 +97,5 @@ class CacheReporter(Reporter):
             self.cache.store(spec, self.origins[target], history, target, seen)
 
 
-def _target(label: str | None) -> str:
-    return BASELINE if label == BASELINE else PREVIEW
+def _target(label: str | None) -> RunTarget:
+    return RunTarget.BASELINE if label == RunTarget.BASELINE else RunTarget.PREVIEW

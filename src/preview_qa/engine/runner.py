@@ -17,14 +17,13 @@ from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import (
-    BASELINE,
-    PREVIEW,
     AttemptFinished,
     Event,
     Evidence,
     Observed,
     RunFinished,
     RunStarted,
+    RunTarget,
     TestFinished,
     TestStarted,
     attempt_label,
@@ -54,7 +53,7 @@ def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
 class Recordings(Protocol):
     """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept."""
 
-    def __call__(self, spec: TestSpec, target: str = PREVIEW) -> Recording | None: ...
+    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None: ...
 
 
 class Runner:
@@ -147,7 +146,7 @@ class Runner:
             label = attempt_label(len(attempts) + 1) if spec.retries else None
             budgeted = test_budget_left(spec, sum((a.usage for a in attempts), Usage())) or spec
             # Only the first attempt may replay a recorded trace: a retry is the agent's, from scratch.
-            attempts.append(await self._run_once(budgeted, PREVIEW, label, replay=not attempts))
+            attempts.append(await self._run_once(budgeted, RunTarget.PREVIEW, label, replay=not attempts))
             if label is not None:
                 self.publish(AttemptFinished(name=spec.name, label=label, result=attempts[-1]))
             if not self._retry_allowed(spec, attempts):
@@ -159,7 +158,7 @@ class Runner:
             return False
         return self._run_budget_spent(sum((a.usage for a in attempts), Usage())) is None
 
-    async def _run_once(self, spec: TestSpec, target: str, label: str | None, replay: bool) -> TestResult:
+    async def _run_once(self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool) -> TestResult:
         """One run of the test on the preview or the baseline, decided; its events carry `label`."""
         emit = self._labelled(label)
         clock = time.monotonic()
@@ -175,7 +174,7 @@ class Runner:
             trace.execution, trace.usage = Execution.REPLAY_FELL_BACK, replay_usage + trace.usage
             decision = decide(spec, trace)
         verdict = decision.verdict
-        if target == PREVIEW:  # the baseline's state is no one's to start from
+        if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
         self._note_provider(trace)
         emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
@@ -187,10 +186,10 @@ class Runner:
             evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
         )
 
-    def _recording(self, spec: TestSpec, target: str) -> Recording | None:
+    def _recording(self, spec: TestSpec, target: RunTarget) -> Recording | None:
         if self._recordings is None:
             return None
-        return self._recordings(spec) if target == PREVIEW else self._recordings(spec, target)
+        return self._recordings(spec) if target == RunTarget.PREVIEW else self._recordings(spec, target)
 
     def _labelled(self, label: str | None) -> Callable[[Event], None]:
         """`publish`, with the evidence of one labelled run (an attempt, the baseline run) marked as that run's."""
@@ -199,14 +198,14 @@ class Runner:
         return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence)
                                           else event)
 
-    async def _attempt(self, spec: TestSpec, target: str, recording: Recording | None,
+    async def _attempt(self, spec: TestSpec, target: RunTarget, recording: Recording | None,
                        emit: Callable[[Event], None]) -> AgentRun:
         base_url = self._base_url(target)
         url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
         try:
             # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
-            where = self._state_options(spec) if target == PREVIEW else {"origin": origin_of(base_url)}
+            where = self._state_options(spec) if target == RunTarget.PREVIEW else {"origin": origin_of(base_url)}
             return await asyncio.wait_for(
                 self._agent(spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit,
                             recording=recording, **where),
@@ -216,8 +215,8 @@ class Runner:
         except Exception as e:
             return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
 
-    def _base_url(self, target: str) -> str:
-        return self.config.baseline_url if target == BASELINE and self.config.baseline_url else self.config.base_url
+    def _base_url(self, target: RunTarget) -> str:
+        return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
 
     async def _compare_with_baseline(self, semaphore: asyncio.Semaphore) -> str | None:
         """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
@@ -243,8 +242,8 @@ class Runner:
                 f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
                 if spec.use_state is not None else None)
             baseline = (self._unrun(spec, Status.ERRORED, why_not) if why_not else
-                        await self._run_once(self._with_overrides(spec), BASELINE, BASELINE, replay=True))
-            self.publish(AttemptFinished(name=spec.name, label=BASELINE, result=baseline))
+                        await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True))
+            self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
             self._finished[spec.name] = compared(self._finished[spec.name], baseline)
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from preview_qa.events import BASELINE, AttemptFinished, Event, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, TestFinished, TestStarted
 from preview_qa.reporters import Reporter
 from preview_qa.results import Execution, RunResult, Status, TestResult
 
@@ -45,9 +45,9 @@ class ConsoleReporter(Reporter):
     def _other_run(self, event: AttemptFinished) -> None:
         """A failed attempt (another follows, or the test's line says it was the last) and every baseline run."""
         r = event.result
-        if event.label != BASELINE and r.status.is_green:
+        if event.label != RunTarget.BASELINE and r.status.is_green:
             return
-        where = "on the baseline" if event.label == BASELINE else event.label
+        where = "on the baseline" if event.label == RunTarget.BASELINE else event.label
         self.console.print(f"    {MARK[r.status]} {escape(r.name)} {where}: [{STYLE[r.status]}]{r.status.value}[/] "
                            f"({r.duration_s:.1f}s): {escape(r.reason)}", style="dim")
 

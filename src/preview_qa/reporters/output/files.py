@@ -9,7 +9,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from preview_qa.events import BASELINE, attempt_label
+from preview_qa.events import RunTarget, attempt_label
 from preview_qa.results import RunResult, TestResult
 
 RESULTS = "results.json"
@@ -104,7 +104,7 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
     baseline run's are beside their outcomes."""
     earlier = [a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
                for n, a in enumerate(test.earlier_attempts, start=1)]
-    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, BASELINE)}) \
+    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, RunTarget.BASELINE)}) \
         if test.baseline is not None else None
     return test.model_copy(update={"artifacts": _files_in(out, last_run_dir(out, test)), "earlier_attempts": earlier,
                                    "baseline": baseline})
