@@ -103,7 +103,7 @@ async def run_agent(run: TestRun) -> AgentRun:
     the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
     pool has none idle, has its own bound (see agent/browser.py)."""
     spec = run.spec
-    trace = AgentRun(judge_requested=spec.judge and run.recording is None)
+    agent_run = AgentRun(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     session: ContextSession | None = None
@@ -156,35 +156,35 @@ async def run_agent(run: TestRun) -> AgentRun:
                     with phases("agent set-up"):
                         agent = _agent(run, session, llm(), workdir, steps)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                    on_step_end=_step_hook(run, trace, steps, lease, phases))
+                                    on_step_end=_step_hook(run, agent_run, steps, lease, phases))
                 else:
-                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page)
+                    final_page = await _replay(run, agent_run, llm, lease, phases, shoot_page)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                     run.keep_state(await read_state(lease.context))
         except BrowserStartError as e:
-            trace.infrastructure_error = str(e)
+            agent_run.infrastructure_error = str(e)
         except TimeoutError as e:
             # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
-            trace.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
+            agent_run.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
                                           else _crashed(e))
         except StateError as e:
-            trace.infrastructure_error = str(e)
+            agent_run.infrastructure_error = str(e)
         except Exception as e:
-            trace.infrastructure_error = _crashed(e)
+            agent_run.infrastructure_error = _crashed(e)
         finally:
             if recorder is not None:
-                trace.llm_faults = list(recorder.faults)
-                trace.usage.llm_calls = recorder.calls
+                agent_run.llm_faults = list(recorder.faults)
+                agent_run.usage.llm_calls = recorder.calls
             if agent is not None and run.recording is None:
-                _read_history(agent, trace, run)
-            trace.evidence = evidence.summary
-            if trace.infrastructure_error is None:
-                trace.infrastructure_error = _infrastructure_problem(evidence, trace)
+                _read_history(agent, agent_run, run)
+            agent_run.evidence = evidence.summary
+            if agent_run.infrastructure_error is None:
+                agent_run.infrastructure_error = _infrastructure_problem(evidence, agent_run)
             try:
                 if lease is not None and not _being_cancelled():  # a cancelled run ends now
                     page = final_page if session is None else await _agent_page(session, lease)
                     if page is not None:
-                        await asyncio.shield(_finish_on_live_page(run, trace, page, mask, deadline, phases))
+                        await asyncio.shield(_finish_on_live_page(run, agent_run, page, mask, deadline, phases))
             finally:
                 evidence.closing = True
                 if lease is not None:
@@ -195,7 +195,7 @@ async def run_agent(run: TestRun) -> AgentRun:
                     phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
                                         "cpu_s": None})
                 run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
-    return trace
+    return agent_run
 
 
 def _crashed(error: Exception) -> str:
@@ -215,20 +215,20 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
     return note
 
 
-async def _replay(run: TestRun, trace: AgentRun, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
+async def _replay(run: TestRun, agent_run: AgentRun, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
                   shoot: Callable[[Page], Awaitable[bytes | None]]) -> Page | None:
     """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
     of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
     the page the replay ended on."""
     recording = run.recording
     assert recording is not None
-    trace.execution = Execution.REPLAYED
+    agent_run.execution = Execution.REPLAYED
     page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
     outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
-    trace.steps = outcome.steps
+    agent_run.steps = outcome.steps
     if outcome.drift is not None:
-        trace.replay_error = outcome.drift.message
+        agent_run.replay_error = outcome.drift.message
         run.emit(ReplayDrifted(name=run.spec.name, message=outcome.drift.message,
                                recorded_png=recording.screenshots.get(outcome.drift.compare_step),
                                live_png=outcome.drift.live_png))
@@ -237,9 +237,9 @@ async def _replay(run: TestRun, trace: AgentRun, llm: Callable[[], RecordingLLM]
         with phases("page check (one LLM call)"):
             with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
                 await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
-            trace.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
+            agent_run.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
                                                               report_model(run.spec.output_schema), run.secrets, shoot)
-        trace.usage = usage
+        agent_run.usage = usage
     return outcome.page
 
 
@@ -324,7 +324,7 @@ def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentRun, steps: StepWatcher, lease: Lease,
+def _step_hook(run: TestRun, agent_run: AgentRun, steps: StepWatcher, lease: Lease,
                phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
@@ -341,18 +341,18 @@ def _step_hook(run: TestRun, trace: AgentRun, steps: StepWatcher, lease: Lease,
         else:
             await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
             url, png = page.url if page is not None else "", await _screenshot(session)
-        trace.steps += 1
-        run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
+        agent_run.steps += 1
+        run.emit(StepRecorded(name=run.spec.name, number=agent_run.steps, goal=(output.next_goal or "") if output else "",
                               actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
                               screenshot_png=png, form_screenshot_png=facts.form_png, before_png=seen))
-        phases.step_ended(f"step {trace.steps} (agent)")
+        phases.step_ended(f"step {agent_run.steps} (agent)")
         for dropped in facts.dropped:
             run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
-                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                              detail={"step": agent_run.steps, "why": dropped.why, "actions": dropped.actions,
                                       "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
-            trace.infrastructure_error = over
+            agent_run.infrastructure_error = over
             agent.stop()
 
     return on_step_end
@@ -384,49 +384,49 @@ async def _screenshot(session: BrowserSession) -> bytes | None:
         return None
 
 
-def _read_history(agent: Agent, trace: AgentRun, run: TestRun) -> None:
+def _read_history(agent: Agent, agent_run: AgentRun, run: TestRun) -> None:
     history = agent.history
     last = history.history[-1].result[-1] if history.history and history.history[-1].result else None
     if last is not None and last.is_done:
-        trace.done = DoneReport(text=last.extracted_content, success=last.success)
+        agent_run.done = DoneReport(text=last.extracted_content, success=last.success)
         if last.judgement is not None:
-            trace.judge = JudgeReport(verdict=last.judgement.verdict,
+            agent_run.judge = JudgeReport(verdict=last.judgement.verdict,
                                       reason=last.judgement.failure_reason or last.judgement.reasoning or "")
     gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
-    trace.max_steps_reached = (trace.done is None and agent.state.n_steps > run.spec.max_steps
+    agent_run.max_steps_reached = (agent_run.done is None and agent.state.n_steps > run.spec.max_steps
                                and not agent.state.stopped and not gave_up)
     if history.usage is not None:
-        trace.usage.prompt_tokens = history.usage.total_prompt_tokens
-        trace.usage.completion_tokens = history.usage.total_completion_tokens
-        trace.usage.total_tokens = history.usage.total_tokens
-        trace.usage.cost_usd = history.usage.total_cost or None
+        agent_run.usage.prompt_tokens = history.usage.total_prompt_tokens
+        agent_run.usage.completion_tokens = history.usage.total_completion_tokens
+        agent_run.usage.total_tokens = history.usage.total_tokens
+        agent_run.usage.cost_usd = history.usage.total_cost or None
     with contextlib.suppress(Exception):
         run.emit(AgentHistory(name=run.spec.name, history=history.model_dump(sensitive_data=run.secrets or None)))
 
 
-def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentRun) -> str | None:
+def _infrastructure_problem(evidence: EvidenceRecorder, agent_run: AgentRun) -> str | None:
     if evidence.start_failure is not None:
         return f"preview unreachable: {evidence.start_failure}"
     if evidence.start_loading is not None:
         return f"preview unreachable: the start page never finished loading ({evidence.start_loading})"
-    if evidence.disconnected and trace.done is None:
+    if evidence.disconnected and agent_run.done is None:
         return "the browser crashed or was closed before the agent finished"
     return None
 
 
-async def _finish_on_live_page(run: TestRun, trace: AgentRun, page: Page, mask: masking.Mask, deadline: float,
+async def _finish_on_live_page(run: TestRun, agent_run: AgentRun, page: Page, mask: masking.Mask, deadline: float,
                                phases: Phases) -> None:
     """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
-    trace.final_url = page.url
-    if (trace.done is not None or trace.execution is Execution.REPLAYED) and trace.infrastructure_error is None:
+    agent_run.final_url = page.url
+    if (agent_run.done is not None or agent_run.execution is Execution.REPLAYED) and agent_run.infrastructure_error is None:
         wait = check_wait(run.spec, deadline - time.monotonic())
         try:
             with phases("expectation checks"):
-                trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                agent_run.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
                                                             wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
-            trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
-        for outcome in trace.expectations:
+            agent_run.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
+        for outcome in agent_run.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception), phases("final screenshot"):

@@ -145,7 +145,7 @@ class Runner:
         while True:
             label = attempt_label(len(attempts) + 1) if spec.retries else None
             budgeted = test_budget_left(spec, sum((a.usage for a in attempts), Usage())) or spec
-            # Only the first attempt may replay a recorded trace: a retry is the agent's, from scratch.
+            # Only the first attempt may replay a recorded agent_run: a retry is the agent's, from scratch.
             attempts.append(await self._run_once(budgeted, RunTarget.PREVIEW, label, replay=not attempts))
             if label is not None:
                 self.publish(AttemptFinished(name=spec.name, label=label, result=attempts[-1]))
@@ -163,27 +163,27 @@ class Runner:
         emit = self._labelled(label)
         clock = time.monotonic()
         recording = self._recording(spec, target) if replay else None
-        trace = await self._attempt(spec, target, recording, emit)
-        decision = decide(spec, trace)
-        drift = drift_line(trace.replay_error) if trace.replay_error else None
+        agent_run = await self._attempt(spec, target, recording, emit)
+        decision = decide(spec, agent_run)
+        drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
         if recording is not None and decision.verdict.status is not Status.PASSED:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
-            replay_usage = trace.usage
-            trace = await self._attempt(spec, target, None, emit)
-            trace.execution, trace.usage = Execution.REPLAY_FELL_BACK, replay_usage + trace.usage
-            decision = decide(spec, trace)
+            replay_usage = agent_run.usage
+            agent_run = await self._attempt(spec, target, None, emit)
+            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
+            decision = decide(spec, agent_run)
         verdict = decision.verdict
         if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
-        self._note_provider(trace)
+        self._note_provider(agent_run)
         emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
                       detail=verdict.model_dump(mode="json")))
         return TestResult(
             name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
-            causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=trace.steps,
-            execution=trace.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
-            evidence=trace.evidence, usage=trace.usage, final_url=trace.final_url, replay_drift=drift,
+            causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=agent_run.steps,
+            execution=agent_run.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
+            evidence=agent_run.evidence, usage=agent_run.usage, final_url=agent_run.final_url, replay_drift=drift,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget) -> Recording | None:
@@ -297,13 +297,13 @@ class Runner:
             return f"run budget exceeded: --run-max-cost-usd={self.config.run_max_cost_usd:g} (spent ${used.cost_usd:.4f})"
         return None
 
-    def _note_provider(self, trace: AgentRun) -> None:
+    def _note_provider(self, agent_run: AgentRun) -> None:
         """A circuit breaker: a provider that is down for the whole run must not cost every test its full timeout.
         Only a test in which no LLM call at all was answered counts; one answer shows the provider is up."""
-        if trace.usage.llm_calls > len(trace.llm_faults):
+        if agent_run.usage.llm_calls > len(agent_run.llm_faults):
             self._provider_streak = 0
             return
-        outage = provider_outage(trace)
+        outage = provider_outage(agent_run)
         if outage is None:  # no LLM call went wrong (e.g. the preview was unreachable): it says nothing either way
             return
         self._provider_streak += 1

@@ -50,48 +50,48 @@ class Decision:
     expectations: list[ExpectationOutcome]
 
 
-def decide(spec: TestSpec, trace: AgentRun) -> Decision:
+def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
     """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
-    report, invalid = parse_report(spec, trace.done.text) if trace.done else (None, None)
-    expectations = list(trace.expectations)
+    report, invalid = parse_report(spec, agent_run.done.text) if agent_run.done else (None, None)
+    expectations = list(agent_run.expectations)
     if report is not None and spec.expect.data:
         expectations += check_data(spec.expect.data, report.data or {})
-    verdict = _verdict(spec, trace, report, invalid, expectations)
-    unused = not trace.infrastructure_error and (trace.replay_error or _contradicted(trace, report))
+    verdict = _verdict(spec, agent_run, report, invalid, expectations)
+    unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
     return Decision(verdict, None if unused else report, expectations)
 
 
-def _verdict(spec: TestSpec, trace: AgentRun, report: AgentReport | None, invalid: str | None,
+def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None,
              expectations: list[ExpectationOutcome]) -> Verdict:
     failed_checks = [e for e in expectations if not e.ok]
-    evidence = _evidence_causes(trace)
-    if trace.infrastructure_error:
-        return _error(trace.infrastructure_error, evidence)
-    if trace.replay_error:
-        return _fail(drift_line(trace.replay_error), evidence)
-    if trace.execution is Execution.REPLAYED and trace.done is None:
+    evidence = _evidence_causes(agent_run)
+    if agent_run.infrastructure_error:
+        return _error(agent_run.infrastructure_error, evidence)
+    if agent_run.replay_error:
+        return _fail(drift_line(agent_run.replay_error), evidence)
+    if agent_run.execution is Execution.REPLAYED and agent_run.done is None:
         return _replayed(spec, expectations, evidence)
-    if trace.done is None:
-        return _no_report(spec, trace, evidence)
+    if agent_run.done is None:
+        return _no_report(spec, agent_run, evidence)
     if invalid:
         return _fail(invalid, evidence)
     assert report is not None
-    if _contradicted(trace, report):
+    if _contradicted(agent_run, report):
         return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence)
     check_causes = [_describe_check(e) for e in failed_checks]
     if report.status == "fail":
         return _fail(f"agent: {report.reason}", check_causes + evidence)
     if failed_checks:
         return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence])
-    judge_problem = _judge_problem(trace)
+    judge_problem = _judge_problem(agent_run)
     if judge_problem is not None:
         return judge_problem
     return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT))
 
 
-def _contradicted(trace: AgentRun, report: AgentReport | None) -> bool:
+def _contradicted(agent_run: AgentRun, report: AgentReport | None) -> bool:
     """The report says pass while the agent's own done action said it did not succeed."""
-    return trace.done is not None and trace.done.success is False and report is not None and report.status == "pass"
+    return agent_run.done is not None and agent_run.done.success is False and report is not None and report.status == "pass"
 
 
 def drift_line(replay_error: str) -> str:
@@ -115,21 +115,21 @@ def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: 
                                                 "expectation(s) hold on the final page")
 
 
-def provider_outage(trace: AgentRun) -> str | None:
+def provider_outage(agent_run: AgentRun) -> str | None:
     """The provider error that left this test without a report, if that is what ended it (for the run's circuit breaker)."""
-    agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
-    if trace.done is not None or not agent_faults or agent_faults[-1].kind != "provider":
+    agent_faults = [f for f in agent_run.llm_faults if f.purpose == "agent"]
+    if agent_run.done is not None or not agent_faults or agent_faults[-1].kind != "provider":
         return None
     return _describe_fault(agent_faults[-1])
 
 
-def _no_report(spec: TestSpec, trace: AgentRun, evidence: list[str]) -> Verdict:
+def _no_report(spec: TestSpec, agent_run: AgentRun, evidence: list[str]) -> Verdict:
     """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
-    agent_faults = [f for f in trace.llm_faults if f.purpose == "agent"]
+    agent_faults = [f for f in agent_run.llm_faults if f.purpose == "agent"]
     last = agent_faults[-1] if agent_faults else None
     if last is not None and last.kind == "provider":
         return _error(f"LLM provider error: {_describe_fault(last)}", [*_fault_counts(agent_faults), *evidence])
-    if trace.max_steps_reached:
+    if agent_run.max_steps_reached:
         return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
     if last is not None:
         return _fail(f"the agent's output was invalid and it never reported a verdict: {last.message}",
@@ -137,14 +137,14 @@ def _no_report(spec: TestSpec, trace: AgentRun, evidence: list[str]) -> Verdict:
     return _fail("the agent stopped without reporting a verdict", evidence)
 
 
-def _judge_problem(trace: AgentRun) -> Verdict | None:
-    if not trace.judge_requested:
+def _judge_problem(agent_run: AgentRun) -> Verdict | None:
+    if not agent_run.judge_requested:
         return None
-    if trace.judge is not None:
-        if trace.judge.verdict:
+    if agent_run.judge is not None:
+        if agent_run.judge.verdict:
             return None
-        return _fail(f"the judge disagreed with the agent's pass: {trace.judge.reason or 'no reason given'}", [])
-    judge_faults = [f for f in trace.llm_faults if f.purpose == "judge"]
+        return _fail(f"the judge disagreed with the agent's pass: {agent_run.judge.reason or 'no reason given'}", [])
+    judge_faults = [f for f in agent_run.llm_faults if f.purpose == "judge"]
     if judge_faults and judge_faults[-1].kind == "provider":
         return _error(f"LLM provider error (judge): {_describe_fault(judge_faults[-1])}", [])
     return _fail("the judge gave no valid verdict", [])
@@ -181,9 +181,9 @@ def _fault_counts(faults: list[LLMFault]) -> list[str]:
     return out
 
 
-def _evidence_causes(trace: AgentRun) -> list[str]:
+def _evidence_causes(agent_run: AgentRun) -> list[str]:
     """The first of each kind of browser error, and how many more of that kind the event log holds."""
-    ev = trace.evidence
+    ev = agent_run.evidence
     out = []
     for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
                                 (ev.first_failed_request, ev.failed_requests, "a request failed"),
