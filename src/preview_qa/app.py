@@ -31,48 +31,48 @@ QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropi
 
 
 
-def execute(spec: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
+def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
     run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
     with own_temp_folder():
-        return _execute(spec, config, env, verbose)
+        return _execute(manifest, config, env, verbose)
 
 
-def _execute(spec: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
+def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
-    secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
+    secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url,
                              config.chromium)
-    select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
     redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers)
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
     secret_values = [llm.api_key, *config.extra_headers.values(),
                      *(v for values in secrets.values() for v in values.values())]
-    cache = RecordingCache(config.cache, spec, config.provider, config.model) if config.cache else None
+    cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
+                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        return run_bounded(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, cache.load if cache else None,
                                         redactor))
 
     return with_reporters(reporters, run)
 
 
-def preflight(spec: Manifest, env: Mapping[str, str], provider: str, model: str | None,
+def preflight(manifest: Manifest, env: Mapping[str, str], provider: str, model: str | None,
               api_key: str | None, llm_base_url: str | None,
               chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
     (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
-    secrets = loader.resolve_secrets(spec, env)
+    secrets = loader.resolve_secrets(manifest, env)
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
     _chromium(chromium)
     return secrets, llm

@@ -109,14 +109,14 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
              llm_base_url: str | None) -> None:
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
-    spec = loader.load(manifest)
+    loaded = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
-        click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
+        click.echo("\n".join(dict.fromkeys(env for test in loaded.tests for env in test.secrets.values())))
         return
     if not offline:
-        app.preflight(spec, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium())
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
+    click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")
 
 
 @main.command()
@@ -255,7 +255,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
         headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
         changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
-    spec = loader.load(manifest)
+    loaded = loader.load(manifest)
     base_url = _base_url(base_url)
     config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
@@ -264,12 +264,12 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
-    exit_with(lambda: execute(spec, config, verbose))
+    exit_with(lambda: execute(loaded, config, verbose))
 
 
-def execute(spec: Manifest, config: RunConfig, verbose: bool) -> ExitCode:
+def execute(manifest: Manifest, config: RunConfig, verbose: bool) -> ExitCode:
     """The run in this process's environment, as its exit code."""
-    result = app.execute(spec, config, os.environ, verbose)
+    result = app.execute(manifest, config, os.environ, verbose)
     return _baseline_exit(result) or exit_code(result, config.fail_on)
 
 
