@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.replay.actions import ON_ELEMENT, page_action
 from preview_qa.agent.replay.recording import LiveElement, RecordedAction, RecordedStep, find_element, same_place
 from preview_qa.agent.step_watcher import NAME_LIMIT
 from preview_qa.agent.timing import Phases
@@ -31,11 +32,7 @@ if TYPE_CHECKING:
 
 SETTLE_S = 3.0  # how long a replay waits for a page still rendering (or navigating to) what the recording found at once
 POLL_S = 0.1
-ACTION_TIMEOUT_MS = 5_000  # for one action on a found element (a select's option to appear, a file to be set)
 NAVIGATES = frozenset({"click", "navigate", "go_back", "send_keys"})  # actions after which a page may be loading
-_KEYS = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "alt": "Alt",
-         "option": "Alt", "shift": "Shift", "esc": "Escape", "escape": "Escape", "enter": "Enter", "return": "Enter",
-         "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Delete"}
 
 # The rendered elements of one tag in a frame's document and its open shadow roots (browser-use's XPaths pass through
 # shadow roots), with what matching reads of each. computedName is Chromium's accessible name (the launch enables it).
@@ -178,64 +175,18 @@ class Replayer:
 
     async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None,
                    later: RecordedStep | None) -> None:
-        """One action on the live page (the module says where it differs from browser-use's)."""
-        p, page = action.params, self.page
+        """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
         if found is not None:
-            element = found.element
-            if action.name == "click":
-                await self._click(lambda: element.click(force=True, timeout=ACTION_TIMEOUT_MS), later)
-            elif action.name == "input":
-                text = self._real(step, action, str(p.get("text", "")))
-                if p.get("clear", True):
-                    await element.fill(text, force=True, timeout=ACTION_TIMEOUT_MS)
-                else:  # appended where the field's text ends
-                    await element.focus()
-                    await page.keyboard.press("End")
-                    await page.keyboard.insert_text(text)
-            elif action.name == "select_dropdown":
-                text = self._real(step, action, str(p.get("text", "")))
-                try:
-                    await element.select_option(label=text, force=True, timeout=ACTION_TIMEOUT_MS)
-                except Exception:  # browser-use's select takes an option's text or its value
-                    await element.select_option(value=text, force=True, timeout=ACTION_TIMEOUT_MS)
-            elif action.name == "upload_file":
-                await element.set_input_files(str(p.get("path", "")), timeout=ACTION_TIMEOUT_MS)
-            elif action.name == "scroll":
-                await element.evaluate("(el, dy) => el.scrollBy(0, dy * el.clientHeight)", _scrolled(p))
-            else:
-                raise _Drifted(step, action, "the replay cannot run this action (only the agent can)")
-        elif action.name == "click" and p.get("coordinate_x") is not None:
-            await self._click(lambda: page.mouse.click(p["coordinate_x"], p.get("coordinate_y", 0)), later)
-        elif action.name == "navigate":
-            if p.get("new_tab"):
-                self.page = page = await self.context.new_page()
-            await page.goto(str(p.get("url", "")), wait_until="load", timeout=0)  # the test's own timeout bounds it
-        elif action.name == "go_back":
-            await page.go_back(timeout=0)
-        elif action.name == "send_keys":
-            keys = "+".join(_KEYS.get(k.lower(), k) for k in str(p.get("keys", "")).split("+"))
-            try:
-                await page.keyboard.press(keys)
-            except Exception:  # not a key nor a shortcut: text, which browser-use types
-                await page.keyboard.type(str(p.get("keys", "")))
-        elif action.name in ("switch", "close"):
-            tab = self._tab(step, action)
-            if action.name == "close":
-                await tab.close()
-                tab = self.context.pages[-1] if self.context.pages else tab
-            self.page = tab
-            await tab.bring_to_front()
-        elif action.name == "scroll":
-            await page.evaluate("(dy) => window.scrollBy(0, dy * window.innerHeight)", _scrolled(p))
-        elif action.name == "find_text":
-            with contextlib.suppress(Exception):  # browser-use too goes on when the text is not there
-                await page.get_by_text(str(p.get("text", ""))).first.scroll_into_view_if_needed(timeout=ACTION_TIMEOUT_MS)
-        elif action.name == "wait":
-            await asyncio.sleep(min(max(float(p.get("seconds", 3)) - 1, 0), 30))  # browser-use's own reckoning
+            on_element = ON_ELEMENT.get(action.name)
+            if on_element is not None:
+                return await on_element(self, step, action, found.element, later)
         else:
-            raise _Drifted(step, action, "the replay cannot run this action (only the agent can)")
+            on_page = page_action(action)
+            if on_page is not None:
+                return await on_page(self, step, action, later)
+        raise _Drifted(step, action, "the replay cannot run this action (only the agent can)")
 
-    async def _click(self, click: Callable[[], Awaitable[None]], later: RecordedStep | None) -> None:
+    async def click(self, click: Callable[[], Awaitable[None]], later: RecordedStep | None) -> None:
         """A click; like browser-use, the replay follows a tab it opened. The recording says whether one opened: the
         next step saw more tabs than are open now."""
         before = list(self.context.pages)
@@ -249,7 +200,7 @@ class Replayer:
         if opened:
             self.page = opened[0]
 
-    def _tab(self, step: RecordedStep, action: RecordedAction) -> Page:
+    def tab(self, step: RecordedStep, action: RecordedAction) -> Page:
         """The live tab in the recorded tab's place: tabs open in the same order on a replay, their ids differ."""
         wanted = str(action.params.get("tab_id", ""))[-4:]
         position = next((i for i, t in enumerate(step.tabs) if t.tab_id == wanted), None)
@@ -261,7 +212,7 @@ class Replayer:
                                          f"{step.tabs[position].url}")
         return pages[position]
 
-    def _real(self, step: RecordedStep, action: RecordedAction, text: str) -> str:
+    def real_text(self, step: RecordedStep, action: RecordedAction, text: str) -> str:
         """The text with each secret's placeholder (<secret>name</secret>, as recorded) replaced by its value."""
         missing = [name for name in SECRET_TAG.findall(text) if name not in self.secrets]
         if missing:
@@ -311,10 +262,3 @@ def _live(tag: str, facts: dict[str, Any]) -> LiveElement:
     attributes = {k: v for k, v in (facts.get("attributes") or {}).items() if v is not None}
     return LiveElement(tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes,
                        visible=bool(facts["visible"]))
-
-
-def _scrolled(params: dict[str, Any]) -> float:
-    """How far a recorded scroll goes, in heights of what scrolls: browser-use's `pages`, downwards unless `down` is
-    false."""
-    pages = float(params.get("pages", params.get("num_pages", 1.0)) or 1.0)
-    return pages if params.get("down", True) else -pages
