@@ -23,12 +23,14 @@ from preview_qa.agent.session import BrowserSetup, browser_agents
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from preview_qa.engine.agent_port import Recording
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
-from preview_qa.manifest import TestSpec, loads
+from preview_qa.manifest.loader import loads
+from preview_qa.manifest.models import TestSpec
 from preview_qa.providers import LLMSettings
-from preview_qa.redact import Redactor
-from preview_qa.reporters.images import animation, shrink_screenshot
-from preview_qa.trace import AgentTrace, Recording
+from preview_qa.reporters.output.images import animation, shrink_screenshot
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentRun
 
 PASSWORD = "bench-password"
 TASK = "[breakdown] Log in as demo@acme.test and check that the dashboard greets them."
@@ -63,7 +65,7 @@ class Collected:
 
 
 async def one_test(agent: Callable[..., Any], spec: TestSpec, site: DemoSite,
-                   recording: Recording | None) -> tuple[AgentTrace, Collected, float]:
+                   recording: Recording | None) -> tuple[AgentRun, Collected, float]:
     events = Collected()
     clock = time.monotonic()
     trace = await agent(spec, site.url + spec.start, ["127.0.0.1"], {}, events, recording=recording)
@@ -85,9 +87,9 @@ def artifacts_work(events: Collected) -> dict[str, Any]:
                        {"phase": "run.gif (artifacts thread)", "wall_s": gif[0], "cpu_s": gif[1]}]}
 
 
-def table(title: str, wall: float, trace: AgentTrace, detail: dict[str, Any], extra: dict[str, Any]) -> None:
+def table(title: str, wall: float, trace: AgentRun, detail: dict[str, Any], extra: dict[str, Any]) -> None:
     drift = f" ({trace.replay_error})" if trace.replay_error else ""
-    print(f"\n{title}: {wall:.2f} s test wall time, path {trace.path}{drift}, {trace.steps} step(s), "
+    print(f"\n{title}: {wall:.2f} s test wall time, {trace.execution.value}{drift}, {trace.steps} step(s), "
           f"{trace.usage.llm_calls} LLM call(s){', ' + trace.infrastructure_error if trace.infrastructure_error else ''}")
     print(f"  {'phase':<78} {'wall s':>7} {'CPU s':>7}")
     for row in [*detail["phases"], *extra["phases"]]:

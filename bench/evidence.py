@@ -7,10 +7,10 @@ import asyncio
 import statistics
 import time
 
-from preview_qa.agent.steps import StepWatcher
+from preview_qa.agent.page.nearest import nearest_line
+from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
-from preview_qa.nearest import nearest_line
 
 ROUNDS = 10
 

@@ -16,7 +16,7 @@ from typing import Any
 from playwright.async_api import Browser, async_playwright
 
 from preview_qa.agent.network import RequestPolicy
-from preview_qa.redact import Redactor
+from preview_qa.secrets.redact import Redactor
 
 PIXEL = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
 REQUESTS, ELSEWHERE = 50, 10

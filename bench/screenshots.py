@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image, ImageFilter, ImageOps
 
 from preview_qa.config import find_chromium
-from preview_qa.reporters.images import animation, shrink_screenshot
+from preview_qa.reporters.output.images import animation, shrink_screenshot
 
 TESTS, STEPS, ROUNDS = 20, 20, 10
 

@@ -12,7 +12,7 @@ from playwright.async_api import async_playwright
 
 from preview_qa.agent.masking import Mask, screenshot
 from preview_qa.demo.site import DemoSite
-from preview_qa.redact import Redactor
+from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"
 

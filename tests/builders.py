@@ -13,15 +13,16 @@ from typing import Any
 
 from PIL import Image
 
-from preview_qa import runner as runner_mod
 from preview_qa.config import RunConfig
+from preview_qa.engine import runner as runner_mod
+from preview_qa.engine.agent_port import Recording
 from preview_qa.events import Event
-from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.trace import AgentTrace, DoneReport, Recording
+from preview_qa.verdict.agent_run import AgentRun, DoneReport
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
-FakeAgent = Callable[..., Awaitable[AgentTrace]]
+FakeAgent = Callable[..., Awaitable[AgentRun]]
 
 
 def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,

@@ -11,68 +11,68 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from preview_qa import manifest as manifest_mod
 from preview_qa import providers
 from preview_qa.config import RunConfig
+from preview_qa.errors import SetupError
 from preview_qa.events import Event
 from preview_qa.lifecycle import own_temp_folder, run_bounded
-from preview_qa.redact import Redactor
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
 from preview_qa.results import RunResult
-from preview_qa.selection import select
+from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.select import select
 
 if TYPE_CHECKING:
-    from preview_qa.runner import Recordings
+    from preview_qa.engine.runner import Recordings
 
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
-class SetupError(ValueError):
-    """The run cannot start as configured; the message says what to fix."""
 
 
-def execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
+def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
     run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
     with own_temp_folder():
-        return _execute(spec, config, env, verbose)
+        return _execute(manifest, config, env, verbose)
 
 
-def _execute(spec: manifest_mod.Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
+def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
-    from preview_qa.cache import CacheReporter, TraceCache
-    from preview_qa.reporters.streams import install_safe_stderr
+    from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
+    from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
-    secrets, llm = preflight(spec, env, config.provider, config.model, config.api_key, config.llm_base_url,
+    secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url,
                              config.chromium)
-    select(spec, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
     redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password)
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
     secret_values = [llm.api_key, *config.preview_headers.values(), config.basic_auth_password,
                      *(v for values in secrets.values() for v in values.values())]
-    cache = TraceCache(config.cache, spec, config.provider, config.model) if config.cache else None
+    cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, spec, config.base_url, config.baseline_url)] if cache else [])]
+                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        return run_bounded(run_manifest(spec, config, secrets, llm_factory, publish, cache.load if cache else None,
+        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, cache.load if cache else None,
                                         redactor))
 
     return with_reporters(reporters, run)
 
 
-def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str, model: str | None,
+def preflight(manifest: Manifest, env: Mapping[str, str], provider: str, model: str | None,
               api_key: str | None, llm_base_url: str | None,
               chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
     (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
-    secrets = manifest_mod.resolve_secrets(spec, env)
+    secrets = loader.resolve_secrets(manifest, env)
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
     _chromium(chromium)
     return secrets, llm
@@ -80,14 +80,14 @@ def preflight(spec: manifest_mod.Manifest, env: Mapping[str, str], provider: str
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
-    from preview_qa import merge as merging
+    from preview_qa.engine import merge as merging
 
     shards = [(folder, merging.load_run(folder)) for folder in folders]
     result = merging.merge_runs([run for _, run in shards])
     merging.copy_artifacts(shards, result, out)
 
     def publish_all(publish: Callable[[Event], None]) -> RunResult:
-        merging.replay(result, publish)
+        merging.announce(result, publish)
         return result
 
     return with_reporters([*github_reporters(env, out, comment, []), *output_reporters(out)], publish_all)
@@ -116,7 +116,8 @@ class ReportersFailed(RuntimeError):
 def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_values: list[str | None]) -> list[Reporter]:
     """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
     from issuing workflow commands until it finishes."""
-    from preview_qa.reporters.github import GitHubReporter, in_github_actions
+    from preview_qa.reporters.github.commands import in_github_actions
+    from preview_qa.reporters.github.reporter import GitHubReporter
 
     if not in_github_actions(env):
         return []
@@ -134,7 +135,7 @@ def output_reporters(out: Path) -> list[Reporter]:
     return [ArtifactsReporter(out), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
 
 
-async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
                        make_llm: Callable[[], Any], publish: Callable[[Event], None],
                        recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
@@ -142,8 +143,8 @@ async def run_manifest(manifest: manifest_mod.Manifest, config: RunConfig, secre
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser import START_BUDGET_S
     from preview_qa.agent.session import BrowserSetup, browser_agents
-    from preview_qa.preview import origin_of
-    from preview_qa.runner import Runner
+    from preview_qa.engine.preview import origin_of
+    from preview_qa.engine.runner import Runner
 
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
                                             config.basic_auth_password)
@@ -168,7 +169,7 @@ def _chromium(chromium: str | None) -> str:
 
 
 def _quiet_logs(verbose: bool) -> None:
-    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (reporters/streams.py)."""
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False

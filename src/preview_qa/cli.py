@@ -12,24 +12,20 @@ from typing import Any, get_args
 import click
 
 from preview_qa import app
-from preview_qa import manifest as manifest_mod
-from preview_qa.changes import ChangedFilesError
 from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
-from preview_qa.lifecycle import exit_with
-from preview_qa.merge import MergeError
-from preview_qa.providers import PROVIDERS, LLMConfigError, Provider
-from preview_qa.results import RunResult, Status
-from preview_qa.selection import SelectionError
+from preview_qa.errors import PreviewQaError
+from preview_qa.lifecycle import ExitCode, exit_with
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest
+from preview_qa.providers import PROVIDERS, Provider
+from preview_qa.results import RunEnd, RunResult, Status
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
                 "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
-# Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options.
-USAGE_ERRORS = (manifest_mod.ManifestError, LLMConfigError, MergeError, app.SetupError, SelectionError, ChangedFilesError)
 
 
 class UsageError(click.ClickException):
-    exit_code = EXIT_USAGE
+    exit_code = ExitCode.USAGE
 
     def show(self, file: Any = None) -> None:
         click.echo(f"preview-qa: error: {self.message}", err=True)
@@ -38,7 +34,7 @@ class UsageError(click.ClickException):
 class OutputError(UsageError):
     """A reporter broke, so an output is missing or incomplete: the run fails whatever its tests did."""
 
-    exit_code = EXIT_FAILED
+    exit_code = ExitCode.FAILED
 
 
 class _Commands(click.Group):
@@ -47,11 +43,11 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except USAGE_ERRORS as e:
+        except PreviewQaError as e:
             raise UsageError(str(e)) from None
         except app.ReportersFailed as e:
             error = OutputError(str(e))
-            error.exit_code = max(EXIT_FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
+            error.exit_code = max(ExitCode.FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
             raise error from None
 
 
@@ -113,14 +109,14 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
              llm_base_url: str | None) -> None:
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
-    spec = manifest_mod.load(manifest)
+    loaded = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
-        click.echo("\n".join(dict.fromkeys(env for test in spec.tests for env in test.secrets.values())))
+        click.echo("\n".join(dict.fromkeys(env for test in loaded.tests for env in test.secrets.values())))
         return
     if not offline:
-        app.preflight(spec, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium())
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
-    click.echo(f"{manifest}: {len(spec.tests)} test(s), {checked}.")
+    click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")
 
 
 @main.command()
@@ -146,7 +142,7 @@ def init(directory: Path, force: bool) -> None:
 @main.command()
 def schema() -> None:
     """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
-    from preview_qa.schema import render
+    from preview_qa.manifest.schema import render
 
     click.echo(render(), nl=False)
 
@@ -172,7 +168,7 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
                      envvar=_env("INPUT_CACHE", "PREVIEW_QA_CACHE"), show_default=True,
-                     help="Folder of recorded traces: a test that passed is replayed without agent LLM calls next time."),
+                     help="Folder of recordings: a test that passed is replayed without agent LLM calls next time."),
         click.option("--no-cache", is_flag=True, envvar=_env("PREVIEW_QA_NO_CACHE"),
                      help="Always run the agent; neither read nor write the cache."),
         click.option("--max-tokens", type=click.IntRange(1), envvar=_env("INPUT_MAX-TOKENS"),
@@ -211,7 +207,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
-    from preview_qa.changes import changed_files
+    from preview_qa.selection.changed_files import changed_files
 
     found = changed_files(source, changed_only, os.environ, sys.stdin)
     if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
@@ -221,7 +217,7 @@ def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
 
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
                   run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
-    from preview_qa.shard import parse_shard
+    from preview_qa.selection.shard import parse_shard
 
     try:
         parsed = parse_shard(shard) if shard else None
@@ -263,7 +259,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
         headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
         changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
-    spec = manifest_mod.load(manifest)
+    loaded = loader.load(manifest)
     base_url = _base_url(base_url)
     config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
                        api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
@@ -273,21 +269,21 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
                        **_speed_config(**speed))
-    exit_with(lambda: execute(spec, config, verbose))
+    exit_with(lambda: execute(loaded, config, verbose))
 
 
-def execute(spec: manifest_mod.Manifest, config: RunConfig, verbose: bool) -> int:
+def execute(manifest: Manifest, config: RunConfig, verbose: bool) -> ExitCode:
     """The run in this process's environment, as its exit code."""
-    result = app.execute(spec, config, os.environ, verbose)
+    result = app.execute(manifest, config, os.environ, verbose)
     return _baseline_exit(result) or exit_code(result, config.fail_on)
 
 
-def _baseline_exit(result: RunResult) -> int | None:
+def _baseline_exit(result: RunResult) -> ExitCode | None:
     """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
-    if result.baseline_error is None or result.notice == "cancelled":
+    if result.baseline_error is None or result.end is RunEnd.CANCELLED:
         return None
     UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
-    return EXIT_USAGE
+    return ExitCode.USAGE
 
 
 @main.command()
@@ -314,16 +310,16 @@ def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) 
     sys.exit(exit_code(result, fail_on))
 
 
-def exit_code(result: RunResult, fail_on: FailOn = "failed") -> int:
+def exit_code(result: RunResult, fail_on: FailOn = "failed") -> ExitCode:
     """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
     regressions: once a test errored, or failed without failing on the baseline too)."""
-    if result.notice == "cancelled":
-        return EXIT_CANCELLED
+    if result.end is RunEnd.CANCELLED:
+        return ExitCode.CANCELLED
     if fail_on == "never":
-        return EXIT_OK
+        return ExitCode.OK
     if fail_on == "regressions":
-        return EXIT_FAILED if any(t.blocks_on_regressions for t in result.tests) else EXIT_OK
-    return EXIT_FAILED if result.status.rank >= Status(fail_on).rank else EXIT_OK
+        return ExitCode.FAILED if any(t.blocks_on_regressions for t in result.tests) else ExitCode.OK
+    return ExitCode.FAILED if result.status.rank >= Status(fail_on).rank else ExitCode.OK
 
 
 def _base_url(url: str, option: str = "--base-url") -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from preview_qa.results import RunResult, TestResult
@@ -17,10 +18,16 @@ ObservedKind = Literal[
     "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
+    "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
 ]
 
-PREVIEW = "preview"
-BASELINE = "baseline"  # the label of a test's run on the baseline deployment (--baseline-url)
+
+
+class RunTarget(StrEnum):
+    """The deployment a run of a test is on; a run on the baseline is labelled with its name, like an attempt."""
+
+    PREVIEW = "preview"
+    BASELINE = "baseline"  # --baseline-url
 
 
 def attempt_label(number: int) -> str:
@@ -84,7 +91,7 @@ class Observed(Evidence):
 
 @dataclass(frozen=True)
 class ReplayDrifted(Evidence):
-    """A cached trace stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
+    """A cached recording stopped matching the live app; the agent takes over. The pictures show the step's page as recorded
     and as it is now."""
 
     name: str

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from enum import IntEnum
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
@@ -24,6 +25,15 @@ EXIT_GRACE_S = 5.0  # for the interpreter's own shutdown (it joins every thread 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how CI cancels a job (GitHub: SIGINT, then SIGTERM, then SIGKILL)
 
 log = logging.getLogger(__name__)
+
+
+class ExitCode(IntEnum):
+    """What a preview-qa process exits with."""
+
+    OK = 0
+    FAILED = 1  # a test is at least as bad as --fail-on, or an output is missing
+    USAGE = 2  # input the user can fix (errors.PreviewQaError), or a baseline that could not be used
+    CANCELLED = 130  # a signal (or Ctrl-C) cancelled the run, as a shell reports SIGINT
 
 
 @contextlib.contextmanager
@@ -156,7 +166,7 @@ def _code_of(error: BaseException) -> int:
     if isinstance(error, SystemExit):
         return error.code if isinstance(error.code, int) else (0 if error.code is None else 1)
     if isinstance(error, KeyboardInterrupt):
-        return 130
+        return ExitCode.CANCELLED
     exit_code = getattr(error, "exit_code", None)  # click's exceptions carry the code click will exit with
     return exit_code if isinstance(exit_code, int) else 1
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from preview_qa.errors import LLMConfigError
+
 Provider = Literal["openai", "anthropic", "google", "azure", "ollama", "browser-use"]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 DEFAULT_MODELS: dict[Provider, str] = {
@@ -27,8 +29,6 @@ API_KEY_ENV: dict[Provider, tuple[str, ...]] = {
 BASE_URL_ENV: dict[Provider, str] = {"openai": "OPENAI_BASE_URL", "azure": "AZURE_OPENAI_ENDPOINT", "ollama": "OLLAMA_HOST"}
 
 
-class LLMConfigError(ValueError):
-    """The provider cannot be set up as configured (unknown provider, missing key)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def resolve(provider: str, model: str | None, api_key: str | None, base_url: str
     """The provider's settings; the key comes from the argument or the provider's usual variable."""
     if provider not in PROVIDERS:
         raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")
-    name: Provider = provider  # type: ignore[assignment]
+    name: Provider = provider
     key = api_key or next((env[v] for v in API_KEY_ENV[name] if env.get(v)), None)
     base_url = base_url or (env.get(BASE_URL_ENV[name]) if name in BASE_URL_ENV else None) or None
     if name == "openai" and not key and base_url:

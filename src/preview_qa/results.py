@@ -1,13 +1,28 @@
-"""What a run produced: statuses, verdicts and test results — the only data the reporters read."""
+"""What a run produced: statuses, verdicts and test results — the only data the reporters read — and the rules that
+shorten their texts to one line."""
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-TestPath = Literal["agent", "replayed", "replay-fell-back", "none"]  # how a test ran; none: it never started
+
+class Execution(StrEnum):
+    """How a test ran (results.json's `path`)."""
+
+    AGENT = "agent"  # the agent drove it
+    REPLAYED = "replayed"  # its recording replayed, without the agent
+    REPLAY_FELL_BACK = "replay-fell-back"  # its recording stopped matching the app, and the agent ran it instead
+    NOT_RUN = "none"  # it never started
+
+
+class RunEnd(StrEnum):
+    """How a run ended; a cancelled one says so in results.json's `notice`."""
+
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
 
 
 class Status(StrEnum):
@@ -41,7 +56,8 @@ class ExpectationOutcome(BaseModel):
     expected: str
     found: str  # on the page as it was when the check's wait ended
     ok: bool
-    waited_s: float | None = None  # how long a page check could wait for its condition to hold
+    timeout_s: float | None = None  # how long a page check could wait for its condition to hold
+    waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
 
 
 class Verdict(BaseModel):
@@ -94,6 +110,7 @@ class TestResult(BaseModel):
     """Everything a reporter needs to know about one finished (or never-started) test."""
 
     __test__ = False  # not a pytest class
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     name: str
     file: str
@@ -103,7 +120,7 @@ class TestResult(BaseModel):
     causes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
     steps: int = 0
-    path: TestPath = "agent"
+    execution: Execution = Field(default=Execution.AGENT, alias="path")
     agent_report: dict[str, Any] | None = None  # the agent's own structured report, if it gave a valid one
     expectations: list[ExpectationOutcome] = Field(default_factory=list)
     evidence: EvidenceSummary = Field(default_factory=EvidenceSummary)
@@ -111,7 +128,7 @@ class TestResult(BaseModel):
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # paths relative to the output folder
     final_url: str | None = None
     secrets_blocked: list[str] = Field(default_factory=list)  # each secret stopped on its way off the allowed hosts
-    replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached trace stopped matching the app
+    replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached recording stopped matching the app
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
     attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
     flaky: bool = False  # it passed after an earlier attempt did not
@@ -153,9 +170,13 @@ class RunResult(BaseModel):
     started_at: str
     duration_s: float = 0.0
     tests: list[TestResult] = Field(default_factory=list)
-    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled"
+    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled" (RunEnd.CANCELLED)
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
+
+    @property
+    def end(self) -> RunEnd:
+        return RunEnd.CANCELLED if self.notice == RunEnd.CANCELLED else RunEnd.FINISHED
 
     @property
     def status(self) -> Status:
@@ -175,3 +196,21 @@ class RunResult(BaseModel):
     @property
     def flaky(self) -> list[TestResult]:
         return [t for t in self.tests if t.flaky]
+
+
+# Shortening text for one-line messages: the same rules in every reason, event and report.
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters; a cut one ends with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace (line breaks included) folded to single spaces, then clipped."""
+    return clip(" ".join(text.split()), limit)
+
+
+def error_line(error: object, limit: int = 300) -> str:
+    """An exception's text on one line, cut (without an ellipsis) at `limit`."""
+    return " ".join(str(error).split())[:limit]

@@ -151,7 +151,7 @@ def test_a_replay_with_an_output_schema_is_judged_by_one_call_on_the_final_page(
     assert (t["status"], t["path"], t["reason"]) == ("passed", "replayed", "The page shows $19.99."), t
     assert [c["kind"] for c in calls(runs, runs.replay, "price")] == ["other"]  # one page check, no agent step
     assert t["expectations"] == [{"check": "data.price", "expected": '"$19.99"', "found": '"$19.99"', "ok": True,
-                                  "waited_s": None}]  # a data check has nothing to wait for
+                                  "timeout_s": None, "waited_s": None}]  # a data check has nothing to wait for
     assert t["usage"]["llm_calls"] == 1
 
 

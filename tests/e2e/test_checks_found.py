@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from preview_qa.checks import check_page
+from preview_qa.agent.page.checks import check_page
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
-from preview_qa.manifest import Expectations
+from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome
 
 pytestmark = pytest.mark.e2e

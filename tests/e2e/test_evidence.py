@@ -11,7 +11,7 @@ from PIL import Image
 
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
-from preview_qa.reporters.images import FRAME_MS, LAST_FRAME_MS
+from preview_qa.reporters.output.images import FRAME_MS, LAST_FRAME_MS
 from tests.conftest import CliRun, scripted_run
 
 pytestmark = pytest.mark.e2e

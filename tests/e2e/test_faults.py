@@ -11,7 +11,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from preview_qa.runner import PROVIDER_DOWN_AFTER
+from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
 from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
 from tests.e2e.processes import closed_port
 

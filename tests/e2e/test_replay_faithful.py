@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from preview_qa.cache import TraceCache
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import todo_turns
-from preview_qa.manifest import load
+from preview_qa.engine.replay_cache import RecordingCache
+from preview_qa.manifest.loader import load
 from tests.conftest import CliRun, clean_env
 from tests.fakes.github import runner_env
 
@@ -182,7 +182,7 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
     qa = tmp_path / "qa.yml"
     qa.write_text(textwrap.dedent("version: 1\ndefaults: {max_steps: 3, timeout: 120}\ntests:" + tests) + "\n")
     manifest = load(qa)
-    cache = TraceCache(tmp_path / "cache", manifest, "openai", "scripted")
+    cache = RecordingCache(tmp_path / "cache", manifest, "openai", "scripted")
     for spec, (mutation, position, index) in zip(manifest.tests, cases, strict=True):
         mutated = mutate(entry, mutation, position, index)
         cache.store(spec, mutated["origin"], mutated["history"])

@@ -129,7 +129,7 @@ def test_the_run_counts_regressions_and_fails_on_them(full_run: CliRun) -> None:
 def test_a_confirmation_that_appears_after_2_5_s_passes(full_run: CliRun) -> None:
     t = full_run.test("confirmation after 2.5 s")
     assert t["status"] == "passed", t
-    assert t["expectations"][0] | {"ok": True, "waited_s": 5} == t["expectations"][0]
+    assert t["expectations"][0] | {"ok": True, "timeout_s": 5} == t["expectations"][0]
 
 
 def test_not_text_that_disappears_after_1_s_passes(full_run: CliRun) -> None:

@@ -76,7 +76,8 @@ SCENARIOS = [
 
 
 def forms(value: str) -> list[str]:
-    """Written out here, independently of preview_qa.redact: the forms docs/security.md promises are never in an output."""
+    """Written out here, independently of preview_qa.secrets.redact: the forms docs/security.md promises are never in an
+    output."""
     percent = [quote(value, safe=""), quote(value), quote_plus(value), quote_plus(value, safe="/")]
     percent += [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent]
     return list({value, *percent, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
@@ -298,7 +299,7 @@ def test_the_page_sees_a_style_on_its_own_field_but_no_secret_value() -> None:
     from playwright.async_api import async_playwright
 
     from preview_qa.agent.masking import Mask, screenshot
-    from preview_qa.redact import Redactor
+    from preview_qa.secrets.redact import Redactor
 
     never_given = "Capybara Soufflé 6630"
 

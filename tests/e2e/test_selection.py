@@ -13,7 +13,7 @@ from pytest_httpserver import HTTPServer
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from preview_qa.selection import NOT_CHANGED
+from preview_qa.selection.select import NOT_CHANGED
 from tests.conftest import CliRun, clean_env, scripted_run
 from tests.fakes.github import PR, REPO, FakeGitHub, Step, run_step, runner_env
 

@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
+import preview_qa.engine
+import preview_qa.manifest
 import preview_qa.reporters
+import preview_qa.secrets
+import preview_qa.selection
+import preview_qa.verdict
 
-WITHOUT_BROWSER_USE = ["preview_qa.verdict", "preview_qa.runner", "preview_qa.manifest", "preview_qa.results",
-                       "preview_qa.trace", "preview_qa.events", "preview_qa.checks", "preview_qa.cache", "preview_qa.merge",
-                       "preview_qa.app", "preview_qa.cli", "preview_qa.reporters", "preview_qa.selection", "preview_qa.schema",
-                       "preview_qa.changes", "preview_qa.github_api", "preview_qa.reruns",
-                       *(f"preview_qa.reporters.{m.name}" for m in pkgutil.iter_modules(preview_qa.reporters.__path__))]
+PACKAGES = [preview_qa.verdict, preview_qa.engine, preview_qa.manifest, preview_qa.selection, preview_qa.secrets,
+            preview_qa.reporters]
+WITHOUT_BROWSER_USE = ["preview_qa.results", "preview_qa.events", "preview_qa.app", "preview_qa.cli",
+                       *(p.__name__ for p in PACKAGES),
+                       *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}."))]
 LOADED = ("import sys, importlib; importlib.import_module(sys.argv[1]); "
           "print(sorted(m for m in sys.modules if m.split('.')[0] == 'browser_use' or m.startswith('preview_qa.agent')))")
 

@@ -13,10 +13,17 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from preview_qa.events import FinalScreenshot, Observed, RunFinished, RunStarted, StepRecorded, TestFinished
-from preview_qa.reporters import files
 from preview_qa.reporters.artifacts import ArtifactsReporter
-from preview_qa.reporters.files import safe_name
-from preview_qa.reporters.images import GIF_MAX_FRAMES, GIF_WIDTH, KEEP_BYTES, SCREENSHOT_WIDTH, animation, shrink_screenshot
+from preview_qa.reporters.output import files
+from preview_qa.reporters.output.files import safe_name
+from preview_qa.reporters.output.images import (
+    GIF_MAX_FRAMES,
+    GIF_WIDTH,
+    KEEP_BYTES,
+    SCREENSHOT_WIDTH,
+    animation,
+    shrink_screenshot,
+)
 from preview_qa.results import RunResult, Status
 from tests.builders import plain_png, result
 

@@ -11,19 +11,19 @@ from click.testing import CliRunner
 
 from preview_qa import cli
 from preview_qa.config import DEFAULT_CACHE, RunConfig
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import Status, Usage
-from preview_qa.trace import AgentTrace, DoneReport
+from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from tests.builders import PASS, run, specs_named
 
 
 def spending(tokens: int, cost: float | None = None) -> Any:
     seen: list[TestSpec] = []
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
         seen.append(spec)
-        return AgentTrace(done=PASS, usage=Usage(llm_calls=1, total_tokens=tokens, cost_usd=cost))
+        return AgentRun(done=PASS, usage=Usage(llm_calls=1, total_tokens=tokens, cost_usd=cost))
 
     return agent, seen
 
@@ -34,7 +34,7 @@ def test_a_spent_run_budget_errors_the_tests_not_yet_started_naming_the_budget()
     assert [s.name for s in seen] == ["a", "b"]
     assert [t.status for t in result.tests] == [Status.PASSED, Status.PASSED, Status.ERRORED, Status.ERRORED]
     assert result.tests[2].reason == "run budget exceeded: --run-max-tokens=150 (used 200)"
-    assert result.tests[3].path == "none" and result.usage.total_tokens == 200
+    assert result.tests[3].execution == "none" and result.usage.total_tokens == 200
 
 
 def test_a_run_cost_budget_names_the_money_spent() -> None:
@@ -63,8 +63,8 @@ def test_tokens_and_cost_are_junit_properties_per_test_and_for_the_run() -> None
 
 
 def test_the_agents_own_budget_stop_is_an_error_naming_it() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(done=DoneReport(text=None, success=None), infrastructure_error="budget exceeded: max_tokens=7 (used 9)")
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(done=DoneReport(text=None, success=None), infrastructure_error="budget exceeded: max_tokens=7 (used 9)")
 
     result, _ = run(specs_named("a"), agent, max_tokens=7)
     assert (result.tests[0].status, result.tests[0].reason) == (Status.ERRORED, "budget exceeded: max_tokens=7 (used 9)")

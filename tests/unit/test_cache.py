@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from preview_qa import cache as cache_mod
-from preview_qa.cache import CacheReporter, TraceCache
+from preview_qa.engine import replay_cache as cache_mod
+from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
-from preview_qa.manifest import Manifest, TestSpec
+from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import Status, TestResult
 from tests.builders import spec
 
@@ -23,8 +23,8 @@ def manifest(*tests: TestSpec) -> Manifest:
     return Manifest(version=1, tests=list(tests))
 
 
-def store(tmp_path: Path, **kw: Any) -> TraceCache:
-    return TraceCache(tmp_path, manifest(spec(**LOGIN)), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
+def store(tmp_path: Path, **kw: Any) -> RecordingCache:
+    return RecordingCache(tmp_path, manifest(spec(**LOGIN)), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
 
 
 @pytest.mark.parametrize("change", [

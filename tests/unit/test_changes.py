@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from preview_qa.changes import ChangedFiles, ChangedFilesError, changed_files, pull_request_files, read_list
+from preview_qa.errors import ChangedFilesError
+from preview_qa.selection.changed_files import ChangedFiles, changed_files, pull_request_files, read_list
 from tests.fakes.github import PR, REPO, TOKEN, FakeGitHub, runner_env
 
 

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from preview_qa import runner as runner_mod
+from preview_qa.engine import runner as runner_mod
+from preview_qa.engine.agent_port import Recording
 from preview_qa.events import Observed, TestFinished
-from preview_qa.manifest import TestSpec
-from preview_qa.results import Status, Usage
-from preview_qa.trace import AgentTrace, Recording
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Execution, Status, Usage
+from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, run, specs_named
 from tests.repo import ROOT
 
@@ -23,13 +24,13 @@ from tests.repo import ROOT
 def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifest_order() -> None:
     running, peak = 0, 0
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
         await asyncio.sleep(0.01 * (10 - int(spec.name[1:])))  # later tests finish first
         running -= 1
-        return AgentTrace(done=PASS, steps=1)
+        return AgentRun(done=PASS, steps=1)
 
     result, events = run(specs_named(*(f"t{i}" for i in range(7))), agent, concurrency=3)
     assert peak == 3
@@ -42,10 +43,10 @@ def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifes
 def test_a_test_whose_agent_ignores_its_timeout_is_stopped_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_mod, "TEARDOWN_GRACE_S", 0.2)
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
         if spec.name == "stuck":
             await asyncio.sleep(3600)
-        return AgentTrace(done=PASS)
+        return AgentRun(done=PASS)
 
     result, _ = run([*specs_named("stuck", timeout=0.1), *specs_named("fine")], agent, concurrency=1)
     stuck, fine = result.tests
@@ -59,17 +60,18 @@ RECORDING = Recording(origin="http://preview.test", history={"history": []})
 def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_costs() -> None:
     calls: list[Recording | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
         calls.append(recording)
         if recording is not None:
-            return AgentTrace(path="replayed", replay_error="step 2: click button 'Log in': element not found",
+            return AgentRun(execution=Execution.REPLAYED, replay_error="step 2: click button 'Log in': element not found",
                               usage=Usage(llm_calls=0))
-        return AgentTrace(done=PASS, usage=Usage(llm_calls=2, total_tokens=50))
+        return AgentRun(done=PASS, usage=Usage(llm_calls=2, total_tokens=50))
 
     result, events = run(specs_named("t", expect={"url": "/x"}), agent, recordings=lambda spec: RECORDING)
     assert calls == [RECORDING, None]
     test = result.tests[0]
-    assert (test.status, test.path, test.usage.llm_calls, test.usage.total_tokens) == (Status.PASSED, "replay-fell-back", 2, 50)
+    assert ((test.status, test.execution, test.usage.llm_calls, test.usage.total_tokens)
+            == (Status.PASSED, "replay-fell-back", 2, 50))
     note = next(e for e in events if isinstance(e, Observed) and e.kind == "replay_fell_back")
     assert note.detail["reason"] == "replay drifted at step 2: click button 'Log in': element not found"
     assert test.replay_drift == note.detail["reason"] and test.reason == "fine"  # the reason stays the agent's
@@ -78,21 +80,21 @@ def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_cos
 def test_a_replay_that_holds_is_the_verdict_and_the_agent_never_runs() -> None:
     calls: list[Recording | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
         calls.append(recording)
-        return AgentTrace(path="replayed", steps=3, expectations=[], done=PASS)
+        return AgentRun(execution=Execution.REPLAYED, steps=3, expectations=[], done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: RECORDING)
-    assert calls == [RECORDING] and (result.tests[0].status, result.tests[0].path) == (Status.PASSED, "replayed")
+    assert calls == [RECORDING] and (result.tests[0].status, result.tests[0].execution) == (Status.PASSED, "replayed")
 
 
 def test_without_a_recording_the_agent_runs() -> None:
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
         assert recording is None
-        return AgentTrace(done=PASS)
+        return AgentRun(done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: None)
-    assert result.tests[0].path == "agent"
+    assert result.tests[0].execution == "agent"
 
 
 def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> None:

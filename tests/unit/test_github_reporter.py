@@ -17,7 +17,9 @@ from preview_qa.events import Observed, RunFinished, RunStarted, StepRecorded, T
 from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
-from preview_qa.reporters.github import GitHubReporter, escape_data, escape_property, render_markdown
+from preview_qa.reporters.github.commands import escape_data, escape_property
+from preview_qa.reporters.github.markdown import render_markdown
+from preview_qa.reporters.github.reporter import GitHubReporter
 from preview_qa.results import RunResult, Status, TestResult
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible

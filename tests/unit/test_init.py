@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from preview_qa.schema import MODELINE
+from preview_qa.manifest.schema import MODELINE
 from tests.conftest import run_preview_qa
 from tests.repo import ROOT, SCHEMA_FILE, tool
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa import manifest
 from preview_qa.demo.site import DemoSite
-from preview_qa.yamlsource import MAX_BYTES, MAX_NODES
+from preview_qa.errors import ManifestError
+from preview_qa.manifest import loader as manifest
+from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
 from tests.conftest import clean_env, run_preview_qa
 
 OK_TEST = "  - name: a\n    task: t\n"
@@ -94,7 +95,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("text", "message"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
 def test_manifest_error_message(text: str, message: str) -> None:
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.loads(text, "qa.yml")
     assert str(caught.value) == message
 
@@ -127,14 +128,14 @@ def test_alias_bomb_is_refused_not_expanded() -> None:
     for i, name in enumerate("bcdefg"):
         prev = "abcdefg"[i]
         levels.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.loads("\n".join(levels) + "\n", "qa.yml")
     assert str(caught.value).startswith("qa.yml:1: ")
     assert str(caught.value).endswith(f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.")
 
 
 def test_a_recursive_alias_is_refused() -> None:
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.loads("version: 1\ntests: &t\n  - *t\n", "qa.yml")
     assert "nested more than" in str(caught.value) or "expands to more than" in str(caught.value)
 
@@ -142,7 +143,7 @@ def test_a_recursive_alias_is_refused() -> None:
 def test_a_10_mb_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_bytes(b"version: 1\n" + b"# padding\n" * (1024 * 1024))
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.load(path)
     assert str(caught.value) == f"{path}: the file is {path.stat().st_size} bytes; a manifest may have at most {MAX_BYTES}."
 
@@ -150,7 +151,7 @@ def test_a_10_mb_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
 def test_non_utf8_manifest_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_bytes(b"version: 1\ntests:\n  - name: caf\xe9\n    task: t\n")
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.load(path)
     assert str(caught.value) == f"{path}:3: the file is not valid UTF-8; save it as UTF-8."
 
@@ -162,7 +163,7 @@ def test_a_utf8_bom_is_accepted(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.load(tmp_path / "nope.yml")
     assert str(caught.value) == f"{tmp_path / 'nope.yml'}: cannot read the file (No such file or directory)."
 
@@ -174,7 +175,7 @@ def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
 ])
 def test_a_missing_or_too_short_secret_names_its_key(value: str, message: str) -> None:
     m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.resolve_secrets(m, {"QA_PW": value})
     assert str(caught.value) == f"qa.yml:8: tests[1].secrets.pw: {message}"
     assert manifest.resolve_secrets(m, {"QA_PW": "x" * 6}) == {"a": {}, "b": {"pw": "x" * 6}}

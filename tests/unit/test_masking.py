@@ -11,7 +11,7 @@ from cdp_use import CDPClient
 
 from preview_qa.agent import masking
 from preview_qa.agent.masking import Mask, ScreenshotWithheld
-from preview_qa.redact import Redactor
+from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"
 TREE = {"frameTree": {"frame": {"id": "top", "loaderId": "doc1"}, "childFrames": [

@@ -10,9 +10,9 @@ from junitparser import JUnitXml
 from pytest_httpserver import HTTPServer
 
 from preview_qa.events import RunFinished, RunStarted, TestFinished
-from preview_qa.reporters import files
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.junit import JUnitReporter
+from preview_qa.reporters.output import files
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from tests.builders import result
 from tests.conftest import clean_env, run_preview_qa

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from preview_qa.nearest import LINE_LIMIT, describe_nearest, nearest_line, visible_lines
+from preview_qa.agent.page.nearest import LINE_LIMIT, describe_nearest, nearest_line, visible_lines
 
 HEADER = ["Acme", "Home", "Shop", "Deals", "Cart", "Account", "Sign in", "Help", "Search products",
           "Free shipping on orders over $50"]

@@ -9,7 +9,7 @@ import pytest
 
 from preview_qa.agent.network import RequestPolicy
 from preview_qa.events import Observed
-from preview_qa.redact import Redactor
+from preview_qa.secrets.redact import Redactor
 
 
 def policy(events: list[Observed] | None = None) -> RequestPolicy:

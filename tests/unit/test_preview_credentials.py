@@ -11,8 +11,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from preview_qa.config import RunConfig
-from preview_qa.preview import wait_for_preview
-from preview_qa.redact import Redactor, describe
+from preview_qa.engine.preview import wait_for_preview
+from preview_qa.secrets.redact import Redactor, describe
 
 CONFIG = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", extra_headers={"x-bypass": "token-123456"},
                    http_credentials=("qa", "pa:ss-word-77"))

@@ -13,13 +13,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from preview_qa import manifest
-from preview_qa.checks import check_data
-from preview_qa.manifest import TestSpec
+from preview_qa.errors import ManifestError
+from preview_qa.manifest import loader as manifest
+from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
-from preview_qa.trace import AgentTrace, DoneReport, JudgeReport, LLMFault
-from preview_qa.verdict import decide
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport, LLMFault
+from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.decide import decide
 from tests.conftest import run_preview_qa
 from tests.repo import JUNIT_SCHEMA
 from tests.strategies import RAN, any_text, non_utf8, report_objects, weird_text
@@ -56,7 +57,7 @@ specs = st.builds(
     st.sampled_from([{}, {"price": "$19.99"}, {"a.b": 3}]),
     st.booleans(),
 )
-traces = st.builds(AgentTrace, done=st.one_of(st.none(), dones), max_steps_reached=st.booleans(), llm_faults=faults,
+traces = st.builds(AgentRun, done=st.one_of(st.none(), dones), max_steps_reached=st.booleans(), llm_faults=faults,
                    judge=st.one_of(st.none(), st.builds(JudgeReport, verdict=st.booleans(), reason=weird_text)),
                    judge_requested=st.booleans(), infrastructure_error=st.one_of(st.none(), st.none(), weird_text),
                    expectations=outcomes)
@@ -74,8 +75,8 @@ def _print_counts() -> Any:
 
 # --- the verdict ------------------------------------------------------------------------------------------------
 
-def _may_pass(spec: TestSpec, trace: AgentTrace) -> bool:
-    """An independent statement of when a pass is allowed at all (a necessary condition, written without verdict.py)."""
+def _may_pass(spec: TestSpec, trace: AgentRun) -> bool:
+    """An independent statement of when a pass is allowed at all (a necessary condition, written without verdict/decide.py)."""
     done = trace.done
     if trace.infrastructure_error or done is None or done.success is False or done.text is None:
         return False
@@ -99,9 +100,10 @@ def _may_pass(spec: TestSpec, trace: AgentTrace) -> bool:
 
 @PURE
 @given(spec=specs, trace=traces)
-def test_no_trace_passes_unless_everything_holds_and_none_crashes(spec: TestSpec, trace: AgentTrace) -> None:
+def test_no_trace_passes_unless_everything_holds_and_none_crashes(spec: TestSpec, trace: AgentRun) -> None:
     _count("verdict: any trace")
-    verdict, report, _ = decide(spec, trace)
+    decision = decide(spec, trace)
+    verdict, report = decision.verdict, decision.report
     assert verdict.status in Status and verdict.reason and "\n" not in verdict.reason
     if verdict.status is Status.PASSED:
         assert _may_pass(spec, trace), (verdict, trace)
@@ -117,7 +119,7 @@ def test_a_report_that_is_not_exactly_a_pass_never_passes(spec: TestSpec, obj: A
              and obj["reason"] != "" and set(obj) <= {"status", "reason", "data"} and success is not False
              and (obj.get("data") is None or isinstance(obj.get("data"), dict)))
     _count("verdict: malformed report" if not exact else "verdict: well-formed pass")
-    verdict, _, _ = decide(spec, AgentTrace(done=DoneReport(text=json.dumps(obj), success=success)))
+    verdict = decide(spec, AgentRun(done=DoneReport(text=json.dumps(obj), success=success))).verdict
     if not exact:
         assert verdict.status is Status.FAILED, (obj, success, verdict)
 
@@ -130,7 +132,7 @@ def test_text_that_is_not_json_never_passes(text: str, success: bool | None) -> 
     except ValueError:
         ok = False
     _count("verdict: arbitrary text")
-    verdict, _, _ = decide(TestSpec(name="t", task="x"), AgentTrace(done=DoneReport(text=text, success=success)))
+    verdict = decide(TestSpec(name="t", task="x"), AgentRun(done=DoneReport(text=text, success=success))).verdict
     if not ok:
         assert verdict.status is Status.FAILED, verdict
 
@@ -189,7 +191,7 @@ _ONE_LINE = re.compile(r"^qa\.yml(:\d+)?: [^\n]+$")
 def test_any_yaml_gives_a_manifest_or_one_line_error(text: str) -> None:
     try:
         m = manifest.loads(text, "qa.yml")
-    except manifest.ManifestError as e:
+    except ManifestError as e:
         _count("manifest: error")
         assert _ONE_LINE.match(str(e)), str(e)
         assert e.line is not None or str(e).startswith("qa.yml: invalid YAML"), str(e)

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.agent.llm import scrubbed
+from preview_qa.engine.runner import _redacted
 from preview_qa.events import AgentHistory, Observed, StepRecorded, TestFinished
-from preview_qa.redact import MIN_SECRET_LENGTH, Redactor, describe, forms, secret_length
 from preview_qa.results import Status, TestResult
-from preview_qa.runner import _redacted
+from preview_qa.secrets.redact import MIN_SECRET_LENGTH, Redactor, describe, forms, secret_length
 
 SECRET = "Zebra qu@rtz &=!\"'/~<é🚀> 42"
 PLACEHOLDER = "<secret>code</secret>"

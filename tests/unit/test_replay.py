@@ -10,11 +10,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from preview_qa.agent.recorded import LiveElement, find_element, recorded_steps, same_place
-from preview_qa.manifest import TestSpec
-from preview_qa.results import ExpectationOutcome, Status
-from preview_qa.trace import AgentTrace, DoneReport
-from preview_qa.verdict import decide, replay_needs_llm_check
+from preview_qa.agent.replay.recording import LiveElement, find_element, recorded_steps, same_place
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Execution, ExpectationOutcome, Status
+from preview_qa.verdict.agent_run import AgentRun, DoneReport
+from preview_qa.verdict.decide import decide, replay_needs_llm_check
 from tests.builders import spec
 
 OLD, NEW = "https://pr-41.preview.example", "https://pr-42.preview.example"
@@ -168,8 +168,8 @@ def test_code_alone_judges_a_replay_only_with_page_expectations_and_no_data(test
     assert replay_needs_llm_check(test) is needs
 
 
-def replayed(**kw: Any) -> AgentTrace:
-    return AgentTrace(path="replayed", steps=2, **kw)
+def replayed(**kw: Any) -> AgentRun:
+    return AgentRun(execution=Execution.REPLAYED, steps=2, **kw)
 
 
 REPORT = DoneReport(text=json.dumps({"status": "pass", "reason": "the dashboard lists 3 orders"}), success=None)
@@ -190,6 +190,6 @@ REPORT = DoneReport(text=json.dumps({"status": "pass", "reason": "the dashboard 
      replayed(done=DoneReport(text=json.dumps({"status": "pass", "reason": "r", "data": {"price": "$9"}}), success=None)),
      Status.FAILED, "expectation data.price failed"),
 ])
-def test_a_replay_passes_only_on_fresh_evidence(test: TestSpec, trace: AgentTrace, status: Status, reason: str) -> None:
-    verdict, _, _ = decide(test, trace)
+def test_a_replay_passes_only_on_fresh_evidence(test: TestSpec, trace: AgentRun, status: Status, reason: str) -> None:
+    verdict = decide(test, trace).verdict
     assert (verdict.status, verdict.reason[: len(reason)]) == (status, reason)

@@ -9,8 +9,8 @@ from pathlib import Path
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, StepRecorded, TestFinished
 from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
-from preview_qa.reporters.files import test_dir as folder_of
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
+from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from tests.builders import result
 

@@ -11,36 +11,39 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from preview_qa import cli, manifest
-from preview_qa.cache import TraceCache
+from preview_qa import cli
 from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.replay_cache import RecordingCache
+from preview_qa.errors import ManifestError
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
-from preview_qa.manifest import TestSpec
+from preview_qa.manifest import loader as manifest
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, Usage
-from preview_qa.trace import AgentTrace, DoneReport, LLMFault, Recording, SecretAttempt
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault, SecretAttempt
 from tests.builders import PASS, result, run, run_of, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
 
 
-def scripted(*outcomes: AgentTrace) -> tuple[Any, list[dict[str, Any]]]:
+def scripted(*outcomes: AgentRun) -> tuple[Any, list[dict[str, Any]]]:
     """An agent that plays `outcomes` in turn (the last repeats) and records how each call was made."""
     calls: list[dict[str, Any]] = []
 
     async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any,
-                    **kw: Any) -> AgentTrace:
+                    **kw: Any) -> AgentRun:
         calls.append({"spec": spec, "url": url, "hosts": hosts, **kw})
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={"n": len(calls)}))
         trace = outcomes[min(len(calls), len(outcomes)) - 1]
-        return AgentTrace(done=trace.done, infrastructure_error=trace.infrastructure_error, usage=trace.usage.model_copy(),
-                          llm_faults=trace.llm_faults, secret_attempts=trace.secret_attempts)
+        return AgentRun(done=trace.done, infrastructure_error=trace.infrastructure_error, usage=trace.usage.model_copy(),
+                        llm_faults=trace.llm_faults, secret_attempts=trace.secret_attempts)
 
     return agent, calls
 
 
 def test_a_failure_then_a_pass_is_flaky_with_every_attempt_kept_and_labelled() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL, usage=Usage(total_tokens=10)),
-                            AgentTrace(done=PASS, usage=Usage(total_tokens=5)))
+    agent, calls = scripted(AgentRun(done=FAIL, usage=Usage(total_tokens=10)),
+                            AgentRun(done=PASS, usage=Usage(total_tokens=5)))
     outcome, events = run(specs_named("t", retries=2), agent)
     t = outcome.tests[0]
     assert (t.status, t.attempts, t.flaky, t.usage.total_tokens) == (Status.PASSED, 2, True, 15)
@@ -53,7 +56,7 @@ def test_a_failure_then_a_pass_is_flaky_with_every_attempt_kept_and_labelled() -
 
 
 def test_retries_stop_at_the_limit_and_the_last_attempt_decides() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL), AgentTrace(infrastructure_error="timed out after 5 s"))
+    agent, calls = scripted(AgentRun(done=FAIL), AgentRun(infrastructure_error="timed out after 5 s"))
     outcome, _ = run(specs_named("t", retries=2), agent)
     t = outcome.tests[0]
     assert len(calls) == 3 and (t.status, t.reason, t.attempts, t.flaky) == (Status.ERRORED, "timed out after 5 s", 3, False)
@@ -61,8 +64,8 @@ def test_retries_stop_at_the_limit_and_the_last_attempt_decides() -> None:
 
 
 def test_a_test_that_tried_to_send_a_secret_off_is_never_retried_and_fails() -> None:
-    agent, calls = scripted(AgentTrace(done=PASS, secret_attempts=[SecretAttempt("pw", "collector.example")]),
-                            AgentTrace(done=PASS))
+    agent, calls = scripted(AgentRun(done=PASS, secret_attempts=[SecretAttempt("pw", "collector.example")]),
+                            AgentRun(done=PASS))
     outcome, _ = run(specs_named("t", retries=2), agent)
     t = outcome.tests[0]
     assert len(calls) == 1 and t.status is Status.FAILED
@@ -70,40 +73,40 @@ def test_a_test_that_tried_to_send_a_secret_off_is_never_retried_and_fails() -> 
 
 
 def test_no_retries_no_labels_and_passes_are_never_retried() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL))
+    agent, calls = scripted(AgentRun(done=FAIL))
     outcome, events = run(specs_named("t"), agent)
     assert len(calls) == 1 and outcome.tests[0].attempts == 1
     assert {e.label for e in events if isinstance(e, Observed)} == {None}
-    agent, calls = scripted(AgentTrace(done=PASS))
+    agent, calls = scripted(AgentRun(done=PASS))
     run(specs_named("t", retries=3), agent)
     assert len(calls) == 1
 
 
 def test_the_command_line_retries_outrank_the_manifest() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL))
+    agent, calls = scripted(AgentRun(done=FAIL))
     run(specs_named("t", retries=3), agent, retries=1)
     assert len(calls) == 2
-    agent, calls = scripted(AgentTrace(done=FAIL))
+    agent, calls = scripted(AgentRun(done=FAIL))
     run(specs_named("t", retries=3), agent, retries=0)
     assert len(calls) == 1
 
 
 def test_attempts_count_against_the_tests_budget_and_the_runs() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL, usage=Usage(total_tokens=60)))
+    agent, calls = scripted(AgentRun(done=FAIL, usage=Usage(total_tokens=60)))
     outcome, _ = run(specs_named("t", retries=5, max_tokens=100), agent)
     assert len(calls) == 2 and calls[1]["spec"].max_tokens == 40  # the second attempt gets what is left
     assert outcome.tests[0].usage.total_tokens == 120
-    agent, calls = scripted(AgentTrace(done=FAIL, usage=Usage(total_tokens=60)))
+    agent, calls = scripted(AgentRun(done=FAIL, usage=Usage(total_tokens=60)))
     run(specs_named("t", retries=5), agent, run_max_tokens=150)
     assert len(calls) == 3  # 60, 120, then 180 >= 150: no fourth
 
 
 def test_a_test_stopped_by_its_budget_or_the_providers_circuit_breaker_is_not_retried() -> None:
-    agent, calls = scripted(AgentTrace(infrastructure_error="budget exceeded: max_tokens=50 (used 70)",
+    agent, calls = scripted(AgentRun(infrastructure_error="budget exceeded: max_tokens=50 (used 70)",
                                        usage=Usage(total_tokens=70)))
     run(specs_named("t", retries=3, max_tokens=50), agent)
     assert len(calls) == 1
-    down = AgentTrace(llm_faults=[LLMFault(kind="provider", purpose="agent", status=503, message="down")],
+    down = AgentRun(llm_faults=[LLMFault(kind="provider", purpose="agent", status=503, message="down")],
                       usage=Usage(llm_calls=1))
     agent, calls = scripted(down)
     outcome, _ = run(specs_named("a", "b", "c", "d", retries=1), agent, concurrency=1)
@@ -113,17 +116,17 @@ def test_a_test_stopped_by_its_budget_or_the_providers_circuit_breaker_is_not_re
 
 
 def test_a_retry_never_replays_a_recorded_trace() -> None:
-    agent, calls = scripted(AgentTrace(done=FAIL))
+    agent, calls = scripted(AgentRun(done=FAIL))
     run(specs_named("t", retries=1), agent, recordings=lambda spec, target="preview": Recording(origin="x", history={}))
     assert [c["recording"] is not None for c in calls] == [True, False, False]  # replay, its fallback, the retry
 
 
-def baseline_run(preview: list[AgentTrace], baseline: list[AgentTrace], names: tuple[str, ...] = ("t",),
+def baseline_run(preview: list[AgentRun], baseline: list[AgentRun], names: tuple[str, ...] = ("t",),
                  **config: Any) -> tuple[RunResult, list[dict[str, Any]], list[Event]]:
     calls: list[dict[str, Any]] = []
 
     async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any,
-                    **kw: Any) -> AgentTrace:
+                    **kw: Any) -> AgentRun:
         calls.append({"name": spec.name, "url": url, "hosts": hosts, **kw})
         plays = baseline if "origin" in kw else preview
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={}))
@@ -135,9 +138,9 @@ def baseline_run(preview: list[AgentTrace], baseline: list[AgentTrace], names: t
 
 
 def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
-    outcome, calls, events = baseline_run([AgentTrace(done=FAIL, usage=Usage(total_tokens=3))],
-                                          [AgentTrace(done=PASS, usage=Usage(total_tokens=4))])
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
+    outcome, calls, events = baseline_run([AgentRun(done=FAIL, usage=Usage(total_tokens=3))],
+                                          [AgentRun(done=PASS, usage=Usage(total_tokens=4))])
     t = outcome.tests[0]
     assert (t.status, t.regression, t.baseline.status if t.baseline else None) == (Status.FAILED, True, Status.PASSED)
     assert t.usage.total_tokens == 7 and outcome.baseline_url == "http://prod.test"
@@ -148,10 +151,10 @@ def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pyte
 
 
 def test_a_failure_on_both_is_no_regression_and_passes_are_not_rerun(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
 
-    async def agent_for(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(done=PASS if spec.name == "ok" else FAIL)
+    async def agent_for(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(done=PASS if spec.name == "ok" else FAIL)
 
     outcome, _ = run(specs_named("ok", "bad"), agent_for, baseline_url="http://prod.test")
     ok, bad = outcome.tests
@@ -163,25 +166,25 @@ def test_an_unreachable_baseline_leaves_the_preview_results_and_says_why(monkeyp
     async def unreachable(url: str, *args: Any) -> str:
         return f"ConnectError for {url}: refused"
 
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", unreachable)
-    outcome, calls, _ = baseline_run([AgentTrace(done=FAIL)], [AgentTrace(done=PASS)])
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", unreachable)
+    outcome, calls, _ = baseline_run([AgentRun(done=FAIL)], [AgentRun(done=PASS)])
     assert outcome.baseline_error == "--baseline-url is unreachable: ConnectError for http://prod.test: refused"
     assert len(calls) == 1 and outcome.tests[0].status is Status.FAILED and outcome.tests[0].baseline is None
 
 
 def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its login is the preview's: run signed out on the baseline it would fail there and wrongly excuse itself."""
-    from preview_qa.saved_state import BrowserState
+    from preview_qa.engine.saved_state import BrowserState
 
-    monkeypatch.setattr("preview_qa.runner.wait_for_preview", _reachable)
+    monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
     origins: list[str | None] = []
 
     async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None,
-                    **kw: Any) -> AgentTrace:
+                    **kw: Any) -> AgentRun:
         origins.append(origin)
         if keep_state is not None:
             keep_state(BrowserState({"cookies": [{"name": "sid", "value": "s3ss10n", "domain": "preview.test"}]}))
-        return AgentTrace(done=PASS if spec.name == "login" else FAIL)
+        return AgentRun(done=PASS if spec.name == "login" else FAIL)
 
     tests = [TestSpec(name="login", task="log in", save_state="login", line=1),
              TestSpec(name="orders", task="see orders", use_state="login", line=2)]
@@ -254,7 +257,7 @@ def test_bad_flags_are_one_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
      "raise timeout."),
 ])
 def test_bad_manifest_values_name_the_key(yaml: str, message: str) -> None:
-    with pytest.raises(manifest.ManifestError) as caught:
+    with pytest.raises(ManifestError) as caught:
         manifest.loads(f"version: 1\ntests:\n  - name: a\n    task: t\n{yaml}", "qa.yml")
     assert str(caught.value) == message
 
@@ -285,7 +288,7 @@ def test_the_tests_own_timeout_bounds_how_long_the_checks_wait() -> None:
 
 def test_the_baseline_keeps_its_own_traces_and_expect_timeout_does_not_change_a_key(tmp_path: Path) -> None:
     m = manifest.loads("version: 1\ntests:\n  - {name: a, task: t, expect: {text: Hi}}\n")
-    cache = TraceCache(tmp_path, m, "openai", None)
+    cache = RecordingCache(tmp_path, m, "openai", None)
     spec = m.tests[0]
     assert cache.key(spec, "baseline") != cache.key(spec)
     assert cache.key(spec.model_copy(update={"expect": spec.expect.model_copy(update={"timeout": 30})})) == cache.key(spec)

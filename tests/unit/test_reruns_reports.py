@@ -20,10 +20,11 @@ from preview_qa.events import (
 )
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter
-from preview_qa.reporters.files import test_dir as folder_of
-from preview_qa.reporters.github import outputs, render_markdown
+from preview_qa.reporters.github.commands import outputs
+from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
+from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import OtherRun, Status
 from tests.builders import plain_png, result, run_of
 from tests.fakes.github import rendered, visible

@@ -16,18 +16,19 @@ from typing import Any
 
 import pytest
 
-from preview_qa import runner as runner_mod
-from preview_qa.cache import TraceCache
 from preview_qa.config import RunConfig
+from preview_qa.engine import runner as runner_mod
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.merge import copy_artifacts, merge_runs
+from preview_qa.engine.replay_cache import RecordingCache
+from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import Event, Observed, TestFinished, TestStarted
-from preview_qa.manifest import Manifest, TestSpec
-from preview_qa.merge import copy_artifacts, merge_runs
-from preview_qa.reporters import files
-from preview_qa.results import RunResult, Status, TestResult
-from preview_qa.saved_state import BrowserState, StateStore
-from preview_qa.setups import cycle_from, with_setup_tests
-from preview_qa.shard import in_shard
-from preview_qa.trace import AgentTrace, DoneReport, Recording
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
+from preview_qa.reporters.output import files
+from preview_qa.results import Execution, RunResult, Status, TestResult
+from preview_qa.selection.shard import in_shard
+from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from tests.builders import PASS, run, spec
 from tests.conftest import clean_env, run_preview_qa
 from tests.repo import ROOT
@@ -60,7 +61,7 @@ class Agent:
     async def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
                        emit: Callable[[Event], None], recording: Recording | None = None,
                        start_state: BrowserState | None = None,
-                       keep_state: Callable[[BrowserState], None] | None = None) -> AgentTrace:
+                       keep_state: Callable[[BrowserState], None] | None = None) -> AgentRun:
         self.started.append(spec.name)
         self.start_states[spec.name] = start_state
         await asyncio.sleep(self.delay)
@@ -68,7 +69,7 @@ class Agent:
             keep_state(state(f"{TOKEN}-{spec.name}" if spec.use_state else TOKEN))
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={"text": f"url ?sid={TOKEN}; lang=en"}))
         self.finished.append(spec.name)
-        return AgentTrace(done=self.login if spec.save_state else PASS, steps=1,
+        return AgentRun(done=self.login if spec.save_state else PASS, steps=1,
                           final_url=f"http://preview.test/x?sid={TOKEN}")
 
 
@@ -101,7 +102,7 @@ def test_a_login_that_fails_errors_its_dependents_without_running_them() -> None
     login = result.tests[3]
     assert login.status is Status.FAILED
     for t in result.tests[:3]:
-        assert (t.status, t.path, t.usage.llm_calls) == (Status.ERRORED, "none", 0)
+        assert (t.status, t.execution, t.usage.llm_calls) == (Status.ERRORED, "none", 0)
         assert t.reason == "setup test 'login' did not pass: agent: wrong password"
     assert not [e for e in events if isinstance(e, TestStarted) and e.name != "login"]
 
@@ -139,17 +140,17 @@ def test_a_state_read_during_a_replay_that_fell_back_is_never_saved() -> None:
     started: list[str] = []
 
     async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None, keep_state: Any = None,
-                    **kw: Any) -> AgentTrace:
+                    **kw: Any) -> AgentRun:
         started.append(spec.name)
         if recording is not None:  # the replay reads a state, then does not hold
             keep_state(state("from-the-replay-1234"))
-            return AgentTrace(path="replayed", replay_error="Could not find matching element")
-        return AgentTrace(done=PASS)  # the agent's run passes, but its state could not be read
+            return AgentRun(execution=Execution.REPLAYED, replay_error="Could not find matching element")
+        return AgentRun(done=PASS)  # the agent's run passes, but its state could not be read
 
     tests = [spec("login", 1, save_state="user", expect={"url": "/x"}), spec("a", 2, use_state="user")]
     result, _ = run(tests, agent, recordings=lambda s: Recording(origin="http://preview.test", history={}))
     login, dependent = result.tests
-    assert (login.path, login.status) == ("replay-fell-back", Status.ERRORED)
+    assert (login.execution, login.status) == ("replay-fell-back", Status.ERRORED)
     assert dependent.status is Status.ERRORED and started == ["login", "login"]
 
 
@@ -184,13 +185,13 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(tmp_path:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     seen_during: list[Path] = []
 
-    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, **kw: Any) -> AgentRun:
         if keep_state is not None:
             keep_state(state())
-            return AgentTrace(done=PASS)
+            return AgentRun(done=PASS)
         seen_during.extend(tmp_path.glob("preview-qa-state-*/*.json"))
         await asyncio.sleep(3600 if cancel else 0)
-        return AgentTrace(done=PASS)
+        return AgentRun(done=PASS)
 
     async def main() -> RunResult:
         cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true")
@@ -282,7 +283,7 @@ def test_a_setup_test_whose_own_shard_is_missing_is_reported_by_its_worst_run() 
 
 
 def test_a_test_started_signed_in_has_its_own_replay_cache_entry() -> None:
-    cache = TraceCache(Path("cache"), Manifest(version=1, tests=[spec("a", 1)]), "openai", None)
+    cache = RecordingCache(Path("cache"), Manifest(version=1, tests=[spec("a", 1)]), "openai", None)
     assert cache.key(spec("a", 1)) != cache.key(spec("a", 1, use_state="user"))
     assert cache.key(spec("a", 1)) == cache.key(spec("a", 1, save_state="user"))  # saving changes nothing it does
 

@@ -16,9 +16,10 @@ import regress  # check-jsonschema's ECMA regex engine: patterns read as editors
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from preview_qa import manifest
-from preview_qa.schema import MODELINE, manifest_schema, render
-from preview_qa.yamlsource import YamlSource
+from preview_qa.errors import ManifestError
+from preview_qa.manifest import loader as manifest
+from preview_qa.manifest.schema import MODELINE, manifest_schema, render
+from preview_qa.manifest.yaml_source import YamlSource
 from tests.repo import DEMO, ROOT, SCHEMA_FILE, tool
 
 
@@ -111,9 +112,9 @@ BAD = {  # each is refused by the loader (exit 2) and by the schema (in the edit
 def test_known_bad_manifests_are_refused_by_the_schema_and_by_the_loader(tmp_path: Path) -> None:
     files = []
     for name, text in BAD.items():
-        with pytest.raises(manifest.ManifestError):
+        with pytest.raises(ManifestError):
             manifest.loads(text)
-        assert list(VALIDATOR.iter_errors(manifest.YamlSource.parse(text).data)), name
+        assert list(VALIDATOR.iter_errors(YamlSource.parse(text).data)), name
         files.append(tmp_path / (name.replace(' ', '-') + '.yml'))
         files[-1].write_text(text, encoding="utf-8")
     checked = check_jsonschema(*files)
@@ -186,7 +187,7 @@ def test_what_the_loader_accepts_the_schema_validates_and_what_the_schema_refuse
     try:
         manifest.parse(YamlSource("qa.yml", data, {}))
         accepted, message = True, ""
-    except manifest.ManifestError as e:
+    except ManifestError as e:
         accepted, message = False, str(e)
     errors = [e.message for e in VALIDATOR.iter_errors(data)]
     event("accepted" if accepted else ("refused by both" if errors else "refused by the loader alone"))

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preview_qa import manifest
 from preview_qa.config import RunConfig
-from preview_qa.merge import merge_runs
+from preview_qa.engine.merge import merge_runs
+from preview_qa.errors import SelectionError
+from preview_qa.manifest import loader as manifest
 from preview_qa.results import Status
-from preview_qa.selection import NOT_CHANGED, SelectionError, select
-from preview_qa.trace import AgentTrace
+from preview_qa.selection.select import NOT_CHANGED, select
+from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, run
 from tests.conftest import clean_env, run_preview_qa
 
@@ -99,15 +100,15 @@ def test_shards_share_the_selected_tests_each_exactly_once(changed: list[str], c
 
 
 def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_across_shards() -> None:
-    async def agent(spec: Any, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(done=PASS, steps=1)
+    async def agent(spec: Any, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(done=PASS, steps=1)
 
     shards = [run(SPEC.tests, agent, changed_files=["src/checkout/a.py"], shard=(i, 2))[0] for i in (1, 2)]
     merged = merge_runs(shards)
     assert [(t.name, t.status, t.reason) for t in merged.tests] == [
         ("Home", Status.PASSED, "fine"), ("Checkout", Status.PASSED, "fine"),
         ("Docs", Status.SKIPPED, NOT_CHANGED), ("Slow search", Status.SKIPPED, NOT_CHANGED)]
-    assert all(t.path == "none" and t.steps == 0 for t in merged.tests if t.status is Status.SKIPPED)
+    assert all(t.execution == "none" and t.steps == 0 for t in merged.tests if t.status is Status.SKIPPED)
 
 
 # --- through the CLI: one line, exit 2, nothing written ---

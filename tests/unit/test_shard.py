@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preview_qa.shard import assign, in_shard, parse_shard
+from preview_qa.selection.shard import assign, in_shard, parse_shard
 
 NAMES = st.lists(st.text(min_size=1, max_size=30), unique=True, max_size=60)
 

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from preview_qa.redact import Redactor
-from preview_qa.reporters.streams import SafeStderr, inert, join_stderr_to_stdout
+from preview_qa.secrets.redact import Redactor
+from preview_qa.secrets.safe_stderr import SafeStderr, inert, join_stderr_to_stdout
 from tests.fakes.github import read_log
 
 HOSTILE = ["::error::pwned", "   ::add-mask::x", "\t::warning file=a::b",
@@ -52,7 +52,7 @@ def test_stderr_is_joined_to_stdout_and_restored() -> None:
     """A child writing to file descriptor 2 (as the Playwright driver does) lands on stdout while joined."""
     code = textwrap.dedent("""
         import os, sys
-        from preview_qa.reporters.streams import join_stderr_to_stdout
+        from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
         restore = join_stderr_to_stdout()
         os.write(2, b"joined\\n")
         restore()

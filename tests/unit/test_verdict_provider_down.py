@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from preview_qa.manifest import TestSpec
+from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Status, Usage
-from preview_qa.runner import PROVIDER_DOWN_AFTER
-from preview_qa.trace import AgentTrace, LLMFault
+from preview_qa.verdict.agent_run import AgentRun, LLMFault
 from tests.builders import PASS, run, specs_named
 
 DOWN = LLMFault(kind="provider", purpose="agent", status=500, message="Error code: 500 - scripted HTTP 500")
@@ -16,9 +16,9 @@ DOWN = LLMFault(kind="provider", purpose="agent", status=500, message="Error cod
 def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
     started: list[str] = []
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
         started.append(spec.name)
-        return AgentTrace(llm_faults=[DOWN] * 3, usage=Usage(llm_calls=3))
+        return AgentRun(llm_faults=[DOWN] * 3, usage=Usage(llm_calls=3))
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(6))), agent, concurrency=1)
     assert started == [f"t{i}" for i in range(PROVIDER_DOWN_AFTER)]
@@ -26,14 +26,14 @@ def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
     assert result.tests[0].reason == "LLM provider error: HTTP 500: Error code: 500 - scripted HTTP 500"
     assert result.tests[-1].reason == (f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer "
                                        "(last: HTTP 500: Error code: 500 - scripted HTTP 500); this test was not started")
-    assert result.tests[-1].path == "none" and result.tests[-1].steps == 0
+    assert result.tests[-1].execution == "none" and result.tests[-1].steps == 0
 
 
 def test_a_provider_that_answers_in_between_resets_the_count() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
         if spec.name.startswith("ok"):
-            return AgentTrace(done=PASS, usage=Usage(llm_calls=1))
-        return AgentTrace(llm_faults=[DOWN], usage=Usage(llm_calls=1))
+            return AgentRun(done=PASS, usage=Usage(llm_calls=1))
+        return AgentRun(llm_faults=[DOWN], usage=Usage(llm_calls=1))
 
     names = ["down1", "down2", "ok1", "down3", "down4", "ok2"]
     result, _ = run(specs_named(*names), agent, concurrency=1)
@@ -42,8 +42,8 @@ def test_a_provider_that_answers_in_between_resets_the_count() -> None:
 
 
 def test_an_intermittent_provider_never_trips_the_breaker() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(llm_faults=[DOWN] * 2, usage=Usage(llm_calls=3))  # one of three calls was answered
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(llm_faults=[DOWN] * 2, usage=Usage(llm_calls=3))  # one of three calls was answered
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(5))), agent, concurrency=1)
     assert all(t.reason.startswith("LLM provider error: HTTP 500") for t in result.tests)
@@ -52,8 +52,8 @@ def test_an_intermittent_provider_never_trips_the_breaker() -> None:
 def test_invalid_output_and_failures_never_trip_the_breaker() -> None:
     garbage = LLMFault(kind="invalid_output", purpose="agent", status=None, message="not valid JSON")
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentTrace:
-        return AgentTrace(llm_faults=[garbage], usage=Usage(llm_calls=1))
+    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+        return AgentRun(llm_faults=[garbage], usage=Usage(llm_calls=1))
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(5))), agent, concurrency=1)
     assert all(t.status is Status.FAILED for t in result.tests)

@@ -1,4 +1,4 @@
-"""The only package that imports browser-use: runs one test's agent in a fresh browser and reports an AgentTrace."""
+"""The only package that imports browser-use: runs one test's agent in a fresh browser and reports an AgentRun."""
 
 import os
 

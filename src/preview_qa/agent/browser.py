@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from preview_qa.text import error_line
+from preview_qa.results import error_line
 
 if TYPE_CHECKING:
     from browser_use import BrowserSession

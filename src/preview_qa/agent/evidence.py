@@ -8,11 +8,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from preview_qa.engine.preview import origin_of
 from preview_qa.events import Observed, ObservedKind
-from preview_qa.preview import origin_of
-from preview_qa.results import EvidenceSummary
-from preview_qa.text import clip
-from preview_qa.trace import LLMFault
+from preview_qa.results import EvidenceSummary, clip
+from preview_qa.verdict.agent_run import LLMFault
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent

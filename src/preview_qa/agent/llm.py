@@ -16,9 +16,9 @@ from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
 from preview_qa.providers import LLMSettings
-from preview_qa.redact import Redactor
-from preview_qa.text import error_line
-from preview_qa.trace import LLMFault
+from preview_qa.results import error_line
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import LLMFault, LLMPurpose
 
 NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
@@ -90,7 +90,7 @@ class RecordingLLM:
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.calls += 1
-        purpose = "judge" if output_format is JudgementResult else "agent"
+        purpose: LLMPurpose = "judge" if output_format is JudgementResult else "agent"
         started = time.monotonic()
         try:
             response = await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
@@ -133,7 +133,7 @@ def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessag
     return out
 
 
-def classify(error: ModelProviderError, purpose: str) -> LLMFault:
+def classify(error: ModelProviderError, purpose: LLMPurpose) -> LLMFault:
     """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed."""
     cause = error.__cause__
     if isinstance(error, ModelOutputTruncatedError):

@@ -19,7 +19,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from preview_qa.redact import Redactor, forms
+from preview_qa.secrets.redact import Redactor, forms
 
 MASK_TIMEOUT_S = 5.0
 ATTEMPTS = 2  # a page that is still changing gets one more try before its screenshot is withheld

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from preview_qa.events import Observed
-from preview_qa.manifest import SECRET_TAG
-from preview_qa.redact import Redactor, describe
-from preview_qa.trace import SecretAttempt
+from preview_qa.manifest.models import SECRET_TAG
+from preview_qa.secrets.redact import Redactor, describe
+from preview_qa.verdict.agent_run import SecretAttempt
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route

@@ -1,3 +1,4 @@
+# Over 400 lines: one test's whole session (start, drive, evidence, finish) awaits its split into named phases (issue #23).
 """One test in a fresh browser context: run the agent (or replay), capture evidence while the page lives, check it."""
 
 from __future__ import annotations
@@ -26,20 +27,22 @@ from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserS
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import RequestPolicy, send_to_origin
+from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
-from preview_qa.agent.recorded import READS_ONLY, VERDICT, recorded_steps
-from preview_qa.agent.replay import Replayer, check_page_against_task
-from preview_qa.agent.steps import IDLE_S, StepWatcher, WatchedTools
+from preview_qa.agent.replay.page_check import check_page_against_task
+from preview_qa.agent.replay.player import Replayer
+from preview_qa.agent.replay.recording import READS_ONLY, VERDICT, recorded_steps
+from preview_qa.agent.step_watcher import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
-from preview_qa.checks import check_page
+from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
-from preview_qa.manifest import TestSpec
-from preview_qa.redact import Redactor
-from preview_qa.saved_state import BrowserState
-from preview_qa.text import error_line
-from preview_qa.trace import AgentFn, AgentReport, AgentTrace, DoneReport, JudgeReport, Recording
-from preview_qa.verdict import replay_needs_llm_check, secret_line
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Execution, error_line
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentReport, AgentRun, DoneReport, JudgeReport
+from preview_qa.verdict.decide import replay_needs_llm_check, secret_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Playwright
@@ -51,7 +54,7 @@ SHOT_TIMEOUT_S = 5.0
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
-                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay.py)
+                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
 
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
 Carry out the test below on the site, then finish with the done action. In its data, set "status" to "pass" if the
@@ -96,12 +99,12 @@ class TestRun:
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
-async def run_agent(run: TestRun) -> AgentTrace:
+async def run_agent(run: TestRun) -> AgentRun:
     """Run one test's agent (or replay its recording) to the end or its deadline and return the facts; never raises for
     the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
     pool has none idle, has its own bound (see agent/browser.py)."""
     spec = run.spec
-    trace = AgentTrace(judge_requested=spec.judge and run.recording is None)
+    agent_run = AgentRun(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit)
@@ -157,36 +160,36 @@ async def run_agent(run: TestRun) -> AgentTrace:
                     with phases("agent set-up"):
                         agent = _agent(run, session, llm(), workdir, steps, policy)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                    on_step_end=_step_hook(run, trace, steps, lease, phases))
+                                    on_step_end=_step_hook(run, agent_run, steps, lease, phases))
                 else:
-                    final_page = await _replay(run, trace, llm, lease, phases, shoot_page, policy)
+                    final_page = await _replay(run, agent_run, llm, lease, phases, shoot_page, policy)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
                     run.keep_state(await read_state(lease.context))
         except BrowserStartError as e:
-            trace.infrastructure_error = str(e)
+            agent_run.infrastructure_error = str(e)
         except TimeoutError as e:
             # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
-            trace.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
+            agent_run.infrastructure_error = (f"timed out after {spec.timeout:g} s" if limit is not None and limit.expired()
                                           else _crashed(e))
         except StateError as e:
-            trace.infrastructure_error = str(e)
+            agent_run.infrastructure_error = str(e)
         except Exception as e:
-            trace.infrastructure_error = _crashed(e)
+            agent_run.infrastructure_error = _crashed(e)
         finally:
             if recorder is not None:
-                trace.llm_faults = list(recorder.faults)
-                trace.usage.llm_calls = recorder.calls
+                agent_run.llm_faults = list(recorder.faults)
+                agent_run.usage.llm_calls = recorder.calls
             if agent is not None and run.recording is None:
-                _read_history(agent, trace, run)
-            trace.evidence = evidence.summary
-            trace.secret_attempts = list(policy.attempts)
-            if trace.infrastructure_error is None:
-                trace.infrastructure_error = _infrastructure_problem(evidence, trace)
+                _read_history(agent, agent_run, run)
+            agent_run.evidence = evidence.summary
+            agent_run.secret_attempts = list(policy.attempts)
+            if agent_run.infrastructure_error is None:
+                agent_run.infrastructure_error = _infrastructure_problem(evidence, agent_run)
             try:
                 if lease is not None and not _being_cancelled():  # a cancelled run ends now
                     page = final_page if session is None else await _agent_page(session, lease)
                     if page is not None:
-                        await asyncio.shield(_finish_on_live_page(run, trace, page, mask, deadline, phases))
+                        await asyncio.shield(_finish_on_live_page(run, agent_run, page, mask, deadline, phases))
             finally:
                 evidence.closing = True
                 if lease is not None:
@@ -197,7 +200,7 @@ async def run_agent(run: TestRun) -> AgentTrace:
                     phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(recorder.seconds, 3),
                                         "cpu_s": None})
                 run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
-    return trace
+    return agent_run
 
 
 def _crashed(error: Exception) -> str:
@@ -217,21 +220,21 @@ def _failed_start_try(run: TestRun) -> Callable[[int, str], None]:
     return note
 
 
-async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
+async def _replay(run: TestRun, agent_run: AgentRun, llm: Callable[[], RecordingLLM], lease: Lease, phases: Phases,
                   shoot: Callable[[Page], Awaitable[bytes | None]], policy: RequestPolicy) -> Page | None:
     """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live picture
     of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it. Returns
     the page the replay ended on."""
     recording = run.recording
     assert recording is not None
-    trace.path = "replayed"
+    agent_run.execution = Execution.REPLAYED
     page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
     outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, phases, shoot,
                              refusal(policy)).run(
         recorded_steps(recording.history, recording.origin, run.preview_origin))
-    trace.steps = outcome.steps
+    agent_run.steps = outcome.steps
     if outcome.drift is not None:
-        trace.replay_error = outcome.drift.message
+        agent_run.replay_error = outcome.drift.message
         run.emit(ReplayDrifted(name=run.spec.name, message=outcome.drift.message,
                                recorded_png=recording.screenshots.get(outcome.drift.compare_step),
                                live_png=outcome.drift.live_png))
@@ -240,9 +243,9 @@ async def _replay(run: TestRun, trace: AgentTrace, llm: Callable[[], RecordingLL
         with phases("page check (one LLM call)"):
             with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
                 await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
-            trace.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
+            agent_run.done, usage = await check_page_against_task(run.spec, outcome.page, llm(),
                                                               report_model(run.spec.output_schema), run.secrets, shoot)
-        trace.usage = usage
+        agent_run.usage = usage
     return outcome.page
 
 
@@ -290,8 +293,8 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
     spec = run.spec
     return Agent(
         task=INSTRUCTIONS + spec.task,
-        llm=llm,
-        judge_llm=llm,
+        llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
+        judge_llm=llm,  # type: ignore[arg-type]
         use_judge=spec.judge,
         browser_session=session,
         # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
@@ -338,7 +341,7 @@ def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable
     return on_step_start
 
 
-def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, lease: Lease,
+def _step_hook(run: TestRun, agent_run: AgentRun, steps: StepWatcher, lease: Lease,
                phases: Phases) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
@@ -348,24 +351,25 @@ def _step_hook(run: TestRun, trace: AgentTrace, steps: StepWatcher, lease: Lease
         session = agent.browser_session
         page = await _agent_page(session, lease)
         seen = _seen(item)
+        png: bytes | None
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
         if seen and all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions):
             url, png = page.url if page is not None else "", seen
         else:
             await steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
             url, png = page.url if page is not None else "", await _screenshot(session)
-        trace.steps += 1
-        run.emit(StepRecorded(name=run.spec.name, number=trace.steps, goal=(output.next_goal or "") if output else "",
+        agent_run.steps += 1
+        run.emit(StepRecorded(name=run.spec.name, number=agent_run.steps, goal=(output.next_goal or "") if output else "",
                               actions=facts.actions, elements=facts.elements, url=url, error=errors[0] if errors else None,
                               screenshot_png=png, form_screenshot_png=facts.form_png, before_png=seen))
-        phases.step_ended(f"step {trace.steps} (agent)")
+        phases.step_ended(f"step {agent_run.steps} (agent)")
         for dropped in facts.dropped:
             run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
-                              detail={"step": trace.steps, "why": dropped.why, "actions": dropped.actions,
+                              detail={"step": agent_run.steps, "why": dropped.why, "actions": dropped.actions,
                                       "elements": dropped.elements}))
         over = await _budget_exceeded(run.spec, agent)
         if over:
-            trace.infrastructure_error = over
+            agent_run.infrastructure_error = over
             agent.stop()
 
     return on_step_end
@@ -397,49 +401,49 @@ async def _screenshot(session: BrowserSession) -> bytes | None:
         return None
 
 
-def _read_history(agent: Agent, trace: AgentTrace, run: TestRun) -> None:
+def _read_history(agent: Agent, agent_run: AgentRun, run: TestRun) -> None:
     history = agent.history
     last = history.history[-1].result[-1] if history.history and history.history[-1].result else None
     if last is not None and last.is_done:
-        trace.done = DoneReport(text=last.extracted_content, success=last.success)
+        agent_run.done = DoneReport(text=last.extracted_content, success=last.success)
         if last.judgement is not None:
-            trace.judge = JudgeReport(verdict=last.judgement.verdict,
+            agent_run.judge = JudgeReport(verdict=last.judgement.verdict,
                                       reason=last.judgement.failure_reason or last.judgement.reasoning or "")
     gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
-    trace.max_steps_reached = (trace.done is None and agent.state.n_steps > run.spec.max_steps
+    agent_run.max_steps_reached = (agent_run.done is None and agent.state.n_steps > run.spec.max_steps
                                and not agent.state.stopped and not gave_up)
     if history.usage is not None:
-        trace.usage.prompt_tokens = history.usage.total_prompt_tokens
-        trace.usage.completion_tokens = history.usage.total_completion_tokens
-        trace.usage.total_tokens = history.usage.total_tokens
-        trace.usage.cost_usd = history.usage.total_cost or None
+        agent_run.usage.prompt_tokens = history.usage.total_prompt_tokens
+        agent_run.usage.completion_tokens = history.usage.total_completion_tokens
+        agent_run.usage.total_tokens = history.usage.total_tokens
+        agent_run.usage.cost_usd = history.usage.total_cost or None
     with contextlib.suppress(Exception):
         run.emit(AgentHistory(name=run.spec.name, history=history.model_dump(sensitive_data=run.secrets or None)))
 
 
-def _infrastructure_problem(evidence: EvidenceRecorder, trace: AgentTrace) -> str | None:
+def _infrastructure_problem(evidence: EvidenceRecorder, agent_run: AgentRun) -> str | None:
     if evidence.start_failure is not None:
         return f"preview unreachable: {evidence.start_failure}"
     if evidence.start_loading is not None:
         return f"preview unreachable: the start page never finished loading ({evidence.start_loading})"
-    if evidence.disconnected and trace.done is None:
+    if evidence.disconnected and agent_run.done is None:
         return "the browser crashed or was closed before the agent finished"
     return None
 
 
-async def _finish_on_live_page(run: TestRun, trace: AgentTrace, page: Page, mask: masking.Mask, deadline: float,
+async def _finish_on_live_page(run: TestRun, agent_run: AgentRun, page: Page, mask: masking.Mask, deadline: float,
                                phases: Phases) -> None:
     """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
-    trace.final_url = page.url
-    if (trace.done is not None or trace.path == "replayed") and trace.infrastructure_error is None:
+    agent_run.final_url = page.url
+    if (agent_run.done is not None or agent_run.execution is Execution.REPLAYED) and agent_run.infrastructure_error is None:
         wait = check_wait(run.spec, deadline - time.monotonic())
         try:
             with phases("expectation checks"):
-                trace.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                agent_run.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
                                                             wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
-            trace.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
-        for outcome in trace.expectations:
+            agent_run.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
+        for outcome in agent_run.expectations:
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
                               detail=outcome.model_dump()))
     with contextlib.suppress(Exception), phases("final screenshot"):
@@ -504,7 +508,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
                       emit: Callable[[Event], None], recording: Recording | None = None,
                       start_state: BrowserState | None = None,
                       keep_state: Callable[[BrowserState], None] | None = None,
-                      origin: str | None = None) -> AgentTrace:
+                      origin: str | None = None) -> AgentRun:
         return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
                                        secrets=secrets, make_llm=make_llm, browser=browser, pool=pool, workroot=workroot,
                                        emit=emit, redactor=redactor,

@@ -10,8 +10,8 @@ import asyncio
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from preview_qa.saved_state import BrowserState
-from preview_qa.text import error_line
+from preview_qa.engine.saved_state import BrowserState
+from preview_qa.results import error_line
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext

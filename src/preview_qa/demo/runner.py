@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa import manifest as manifest_mod
 from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
+from preview_qa.manifest import loader
 from preview_qa.results import RunResult, Status
 
 HERE = Path(__file__).parent
@@ -21,12 +21,12 @@ INTENDED = {"Checkout page works": Status.FAILED}
 
 
 def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str]) -> int:
-    spec = manifest_mod.load(HERE / "qa.yml")
+    manifest = loader.load(HERE / "qa.yml")
     with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
         config = RunConfig(manifest=HERE / "qa.yml", base_url=site.url, out=out, provider="openai",
                            model="scripted-demo", api_key="demo-key", llm_base_url=llm.url, concurrency=concurrency,
                            headless=headless, only=only)
-        result = app.execute(spec, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
+        result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
     return _check_intended(result, out)
 
 

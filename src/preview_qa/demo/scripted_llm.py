@@ -105,7 +105,7 @@ def step_number(body: dict[str, Any]) -> int | None:
 
 
 class Element(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # the element index the agent names; shadows tuple.index, never called
     tag: str  # the tag line from "<" on, e.g. '<input type=password placeholder=Password />'
     text: str  # the deeper-indented text lines after it, joined by spaces
     label: str  # the plain text line just before it at the same depth (often a <label>)
@@ -163,7 +163,7 @@ def _resolve_params(value: Any, elements: list[Element]) -> Any:
 def _done_action(turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     variants = ((schema.get("properties") or {}).get("action") or {}).get("items", {}).get("anyOf", [])
-    done = next((v["properties"]["done"] for v in variants if "done" in v.get("properties", {})), {})
+    done: dict[str, Any] = next((v["properties"]["done"] for v in variants if "done" in v.get("properties", {})), {})
     params: dict[str, Any] = {"data": turn["done"]}
     if "text" in done.get("properties", {}):  # no output_model_schema: done{text, success}
         params = {"text": json.dumps(turn["done"]), "success": True}

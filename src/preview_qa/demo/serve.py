@@ -11,7 +11,7 @@ import click
 from preview_qa.demo.runner import DEMO_PASSWORD, HERE
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
-from preview_qa.reporters.files import write_atomic
+from preview_qa.reporters.output.files import write_atomic
 
 
 @click.command()

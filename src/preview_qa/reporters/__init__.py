@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from preview_qa.events import Event
-from preview_qa.text import error_line
+from preview_qa.results import error_line
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from preview_qa.events import (
     TestFinished,
 )
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import (
+from preview_qa.reporters.output.files import (
     DRIFT_LIVE,
     DRIFT_RECORDED,
     EVENTS,
@@ -36,11 +36,11 @@ from preview_qa.reporters.files import (
     with_test_artifacts,
     write_atomic,
 )
-from preview_qa.reporters.images import animation, shrink_screenshot
+from preview_qa.reporters.output.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 2  # 2: a test's agent_verdict is called agent_report
+SCHEMA_VERSION = 3  # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget
 
 
 class ArtifactsReporter(Reporter):

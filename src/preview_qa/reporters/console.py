@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from preview_qa.events import BASELINE, AttemptFinished, Event, RunFinished, RunStarted, TestFinished, TestStarted
+from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, TestFinished, TestStarted
 from preview_qa.reporters import Reporter
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import Execution, RunResult, Status, TestResult
 
 STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.ERRORED: "magenta", Status.SKIPPED: "yellow"}
 CI_LOG_WIDTH = 140
@@ -33,7 +33,8 @@ class ConsoleReporter(Reporter):
             self._other_run(event)
         elif isinstance(event, TestFinished):
             r = event.result
-            how = f", {r.path}" if r.path.startswith("replay") else ""  # say when the cache decided how it ran
+            # say when the cache decided how it ran
+            how = f", {r.execution.value}" if r.execution in (Execution.REPLAYED, Execution.REPLAY_FELL_BACK) else ""
             self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/]{_marks(r)} {escape(r.name)} "
                                f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
             if r.replay_drift:
@@ -44,9 +45,9 @@ class ConsoleReporter(Reporter):
     def _other_run(self, event: AttemptFinished) -> None:
         """A failed attempt (another follows, or the test's line says it was the last) and every baseline run."""
         r = event.result
-        if event.label != BASELINE and r.status.is_green:
+        if event.label != RunTarget.BASELINE and r.status.is_green:
             return
-        where = "on the baseline" if event.label == BASELINE else event.label
+        where = "on the baseline" if event.label == RunTarget.BASELINE else event.label
         self.console.print(f"    {MARK[r.status]} {escape(r.name)} {where}: [{STYLE[r.status]}]{r.status.value}[/] "
                            f"({r.duration_s:.1f}s): {escape(r.reason)}", style="dim")
 
@@ -57,7 +58,7 @@ class ConsoleReporter(Reporter):
         for t in run.tests:
             table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]{_marks(t)}", escape(t.reason),
                           f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""),
-                          "" if t.path == "none" else t.path)
+                          "" if t.execution is Execution.NOT_RUN else t.execution.value)
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
         counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky),

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from preview_qa.events import Event, RunFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import (
+from preview_qa.reporters.output.files import (
     REPORT,
     form_screenshot,
     last_run_dir,
@@ -21,14 +21,14 @@ from preview_qa.reporters.files import (
     with_artifacts,
     write_atomic,
 )
-from preview_qa.reporters.steps import Step, read_events, steps_of
-from preview_qa.results import OtherRun, RunResult, Status, TestResult
-from preview_qa.text import clip
+from preview_qa.reporters.output.steps import Step, read_events, steps_of
+from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
-PATHS = {"agent": "agent", "replayed": "replayed", "replay-fell-back": "replay → agent", "none": "not run"}
+EXECUTION_WORDS = {Execution.AGENT: "agent", Execution.REPLAYED: "replayed", Execution.REPLAY_FELL_BACK: "replay → agent",
+                   Execution.NOT_RUN: "not run"}
 
 
 @dataclass
@@ -79,7 +79,7 @@ class HtmlReporter(Reporter):
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
         return _template().render(run=run, tests=tests, totals=[(s, run.count(s)) for s in Status], usage=run.usage,
-                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), PATHS=PATHS)
+                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), EXECUTION_WORDS=EXECUTION_WORDS)
 
     def _view(self, test: TestResult) -> TestView:
         view = TestView(result=test, anchor=safe_name(test.name),
@@ -107,10 +107,10 @@ class HtmlReporter(Reporter):
 
 def attempts_of(test: TestResult) -> int | None:
     """How many times the test ran on the preview; none for a test that never started."""
-    return None if test.path == "none" else test.attempts
+    return None if test.execution is Execution.NOT_RUN else test.attempts
 
 
-def _template() -> Any:
+def _template() -> Template:
     env = Environment(loader=PackageLoader("preview_qa.reporters", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template("report.html.j2")

@@ -11,9 +11,8 @@ from junitparser.xunit2 import TestCase as SurefireCase
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
-from preview_qa.reporters.files import JUNIT, with_artifacts, workspace_relative, write_atomic
-from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage
-from preview_qa.text import one_line
+from preview_qa.reporters.output.files import JUNIT, with_artifacts, workspace_relative, write_atomic
+from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage, one_line
 
 MESSAGE_LIMIT = 200
 SUITE = "preview-qa"
@@ -69,7 +68,8 @@ def render(tests: list[TestResult], run: RunResult | None = None, workspace: Pat
     xml.update_statistics()  # counts, and times as the sum of case times...
     wall = round(run.duration_s if run else sum(t.duration_s for t in tests), 3)
     suite.time = xml.time = wall  # ...which the run's wall time replaces: concurrent tests overlap
-    return b'<?xml version="1.0" encoding="utf-8"?>\n' + xml.tostring()
+    body: bytes = xml.tostring()
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
 
 
 def _case(test: TestResult, workspace: Path) -> _Case:
@@ -90,14 +90,14 @@ def _case(test: TestResult, workspace: Path) -> _Case:
         case.result = [error]
     elif test.status is Status.SKIPPED:
         case.result = [Skipped(message)]
-    out = _system_out(test.status, test.steps, test.path, test.artifacts)
+    out = _system_out(test.status, test.steps, test.execution.value, test.artifacts)
     if out:
         case.system_out = clean(out)
     for attempt in test.earlier_attempts:
         case.add_interim_result(_earlier(attempt, test.status is Status.PASSED))
     if test.status is not Status.SKIPPED:
         properties = Properties()
-        for name, value in {"path": test.path, **usage_properties(test.usage), **_rerun_properties(test)}.items():
+        for name, value in {"path": test.execution.value, **usage_properties(test.usage), **_rerun_properties(test)}.items():
             properties.add_property(Property(name, value))
         case.append(properties)  # junitparser has no API for a testcase's properties; _ordered puts them first
     _ordered(case)

@@ -1,0 +1,87 @@
+"""Deterministic expectations checked by code on the live final page, through Playwright."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, where_text_is
+from preview_qa.manifest.models import Expectations
+from preview_qa.results import ExpectationOutcome, clip
+from preview_qa.verdict.data_checks import SHOWN
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
+    """Evaluate url, title, text and not_text on the live page. Like Playwright's own `expect`, each check waits for
+    its condition to hold (not_text: for the text to be gone), all at once, up to `wait_s` seconds (expect.timeout
+    unless given); what each one reports found is the page as it was when its wait ended, and waited_s how long that
+    wait really was."""
+    wait = expect.timeout if wait_s is None else wait_s
+    checks = []
+    if expect.url is not None:
+        checks.append(_url(page, expect.url, wait))
+    if expect.title is not None:
+        checks.append(_title(page, expect.title, wait))
+    checks += [_text(page, text, wait) for text in expect.text]
+    checks += [_not_text(page, text, wait) for text in expect.not_text]
+    outcomes = await asyncio.gather(*checks)
+    return [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in outcomes]
+
+
+async def _url(page: Page, url: str, wait: float) -> ExpectationOutcome:
+    ok, waited = await _holds(_assert_that(page).to_have_url(re.compile(re.escape(url)), timeout=_ms(wait)))
+    return ExpectationOutcome(check="url", expected=f"URL containing {url!r}",
+                              found=page.url if ok else await found_url(page), ok=ok, waited_s=waited)
+
+
+async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
+    ok, waited = await _holds(
+        _assert_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=_ms(wait)))
+    found = repr(clip(await page.title(), SHOWN)) if ok else await found_title(page)
+    return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok, waited_s=waited)
+
+
+async def _text(page: Page, text: str, wait: float) -> ExpectationOutcome:
+    visible, waited = await _holds(_assert_that(_visible(page, text)).not_to_have_count(0, timeout=_ms(wait)))
+    found = "it is visible" if visible else await found_instead_of_text(page, text)
+    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible, waited_s=waited)
+
+
+async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
+    gone, waited = await _holds(_assert_that(_visible(page, text)).to_have_count(0, timeout=_ms(wait)))
+    return ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
+                              found="it is not visible" if gone else await where_text_is(page, text), ok=gone,
+                              waited_s=waited)
+
+
+def _assert_that(target: Any) -> Any:
+    """Playwright's `expect`, imported on first use like the Page types above: loading this module loads no browser library."""
+    from playwright.async_api import expect
+
+    return expect(target)
+
+
+def _visible(page: Page, text: str) -> Locator:
+    """Playwright's own text and visibility rules: case-insensitive, whitespace-normalised, rendered and not hidden."""
+    return page.get_by_text(text).filter(visible=True)
+
+
+async def _holds(assertion: Awaitable[None]) -> tuple[bool, float]:
+    """Whether a Playwright assertion held within its timeout (it retries until then, then raises AssertionError), and
+    the seconds it took to tell."""
+    start = time.monotonic()
+    try:
+        await assertion
+    except AssertionError:
+        return False, round(time.monotonic() - start, 2)
+    return True, round(time.monotonic() - start, 2)
+
+
+def _ms(seconds: float) -> float:
+    """Playwright's timeout in ms; it reads 0 as "wait forever", while 1 ms still checks once."""
+    return max(1.0, seconds * 1000)

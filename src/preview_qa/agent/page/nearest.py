@@ -1,0 +1,119 @@
+"""What a failing page check found instead: the visible line nearest the expected text, where an unwanted text is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rapidfuzz import fuzz
+
+from preview_qa.results import clip, one_line
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+RESEMBLES = 60  # rapidfuzz score (0-100) below which a line has too little in common with the text to be worth naming
+LINE_LIMIT = 160
+CONTEXT_LIMIT = 60
+MAX_LINES = 5000  # a page longer than this is searched in its first lines only
+READ_TIMEOUT_MS = 2000
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The best-matching visible line, the lines around it, and how alike it is (0-100)."""
+
+    line: str
+    before: str | None
+    after: str | None
+    score: float
+
+
+def visible_lines(text: str) -> list[str]:
+    """The page's rendered text (innerText) as non-empty lines, whitespace folded."""
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return [line for line in lines if line][:MAX_LINES]
+
+
+def nearest_line(expected: str, lines: list[str]) -> Nearest | None:
+    """The line most like `expected`, case ignored: a shorter line is compared whole, a longer one by its best-aligned
+    part (so a long paragraph that contains a near copy still wins); None when no line resembles it."""
+    want = " ".join(expected.split()).lower()
+    best_index, best_score = -1, 0.0
+    for index, line in enumerate(lines):
+        candidate = line.lower()
+        score = fuzz.ratio(want, candidate) if len(candidate) <= len(want) else fuzz.partial_ratio(want, candidate)
+        if score > best_score:
+            best_index, best_score = index, score
+    if best_index < 0 or best_score < RESEMBLES:
+        return None
+    line = lines[best_index]
+    return Nearest(line=_around(line, want, LINE_LIMIT), score=best_score,
+                   before=clip(lines[best_index - 1], CONTEXT_LIMIT) if best_index > 0 else None,
+                   after=clip(lines[best_index + 1], CONTEXT_LIMIT) if best_index + 1 < len(lines) else None)
+
+
+def describe_nearest(nearest: Nearest | None, line_count: int) -> str:
+    """`'Cart total: 1 item(s)' (the closest visible line, after '…' and before '…')`, or why there is none."""
+    if line_count == 0:
+        return "the page shows no visible text"
+    if nearest is None:
+        return f"no visible line resembles it (the page shows {line_count} line(s) of text)"
+    around = [f"after {nearest.before!r}" if nearest.before else "", f"before {nearest.after!r}" if nearest.after else ""]
+    where = " and ".join(a for a in around if a)
+    return f"{nearest.line!r} (the closest visible line{', ' + where if where else ''})"
+
+
+async def found_instead_of_text(page: Page, text: str) -> str:
+    """For a `text` check that failed: the visible line nearest to it, or that it exists but is hidden."""
+    if await page.get_by_text(text).count() > 0:
+        return "it is on the page but hidden"
+    try:
+        lines = visible_lines(await page.locator("body").inner_text(timeout=READ_TIMEOUT_MS))
+    except Exception:  # no body (an image, a PDF, a blank page being replaced): nothing visible to compare with
+        lines = []
+    return describe_nearest(nearest_line(text, lines), len(lines))
+
+
+async def where_text_is(page: Page, text: str) -> str:
+    """For a `not_text` check that failed: the element that shows the text, and in how many places it is visible."""
+    shown = page.get_by_text(text).filter(visible=True)
+    count = await shown.count()
+    if count == 0:
+        return "it is visible"
+    try:
+        inside = " ".join((await shown.first.inner_text(timeout=READ_TIMEOUT_MS)).split())
+        tag = await shown.first.evaluate("element => element.localName", timeout=READ_TIMEOUT_MS)
+    except Exception:
+        return f"it is visible in {count} place(s)"
+    more = f", and {count - 1} more place(s)" if count > 1 else ""
+    return f"it is visible in {_around(inside, text.lower(), LINE_LIMIT)!r} (a <{tag}> element{more})"
+
+
+async def found_url(page: Page) -> str:
+    """For a `url` check that failed: the URL, and the title of the page at it."""
+    return f"{page.url!r} (titled {clip(await _title(page), CONTEXT_LIMIT)!r})"
+
+
+async def found_title(page: Page) -> str:
+    """For a `title` check that failed: the title, and the URL that has it."""
+    return f"{clip(await _title(page), LINE_LIMIT)!r} (on {page.url})"
+
+
+async def _title(page: Page) -> str:
+    try:
+        return await page.title()
+    except Exception:
+        return ""
+
+
+def _around(line: str, want: str, limit: int) -> str:
+    """`line` if short enough, else the part of it around the best match for `want`, with ellipses where it was cut."""
+    if len(line) <= limit:
+        return line
+    lowered = line.lower()
+    match = fuzz.partial_ratio_alignment(want, lowered)
+    start, end = (match.dest_start, match.dest_end) if match is not None else (0, 0)
+    margin = max(0, (limit - (end - start)) // 2)
+    left, right = max(0, start - margin), min(len(line), max(end + margin, start + limit - 2))
+    return one_line(("…" if left else "") + line[left:right] + ("…" if right < len(line) else ""), limit + 2)

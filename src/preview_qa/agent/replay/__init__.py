@@ -1,0 +1,2 @@
+"""Replays a recording without the agent, through Playwright alone: the recording read as steps, the player, its
+table of actions, and the page check."""

@@ -1,0 +1,268 @@
+"""Replays a recording without the agent, through Playwright alone: every recorded action is matched to its live
+element, run and checked; the first one that cannot be replayed ends the replay and is named, never skipped.
+
+No browser-use session is started for a replay (its session start and its capture of the whole page before every
+action were most of a replayed test's time). An action runs on the element found by `recorded.find_element`: a click
+at the element's centre whatever covers it, as browser-use clicks; text is set with Playwright's `fill` (one input
+event, as Playwright tests type), not key by key as browser-use types: on a busy 2-core machine typing took over a
+second per field. An app that reacts to key presses only then fails to go on, and the replay drifts or its checks fail:
+either way the agent runs the test. Every step starts on the page the recording's did (`same_place`), and the last recorded step
+is the agent's `done`, so a replay ends where the recording ended, on the recorded origins only."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from preview_qa.agent.replay.actions import ON_ELEMENT, page_action
+from preview_qa.agent.replay.recording import LiveElement, RecordedAction, RecordedStep, find_element, same_place
+from preview_qa.agent.step_watcher import NAME_LIMIT
+from preview_qa.agent.timing import Phases
+from preview_qa.events import StepRecorded
+from preview_qa.manifest.models import SECRET_TAG
+from preview_qa.results import error_line, one_line
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, ElementHandle, JSHandle, Page
+
+
+SETTLE_S = 3.0  # how long a replay waits for a page still rendering (or navigating to) what the recording found at once
+POLL_S = 0.1
+NAVIGATES = frozenset({"click", "navigate", "go_back", "send_keys"})  # actions after which a page may be loading
+
+# The rendered elements of one tag in a frame's document and its open shadow roots (browser-use's XPaths pass through
+# shadow roots), with what matching reads of each. computedName is Chromium's accessible name (the launch enables it).
+_ELEMENTS = """(tag) => {
+  const found = [], roots = [document];
+  for (let i = 0; i < roots.length; i++) {
+    for (const el of roots[i].querySelectorAll("*")) {
+      if (el.shadowRoot) roots.push(el.shadowRoot);
+      if (el.localName === tag) found.push(el);
+    }
+  }
+  return found;
+}"""
+_FACTS = """(elements) => elements.map((el) => {
+  const segments = [];
+  for (let node = el; node && node.nodeType !== Node.DOCUMENT_NODE;) {
+    if (node instanceof ShadowRoot) { node = node.host; continue; }
+    const tag = node.localName, parent = node.parentNode;
+    const same = parent ? Array.from(parent.children).filter((c) => c.localName === tag) : [];
+    segments.unshift(same.length > 1 ? `${tag}[${same.indexOf(node) + 1}]` : tag);
+    node = parent;
+  }
+  const attribute = (key) => el.getAttribute(key);
+  return {xpath: segments.join("/"), named: "computedName" in el, name: el.computedName || null,
+          role: el.computedRole || null, visible: el.checkVisibility({visibilityProperty: true}),
+          attributes: {id: attribute("id"), name: attribute("name"), "aria-label": attribute("aria-label")}};
+})"""
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Where the live app stopped matching the recording: `message` names the step, the action and what went wrong."""
+
+    step: int
+    message: str  # "step 3: input 'Walk the dog' into textbox 'New todo': element not found"
+    live_png: bytes | None
+    compare_step: int  # the recorded step whose starting page the live picture is to be compared with
+
+
+@dataclass
+class ReplayOutcome:
+    steps: int = 0  # recorded agent steps replayed (the start navigation is step 0 and not counted, as for the agent)
+    drift: Drift | None = None
+    page: Page | None = None  # the tab the replay ended on
+
+
+class _Drifted(Exception):
+    def __init__(self, step: RecordedStep, action: RecordedAction | None, problem: str, live_png: bytes | None = None,
+                 compare: RecordedStep | None = None):
+        what = action.describe() if action is not None else "the page"
+        super().__init__(f"step {step.number}: {what}: {problem}")
+        self.step, self.live_png, self.compare = step, live_png, compare or step
+
+
+@dataclass
+class _Found:
+    element: ElementHandle
+    facts: dict[str, Any]  # the live element's role and name, as agent steps name theirs
+    handles: list[JSHandle]  # to let go of once the action ran
+
+
+class Replayer:
+    """Runs recorded steps in a test's browser context and announces each as a StepRecorded event; `shoot` takes a
+    page's (masked) screenshot."""
+
+    def __init__(self, context: BrowserContext, page: Page, secrets: dict[str, str], test: str,
+                 emit: Callable[[StepRecorded], None], phases: Phases, shoot: Callable[[Page], Awaitable[bytes | None]],
+                 guard: Callable[[dict[str, Any], str], str | None]):
+        self.context, self.page, self.secrets, self.test = context, page, secrets, test
+        self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
+
+    async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
+        outcome = ReplayOutcome()
+        previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
+        for position, step in enumerate(steps):
+            later = steps[position + 1] if position + 1 < len(steps) else None
+            try:
+                with self.phases(f"step {step.number} (replay)" if step.number else "start navigation (replay)"):
+                    await self._arrive(step, previous)
+                    ran = await self._step(step, later)
+            except _Drifted as drift:
+                outcome.drift = Drift(drift.step.number, str(drift), drift.live_png, drift.compare.number)
+                return outcome
+            except Exception as e:  # a replay that cannot go on for any reason is incomplete, never partly passed
+                outcome.drift = Drift(step.number, f"step {step.number}: the replay broke off: {type(e).__name__}: "
+                                                   f"{error_line(e)}", await self._screenshot(), step.number)
+                return outcome
+            previous = ran or previous
+            outcome.steps += int(step.number > 0)
+        outcome.page = self.page
+        return outcome
+
+    async def _arrive(self, step: RecordedStep, previous: tuple[RecordedStep, RecordedAction] | None) -> None:
+        """Wait until the page is where the recording's was when this step began: the check that navigation happened."""
+        deadline = time.monotonic() + SETTLE_S
+        while not same_place(step.url, self.page.url):
+            if time.monotonic() > deadline:
+                problem = f"the page went to {self.page.url}, the recording went to {step.url}"
+                named, action = previous if previous is not None else (step, None)
+                raise _Drifted(named, action, problem, await self._screenshot(), compare=step)
+            await asyncio.sleep(POLL_S)
+
+    async def _step(self, step: RecordedStep, later: RecordedStep | None) -> tuple[RecordedStep, RecordedAction] | None:
+        """Run the step's page actions; announce the step with a picture of the page as it left it."""
+        done: list[dict[str, Any]] = []
+        elements: list[dict[str, Any] | None] = []  # per action: the live element's role and name (as for agent steps)
+        last: RecordedAction | None = None
+        try:
+            for action in step.actions:
+                if action.skip is not None:
+                    done.append({action.name: {**action.params, "replay": action.skip}})
+                    elements.append(None)
+                    continue
+                refused = self.guard({action.name: action.params}, self.page.url)  # as for the agent's own actions
+                if refused is not None:
+                    raise _Drifted(step, action, refused)
+                found = await self._find(step, action) if action.needs_element else None
+                done.append({action.name: dict(action.params)})
+                elements.append(found.facts if found is not None else None)
+                last = action
+                try:
+                    await self._act(step, action, found, later)
+                except _Drifted:
+                    raise
+                except Exception as e:
+                    raise _Drifted(step, action, error_line(e), await self._screenshot()) from e
+                finally:
+                    for handle in found.handles if found is not None else []:
+                        with contextlib.suppress(Exception):
+                            await handle.dispose()
+        except _Drifted as drift:
+            self._announce(step, done, elements, str(drift), None)
+            raise
+        if last is None:
+            if step.number > 0:
+                self._announce(step, done, elements, None, None)
+            return None
+        if last.name in NAVIGATES:  # the picture shows where the step led, not a frame between two documents
+            with contextlib.suppress(Exception):
+                await self.page.wait_for_load_state("load", timeout=SETTLE_S * 1000)
+        if step.number > 0:
+            self._announce(step, done, elements, None, await self._screenshot())
+        return step, last
+
+    async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None,
+                   later: RecordedStep | None) -> None:
+        """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
+        if found is not None:
+            on_element = ON_ELEMENT.get(action.name)
+            if on_element is not None:
+                return await on_element(self, step, action, found.element, later)
+        else:
+            on_page = page_action(action)
+            if on_page is not None:
+                return await on_page(self, step, action, later)
+        raise _Drifted(step, action, "the replay cannot run this action (only the agent can)")
+
+    async def click(self, click: Callable[[], Awaitable[None]], later: RecordedStep | None) -> None:
+        """A click; like browser-use, the replay follows a tab it opened. The recording says whether one opened: the
+        next step saw more tabs than are open now."""
+        before = list(self.context.pages)
+        await click()
+        if later is None or len(later.tabs) <= len(before):
+            return
+        deadline = time.monotonic() + SETTLE_S
+        while len(self.context.pages) <= len(before) and time.monotonic() < deadline:
+            await asyncio.sleep(POLL_S / 2)
+        opened = [p for p in self.context.pages if p not in before]
+        if opened:
+            self.page = opened[0]
+
+    def tab(self, step: RecordedStep, action: RecordedAction) -> Page:
+        """The live tab in the recorded tab's place: tabs open in the same order on a replay, their ids differ."""
+        wanted = str(action.params.get("tab_id", ""))[-4:]
+        position = next((i for i, t in enumerate(step.tabs) if t.tab_id == wanted), None)
+        pages = self.context.pages
+        if position is None or position >= len(pages):
+            raise _Drifted(step, action, f"tab not found ({len(pages)} open)")
+        if not same_place(step.tabs[position].url, pages[position].url):
+            raise _Drifted(step, action, f"tab {position + 1} shows {pages[position].url}, the recording's showed "
+                                         f"{step.tabs[position].url}")
+        return pages[position]
+
+    def real_text(self, step: RecordedStep, action: RecordedAction, text: str) -> str:
+        """The text with each secret's placeholder (<secret>name</secret>, as recorded) replaced by its value."""
+        missing = [name for name in SECRET_TAG.findall(text) if name not in self.secrets]
+        if missing:
+            raise _Drifted(step, action, f"the secret {missing[0]!r} is not set in this run")
+        return SECRET_TAG.sub(lambda m: self.secrets[m.group(1)], text)
+
+    async def _find(self, step: RecordedStep, action: RecordedAction) -> _Found:
+        """The live element the action acts on, waiting a moment for a page that is still rendering."""
+        if action.element is None:
+            raise _Drifted(step, action, "the recording holds no element for it", await self._screenshot())
+        tag = str(action.element.get("node_name") or "").lower()
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            handles: list[JSHandle] = []
+            live: list[tuple[JSHandle, int, LiveElement, dict[str, Any]]] = []
+            for frame in self.page.frames:
+                with contextlib.suppress(Exception):  # a frame that went away while it was read
+                    handle = await frame.evaluate_handle(_ELEMENTS, tag)
+                    handles.append(handle)
+                    live += [(handle, i, _live(tag, facts), facts) for i, facts in enumerate(await handle.evaluate(_FACTS))]
+            if any(not facts["named"] for *_, facts in live):
+                raise _Drifted(step, action, "this browser does not tell the elements' accessible names")
+            index, how = find_element(action.element, [element for _, _, element, _ in live])
+            if index is not None:
+                handle, i, element, facts = live[index]
+                found = (await handle.get_property(str(i))).as_element()
+                if found is not None:
+                    return _Found(found, {"index": action.params.get("index"), "role": facts["role"] or tag,
+                                          "name": one_line(element.name or "", NAME_LIMIT), "tag": tag}, handles)
+            for handle in handles:
+                with contextlib.suppress(Exception):
+                    await handle.dispose()
+            if time.monotonic() > deadline:
+                raise _Drifted(step, action, how, await self._screenshot())
+            await asyncio.sleep(POLL_S)
+
+    async def _screenshot(self) -> bytes | None:
+        return await self.shoot(self.page)
+
+    def _announce(self, step: RecordedStep, actions: list[dict[str, Any]], elements: list[dict[str, Any] | None],
+                  error: str | None, png: bytes | None) -> None:
+        self.emit(StepRecorded(name=self.test, number=step.number, goal=step.goal, actions=actions, elements=elements,
+                               url=self.page.url, error=error, screenshot_png=png))
+
+
+def _live(tag: str, facts: dict[str, Any]) -> LiveElement:
+    attributes = {k: v for k, v in (facts.get("attributes") or {}).items() if v is not None}
+    return LiveElement(tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes,
+                       visible=bool(facts["visible"]))

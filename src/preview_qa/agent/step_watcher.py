@@ -1,0 +1,191 @@
+"""Each agent step as a reviewer reads it: the element each action touched (role and name), the actions browser-use
+dropped, the filled-in form before a submit, and the page once it has settled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from browser_use import BrowserSession, Tools
+from browser_use.agent.views import ActionResult
+
+from preview_qa.results import one_line
+
+if TYPE_CHECKING:
+    from browser_use import Agent
+    from browser_use.agent.views import AgentOutput
+    from browser_use.browser.views import BrowserStateSummary
+    from browser_use.dom.views import EnhancedDOMTreeNode
+    from browser_use.tools.registry.views import ActionModel
+    from playwright.async_api import BrowserContext, Page, Request
+
+NAME_LIMIT = 80
+FILLS = frozenset({"input", "select_dropdown", "upload_file"})  # actions that put a value into a form
+SUBMITS = frozenset({"click", "send_keys"})  # what may send a filled form off (a button, or Enter)
+VAGUE_ROLES = frozenset({"generic", "none", "presentation", "StaticText", "LabelText"})
+SETTLE_S = 5.0  # at most, per step, for a navigation the step started to land and its page to load
+GRACE_S = 0.15  # for a navigation the last action started (or a redirect's next request) to show up
+IDLE_S = 1.0  # at most, for the network to go quiet once the page has loaded (a polling page never does)
+
+
+@dataclass
+class StepFacts:
+    """What one step did: its actions as browser-use kept them, the element each one targets, the ones it dropped."""
+
+    actions: list[dict[str, Any]]
+    elements: list[dict[str, Any] | None]
+    dropped: list[Dropped] = field(default_factory=list)
+    form_png: bytes | None = None  # the page after the step's form was filled in, just before it was submitted
+
+
+@dataclass
+class Dropped:
+    """Actions the model asked for that never ran, and why."""
+
+    why: str
+    actions: list[dict[str, Any]]
+    elements: list[dict[str, Any] | None]
+
+
+@dataclass
+class _Plan:
+    answer: list[ActionModel]  # every action of the model's answer, before browser-use cut it to max_actions_per_step
+    elements: list[dict[str, Any] | None]
+
+
+class StepWatcher:
+    """Hears the model's answers, the step's start and each action, so a step's record can name what it did."""
+
+    def __init__(self, shoot: Callable[[], Awaitable[bytes | None]]):
+        self._shoot = shoot
+        self._answer: list[ActionModel] = []
+        self._plan: _Plan | None = None
+        self._filled = False
+        self._form_png: bytes | None = None
+        self._navigating: set[Request] = set()
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    def heard(self, completion: Any) -> None:
+        """Every LLM answer (RecordingLLM's `on_answer`): the agent's ones carry the full list of actions."""
+        actions = getattr(completion, "action", None)
+        if isinstance(actions, list):
+            self._answer = list(actions)
+
+    async def on_new_step(self, state: BrowserStateSummary, output: AgentOutput, n_steps: int) -> None:
+        """browser-use's register_new_step_callback: the step's DOM and actions, before any of them runs."""
+        kept = output.action
+        answer = self._answer if self._answer and kept and self._answer[0] is kept[0] else list(kept)
+        selector_map = state.dom_state.selector_map if state.dom_state else {}
+        self._plan = _Plan(answer=answer, elements=[element_facts(a.get_index(), selector_map) for a in answer])
+        self._filled, self._form_png = False, None
+
+    async def before_action(self, action: ActionModel) -> None:
+        """A submit after the step filled a form in: photograph the filled form before it is sent."""
+        name = next(iter(action.model_dump(exclude_unset=True)), "")
+        if name in FILLS:
+            self._filled = True
+        elif name in SUBMITS and self._filled and self._form_png is None:
+            self._form_png = await self._shoot()
+
+    def facts(self, agent: Agent) -> StepFacts:
+        """The step that just ended; its plan is used up."""
+        plan, self._plan = self._plan, None
+        item = agent.history.history[-1] if agent.history.history else None
+        output = item.model_output if item else None
+        kept = list(output.action) if output else []
+        results = item.result if item else []
+        if plan is None or plan.answer[: len(kept)] != kept:  # the step ended before its actions were planned
+            return StepFacts(actions=[_dump(a) for a in kept], elements=[None] * len(kept))
+        facts = StepFacts(actions=[_dump(a) for a in kept], elements=plan.elements[: len(kept)], form_png=self._form_png)
+        if len(plan.answer) > len(kept):
+            limit = agent.settings.max_actions_per_step
+            facts.dropped.append(Dropped(why=f"the model asked for {len(plan.answer)} actions; browser-use runs at most "
+                                             f"max_actions_per_step={limit} per step",
+                                         actions=[_dump(a) for a in plan.answer[len(kept):]],
+                                         elements=plan.elements[len(kept):]))
+        if results and len(results) < len(kept):
+            how = "it failed" if results[-1].error else "the page changed or the sequence ended"
+            facts.dropped.append(Dropped(why=f"browser-use ended the step after action {len(results)} of {len(kept)} "
+                                             f"because {how}",
+                                         actions=[_dump(a) for a in kept[len(results):]],
+                                         elements=plan.elements[len(results):len(kept)]))
+        return facts
+
+    def attach(self, context: BrowserContext) -> None:
+        """Follow main-frame navigations in every page of the test's context, so that `settle` knows when one is under
+        way."""
+        context.on("page", self._watch)
+        for page in context.pages:
+            self._watch(page)
+
+    async def settle(self, page: Page | None) -> None:
+        """Wait (bounded) until no navigation is under way and the page has loaded: a step's screenshot and URL show
+        where it led, never a blank frame between two documents."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SETTLE_S
+        await asyncio.sleep(GRACE_S)
+        while not self._quiet.is_set() and loop.time() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._quiet.wait(), deadline - loop.time())
+            await asyncio.sleep(GRACE_S)  # a redirect finishes one request before it starts the next
+        if page is None or page.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            await page.wait_for_load_state("load", timeout=max(0.1, deadline - loop.time()) * 1000)
+            await page.wait_for_load_state("networkidle", timeout=max(0.1, min(IDLE_S, deadline - loop.time())) * 1000)
+
+    def _watch(self, page: Page) -> None:
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._done)
+        page.on("requestfailed", self._done)
+
+    def _on_request(self, request: Request) -> None:
+        with contextlib.suppress(Exception):  # a service worker's request has no frame
+            if request.is_navigation_request() and request.frame.parent_frame is None:
+                self._navigating.add(request)
+                self._quiet.clear()
+
+    def _done(self, request: Request) -> None:
+        self._navigating.discard(request)
+        if not self._navigating:
+            self._quiet.set()
+
+
+class WatchedTools(Tools):
+    """browser-use's tools, telling the StepWatcher about each action before it runs, and refusing one that would carry
+    a secret off the test's allowed hosts (`guard`: the action and the page's URL -> why not, or None)."""
+
+    def __init__(self, watcher: StepWatcher, guard: Callable[[dict[str, Any], str], str | None], **kwargs: Any):
+        super().__init__(**kwargs)
+        self._watcher, self._guard = watcher, guard
+
+    async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
+        page_url = ""
+        with contextlib.suppress(Exception):
+            page_url = await browser_session.get_current_page_url()
+        refused = self._guard(action.model_dump(exclude_unset=True), page_url)
+        if refused is not None:  # before browser-use puts the secret's value into the action
+            return ActionResult(error=refused)
+        await self._watcher.before_action(action)
+        return await super().act(action, browser_session, *args, **kwargs)
+
+
+def _dump(action: ActionModel) -> dict[str, Any]:
+    return action.model_dump(exclude_none=True)
+
+
+def element_facts(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) -> dict[str, Any] | None:
+    """The element at `index` in the step's DOM: its accessible role and name (as a screen reader says them)."""
+    node = selector_map.get(index) if index is not None else None
+    if node is None:
+        return None
+    ax = node.ax_node
+    role = ax.role if ax is not None and ax.role and ax.role not in VAGUE_ROLES else None
+    labelled = next((node.attributes[k] for k in ("aria-label", "title", "placeholder", "alt") if node.attributes.get(k)), None)
+    name = (ax.name if ax is not None else None) or labelled or node.get_all_children_text()
+    return {"index": index, "role": role or node.attributes.get("role") or node.tag_name, "name": one_line(name, NAME_LIMIT),
+            "tag": node.tag_name}

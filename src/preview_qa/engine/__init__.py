@@ -1,0 +1,2 @@
+"""Runs the selected tests: the runner (concurrency, timeouts, retries, setup tests, baseline, cancellation), preview
+readiness, saved state, the replay cache, the merge of shards."""

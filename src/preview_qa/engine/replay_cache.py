@@ -1,0 +1,101 @@
+"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.preview import origin_of
+from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.providers import default_model
+from preview_qa.reporters import Reporter
+from preview_qa.reporters.output.files import write_atomic
+from preview_qa.results import Execution, Status, TestResult
+
+CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
+RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
+
+
+class RecordingCache:
+    """Reads and writes `<folder>/<key>.json`; the key changes whenever the test, model or browser-use does."""
+
+    def __init__(self, folder: Path, manifest: Manifest, provider: str, model: str | None):
+        self.folder = folder
+        self._defines = {"format": CACHE_FORMAT, "manifest_version": manifest.version, "provider": provider,
+                         "model": default_model(provider, model), "browser_use": version("browser-use")}
+
+    def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
+        """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
+        The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ."""
+        test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
+                                                     "secrets"}, exclude={"expect": {"timeout"}})
+        if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
+            test["use_state"] = spec.use_state
+        where = {} if target == RunTarget.PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
+        blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def path(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Path:
+        return self.folder / f"{self.key(spec, target)}.json"
+
+    def load(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None:
+        """The recording for this exact test definition, or None (missing, unreadable or from another format)."""
+        try:
+            entry = json.loads(self.path(spec, target).read_text(encoding="utf-8"))
+            if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec, target):
+                return None
+            screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
+            return Recording(origin=str(entry["origin"]), history=dict(entry["history"]), screenshots=screenshots)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+            return None  # a damaged entry costs one agent run, never a wrong verdict
+
+    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], target: RunTarget = RunTarget.PREVIEW,
+              screenshots: dict[int, bytes] | None = None) -> None:
+        """File a passing run: its history and, to show beside a later replay that drifts, each step's page as seen."""
+        entry = {"format": CACHE_FORMAT, "key": self.key(spec, target), "test": spec.name, "origin": origin,
+                 "history": history,
+                 "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()}}
+        write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
+
+
+class CacheReporter(Reporter):
+    """Files the recording of every test that passed after a full agent run; the only writer of the cache folder.
+
+    It reads the same AgentHistory event as the artifacts reporter, after the runner has replaced every secret value
+    with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
+
+    def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
+        self.cache = cache
+        self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
+        self._specs = {t.name: t for t in manifest.tests}
+        self._histories: dict[tuple[str, str], dict[str, Any]] = {}
+        self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
+            self._seen.setdefault((event.name, _target(event.label)), {})[event.number] = event.before_png
+        elif isinstance(event, AgentHistory):
+            # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
+            self._histories[(event.name, _target(event.label))] = event.history
+        elif isinstance(event, TestFinished):
+            self._store(event.result, RunTarget.PREVIEW)
+        elif isinstance(event, AttemptFinished) and event.label == RunTarget.BASELINE:
+            self._store(event.result, RunTarget.BASELINE)
+
+    def _store(self, result: TestResult, target: RunTarget) -> None:
+        history = self._histories.pop((result.name, target), None)
+        seen = self._seen.pop((result.name, target), {})
+        spec = self._specs.get(result.name)
+        if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and history and spec is not None:
+            self.cache.store(spec, self.origins[target], history, target, seen)
+
+
+def _target(label: str | None) -> RunTarget:
+    return RunTarget.BASELINE if label == RunTarget.BASELINE else RunTarget.PREVIEW

@@ -1,0 +1,339 @@
+"""Schedules the tests (concurrency, timeouts, setup tests, cancellation) and announces what happens; writes no files
+itself (a saved login lives in the private StateStore until the run ends)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.preview import origin_of, wait_for_preview
+from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
+from preview_qa.engine.saved_state import BrowserState, StateStore
+from preview_qa.events import (
+    AttemptFinished,
+    Event,
+    Evidence,
+    Observed,
+    RunFinished,
+    RunStarted,
+    RunTarget,
+    TestFinished,
+    TestStarted,
+    attempt_label,
+)
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import setup_of
+from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict
+from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.select import select
+from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict, secret_line
+
+TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
+PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
+
+
+
+def start_url(base_url: str, start: str) -> str:
+    return start if "://" in start else base_url.rstrip("/") + start
+
+
+def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
+    hosts = [urlsplit(base_url).hostname or "", urlsplit(start_url(base_url, spec.start)).hostname or ""]
+    return list(dict.fromkeys(h for h in [*hosts, *spec.allowed_domains] if h))
+
+
+class Recordings(Protocol):
+    """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept."""
+
+    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None: ...
+
+
+class Runner:
+    """Runs a manifest's tests and passes every event, secrets redacted, to `publish`."""
+
+    def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
+                 agent: AgentFn, publish: Callable[[Event], None], recordings: Recordings | None = None,
+                 redactor: Redactor | None = None,
+                 browser_start_s: float = 0.0):
+        self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
+        self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
+        self._recordings = recordings  # the replay cache's lookup; None = always run the agent
+        # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
+                                                       config.basic_auth_password)
+        self._publish_raw = publish
+        self._finished: dict[str, TestResult] = {}
+        self._provider_streak = 0
+        self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
+        self.selection = select(manifest, config)
+        self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
+        self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
+        self._states = StateStore()
+        self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
+
+    def publish(self, event: Event) -> None:
+        self._publish_raw(_redacted(event, self._redactor))
+
+    async def run(self) -> RunResult:
+        """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
+        started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
+        result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started,
+                           baseline_url=self.config.baseline_url)
+        self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
+                                test_names=[t.name for t in self.selection.tests]))
+        self._done = {t.name: asyncio.Event() for t in self.selection.tests}
+        try:
+            unreachable = await self._wait_for_preview()
+            if unreachable:
+                result.notice = f"preview unreachable: {unreachable}"
+            else:
+                semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
+                async with asyncio.TaskGroup() as group:
+                    for spec in self.selection.tests:
+                        group.create_task(self._one(spec, semaphore))
+                result.baseline_error = await self._compare_with_baseline(semaphore)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            result.notice = RunEnd.CANCELLED
+        finally:
+            self._states.close()  # the saved logins never outlive the run
+        for spec in self.selection.tests:
+            if spec.name not in self._finished:
+                self._finish(self._unrun(spec, Status.ERRORED, result.notice or "the run ended before this test finished"))
+        result.tests = [self._finished[t.name] for t in self.selection.tests]
+        result.duration_s = round(time.monotonic() - clock, 2)
+        self.publish(RunFinished(result=result))
+        return result
+
+    async def _wait_for_preview(self) -> str | None:
+        if self.config.wait_timeout <= 0:
+            return None
+        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers)
+
+    async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        if spec.name in self._setup_of and not self.selection.skip_reason(spec):
+            blocked = await self._wait_for_setup(spec)  # before taking a slot: the setup test may need it
+            if blocked:
+                self._finish(self._unrun(spec, Status.ERRORED, blocked))
+                return
+        async with semaphore:
+            skip_reason = self.selection.skip_reason(spec)
+            if skip_reason:
+                self._finish(self._unrun(spec, Status.SKIPPED, skip_reason))
+                return
+            spent = self._run_budget_spent() or self._provider_down
+            if spent:
+                self._finish(self._unrun(spec, Status.ERRORED, spent))
+                return
+            spec = self._with_overrides(spec)
+            self.publish(TestStarted(name=spec.name))
+            self._finish(await self._with_retries(spec))
+
+    async def _with_retries(self, spec: TestSpec) -> TestResult:
+        """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
+        Each attempt's usage counts against the test's budget and the run's, and each attempt's evidence is labelled."""
+        attempts: list[TestResult] = []
+        while True:
+            label = attempt_label(len(attempts) + 1) if spec.retries else None
+            budgeted = test_budget_left(spec, sum((a.usage for a in attempts), Usage())) or spec
+            # Only the first attempt may replay a recorded agent_run: a retry is the agent's, from scratch.
+            attempts.append(await self._run_once(budgeted, RunTarget.PREVIEW, label, replay=not attempts))
+            if label is not None:
+                self.publish(AttemptFinished(name=spec.name, label=label, result=attempts[-1]))
+            if not self._retry_allowed(spec, attempts):
+                return combine(attempts)
+
+    def _retry_allowed(self, spec: TestSpec, attempts: list[TestResult]) -> bool:
+        """The test's own rule (reruns.wants_retry), unless the provider is down or the run's budget is spent."""
+        if not wants_retry(spec, attempts) or self._provider_down is not None:
+            return False
+        return self._run_budget_spent(sum((a.usage for a in attempts), Usage())) is None
+
+    async def _run_once(self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool) -> TestResult:
+        """One run of the test on the preview or the baseline, decided; its events carry `label`."""
+        emit = self._labelled(label)
+        clock = time.monotonic()
+        recording = self._recording(spec, target) if replay else None
+        agent_run = await self._attempt(spec, target, recording, emit)
+        decision = decide(spec, agent_run)
+        drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
+        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts:
+            # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
+            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
+            replay_usage = agent_run.usage
+            agent_run = await self._attempt(spec, target, None, emit)
+            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
+            decision = decide(spec, agent_run)
+        verdict = decision.verdict
+        if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
+            verdict = self._save_state(spec, verdict)
+        self._note_provider(agent_run)
+        emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
+                      detail=verdict.model_dump(mode="json")))
+        return TestResult(
+            name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
+            causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=agent_run.steps,
+            execution=agent_run.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
+            evidence=agent_run.evidence, usage=agent_run.usage, final_url=agent_run.final_url, replay_drift=drift,
+            secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
+        )
+
+    def _recording(self, spec: TestSpec, target: RunTarget) -> Recording | None:
+        if self._recordings is None:
+            return None
+        return self._recordings(spec) if target == RunTarget.PREVIEW else self._recordings(spec, target)
+
+    def _labelled(self, label: str | None) -> Callable[[Event], None]:
+        """`publish`, with the evidence of one labelled run (an attempt, the baseline run) marked as that run's."""
+        if label is None:
+            return self.publish
+        return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence)
+                                          else event)
+
+    async def _attempt(self, spec: TestSpec, target: RunTarget, recording: Recording | None,
+                       emit: Callable[[Event], None]) -> AgentRun:
+        base_url = self._base_url(target)
+        url = start_url(base_url, spec.start)
+        self._kept.pop(spec.name, None)
+        try:
+            # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
+            where = self._state_options(spec) if target == RunTarget.PREVIEW else {"origin": origin_of(base_url)}
+            return await asyncio.wait_for(
+                self._agent(spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit,
+                            recording=recording, **where),
+                self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
+        except TimeoutError:
+            return AgentRun(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
+        except Exception as e:
+            return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    def _base_url(self, target: RunTarget) -> str:
+        return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
+
+    async def _compare_with_baseline(self, semaphore: asyncio.Semaphore) -> str | None:
+        """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
+        same manifest; passing tests are not re-run. None, or why the baseline could not be used."""
+        failing = [t for t in self.selection.tests if self._finished[t.name].status in RETRIED
+                   and self._finished[t.name].execution is not Execution.NOT_RUN]
+        if self.config.baseline_url is None or not failing:
+            return None
+        unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
+                                             self.config.preview_headers)
+        if unreachable:
+            return f"--baseline-url is unreachable: {unreachable}"
+        async with asyncio.TaskGroup() as group:
+            for spec in failing:
+                group.create_task(self._on_baseline(spec, semaphore))
+        return None
+
+    async def _on_baseline(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
+        async with semaphore:
+            # A saved login belongs to the preview's host: on the baseline the test would run signed out, and a
+            # failure there would wrongly excuse this one.
+            why_not = self._run_budget_spent() or self._provider_down or (
+                f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+                if spec.use_state is not None else None)
+            baseline = (self._unrun(spec, Status.ERRORED, why_not) if why_not else
+                        await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True))
+            self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
+            self._finished[spec.name] = compared(self._finished[spec.name], baseline)
+
+    async def _wait_for_setup(self, spec: TestSpec) -> str | None:
+        """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
+        setup = self._setup_of[spec.name]
+        await self._done[setup].wait()
+        result = self._finished[setup]
+        if result.status is not Status.PASSED:
+            return f"setup test '{setup}' did not pass: {result.reason}"
+        return None
+
+    def _state_options(self, spec: TestSpec) -> dict[str, Any]:
+        """The saved state the test starts from, and where the agent hands over the state a save_state test leaves."""
+        options: dict[str, Any] = {}
+        if spec.use_state is not None:
+            options["start_state"] = self._states.load(spec.use_state)
+        if spec.save_state is not None:
+            options["keep_state"] = lambda state: self._keep(spec, state)
+        return options
+
+    def _keep(self, spec: TestSpec, state: BrowserState) -> None:
+        """A state the agent read: from now on its cookie values are redacted like secrets; it is saved if the test passes."""
+        assert spec.save_state is not None
+        self._redactor.add(state.secret_values(spec.save_state))
+        self._kept[spec.name] = state
+
+    def _save_state(self, spec: TestSpec, verdict: Verdict) -> Verdict:
+        """Save a passing setup test's state for its dependents; one that left none cannot count as passed."""
+        if spec.save_state is None or verdict.status is not Status.PASSED:
+            return verdict
+        state = self._kept.pop(spec.name, None)
+        if state is None:
+            return Verdict(status=Status.ERRORED, reason="the test passed, but its browser state was not saved",
+                           causes=[verdict.reason])
+        self._states.save(spec.save_state, state)
+        return verdict
+
+    def _with_overrides(self, spec: TestSpec) -> TestSpec:
+        """The command line's per-test budgets and retries outrank the manifest's."""
+        changes = {k: v for k, v in (("max_tokens", self.config.max_tokens), ("max_cost_usd", self.config.max_cost_usd),
+                                     ("retries", self.config.retries)) if v is not None}
+        return spec.model_copy(update=changes) if changes else spec
+
+    def _run_budget_spent(self, running: Usage | None = None) -> str | None:
+        """Why no further test (or attempt) may start, if the run's own budget is used up by the tests finished so far
+        (and the attempts of the test that asks)."""
+        used = sum((t.usage for t in self._finished.values()), running or Usage())
+        if self.config.run_max_tokens is not None and used.total_tokens >= self.config.run_max_tokens:
+            return f"run budget exceeded: --run-max-tokens={self.config.run_max_tokens} (used {used.total_tokens})"
+        if self.config.run_max_cost_usd is not None and (used.cost_usd or 0) >= self.config.run_max_cost_usd:
+            return f"run budget exceeded: --run-max-cost-usd={self.config.run_max_cost_usd:g} (spent ${used.cost_usd:.4f})"
+        return None
+
+    def _note_provider(self, agent_run: AgentRun) -> None:
+        """A circuit breaker: a provider that is down for the whole run must not cost every test its full timeout.
+        Only a test in which no LLM call at all was answered counts; one answer shows the provider is up."""
+        if agent_run.usage.llm_calls > len(agent_run.llm_faults):
+            self._provider_streak = 0
+            return
+        outage = provider_outage(agent_run)
+        if outage is None:  # no LLM call went wrong (e.g. the preview was unreachable): it says nothing either way
+            return
+        self._provider_streak += 1
+        if self._provider_streak >= PROVIDER_DOWN_AFTER and self._provider_down is None:
+            self._provider_down = (f"LLM provider down: {self._provider_streak} tests in a row got no answer "
+                                   f"(last: {outage}); this test was not started")
+
+    def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
+        return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,
+                          execution=Execution.NOT_RUN)
+
+    def _finish(self, result: TestResult) -> None:
+        if result.name in self.selection.setups:
+            result = result.model_copy(update={"setup_only": True})
+        self._finished[result.name] = result
+        self.publish(TestFinished(result=result))
+        if result.name in self._done:
+            self._done[result.name].set()
+
+
+def _redacted(event: Event, redactor: Redactor) -> Event:
+    """The same event with every secret value replaced by its placeholder, in every text it carries."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, TestResult | RunResult):
+            changes[f.name] = type(value).model_validate(redactor.value(value.model_dump(mode="json")))
+        elif isinstance(value, str | dict | list):
+            changes[f.name] = redactor.value(value)
+    return dataclasses.replace(event, **changes)
+

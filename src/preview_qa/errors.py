@@ -1,0 +1,44 @@
+"""Every error a user can fix, under one base class: the CLI says it in one line and exits 2 (cli.py, in one place)."""
+
+from __future__ import annotations
+
+import re
+
+_LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+class PreviewQaError(Exception):
+    """Input the user can fix: a manifest, a provider's set-up, a results folder to merge, the run's options."""
+
+
+class ManifestError(PreviewQaError):
+    """A problem at a place in a YAML file: one sentence, with the line and the key it concerns."""
+
+    def __init__(self, file: str, line: int | None, key: str | None, message: str):
+        super().__init__(message)
+        self.file, self.line, self.key, self.message = file, line, key, message
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        return _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)  # one line, whatever a key holds
+
+
+class LLMConfigError(PreviewQaError):
+    """The provider cannot be set up as configured (unknown provider, missing key)."""
+
+
+class SetupError(PreviewQaError):
+    """The run cannot start as configured; the message says what to fix."""
+
+
+class SelectionError(PreviewQaError):
+    """A filter names what the manifest does not have, or leaves nothing to run; nothing has run."""
+
+
+class ChangedFilesError(PreviewQaError):
+    """The list of changed files cannot be read; nothing has run."""
+
+
+class MergeError(PreviewQaError):
+    """A folder cannot be merged; the message says which and why."""

@@ -1,0 +1,199 @@
+"""Reads a manifest: YAML to the validated models, every error one sentence naming file, line and key; and the
+tests' secret values from the environment."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from preview_qa.manifest.models import Defaults, Manifest
+from preview_qa.manifest.setup_tests import cycle_from, savers
+from preview_qa.manifest.yaml_source import Loc, YamlSource
+from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
+
+
+def load(path: str | Path) -> Manifest:
+    """Read and validate a manifest; raise ManifestError (one sentence, file:line: key: ...) on any problem."""
+    source = YamlSource.read(Path(path))
+    return parse(source)
+
+
+def loads(text: str, file: str = "<manifest>") -> Manifest:
+    return parse(YamlSource.parse(text, file))
+
+
+def parse(source: YamlSource) -> Manifest:
+    data = source.data
+    if not isinstance(data, dict):
+        raise source.error((), "the manifest must be a mapping with 'version' and 'tests' keys.")
+    _refuse_internal_keys(data, source)
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise source.error(("defaults",), "must be a mapping of per-test keys.")
+    _validate(Defaults, defaults, source, ("defaults",))
+    raw_tests = data.get("tests")
+    merged = dict(data)
+    if isinstance(raw_tests, list):
+        merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
+        merged["tests"] = [
+            {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t
+            for i, t in enumerate(merged["tests"])
+        ]
+    manifest = _validate(Manifest, {**merged, "path": source.file}, source, ())
+    manifest._source = source
+    _check_tests(manifest)
+    _check_states(manifest)
+    return manifest
+
+
+def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
+    """The test's keys over the defaults'. A test's own `expect` replaces the default checks, but a default
+    expect.timeout still applies to it unless it sets its own: how long to wait is a run-wide habit, not a check."""
+    if not isinstance(test, dict):
+        return test
+    merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
+    default_expect, own_expect = defaults.get("expect"), test.get("expect")
+    if isinstance(default_expect, dict) and "timeout" in default_expect and isinstance(own_expect, dict) \
+            and "timeout" not in own_expect:
+        merged["expect"] = {**own_expect, "timeout": default_expect["timeout"]}
+    return merged
+
+
+def _refuse_internal_keys(data: dict[str, Any], source: YamlSource) -> None:
+    """`path` and a test's `line` are set by the loader, never read from the file (it would overwrite them silently)."""
+    if "path" in data:
+        raise source.error(("path",), _unknown_key("path", Manifest, []))
+    tests = data.get("tests")
+    for i, test in enumerate(tests if isinstance(tests, list) else []):
+        if isinstance(test, dict) and "line" in test:
+            raise source.error(("tests", i, "line"), _unknown_key("line", Manifest, ["tests"]))
+
+
+def _check_tests(manifest: Manifest) -> None:
+    seen: dict[str, int] = {}
+    for i, test in enumerate(manifest.tests):
+        if test.name in seen:
+            raise manifest.error(("tests", i, "name"), f"duplicate test name '{test.name}' (also test {seen[test.name] + 1}); "
+                                                     "names must be unique.")
+        seen[test.name] = i
+        for placeholder in test.secret_placeholders:
+            if placeholder not in test.secrets:
+                raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
+                                                         f"declare '{placeholder}'; add it under secrets.")
+        if "timeout" in test.expect.model_fields_set and test.expect.timeout > test.timeout:  # else the test's bounds it
+            raise manifest.error(("tests", i, "expect", "timeout"),
+                                 f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
+                                 "lower expect.timeout or raise timeout.")
+
+
+def _check_states(manifest: Manifest) -> None:
+    """save_state names are unique, every use_state names one of them, and no test ends up waiting for itself."""
+    saved: dict[str, int] = {}
+    for i, test in enumerate(manifest.tests):
+        if test.save_state is None:
+            continue
+        if test.save_state in saved:
+            first = manifest.tests[saved[test.save_state]]
+            raise manifest.error(("tests", i, "save_state"), f"state '{test.save_state}' is already saved by test "
+                                 f"'{first.name}' (line {first.line}); give each save_state its own name.")
+        saved[test.save_state] = i
+    saved_by = savers(manifest.tests)
+    for i, test in enumerate(manifest.tests):
+        if test.use_state is None:
+            continue
+        origin = _from_defaults(manifest, i, "use_state")
+        if test.use_state not in saved_by:
+            guess = difflib.get_close_matches(test.use_state, list(saved_by), n=1)
+            hint = (f"did you mean '{guess[0]}'?" if guess else
+                    f"add 'save_state: {test.use_state}' to the test that logs in" +
+                    (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else "."))
+            raise manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
+        cycle = cycle_from(manifest.tests, test.name)
+        if cycle is None or test.name not in cycle:
+            continue
+        if len(cycle) == 1:
+            fix = "set 'use_state: null' on it" if origin else "remove one of the two keys"
+            raise manifest.error(("tests", i, "use_state"), f"test '{test.name}' starts from state '{test.use_state}'"
+                                 f"{origin}, which it saves itself; {fix}.")
+        chain = " -> ".join(f"'{name}'" for name in [*cycle, cycle[0]])
+        raise manifest.error(("tests", i, "use_state"), f"setup tests wait for each other in a cycle ({chain}, each "
+                             f"waiting for the test that saves its use_state){origin}; break the cycle.")
+
+
+def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
+    """' (set in defaults)' when the test's own mapping lacks `key`, so the error explains where the value came from."""
+    raw = manifest._source.data.get("tests", []) if manifest._source is not None else []
+    own = raw[index] if index < len(raw) and isinstance(raw[index], dict) else {}
+    return "" if key in own else " (set in defaults)"
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validate(model: type[M], data: Any, source: YamlSource, base: Loc) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        # An unknown key first: a typo ("testz") is what explains the required key that is then missing.
+        errors = sorted(e.errors(include_url=False), key=lambda err: err["type"] != "extra_forbidden")
+        first = errors[0]
+        loc: Loc = (*base, *first["loc"])
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        raise source.error(loc, _describe(first, loc, model) + more) from None
+
+
+def _describe(error: Mapping[str, Any], loc: Loc, model: type[BaseModel]) -> str:
+    kind, key = error["type"], loc[-1] if loc else ""
+    if kind == "extra_forbidden":
+        return _unknown_key(str(key), model, [p for p in error["loc"][:-1] if isinstance(p, str)])
+    if kind == "missing":
+        return "this required key is missing."
+    if kind == "literal_error" and key == "version":
+        return "unsupported manifest version; use 'version: 1'."
+    message = str(error["msg"]).removeprefix("Value error, ")
+    given = error.get("input")
+    shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:57] + "..."
+    return f"{message[0].lower()}{message[1:]} (got {shown})."
+
+
+def _unknown_key(key: str, model: type[BaseModel], path: list[str]) -> str:
+    known = _fields_at(model, path)
+    guess = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean '{guess[0]}'?" if guess else f"valid keys are: {', '.join(sorted(known))}."
+    return f"unknown key '{key}'; {hint}"
+
+
+def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
+    """The field names of the model reached by following `path` (the keys of the error location)."""
+    current: Any = model
+    for part in path:
+        fields = getattr(current, "model_fields", {})
+        if part not in fields:
+            continue
+        annotation = fields[part].annotation
+        args = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)]
+        current = args[0] if args else annotation
+    names = [n for n, f in getattr(current, "model_fields", {}).items() if not f.exclude]
+    return names
+
+
+def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key."""
+    resolved: dict[str, dict[str, str]] = {}
+    for i, test in enumerate(manifest.tests):
+        values: dict[str, str] = {}
+        for placeholder, env in test.secrets.items():
+            if not environ.get(env):
+                raise manifest.error(("tests", i, "secrets", placeholder),
+                                     f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
+            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+                raise manifest.error(("tests", i, "secrets", placeholder),
+                                     f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
+                                     f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
+            values[placeholder] = environ[env]
+        resolved[test.name] = values
+    return resolved

@@ -1,0 +1,247 @@
+"""The test manifest's pydantic models: every key, its rule and its JSON Schema, unknown keys refused."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import jsonschema
+from pathspec import GitIgnoreSpec
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, WithJsonSchema, field_validator
+from pydantic.config import JsonDict
+from pydantic.json_schema import SkipJsonSchema
+
+from preview_qa.errors import ManifestError
+from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
+
+SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
+# Each rule below is written once and given to both the loader and the JSON Schema (ECMA regex: the same syntax here).
+ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
+START = "^(/|https?://)"
+OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
+STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
+_ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
+_SECRET_NAMES: JsonDict = {"propertyNames": {"pattern": ENV_NAME}, "additionalProperties": _ENV_SCHEMA}
+
+
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """The pattern as the schema's ECMA regex reads it: there `$` is the very end, in Python also before a final newline."""
+    return re.compile(pattern.replace("$", r"\Z"))
+
+
+_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE = map(_ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME))
+
+
+class _Strict(BaseModel):
+    # strict: a value is taken as written (no "20" for 20, no 1 for true), as the JSON Schema reads it too.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+OneOrMore = Annotated[list[str], BeforeValidator(_as_list, json_schema_input_type=str | list[str])]
+
+
+def _state_name(v: str | None) -> str | None:
+    if v is not None and not _STATE_RE.search(v):
+        raise ValueError("a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-'")
+    return v
+
+
+class Expectations(_Strict):
+    """Deterministic checks, run by code on the final page after the agent is done."""
+
+    url: str | None = Field(default=None, min_length=1, description="The final page's URL contains this string.")
+    text: OneOrMore = Field(default_factory=list, description=(
+        "Text that must be visible on the final page (case-insensitive, whitespace-normalised, rendered and not "
+        "hidden): one string or a list, each must be there."))
+    not_text: OneOrMore = Field(default_factory=list, description=(
+        "Text that must not be visible on the final page: one string or a list, none may be there."))
+    title: str | None = Field(default=None, min_length=1,
+                              description="The final page's title contains this (case-insensitive).")
+    data: dict[str, Any] = Field(default_factory=dict, description=(
+        "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
+        "(strings compared trimmed; 3 equals 3.0, never true)."))
+    timeout: float = Field(default=5, gt=0, description=(
+        "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
+        "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
+        "applies also to tests with an expect of their own."))
+
+    @property
+    def has_page_checks(self) -> bool:
+        """Checks that code runs on the final page itself (data checks need the agent's report)."""
+        return bool(self.url or self.text or self.not_text or self.title)
+
+
+TASK = ("What the agent does and checks, in plain language (any language); <secret>name</secret> stands for a "
+        "secret declared under secrets.")
+OutputSchema = Annotated[dict[str, Any], WithJsonSchema(
+    {"type": "object", "required": ["type"],
+     "properties": {"type": {"const": "object", "description": "The extracted data is an object."}}})]
+
+
+def glob_problem(pattern: str, first: bool = False) -> str | None:
+    """Why a `paths` entry cannot be used (None if it can): outside the repository, not a glob, or matching nothing."""
+    if _OUTSIDE_RE.search(pattern):
+        return f"'{pattern}' points outside the repository ('..'); paths are relative to the repository root"
+    try:
+        compiled = GitIgnoreSpec.from_lines([pattern]).patterns
+    except (ValueError, re.error) as e:  # pathspec's pattern error is a ValueError; re's names a place in its own regex
+        return f"'{pattern}' is not a valid gitignore-style glob ({str(e).split(' at position')[0]})"
+    if not compiled or compiled[0].include is None:
+        return f"'{pattern}' matches nothing (blank, a '#' comment or a lone '/'); write a glob such as src/**"
+    if first and compiled[0].include is False:
+        return f"'{pattern}' excludes files but nothing before it includes any; put a pattern such as src/** first"
+    return None
+
+
+class TestOptions(_Strict):
+    """Keys that a test may set and `defaults:` may set for every test."""
+
+    __test__ = False
+
+    start: str = Field(default="/", json_schema_extra={"pattern": START}, description=(
+        "Where the browser starts: a path under --base-url (starting with '/'), or an absolute http(s) URL."))
+    task: str | None = Field(default=None, min_length=1, description=TASK)
+    secrets: dict[str, str] = Field(
+        default_factory=dict, json_schema_extra=_SECRET_NAMES,
+        description=("Placeholder name -> the environment variable holding the value. The LLM only ever sees "
+                     "<secret>name</secret>; every output has the value replaced by it."))
+    expect: Expectations = Field(default_factory=Expectations, description=(
+        "Deterministic checks, run by code on the final page after the agent is done: any that fails fails the test, "
+        "whatever the agent said."))
+    output_schema: OutputSchema | None = Field(default=None, description=(
+        "A JSON Schema (type: object) of the data the agent must extract and return; its data must satisfy it."))
+    max_steps: int = Field(default=20, ge=1, le=500, description="Agent steps before the test fails as unfinished.")
+    timeout: float = Field(default=300, gt=0, le=24 * 3600, description=(
+        "Seconds for the whole test (browser start, agent, checks, evidence) before it errors."))
+    allowed_domains: list[str] = Field(default_factory=list, description=(
+        "Hosts the agent may visit besides the preview's own."))
+    allow_javascript: bool = Field(default=False, description=(
+        "Give the agent browser-use's evaluate action, which runs JavaScript the model wrote on the page: a risk (a "
+        "page can talk the model into reading and sending anything the page holds), so off unless a test needs it."))
+    skip: bool | str = Field(default=False, description="true, or the reason: the test is reported as skipped, not run.")
+    judge: bool = Field(default=False, description=(
+        "Also ask browser-use's judge: its 'fail' fails the test, its 'pass' adds nothing."))
+    max_tokens: int | None = Field(default=None, ge=1, description=(
+        "Per-test LLM token budget: past it the test stops as errored (--max-tokens overrides it)."))
+    max_cost_usd: float | None = Field(default=None, gt=0, description=(
+        "Per-test LLM cost budget in US dollars: past it the test stops as errored (--max-cost-usd overrides it)."))
+    tags: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "pattern": TAG}},
+                            description=("Labels to pick tests by: `run --tag T` runs the tests with any of the given "
+                                         "tags, `--skip-tag T` leaves them out. Letters, digits and _ . : / -"))
+    paths: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "minLength": 1, "not": {"pattern": OUTSIDE_REPO}}},
+        description=("Repository files this test covers: gitignore-style globs relative to the repository root, e.g. "
+                     "src/checkout/**. Given changed files (--changed-files, or the action's changed-only), the test "
+                     "runs only when one of them matches; a test without paths always runs."))
+    use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
+        "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
+        "under this name by the test with that save_state, which runs first. null opts out of a default."))
+    retries: int = Field(default=0, ge=0, le=5, description=(
+        "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
+        "(--retries overrides it); a test that passes on a retry is reported flaky."))
+
+    _use_state_name = field_validator("use_state")(_state_name)
+
+    @field_validator("start")
+    @classmethod
+    def _start_is_path_or_url(cls, v: str) -> str:
+        if not _START_RE.search(v):
+            raise ValueError("must be a path starting with '/' or an http(s) URL")
+        return v
+
+    @field_validator("secrets")
+    @classmethod
+    def _secret_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for placeholder, env in v.items():
+            if not _ENV_RE.search(placeholder):
+                raise ValueError(f"placeholder '{placeholder}' must be letters, digits and underscores")
+            if not _ENV_RE.search(env):
+                raise ValueError(f"'{env}' is not an environment variable name")
+        return v
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_names(cls, v: list[str]) -> list[str]:
+        for tag in v:
+            if not _TAG_RE.search(tag):
+                raise ValueError(f"tag '{tag}' must be letters, digits and _ . : / - (no spaces or commas)")
+        return v
+
+    @field_validator("paths")
+    @classmethod
+    def _globs(cls, v: list[str]) -> list[str]:
+        for i, pattern in enumerate(v):
+            problem = glob_problem(pattern, first=i == 0)
+            if problem:
+                raise ValueError(problem)
+        return v
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema_is_valid(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is None:
+            return v
+        try:
+            jsonschema.validators.validator_for(v).check_schema(v)
+        except jsonschema.SchemaError as e:
+            raise ValueError(f"not a valid JSON Schema: {e.message}") from None
+        if v.get("type") != "object":
+            raise ValueError("must describe an object (type: object)")
+        return v
+
+
+class Defaults(TestOptions):
+    """`defaults:` — any per-test key but the name."""
+
+
+class TestSpec(TestOptions):
+    """One natural-language browser test."""
+
+    name: str = Field(min_length=1, max_length=1000, description=(
+        "Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."))
+    task: str = Field(min_length=1, description=TASK)
+    line: SkipJsonSchema[int] = Field(default=0, exclude=True)  # where the test starts in the manifest (not a key)
+    save_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
+        "When this test passes, keep its browser state (a login) under this name, for the tests with that use_state. "
+        "A credential: it never reaches an output, and is deleted when the run ends."))
+
+    _save_state_name = field_validator("save_state")(_state_name)
+
+    @property
+    def skip_reason(self) -> str | None:
+        if self.skip is False:
+            return None
+        return self.skip if isinstance(self.skip, str) and self.skip else "skipped in the manifest"
+
+    @property
+    def secret_placeholders(self) -> list[str]:
+        return SECRET_TAG.findall(self.task)
+
+
+class Manifest(_Strict):
+    """A whole manifest, version 1."""
+
+    version: Literal[1] = Field(description="The manifest format's version: 1.")
+    defaults: Defaults = Field(default_factory=Defaults, description=(
+        "Keys given to every test (any test key but name); a test's own value replaces the default."))
+    tests: list[TestSpec] = Field(min_length=1, description="The tests, reported in this order.")
+    path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)
+    _source: YamlSource | None = PrivateAttr(default=None)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _not_a_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # True == 1 in Python, but not in YAML nor in the JSON Schema's const
+            raise ValueError("unsupported manifest version; use 'version: 1'")
+        return v
+
+    def error(self, loc: Loc, message: str) -> ManifestError:
+        if self._source is None:
+            return ManifestError(self.path, None, format_loc(loc), message)
+        return self._source.error(loc, message)

@@ -1,0 +1,137 @@
+"""Load YAML safely while remembering the line of every key, so errors can point at it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from preview_qa.errors import ManifestError
+
+MAX_BYTES = 1024 * 1024
+MAX_NODES = 100_000
+MAX_DEPTH = 40
+
+Loc = tuple[str | int, ...]
+
+
+class YamlSource:
+    """A YAML document turned into plain Python values, plus the line where each value's key stands."""
+
+    def __init__(self, file: str, data: Any, lines: dict[Loc, int]):
+        self.file, self.data, self._lines = file, data, lines
+
+    @classmethod
+    def read(cls, path: Path) -> YamlSource:
+        file = str(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise ManifestError(file, None, None, f"cannot read the file ({e.strerror or e}).") from None
+        if len(raw) > MAX_BYTES:
+            raise ManifestError(file, None, None, f"the file is {len(raw)} bytes; a manifest may have at most {MAX_BYTES}.")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = raw[: e.start].count(b"\n") + 1
+            raise ManifestError(file, line, None, "the file is not valid UTF-8; save it as UTF-8.") from None
+        return cls.parse(text, file)
+
+    @classmethod
+    def parse(cls, text: str, file: str = "<manifest>") -> YamlSource:
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as e:
+            mark = e.problem_mark or e.context_mark
+            line = mark.line + 1 if mark else None
+            problem = (e.problem or str(e)).strip()
+            hint = " (YAML does not allow tabs for indentation; use spaces)" if "\\t" in problem or "tab" in problem else ""
+            raise ManifestError(file, line, None, f"invalid YAML: {problem}{hint}.") from None
+        except yaml.YAMLError as e:
+            raise ManifestError(file, None, None, f"invalid YAML: {e}.") from None
+        builder = _Builder(file)
+        data = builder.build(node, ()) if node is not None else None
+        return cls(file, data, builder.lines)
+
+    def line(self, loc: Loc) -> int | None:
+        """The line of the deepest known key on the way to `loc`."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self._lines:
+                return self._lines[loc[:end]]
+        return None
+
+    def error(self, loc: Loc, message: str) -> ManifestError:
+        # An empty document has no lines to point at; its line 1 is where the missing content belongs.
+        return ManifestError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
+
+
+def format_loc(loc: Loc) -> str:
+    """('tests', 0, 'expect', 'url') -> 'tests[0].expect.url'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Builder:
+    """Walks the composed node tree; refuses duplicate keys and alias bombs instead of guessing."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.lines: dict[Loc, int] = {}
+        self.nodes = 0
+        self._scalars = yaml.SafeLoader("")  # YAML 1.1 safe scalar rules: ints, floats, bools, nulls, strings
+
+    def build(self, node: yaml.Node, loc: Loc) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
+                              f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.")
+        if len(loc) > MAX_DEPTH:
+            raise ManifestError(self.file, node.start_mark.line + 1, None,
+                              f"values are nested more than {MAX_DEPTH} levels deep (a recursive alias?); flatten them.")
+        self.lines.setdefault(loc, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, loc)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(child, (*loc, i)) for i, child in enumerate(node.value)]
+        try:
+            return self._scalars.construct_object(node, deep=True)
+        except yaml.YAMLError as e:  # an unknown tag (`!foo`, `!!python/object`) or a malformed !!binary, !!timestamp...
+            problem = (getattr(e, "problem", None) or str(e)).strip()
+            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
+                              f"invalid YAML value: {problem}.") from None
+
+    def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key_node, value_node in _merged_pairs(node):
+            key = self.build(key_node, (*loc, "<key>"))
+            if isinstance(key, list | dict):
+                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(loc) or None,
+                                  "a key must be a plain value, not a list or mapping.")
+            name = str(key)
+            child = (*loc, name)
+            if name in out:
+                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(child),
+                                  f"duplicate key '{name}' (first given on line {self.lines[child]}); keep one.")
+            self.lines[child] = key_node.start_mark.line + 1
+            out[name] = self.build(value_node, child)
+            self.lines[child] = key_node.start_mark.line + 1
+        return out
+
+
+def _merged_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
+    """The mapping's pairs with YAML merge keys (`<<: *anchor`) expanded; explicit keys win over merged ones."""
+    merged: list[tuple[yaml.Node, yaml.Node]] = []
+    own: list[tuple[yaml.Node, yaml.Node]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                if isinstance(source, yaml.MappingNode):
+                    merged.extend(_merged_pairs(source))
+        else:
+            own.append((key_node, value_node))
+    own_keys = {k.value for k, _ in own if isinstance(k, yaml.ScalarNode)}
+    return [(k, v) for k, v in merged if not (isinstance(k, yaml.ScalarNode) and k.value in own_keys)] + own

@@ -1,0 +1,1 @@
+"""Inside a GitHub Actions run: workflow commands, the job summary's Markdown, the reporter and the pull-request comment."""

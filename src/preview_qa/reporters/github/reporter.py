@@ -1,0 +1,127 @@
+"""Inside a GitHub Actions run: masked secrets, inert echoed text, annotations, job summary, outputs, the PR comment."""
+
+from __future__ import annotations
+
+import html
+import os
+import secrets
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from preview_qa.events import Event, RunFinished
+from preview_qa.reporters import Reporter
+from preview_qa.reporters.github.api import GitHubError, read_event
+from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
+from preview_qa.reporters.github.comments import PullRequestComments
+from preview_qa.reporters.github.markdown import md_cell, render_markdown
+from preview_qa.reporters.output.files import workspace_relative, write_atomic
+from preview_qa.reporters.output.steps import read_events, step_lines, steps_of
+from preview_qa.results import RunResult
+from preview_qa.secrets.redact import forms
+from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
+
+SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
+COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
+COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
+
+
+class GitHubReporter(Reporter):
+    """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
+
+    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None,
+                 secret_values: Iterable[str | None] = ()):
+        self.env, self.out, self.comment, self.stream = env, out, comment, stream
+        self.secret_values = list(secret_values)
+        self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+        self._token = secrets.token_hex(16)
+        self._stopped = False
+        self._restore_stderr: Callable[[], None] | None = None
+        self._result: RunResult | None = None
+
+    def _print(self, line: str) -> None:
+        stream = self.stream or sys.stdout
+        stream.write(line + "\n")
+        stream.flush()
+
+    def start(self) -> None:
+        """Mask every secret in each of its forms (each line of a multi-line one too), then make the run's own output
+        unable to issue commands: stdout inside `::stop-commands::`, and stderr joined to it meanwhile (the runner
+        reads the two pipes unordered, so a stderr line could otherwise be read before the stop)."""
+        for value in dict.fromkeys(v for v in self.secret_values if v):
+            for part in dict.fromkeys(p for form in forms(value) for p in [form, *form.splitlines()]):
+                if part.strip():
+                    self._print(command("add-mask", part))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._print(f"::stop-commands::{self._token}")
+        self._stopped = True
+        if self.stream is None:
+            self._restore_stderr = join_stderr_to_stdout()
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self._result = event.result
+
+    def finish(self) -> None:
+        """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
+        if self._stopped:
+            if self._restore_stderr is not None:
+                self._restore_stderr()
+                self._restore_stderr = None
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._print(f"::{self._token}::")
+            self._stopped = False
+        run = self._result
+        if run is None:
+            return
+        for line in error_annotations(run, self.relative):
+            self._print(line)
+        self._append("GITHUB_OUTPUT", outputs(run, self.out))
+        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
+        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
+        manifest = self.relative(run.manifest)
+        marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
+        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT, steps)
+        write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
+        if self.comment:
+            self._comment(marker, body)
+
+    def relative(self, file: str) -> str:
+        return workspace_relative(file, self.workspace)
+
+    def _run_url(self) -> str | None:
+        server, repo, run_id = (self.env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+        return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+
+    def _append(self, variable: str, text: str) -> None:
+        target = self.env.get(variable)
+        if not target:
+            return
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            self._print(annotation("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
+
+    def _comment(self, marker: str, body: str) -> None:
+        event = read_event(self.env.get("GITHUB_EVENT_PATH"))
+        api = PullRequestComments.from_env(self.env)
+        if api is None or not event:
+            return
+        try:
+            with api:
+                number = api.pull_request_number(event)
+                if number is not None:
+                    api.upsert(number, marker, body)
+        except GitHubError as e:
+            self._degraded(str(e))
+
+    def _degraded(self, why: str) -> None:
+        notice = (f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
+                  "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
+                  "`workflow_run` pattern in preview-qa's README.")
+        self._print(annotation("warning", notice, title="preview-qa: no PR comment"))
+        self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")

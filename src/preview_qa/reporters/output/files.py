@@ -1,0 +1,126 @@
+"""Where each output lives under the results folder, and how files are written so a crash never leaves half a file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from preview_qa.events import RunTarget, attempt_label
+from preview_qa.results import RunResult, TestResult
+
+RESULTS = "results.json"
+JUNIT = "junit.xml"
+REPORT = "report.html"
+TESTS = "tests"
+DRIFT_RECORDED = "replay-drift-recorded.png"  # the step's page when it was recorded ...
+DRIFT_LIVE = "replay-drift-live.png"  # ... and the same step's page when the replay stopped matching it
+EVENTS = "events.jsonl"  # in each test's folder
+SLUG_LIMIT = 60
+
+
+def workspace_relative(file: str, workspace: Path) -> str:
+    """A manifest path as the repository knows it (relative to the workspace), which annotations and JUnit readers need;
+    a path outside the workspace stays as it was given."""
+    if not file:
+        return ""
+    try:
+        return Path(file).resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return Path(file).as_posix()
+
+
+def safe_name(name: str) -> str:
+    """A folder name for any test name (unicode, slashes, '..', 500 characters): readable, unique, portable."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", ascii_name).strip("-").lower()[:SLUG_LIMIT].strip("-") or "test"
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def test_dir(name: str) -> str:
+    """The test's artifact folder, relative to the results folder."""
+    return f"{TESTS}/{safe_name(name)}"
+
+
+def step_screenshot(number: int) -> str:
+    """The file name of the screenshot taken after agent step `number`."""
+    return f"step-{number:02d}.png"
+
+
+def form_screenshot(number: int) -> str:
+    """The file name of the screenshot of step `number`'s filled-in form, taken just before it was submitted."""
+    return f"step-{number:02d}-form.png"
+
+
+def step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
+    """The step screenshots whose names end in `suffix` (a regular expression), in step order (step-100 after step-99),
+    a step's form before the page after it."""
+    pattern = re.compile(rf"step-(\d+)({suffix})\.png")
+    found = [(int(m.group(1)), not m.group(2), p) for p in folder.glob("step-*.png") if (m := pattern.fullmatch(p.name))]
+    return [p for *_, p in sorted(found)]
+
+
+def artifacts_of(out: Path, name: str, label: str | None = None) -> dict[str, str | list[str]]:
+    """What exists on disk for the test (or one labelled run of it: an attempt, the baseline), as paths relative to
+    the results folder: a function of (out, name, label) alone, so every reporter finds the same files without
+    another one telling it."""
+    return _files_in(out, f"{test_dir(name)}/{label}" if label else test_dir(name))
+
+
+def last_run_dir(out: Path, test: TestResult) -> str:
+    """The folder of the test's last run, relative to `out`: every attempt of a test that may be retried has its own
+    (also a first one that passed), else the test's folder is its only run's."""
+    labelled = f"{test_dir(test.name)}/{attempt_label(test.attempts)}"
+    return labelled if (out / labelled).is_dir() else test_dir(test.name)
+
+
+def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
+    folder = out / rel
+    found: dict[str, str | list[str]] = {}
+    if not folder.is_dir():
+        return found
+    for key, shots in (("screenshots", step_screenshots(folder)), ("form_screenshots", step_screenshots(folder, "-form"))):
+        if shots:
+            found[key] = [f"{rel}/{s.name}" for s in shots]
+    for key, filename in (("final_screenshot", "final.png"), ("events", EVENTS),
+                          ("history", "history.json"), ("animation", "run.gif"),
+                          ("replay_drift_recorded", DRIFT_RECORDED), ("replay_drift_live", DRIFT_LIVE)):
+        if (folder / filename).exists():
+            found[key] = f"{rel}/{filename}"
+    return found
+
+
+def with_artifacts(out: Path, run: RunResult) -> RunResult:
+    """A copy of the run whose tests list their files under `out`; the event's own result is left as it is."""
+    return run.model_copy(update={"tests": [with_test_artifacts(out, t) for t in run.tests]})
+
+
+def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
+    """A copy of the test with each of its runs' files: its last run's are its own, the earlier attempts' and the
+    baseline run's are beside their outcomes."""
+    earlier = [a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
+               for n, a in enumerate(test.earlier_attempts, start=1)]
+    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, RunTarget.BASELINE)}) \
+        if test.baseline is not None else None
+    return test.model_copy(update={"artifacts": _files_in(out, last_run_dir(out, test)), "earlier_attempts": earlier,
+                                   "baseline": baseline})
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write to a temporary file beside `path`, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        # mkstemp makes the file 0600; a container action running as root would leave it unreadable to upload steps.
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,86 @@
+"""Which tests a run reports, and which of those it skips: --only, --tag/--skip-tag, changed files, then --shard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pathspec import GitIgnoreSpec
+
+from preview_qa.config import RunConfig
+from preview_qa.errors import SelectionError
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.setup_tests import with_setup_tests
+from preview_qa.selection.shard import in_shard
+
+NOT_CHANGED = "no changed file under its paths"
+
+
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tests the run reports, in manifest order, and why the selection skips some of them."""
+
+    tests: list[TestSpec]
+    skipped: dict[str, str] = field(default_factory=dict)  # test name -> reason
+    setups: set[str] = field(default_factory=set)  # tests run only because a selected one starts from their state
+
+    def skip_reason(self, spec: TestSpec) -> str | None:
+        """The manifest's own `skip:` first (its reason is the author's), then the selection's."""
+        return spec.skip_reason or self.skipped.get(spec.name)
+
+
+def select(manifest: Manifest, config: RunConfig) -> Selection:
+    """The one place that decides, in this order: names and tags choose the tests (the others are not reported);
+    changed files mark the chosen tests whose paths match none of them as skipped (reported, with the reason);
+    then --shard takes its share of the tests to run and, apart, of the skipped ones, so each shard's run is balanced
+    and `merge` sees every test exactly once; last, the setup tests that the tests left to run need (use_state) are
+    added, or no longer skipped (`merge` prefers the run of a test in its own shard)."""
+    tests = _chosen(manifest, config)
+    skipped = _not_changed(tests, config.changed_files)
+    if config.shard is not None:
+        runs = in_shard([t.name for t in tests if t.name not in skipped], *config.shard)
+        keep = set(runs) | set(in_shard([t.name for t in tests if t.name in skipped], *config.shard))
+        tests = [t for t in tests if t.name in keep]
+        skipped = {name: reason for name, reason in skipped.items() if name in keep}
+    return _with_setups(manifest, tests, skipped)
+
+
+def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, str]) -> Selection:
+    needed = {t.name for t in with_setup_tests(manifest.tests, [t for t in tests if t.name not in skipped])}
+    chosen = {t.name for t in tests}
+    return Selection([t for t in manifest.tests if t.name in chosen | needed],
+                     {name: reason for name, reason in skipped.items() if name not in needed}, needed - chosen)
+
+
+def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
+    names = {t.name for t in manifest.tests}
+    unknown = [name for name in config.only if name not in names]
+    if unknown:
+        raise SelectionError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
+    tags = {tag for t in manifest.tests for tag in t.tags}
+    for flag, given in (("--tag", config.tags), ("--skip-tag", config.skip_tags)):
+        missing = [tag for tag in given if tag not in tags]
+        if missing:
+            known = ", ".join(sorted(tags)) or "none"
+            raise SelectionError(f"{flag} {missing[0]!r}: no test in {config.manifest} has this tag (its tags: {known}).")
+    tests = [t for t in manifest.tests
+             if (not config.only or t.name in config.only)
+             and (not config.tags or set(t.tags) & set(config.tags))
+             and not set(t.tags) & set(config.skip_tags)]
+    if not tests:
+        raise SelectionError("no test is left to run once --only, --tag and --skip-tag are applied; "
+                             f"check them against {config.manifest}.")
+    return tests
+
+
+def _not_changed(tests: list[TestSpec], changed: list[str] | None) -> dict[str, str]:
+    """The tests with `paths` that no changed file matches; a test without paths is never skipped by the change."""
+    if changed is None:
+        return {}
+    return {t.name: NOT_CHANGED for t in tests if t.paths and not _covers(t.paths, changed)}
+
+
+def _covers(paths: list[str], changed: list[str]) -> bool:
+    spec = GitIgnoreSpec.from_lines(paths)
+    return any(spec.match_file(path) for path in changed)

@@ -1,0 +1,86 @@
+"""AgentRun and the agent's report contract: what happened in one run of the agent (or of its replay), in our own
+types, outside `agent/` so that the verdict and the runner never need browser-use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.config import JsonDict
+
+from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Usage
+
+AgentStatus = Literal["pass", "fail"]
+LLMPurpose = Literal["agent", "judge"]  # what an LLM call was for: the agent's steps, or browser-use's judge
+
+
+def _without_min_length(schema: JsonDict) -> None:
+    schema.pop("minLength", None)
+
+
+class AgentReport(BaseModel):
+    """What the agent must return through its structured done action. Defined once: the model browser-use fills
+    (agent/session.py) and the verdict's parser (verdict/decide.py) both derive from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: AgentStatus = Field(description="pass if the app behaves as the test says, else fail")
+    # Validated non-empty, but not said in the JSON schema: OpenAI's strict structured outputs refuse `minLength`.
+    # Stripped first: a blank reason names no evidence.
+    reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
+        min_length=1, description="one sentence: the concrete evidence for the status",
+        json_schema_extra=_without_min_length)
+    data: dict[str, Any] | None = Field(default=None, description="the extracted data")
+
+
+@dataclass(frozen=True)
+class LLMFault:
+    """One failed LLM call, sorted by exception type: the provider failed, or the model's output was unusable."""
+
+    kind: Literal["provider", "invalid_output"]
+    purpose: LLMPurpose
+    status: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class DoneReport:
+    """The agent's done action, as raw as it came: `text` is whatever the structured done produced."""
+
+    text: str | None
+    success: bool | None
+
+
+@dataclass(frozen=True)
+class SecretAttempt:
+    """A secret on its way to a host outside the test's allowed hosts, stopped: by its name, never its value."""
+
+    name: str  # a manifest's placeholder name, or the run's own (redact.API_KEY, HEADER..., BASIC_AUTH)
+    host: str
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    verdict: bool
+    reason: str
+
+
+@dataclass
+class AgentRun:
+    """Facts about one test's run, gathered while the browser was alive; the verdict is decided from these alone."""
+
+    steps: int = 0
+    done: DoneReport | None = None
+    max_steps_reached: bool = False
+    llm_faults: list[LLMFault] = field(default_factory=list)
+    judge: JudgeReport | None = None
+    judge_requested: bool = False
+    infrastructure_error: str | None = None  # we could not get a verdict: timeout, crash, budget, unreachable...
+    expectations: list[ExpectationOutcome] = field(default_factory=list)
+    evidence: EvidenceSummary = field(default_factory=EvidenceSummary)
+    usage: Usage = field(default_factory=Usage)
+    final_url: str | None = None
+    execution: Execution = Execution.AGENT  # an agent run sets AGENT or REPLAYED; the runner marks a fallback REPLAY_FELL_BACK
+    secret_attempts: list[SecretAttempt] = field(default_factory=list)  # each fails the test, whatever else happened
+    replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."

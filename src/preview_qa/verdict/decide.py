@@ -1,0 +1,207 @@
+"""Pure: (test spec, the agent's run, page checks) -> Verdict. Anything missing, malformed or contradictory fails."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from pydantic import ValidationError
+
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Execution, ExpectationOutcome, Status, Verdict, one_line
+from preview_qa.secrets.redact import describe
+from preview_qa.verdict.agent_run import AgentReport, AgentRun, LLMFault, SecretAttempt
+from preview_qa.verdict.data_checks import check_data
+
+REASON_LIMIT = 500
+
+
+def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
+    """The agent's report if it is valid for this test, else None and why not."""
+    if done_text is None:
+        return None, "the agent's final report is empty"
+    try:
+        report = AgentReport.model_validate_json(done_text)
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        if first["type"] == "json_invalid":
+            return None, "the agent's final report is not valid JSON"
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        return None, f"the agent's final report breaks its schema at {where}: {first['msg']}"
+    if spec.output_schema is not None:
+        if report.data is None:
+            return None, "the agent returned no extracted data although the test declares an output_schema"
+        error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(spec.output_schema)(
+            spec.output_schema).iter_errors(report.data))
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "top level"
+            return None, f"the agent's extracted data breaks output_schema at {where}: {one_line(error.message, 200)}"
+    return report, None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the verdict makes of one run: the verdict, the agent's report when the verdict rests on it (valid, and
+    neither contradicted by its own success flag nor from a replay that drifted), and every expectation's outcome."""
+
+    verdict: Verdict
+    report: AgentReport | None
+    expectations: list[ExpectationOutcome]
+
+
+def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
+    """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
+    report, invalid = parse_report(spec, agent_run.done.text) if agent_run.done else (None, None)
+    expectations = list(agent_run.expectations)
+    if report is not None and spec.expect.data:
+        expectations += check_data(spec.expect.data, report.data or {})
+    verdict = _verdict(spec, agent_run, report, invalid, expectations)
+    unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
+    return Decision(verdict, None if unused else report, expectations)
+
+
+def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None,
+             expectations: list[ExpectationOutcome]) -> Verdict:
+    failed_checks = [e for e in expectations if not e.ok]
+    evidence = _evidence_causes(agent_run)
+    if agent_run.secret_attempts:  # first: no report, error or check outweighs a secret the agent tried to carry off
+        return _fail(secret_line(agent_run.secret_attempts[0]),
+                     [*(secret_line(a) for a in agent_run.secret_attempts[1:]), *evidence])
+    if agent_run.infrastructure_error:
+        return _error(agent_run.infrastructure_error, evidence)
+    if agent_run.replay_error:
+        return _fail(drift_line(agent_run.replay_error), evidence)
+    if agent_run.execution is Execution.REPLAYED and agent_run.done is None:
+        return _replayed(spec, expectations, evidence)
+    if agent_run.done is None:
+        return _no_report(spec, agent_run, evidence)
+    if invalid:
+        return _fail(invalid, evidence)
+    assert report is not None
+    if _contradicted(agent_run, report):
+        return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence)
+    check_causes = [_describe_check(e) for e in failed_checks]
+    if report.status == "fail":
+        return _fail(f"agent: {report.reason}", check_causes + evidence)
+    if failed_checks:
+        return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence])
+    judge_problem = _judge_problem(agent_run)
+    if judge_problem is not None:
+        return judge_problem
+    return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT))
+
+
+def _contradicted(agent_run: AgentRun, report: AgentReport | None) -> bool:
+    """The report says pass while the agent's own done action said it did not succeed."""
+    return agent_run.done is not None and agent_run.done.success is False and report is not None and report.status == "pass"
+
+
+def secret_line(attempt: SecretAttempt) -> str:
+    """How a stopped secret is reported everywhere: by its name and the host, never its value."""
+    return f"the agent tried to send {describe(attempt.name)} to {attempt.host}"
+
+
+def drift_line(replay_error: str) -> str:
+    """How a replay that stopped matching the app is reported everywhere: replay drifted at step 3: click ...: why."""
+    return f"replay drifted at {replay_error}"
+
+
+def replay_needs_llm_check(spec: TestSpec) -> bool:
+    """Code alone judges a replay only when the test declares page expectations and asks for no data."""
+    return not spec.expect.has_page_checks or spec.output_schema is not None or bool(spec.expect.data)
+
+
+def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: list[str]) -> Verdict:
+    """A replay without a report passes only on page expectations checked by code, every one of them holding."""
+    if replay_needs_llm_check(spec) or not expectations:
+        return _fail("the page check after the replay gave no valid verdict", evidence)
+    failed = [_describe_check(e) for e in expectations if not e.ok]
+    if failed:
+        return _fail(failed[0], [*failed[1:], *evidence])
+    return Verdict(status=Status.PASSED, reason=f"replayed the recorded steps without the agent; all {len(expectations)} "
+                                                "expectation(s) hold on the final page")
+
+
+def provider_outage(agent_run: AgentRun) -> str | None:
+    """The provider error that left this test without a report, if that is what ended it (for the run's circuit breaker)."""
+    agent_faults = [f for f in agent_run.llm_faults if f.purpose == "agent"]
+    if agent_run.done is not None or not agent_faults or agent_faults[-1].kind != "provider":
+        return None
+    return _describe_fault(agent_faults[-1])
+
+
+def _no_report(spec: TestSpec, agent_run: AgentRun, evidence: list[str]) -> Verdict:
+    """No done action: a provider that failed is an error; anything the model did wrong is a failure."""
+    agent_faults = [f for f in agent_run.llm_faults if f.purpose == "agent"]
+    last = agent_faults[-1] if agent_faults else None
+    if last is not None and last.kind == "provider":
+        return _error(f"LLM provider error: {_describe_fault(last)}", [*_fault_counts(agent_faults), *evidence])
+    if agent_run.max_steps_reached:
+        return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
+    if last is not None:
+        return _fail(f"the agent's output was invalid and it never reported a verdict: {last.message}",
+                     [*_fault_counts(agent_faults), *evidence])
+    return _fail("the agent stopped without reporting a verdict", evidence)
+
+
+def _judge_problem(agent_run: AgentRun) -> Verdict | None:
+    if not agent_run.judge_requested:
+        return None
+    if agent_run.judge is not None:
+        if agent_run.judge.verdict:
+            return None
+        return _fail(f"the judge disagreed with the agent's pass: {agent_run.judge.reason or 'no reason given'}", [])
+    judge_faults = [f for f in agent_run.llm_faults if f.purpose == "judge"]
+    if judge_faults and judge_faults[-1].kind == "provider":
+        return _error(f"LLM provider error (judge): {_describe_fault(judge_faults[-1])}", [])
+    return _fail("the judge gave no valid verdict", [])
+
+
+def _fail(reason: str, causes: list[str]) -> Verdict:
+    return Verdict(status=Status.FAILED, reason=one_line(reason, REASON_LIMIT),
+                   causes=[one_line(c, REASON_LIMIT) for c in causes])
+
+
+def _error(reason: str, causes: list[str]) -> Verdict:
+    """Errors carry text from exceptions and providers: one line, clipped, and never empty."""
+    return Verdict(status=Status.ERRORED, reason=one_line(reason, REASON_LIMIT) or "an error without any message",
+                   causes=[one_line(c, REASON_LIMIT) for c in causes])
+
+
+def _describe_check(e: ExpectationOutcome) -> str:
+    waited = f" after waiting {e.timeout_s:g} s" if e.timeout_s else ""  # a failed check waited out its timeout
+    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}"
+
+
+def _describe_fault(fault: LLMFault) -> str:
+    return f"HTTP {fault.status}: {fault.message}" if fault.status else fault.message
+
+
+def _fault_counts(faults: list[LLMFault]) -> list[str]:
+    provider = sum(1 for f in faults if f.kind == "provider")
+    invalid = len(faults) - provider
+    out = []
+    if invalid:
+        out.append(f"{invalid} LLM answer(s) were not a valid agent output")
+    if provider:
+        out.append(f"{provider} LLM call(s) failed at the provider")
+    return out
+
+
+def _evidence_causes(agent_run: AgentRun) -> list[str]:
+    """The first of each kind of browser error, and how many more of that kind the event log holds."""
+    ev = agent_run.evidence
+    out = []
+    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
+                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
+                                (ev.first_console_error, ev.console_errors, "console error")):
+        if first:
+            out.append(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}")
+    return out
+
+
+
+def report_as_dict(report: AgentReport | None) -> dict[str, Any] | None:
+    return json.loads(report.model_dump_json(exclude_none=True)) if report else None
