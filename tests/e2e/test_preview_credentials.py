@@ -1,7 +1,7 @@
 """End to end: preview credentials stay on the preview. The fixture site asks for basic auth; its page loads an image,
 a script, a frame and a fetch from a second origin (the same server as `localhost`, which records every request's
-headers). The protection-bypass header and the credentials reach the preview and never the other origin, on the
-agent's run and on its replay."""
+headers), and an image, a script and a frame through the preview's own redirects to it. The protection-bypass header
+and the credentials reach the preview and never the other origin, on the agent's run and on its replay."""
 
 from __future__ import annotations
 
@@ -71,7 +71,10 @@ def test_the_preview_gets_its_credentials_and_no_other_origin_does(runs: dict[st
     other = [(path, headers) for host, path, headers in run.seen if host == COLLECTOR_HOST]
     assert preview and all(h.get("x-vercel-protection-bypass") == TOKEN and h.get("Authorization") == AUTHORIZATION
                            for _, h in preview), preview
-    assert {"/pixel.gif", "/lib.js", "/frame", "/api"} <= {path for path, _ in other}, other
+    # each straight from the page, or through one of the preview's redirects (Playwright re-applies a route's headers
+    # to every redirect hop, whatever its origin: the credentials must not ride along)
+    assert {"/pixel.gif", "/lib.js", "/frame", "/api", "/redirected.gif", "/redirected.js",
+            "/redirected-frame"} <= {path for path, _ in other}, other
     for path, headers in other:
         assert not {k.lower() for k in headers} & {"x-vercel-protection-bypass", "authorization"}, (path, headers)
         assert TOKEN not in str(headers) and PASSWORD not in str(headers)

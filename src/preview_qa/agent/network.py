@@ -31,12 +31,15 @@ def host_of(url: str) -> str:
 
 
 class RequestPolicy:
-    """One test's rules, on its own browser context (tests with other allowed hosts share the browser)."""
+    """One test's rules, on its own browser context (tests with other allowed hosts share the browser). `credentials`
+    (a protection bypass, basic auth: header name -> value) are added to the requests to `origin` alone."""
 
-    def __init__(self, test: str, hosts: list[str], redactor: Redactor, emit: Callable[[Observed], None]):
+    def __init__(self, test: str, hosts: list[str], redactor: Redactor, emit: Callable[[Observed], None],
+                 origin: str = "", credentials: dict[str, str] | None = None):
         self.test, self.hosts, self.redactor, self._emit = test, [h.lower() for h in hosts if h], redactor, emit
         self.attempts: list[SecretAttempt] = []
         self._guards: set[asyncio.Task[None]] = set()
+        self._origin, self._credentials = origin.lower(), credentials or {}
 
     @property
     def guarding(self) -> list[asyncio.Task[None]]:
@@ -56,10 +59,22 @@ class RequestPolicy:
         return re.compile(rf"^https?://(?:[^/?#@]*@)?(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
 
     async def install(self, context: BrowserContext) -> None:
+        """The rules on every page of the context: the pages it has now before the test starts, later ones (tabs,
+        popups) as they open."""
         await context.route(self.elsewhere, self._on_request)
         context.on("page", self._guard_page)
         for page in context.pages:
-            self._guard_page(page)
+            await self._guard_redirects(page)
+
+    @property
+    def patterns(self) -> list[dict[str, str]]:
+        """What each page's own DevTools session holds: every document's response (its redirect, if any, is checked) and,
+        with credentials, every request to the preview's origin (each hop of a redirect is a request of its own here,
+        so nothing added reaches another origin: Playwright's route re-applies its headers to every redirect hop)."""
+        held = [{"resourceType": "Document", "requestStage": "Response"}]
+        if self._credentials:
+            held.append({"urlPattern": f"{self._origin}/*", "requestStage": "Request"})
+        return held
 
     def check_action(self, action: dict[str, Any], page_url: str) -> SecretAttempt | None:
         """The secret an agent action would carry to a place other than an allowed host (another host's URL, a new tab
@@ -104,17 +119,27 @@ class RequestPolicy:
 
     async def _guard_redirects(self, page: Page) -> None:
         """A route never sees a redirect's next hop: each document's response is held until its redirect, if it has
-        one, is known to lead to an allowed host (or to carry no secret, for a frame)."""
+        one, is known to lead to an allowed host (or to carry no secret, for a frame); see `patterns`. A page opened
+        later (a popup) may send its first request before its session is ready: that one goes without credentials."""
         with contextlib.suppress(Exception):  # a page closed before its guard was ready
             cdp = await page.context.new_cdp_session(page)
             main = (await cdp.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
             cdp.on("Fetch.requestPaused", lambda event: self._guard_task(cdp, main, event))
-            await cdp.send("Fetch.enable", {"patterns": [{"resourceType": "Document", "requestStage": "Response"}]})
+            await cdp.send("Fetch.enable", {"patterns": self.patterns})
 
     def _guard_task(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(self._on_document(cdp, main, event))
+        answered = "responseStatusCode" in event or "responseErrorReason" in event
+        task = asyncio.get_running_loop().create_task(
+            self._on_document(cdp, main, event) if answered else self._add_credentials(cdp, event))
         self._guards.add(task)
         task.add_done_callback(self._guards.discard)
+
+    async def _add_credentials(self, cdp: CDPSession, event: dict[str, Any]) -> None:
+        """A request to the preview's origin (its pattern says so): with the credentials, for this hop alone."""
+        sent = {name: value for name, value in event["request"]["headers"].items() if name.lower() != "cookie"}
+        headers = [{"name": name, "value": value} for name, value in {**sent, **self._credentials}.items()]
+        with contextlib.suppress(Exception):  # the page went away meanwhile
+            await cdp.send("Fetch.continueRequest", {"requestId": event["requestId"], "headers": headers})
 
     async def _on_document(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
         headers = {h["name"].lower(): h["value"] for h in event.get("responseHeaders") or []}
@@ -144,18 +169,6 @@ class RequestPolicy:
 
     def _blocked(self, host: str, by: str) -> None:
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
-
-
-async def send_to_origin(context: BrowserContext, origin: str, headers: dict[str, str]) -> None:
-    """Add `headers` (a protection bypass, basic auth) to the requests to `origin` alone, never to another origin the
-    preview's pages load from. Only with headers: each request to the origin then waits for Python."""
-    if not headers:
-        return
-
-    async def add(route: Route, request: Request) -> None:
-        await route.continue_(headers={**request.headers, **headers})
-
-    await context.route(re.compile(rf"^{re.escape(origin)}(?:[/?#]|$)", re.IGNORECASE), add)
 
 
 def _main_frame_navigation(request: Request) -> bool:

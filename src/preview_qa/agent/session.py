@@ -26,7 +26,7 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.network import RequestPolicy, send_to_origin
+from preview_qa.agent.network import RequestPolicy
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.replay.page_check import check_page_against_task
@@ -107,7 +107,8 @@ async def run_agent(run: TestRun) -> AgentRun:
     agent_run = AgentRun(judge_requested=spec.judge and run.recording is None)
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-    policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit)
+    policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit, run.preview_origin,
+                           run.browser.extra_headers)
     session: ContextSession | None = None
     lease: Lease | None = None
 
@@ -145,7 +146,6 @@ async def run_agent(run: TestRun) -> AgentRun:
                                     "wall_s": round(lease.launch_s, 3), "cpu_s": None})
             deadline = time.monotonic() + spec.timeout
             await policy.install(lease.context)
-            await send_to_origin(lease.context, run.preview_origin, run.browser.extra_headers)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:

@@ -155,10 +155,13 @@ def _leaky_page(collector: str) -> bytes:
 
 
 def _third_party_page(other: str) -> bytes:
-    """A preview page that loads an image, a script, a frame and a fetch from another origin."""
+    """A preview page that loads an image, a script, a frame and a fetch from another origin, and an image, a script
+    and a frame through the preview's own redirects to it (/elsewhere/...: 302 and 307)."""
     return _page("Third-party page - Acme",
                  f'<h1>Third-party page</h1><img src="{other}/pixel.gif" alt=""><script src="{other}/lib.js"></script>'
-                 f'<iframe src="{other}/frame" title="widget"></iframe>',
+                 f'<iframe src="{other}/frame" title="widget"></iframe><img src="/elsewhere/redirected.gif" alt="">'
+                 '<script src="/elsewhere/redirected.js?status=307"></script>'
+                 '<iframe src="/elsewhere/redirected-frame" title="redirected widget"></iframe>',
                  script=f"fetch('{other}/api', {{mode: 'no-cors'}}).catch(function () {{}});")
 
 
@@ -339,6 +342,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _search_page((query.get("code") or [""])[0], self.headers.get("X-Preview-Token", "")))
         elif path == "/third-party":
             self._send(200, _third_party_page(f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"))
+        elif path.startswith("/elsewhere/"):  # the preview's own redirect to another origin
+            other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+            self._send(int((query.get("status") or ["302"])[0]), b"", {"Location": other + path.removeprefix("/elsewhere")})
         elif path in ("/leaky", "/relay"):
             collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
             if path == "/leaky":
