@@ -73,12 +73,15 @@ def test_a_failing_text_check_names_the_nearest_line_at_the_bottom_of_a_long_pag
 
 def test_a_missing_favicon_is_no_cause(quality_run: tuple[CliRun, list[str]]) -> None:
     run, requests = quality_run
-    assert "/favicon.ico" in requests  # the page has no icon link: the browser did ask, and got a 404
+    # The page has no icon link and the site no /favicon.ico. Chromium fetches no site icon while requests are routed
+    # (agent/network.py routes every test's context), so none is asked for; tests/unit/test_favicon.py covers the
+    # 404 of one that is (agent/evidence.py ignores it).
+    assert "/favicon.ico" not in requests
     t = run.test("cart shows two items")
     assert not any("favicon" in text or "404" in text for text in [t["reason"], *t["causes"]]), t["causes"]
     assert t["evidence"]["console_errors"] == 0 and t["evidence"]["failed_requests"] == 0
     ignored = events(run, "cart shows two items", "ignored")
-    assert any(e["why"] == "favicon" for e in ignored) and all(e["error"] is False for e in ignored)
+    assert all(e["error"] is False for e in ignored)
     # browser-use's own loading page (about:blank, before the start navigation) is no page of the app either
     assert all(e["why"] == "favicon" or (e["why"] == "not a page of the app" and e["page"] == "about:blank")
                for e in ignored), ignored
