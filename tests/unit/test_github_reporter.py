@@ -20,7 +20,7 @@ from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github.commands import escape_data, escape_property
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.github.reporter import GitHubReporter
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, TestResult
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
@@ -301,3 +301,24 @@ def test_empty_annotation_properties_are_left_out_as_actions_core_does(workspace
     test = TestResult(name="no file", file="", line=0, status=Status.ERRORED, reason="crashed", duration_s=1, steps=0)
     error = report(run_of(workspace, [test]), runner_env(workspace)).named("error")[0]
     assert error.properties == {"title": "no file"}
+
+
+def test_a_comment_with_forty_failures_stays_under_githubs_limit_and_says_how_many_are_folded(workspace: Path) -> None:
+    checks = [ExpectationOutcome(check="text", expected="visible text 'Payment confirmed' " + "x" * 200,
+                                 found="no visible line resembles it " + "y" * 200, ok=False, timeout_s=5, waited_s=5)]
+    words = [StepInWords(number=n, actions=[f"Clicked button 'Step {n}' " + "z" * 200], page=f"https://p/{n}")
+             for n in range(1, 31)]
+    tests = [make_result(workspace, f"checkout {i}", Status.FAILED, "agent: " + "nothing happened " * 30, i)
+             .model_copy(update={"expectations": checks, "steps_in_words": words}) for i in range(40)]
+    env = runner_env(workspace)
+    report(run_of(workspace, tests), env)
+    comment = (workspace / "out" / "comment.md").read_text(encoding="utf-8")
+    assert len(comment) < 65_536
+    page = rendered(comment, raw_html=True)
+    folded = page.split("<details>", 1)[1]
+    assert "<summary>37 more failure(s), folded</summary>" in folded  # three cards open, the rest under one fold
+    assert page.count("<details>") == 1 and folded.count("</details>") == 1  # closed, even where the size cut falls
+    assert folded.index("Cut here") < folded.index("</details>")
+    shown = visible(page)
+    assert re.search(r"Cut here to stay within GitHub's size limit: 0 more test row\(s\) and \d+ more failure", shown)
+    assert shown.count("checkout 0") == 2 and "Payment confirmed" in shown  # its table row and its card
