@@ -69,7 +69,7 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
     card = FailureCard(headline=headline, agent=agent, drift=test.replay_drift,
                        causes=[c for c in test.causes if c not in told and c != test.replay_drift],
                        folder=test_dir(test.name))
-    card.checks = [FailedCheck(e.check, e.expected, e.found, f"{e.waited_s:g} s" if e.waited_s is not None else "")
+    card.checks = [FailedCheck(e.check, e.expected, e.found, f"{e.waited_s:.1f} s" if e.waited_s is not None else "")
                    for e in failed]
     card.evidence, card.evidence_more = _evidence(test)
     card.steps = _steps(test.steps_in_words, base_url)
