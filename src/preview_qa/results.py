@@ -60,6 +60,18 @@ class ExpectationOutcome(BaseModel):
     waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
 
 
+class StepInWords(BaseModel):
+    """One agent step as a reviewer reads it: what it did, in words, and the page it ended on (results.json's
+    `steps_in_words`, from the test's events.jsonl)."""
+
+    number: int
+    actions: list[str] = Field(default_factory=list)  # "Clicked button 'Pay now'", "Waited 1 s", "Reported: fail"
+    page: str = ""  # the URL the step ended on
+    error: str | None = None  # what the step's actions failed with
+    not_run: list[str] = Field(default_factory=list)  # actions it chose that never ran, each with why
+    screenshot: str | None = None  # the page after the step, relative to the results folder
+
+
 class Verdict(BaseModel):
     """The final, fail-closed decision for one test and the exact reason for it."""
 
@@ -135,6 +147,7 @@ class TestResult(BaseModel):
     earlier_attempts: list[OtherRun] = Field(default_factory=list)  # attempt 1, 2, ... before the last
     baseline: OtherRun | None = None  # how it ended on the baseline, for a test that failed or errored on the preview
     regression: bool | None = None  # compared with the baseline: true when it passed there
+    steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
 
     @property
     def fails_on_baseline_too(self) -> bool:
@@ -196,6 +209,35 @@ class RunResult(BaseModel):
     @property
     def flaky(self) -> list[TestResult]:
         return [t for t in self.tests if t.flaky]
+
+
+# How the verdict words the causes that structured data also holds: the failure card shows that data (a table of
+# checks, the evidence) and leaves these lines out, so each fact is said once.
+
+REASON_LIMIT = 500
+
+
+def check_line(e: ExpectationOutcome) -> str:
+    """A failed expectation as a cause."""
+    waited = f" after waiting {e.timeout_s:g} s" if e.timeout_s else ""  # a failed check waited out its timeout
+    return one_line(f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}", REASON_LIMIT)
+
+
+def evidence_lines(ev: EvidenceSummary) -> list[str]:
+    """The first of each kind of browser error, and how many more of that kind the event log holds."""
+    out = []
+    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
+                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
+                                (ev.first_console_error, ev.console_errors, "console error")):
+        if first:
+            out.append(one_line(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}",
+                                REASON_LIMIT))
+    return out
+
+
+def agent_said_pass_line(reason: str) -> str:
+    """The agent's pass, as a cause of a failure its checks found."""
+    return one_line(f"the agent said pass: {reason}", REASON_LIMIT)
 
 
 # Shortening text for one-line messages: the same rules in every reason, event and report.

@@ -113,7 +113,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
                                "regressions": "0", "results-path": "results/results.json",
                                "junit-path": "results/junit.xml"}
     assert "| ✅ | Log in works | Signed in. |" in runs.ok.summary
-    assert "<summary>❌ <b>Checkout: hostile, ::error::pwned-by-name</b> (qa.yml:9)</summary>" in runs.ok.summary
+    assert "❌ **Checkout\\: hostile, \\:\\:error\\:\\:pwned-by-name** · qa.yml\\:9" in runs.ok.summary  # its card
     assert runs.comment_after_first_run.startswith("<!-- preview-qa: qa.yml -->\n### ❌ preview-qa: failed")
     assert DEMO_PASSWORD not in runs.comment_after_first_run + runs.ok.summary
 

@@ -137,9 +137,9 @@ def test_the_report_shows_elements_dropped_actions_paths_and_the_filled_form(qua
         login = page.locator("details.test", has=page.get_by_role("heading", name="sign in reaches the dashboard"))
         login.locator("summary").click()  # a passed test starts folded
         actions = login.locator("figure.step").first.locator("ul.actions li")
-        assert actions.nth(2).locator("code").inner_text() == 'click button "Sign in"'
+        assert actions.nth(2).locator("code").inner_text() == "Clicked button 'Sign in'"
         assert actions.nth(2).locator(".detail").inner_text().startswith("index ")
-        assert actions.nth(0).locator("code").inner_text().startswith('input textbox "Email" {"text": "demo@acme.test"')
+        assert actions.nth(0).locator("code").inner_text() == "Typed 'demo@acme.test' into textbox 'Email'"
         for image in login.locator("figure.step").first.locator("img").all():  # the filled form, then where it led
             image.scroll_into_view_if_needed()
             page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
@@ -147,7 +147,7 @@ def test_the_report_shows_elements_dropped_actions_paths_and_the_filled_form(qua
         greedy = page.locator("details.test", has=page.get_by_role("heading", name="too many actions at once"))
         first = greedy.locator("figure.step").first
         assert "max_actions_per_step=5" in first.locator("div.dropped").inner_text()
-        assert [c.inner_text() for c in first.locator("ul.dropped code").all()] == ['click button "Checkout"',
-                                                                                     'click link "Home"']
+        assert [c.inner_text() for c in first.locator("ul.dropped code").all()] == ["Clicked button 'Checkout'",
+                                                                                     "Clicked link 'Home'"]
         page.screenshot(path=str(run.out.parent / "report.png"), full_page=True)  # to look at by hand
         browser.close()

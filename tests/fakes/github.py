@@ -121,9 +121,11 @@ def run_step(env: dict[str, str], workspace: Path) -> Step:
                 Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), results)
 
 
-def rendered(markdown: str) -> str:
-    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions."""
-    return cmarkgfm.github_flavored_markdown_to_html(markdown)
+def rendered(markdown: str, raw_html: bool = False) -> str:
+    """The HTML GitHub makes of a job summary or comment: cmark-gfm, GitHub's own renderer, with its extensions.
+    `raw_html` keeps our own raw HTML (<details>, <summary>, <br>), as GitHub's sanitizer does, instead of dropping it."""
+    options = cmarkgfm.cmark.Options.CMARK_OPT_UNSAFE if raw_html else 0
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=options)
 
 
 def visible(page: str) -> str:

@@ -20,7 +20,7 @@ from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github.commands import escape_data, escape_property
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.github.reporter import GitHubReporter
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, TestResult
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
@@ -139,8 +139,11 @@ def test_summary_table_and_failure_details_render_hostile_text_inert(workspace: 
     assert "| ✅ | Log in \\| works | Signed in as &lt;b&gt;demo&lt;/b&gt; | 1.2 s | 4 |" in summary
     row = next(line for line in summary.splitlines() if line.startswith("| ❌ | Pay"))
     assert "<img" not in row and "@octocat" not in row and "&lt;img src=x&gt;" in row and "@\u200boctocat" in row
-    assert "<summary>❌ <b>Pay @\u200boctocat</b> (qa/qa.yml:8)</summary>" in summary
-    assert "````text\n```\nCheckout broke\n::error::pwned" in summary  # a fence longer than the reason's backticks
+    assert "❌ **Pay @\u200boctocat** · qa/qa.yml\\:8" in summary  # the failure card's title
+    card = rendered(summary.split("#### Failures", 1)[1])
+    assert "<img" not in card and "<pre" not in card and "<code>`</code>" not in card  # inert, and no fenced block
+    assert "```\nCheckout broke" not in summary and "``` Checkout broke\n" not in visible(card)
+    assert "```\u00a0Checkout" not in card and "``` Checkout broke ::error::pwned" in visible(card)  # one line, as text
     assert "[the run's artifacts](https://github.com/acme/shop/actions/runs/4242#artifacts)" in summary
 
 
@@ -228,7 +231,7 @@ def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fai
 
 
 
-def test_a_failures_details_list_its_steps_with_each_actions_element(workspace: Path) -> None:
+def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(workspace: Path) -> None:
     env = runner_env(workspace)
     out = Path(env["GITHUB_WORKSPACE"]) / "out"
     failing = make_result(workspace, "login", Status.FAILED, "agent: the dashboard is empty")
@@ -246,9 +249,11 @@ def test_a_failures_details_list_its_steps_with_each_actions_element(workspace: 
     reporter.finish()
     assert not dispatch.broken
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
-    assert ("Steps:\nStep 1: sign in → https://pr-7.preview.example.com/dashboard\n"
-            '  - click button "Sign in" (index 7)\n  not run (over the limit):\n    - scroll {"down": true}\n') in summary
-    assert 'click button "Sign in" (index 7)' in (out / "comment.md").read_text(encoding="utf-8")
+    steps = visible(rendered(summary.split("Steps:", 1)[1]))
+    assert steps.lstrip().startswith("❌ Clicked button 'Sign in' → /dashboardScrolled down (not run: over the limit)")
+    comment = (out / "comment.md").read_text(encoding="utf-8")
+    assert "1. ❌ **Clicked button 'Sign in'** → /dashboard<br>Scrolled down (not run\\: over the limit)" in comment
+    assert "index" not in summary + comment and "{" not in summary + comment  # no element index, no action JSON
 
 
 PHISHING = ["http://evil.example/login", "https://evil.example/pay", "www.evil.example/x", "WWW.Evil.example",
@@ -281,7 +286,7 @@ def test_control_characters_never_reach_the_summary_the_comment_or_annotations(w
     error = log.named("error")[0]
     for text in (summary, comment, error.message, error.properties["title"]):
         assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text), repr(text)
-    assert "bad\ufffdnul \ufffd[31mred" in summary and error.message.startswith("bad\ufffdnul")
+    assert "bad\ufffdnul \ufffd\\[31mred" in summary and error.message.startswith("bad\ufffdnul")
 
 
 def test_a_long_annotation_is_clipped_where_the_runner_would_cut_it_with_a_visible_ellipsis(workspace: Path) -> None:
@@ -296,3 +301,24 @@ def test_empty_annotation_properties_are_left_out_as_actions_core_does(workspace
     test = TestResult(name="no file", file="", line=0, status=Status.ERRORED, reason="crashed", duration_s=1, steps=0)
     error = report(run_of(workspace, [test]), runner_env(workspace)).named("error")[0]
     assert error.properties == {"title": "no file"}
+
+
+def test_a_comment_with_forty_failures_stays_under_githubs_limit_and_says_how_many_are_folded(workspace: Path) -> None:
+    checks = [ExpectationOutcome(check="text", expected="visible text 'Payment confirmed' " + "x" * 200,
+                                 found="no visible line resembles it " + "y" * 200, ok=False, timeout_s=5, waited_s=5)]
+    words = [StepInWords(number=n, actions=[f"Clicked button 'Step {n}' " + "z" * 200], page=f"https://p/{n}")
+             for n in range(1, 31)]
+    tests = [make_result(workspace, f"checkout {i}", Status.FAILED, "agent: " + "nothing happened " * 30, i)
+             .model_copy(update={"expectations": checks, "steps_in_words": words}) for i in range(40)]
+    env = runner_env(workspace)
+    report(run_of(workspace, tests), env)
+    comment = (workspace / "out" / "comment.md").read_text(encoding="utf-8")
+    assert len(comment) < 65_536
+    page = rendered(comment, raw_html=True)
+    folded = page.split("<details>", 1)[1]
+    assert "<summary>37 more failure(s), folded</summary>" in folded  # three cards open, the rest under one fold
+    assert page.count("<details>") == 1 and folded.count("</details>") == 1  # closed, even where the size cut falls
+    assert folded.index("Cut here") < folded.index("</details>")
+    shown = visible(page)
+    assert re.search(r"Cut here to stay within GitHub's size limit: 0 more test row\(s\) and \d+ more failure", shown)
+    assert shown.count("checkout 0") == 2 and "Payment confirmed" in shown  # its table row and its card

@@ -44,7 +44,7 @@ def test_every_status_is_valid_junit(tmp_path: Path) -> None:
     cases = {c.name: c for c in suite}
     failure = cases["fails"].result[0]
     assert failure._tag == "failure" and failure.message == "expectation url failed: expected x, found y"
-    assert "- the agent said pass: fine" in failure.text and "- [FAILED] url: expected x, found y" in failure.text
+    assert "- the agent said pass: fine" in failure.text and "- url: expected x, found y" in failure.text
     assert "[[ATTACHMENT|tests/fails/step-01.png]]" in cases["fails"].system_out
     assert cases["errors"].result[0]._tag == "error"
     assert cases["skipped"].result[0]._tag == "skipped" and cases["skipped"].result[0].message == "not ready"

@@ -76,7 +76,7 @@ def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path)
                           error=None, screenshot_png=b"png" if n == 2 else None) for n in (1, 2)]
     page = _render(tmp_path, [result(name, Status.FAILED, steps=2)], steps)
     assert "goal 1" in page and "goal 2" in page
-    assert '<code>click an unnamed element</code> <span class="detail">index 2</span>' in page  # no element recorded
+    assert '<code>Clicked an unnamed element</code> <span class="detail">index 2</span>' in page  # no element recorded
     assert page.count(f'src="{shot}"') == 1 and page.count("no screenshot") == 1
 
 
@@ -87,9 +87,9 @@ def test_each_action_names_its_element_by_role_and_name_with_the_index_as_a_deta
                         actions=[{"input": {"index": 3, "text": "demo@acme.test"}}, {"click": {"index": 7}}],
                         elements=[email, sign_in])
     page = _render(tmp_path, [result("login", Status.FAILED, steps=1)], [step])
-    assert ('<code>input textbox &#34;Email&#34; {&#34;text&#34;: &#34;demo@acme.test&#34;}</code> '
+    assert ('<code>Typed &#39;demo@acme.test&#39; into textbox &#39;Email&#39;</code> '
             '<span class="detail">index 3</span>') in page
-    assert '<code>click button &#34;Sign in&#34;</code> <span class="detail">index 7</span>' in page
+    assert '<code>Clicked button &#39;Sign in&#39;</code> <span class="detail">index 7</span>' in page
 
 
 def test_dropped_actions_are_listed_under_their_step_and_the_filled_form_comes_before_the_result(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_dropped_actions_are_listed_under_their_step_and_the_filled_form_comes_b
                                "elements": [{"index": 4, "role": "link", "name": "Pricing", "tag": "a"}]})
     page = _render(tmp_path, [result(name, Status.FAILED, steps=1)], [step, dropped])
     assert 'Not run: over max_actions_per_step=1</div>' in page
-    assert '<ul class="dropped"><li><code>click link &#34;Pricing&#34;</code> <span class="detail">index 4</span>' in page
+    assert '<ul class="dropped"><li><code>Clicked link &#39;Pricing&#39;</code> <span class="detail">index 4</span>' in page
     form, after = (page.index(f'src="{folder_of(name)}/{f}"') for f in ("step-01-form.png", "step-01.png"))
     assert form < after
 

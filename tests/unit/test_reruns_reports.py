@@ -100,7 +100,7 @@ def test_summary_and_comment_group_regressions_old_failures_and_flaky_tests() ->
     assert "<td>flaky one · <em>flaky: passed on attempt 2</em></td>" in page
     assert "<td>regressed · <em>2 attempts</em> · <em>regression: passed on the baseline</em></td>" in page
     assert "<td>old failure · <em>failed on the baseline too</em></td>" in page
-    assert "Attempt 1 of 2: errored: first try broke" in text and "On the baseline: passed: fine there" in text
+    assert "Attempt 1 of 2: errored: first try broke" in visible(page) and "On the baseline: passed: fine there" in visible(page)
     assert "fine |" in text and "fine · _" not in text
 
 

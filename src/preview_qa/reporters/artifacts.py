@@ -40,7 +40,7 @@ from preview_qa.reporters.output.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 3  # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget
+SCHEMA_VERSION = 4  # 2: agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words
 
 
 class ArtifactsReporter(Reporter):

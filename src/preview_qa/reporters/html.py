@@ -16,12 +16,13 @@ from preview_qa.reporters.output.files import (
     REPORT,
     form_screenshot,
     last_run_dir,
+    read_events,
     safe_name,
     step_screenshot,
     with_artifacts,
     write_atomic,
 )
-from preview_qa.reporters.output.steps import Step, read_events, steps_of
+from preview_qa.reporters.output.steps import Step, steps_of
 from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl

@@ -11,6 +11,7 @@ from junitparser.xunit2 import TestCase as SurefireCase
 
 from preview_qa.events import Event, RunFinished, TestFinished
 from preview_qa.reporters import Reporter
+from preview_qa.reporters.output.card import card_text, failure_card
 from preview_qa.reporters.output.files import JUNIT, with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import OtherRun, RunResult, Status, TestResult, Usage, one_line
 
@@ -60,7 +61,7 @@ def render(tests: list[TestResult], run: RunResult | None = None, workspace: Pat
     for name, value in usage_properties(sum((t.usage for t in tests), Usage())).items():
         suite.add_property(name, value)  # the run's totals; before the testcases, where the schema wants them
     for test in tests:
-        suite.add_testcase(_case(test, workspace or Path.cwd()))
+        suite.add_testcase(_case(test, workspace or Path.cwd(), run.base_url if run else ""))
     if run is not None:
         suite.timestamp = run.started_at
     xml = JUnitXml(SUITE)
@@ -72,7 +73,7 @@ def render(tests: list[TestResult], run: RunResult | None = None, workspace: Pat
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + body
 
 
-def _case(test: TestResult, workspace: Path) -> _Case:
+def _case(test: TestResult, workspace: Path, base_url: str) -> _Case:
     case = _Case(clean(test.name), clean(Path(test.file).stem or SUITE), round(test.duration_s, 3))
     if test.file:
         case.file = clean(workspace_relative(test.file, workspace))
@@ -82,11 +83,11 @@ def _case(test: TestResult, workspace: Path) -> _Case:
     message = clean(one_line(test.reason, MESSAGE_LIMIT)) or test.status.value
     if test.status is Status.FAILED:
         failure = Failure(message, "failed")
-        failure.text = clean(details(test))
+        failure.text = clean(details(test, base_url))
         case.result = [failure]
     elif test.status is Status.ERRORED:
         error = Error(message, "errored")
-        error.text = clean(details(test))
+        error.text = clean(details(test, base_url))
         case.result = [error]
     elif test.status is Status.SKIPPED:
         case.result = [Skipped(message)]
@@ -141,26 +142,9 @@ def usage_properties(usage: Usage) -> dict[str, str]:
     return found
 
 
-def details(test: TestResult) -> str:
-    """The long story for the body: the reason, its causes, each expectation, the evidence counts."""
-    lines = [test.reason, *[f"- {c}" for c in test.causes]]
-    if test.replay_drift:
-        lines.append(f"{test.replay_drift} (the agent took over)")
-    if test.expectations:
-        lines.append("Expectations:")
-        lines += [f"- [{'ok' if e.ok else 'FAILED'}] {e.check}: expected {e.expected}, found {e.found}"
-                  for e in test.expectations]
-    ev = test.evidence
-    if ev.console_errors or ev.page_errors or ev.failed_requests:
-        lines.append(f"Browser: {ev.page_errors} page error(s), {ev.console_errors} console error(s), "
-                     f"{ev.failed_requests} failed request(s).")
-    if test.agent_report:
-        lines.append(f"Agent's own verdict: {test.agent_report}")
-    lines += [f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}"
-              for n, a in enumerate(test.earlier_attempts, start=1)]
-    if test.baseline is not None:
-        lines.append(f"On the baseline: {test.baseline.status.value}: {test.baseline.reason}")
-    return "\n".join(lines)
+def details(test: TestResult, base_url: str = "") -> str:
+    """The body: the test's failure card as plain text (the same facts as in the job summary and the PR comment)."""
+    return card_text(failure_card(test, base_url))
 
 
 def _system_out(status: Status, steps: int | None, path: str | None, artifacts: dict[str, str | list[str]]) -> str:

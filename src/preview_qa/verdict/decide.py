@@ -10,12 +10,20 @@ import jsonschema
 from pydantic import ValidationError
 
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import Execution, ExpectationOutcome, Status, Verdict, one_line
+from preview_qa.results import (
+    REASON_LIMIT,
+    Execution,
+    ExpectationOutcome,
+    Status,
+    Verdict,
+    agent_said_pass_line,
+    check_line,
+    evidence_lines,
+    one_line,
+)
 from preview_qa.secrets.redact import describe
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, LLMFault, SecretAttempt
 from preview_qa.verdict.data_checks import check_data
-
-REASON_LIMIT = 500
 
 
 def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
@@ -86,7 +94,7 @@ def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, in
     if report.status == "fail":
         return _fail(f"agent: {report.reason}", check_causes + evidence)
     if failed_checks:
-        return _fail(check_causes[0], [*check_causes[1:], f"the agent said pass: {report.reason}", *evidence])
+        return _fail(check_causes[0], [*check_causes[1:], agent_said_pass_line(report.reason), *evidence])
     judge_problem = _judge_problem(agent_run)
     if judge_problem is not None:
         return judge_problem
@@ -171,8 +179,7 @@ def _error(reason: str, causes: list[str]) -> Verdict:
 
 
 def _describe_check(e: ExpectationOutcome) -> str:
-    waited = f" after waiting {e.timeout_s:g} s" if e.timeout_s else ""  # a failed check waited out its timeout
-    return f"expectation {e.check} failed: expected {e.expected}, found {e.found}{waited}"
+    return check_line(e)
 
 
 def _describe_fault(fault: LLMFault) -> str:
@@ -191,16 +198,7 @@ def _fault_counts(faults: list[LLMFault]) -> list[str]:
 
 
 def _evidence_causes(agent_run: AgentRun) -> list[str]:
-    """The first of each kind of browser error, and how many more of that kind the event log holds."""
-    ev = agent_run.evidence
-    out = []
-    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
-                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
-                                (ev.first_console_error, ev.console_errors, "console error")):
-        if first:
-            out.append(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}")
-    return out
-
+    return evidence_lines(agent_run.evidence)
 
 
 def report_as_dict(report: AgentReport | None) -> dict[str, Any] | None:

@@ -1,19 +1,20 @@
-"""The job summary and the PR comment in GitHub's Markdown (as cmark-gfm renders it): untrusted text made inert, the
-whole cut to a size."""
+"""The job summary and the PR comment in GitHub's Markdown (as cmark-gfm renders it): the table, a card per failure,
+untrusted text made inert, the whole cut to a size."""
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from preview_qa.reporters.junit import clean, details
+from preview_qa.reporters.junit import clean
+from preview_qa.reporters.output.card import StepLine, failure_card
 from preview_qa.reporters.output.files import DRIFT_LIVE, DRIFT_RECORDED, test_dir
-from preview_qa.results import RunResult, Status, TestResult, clip, one_line
+from preview_qa.results import RunResult, Status, TestResult, one_line
 
 CELL_LIMIT = 300
-DETAIL_LIMIT = 4_000
+CARDS_OPEN = 3  # failure cards shown open; the rest are folded under one <details> that says how many
 EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
 # `:` too, which breaks every GFM autolink with a scheme (http://, mailto:, xmpp:); `www.` gets the same escape below.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!:])")
@@ -27,23 +28,9 @@ def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
     return _WWW.sub(r"\1\\.", text).replace("@", "@\u200b")
 
 
-def html_text(text: str, limit: int = 200) -> str:
-    """Untrusted text inside an HTML element (a raw HTML block: never autolinked), where Markdown escapes would show:
-    entities only, no @mentions, no control characters."""
-    return html.escape(one_line(clean(text), limit)).replace("@", "@\u200b")
-
-
-def code_block(text: str) -> str:
-    """Untrusted multi-line text in a fence longer than any backtick run inside it, so it cannot close the fence."""
-    text = clip(clean(text), DETAIL_LIMIT)
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence}text\n{text}\n{fence}"
-
-
-def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int,
-                    steps: Mapping[str, Sequence[str]] | None = None) -> str:
-    """The table of tests and the failures' details (with each failure's steps, if given), cut (with a note) before
-    `limit` UTF-8 bytes."""
+def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
+    """The table of tests and a card per failure (the first CARDS_OPEN open, the rest folded), cut (with a note)
+    before `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
@@ -54,35 +41,74 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
     rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s "
             f"| {t.steps} |" for t in run.tests]
-    failures = [_detail(t, relative, (steps or {}).get(t.name, ())) for t in run.tests if not t.status.is_green]
+    failures = [card_markdown(t, relative, run.base_url) for t in run.tests if not t.status.is_green]
     drifts = [f"- {md_cell(t.name, 120)}: {md_cell(t.replay_drift)} (the recorded and the live page: "
-              f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n" for t in run.tests if t.replay_drift]
+              f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n"
+              for t in run.tests if t.replay_drift and t.status.is_green]  # a failure's card tells its own drift
     evidence = ("Screenshots, event logs and results.json: "
                 + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
     items = [(row + "\n", "row") for row in rows]
     items += [(block, "heading") for block in [_groups(run)] if block]
     items += [("\n#### Failures\n", "heading")] if failures else []
-    items += [(block, "failure") for block in failures]
+    items += [(block, "failure") for block in failures[:CARDS_OPEN]]
+    folded = failures[CARDS_OPEN:]
+    if folded:
+        items += [(f"\n<details><summary>{len(folded)} more failure(s), folded</summary>\n", "fold")]
+        items += [(block, "failure") for block in folded] + [("\n</details>\n", "unfold")]
     items += [("\n#### Replays that drifted (the agent took over)\n", "heading")] if drifts else []
     items += [(line, "drift") for line in drifts]
     text = "\n".join(head) + "\n"
     budget = limit - 600 - len(evidence.encode())  # the cut note and the evidence line always fit
     size = len(text.encode())
-    for index, (part, _kind) in enumerate(items):
+    for index, (part, kind) in enumerate(items):
         size += len(part.encode())
         if size > budget:
             rest = [kind for _, kind in items[index:]]
             drifts_left = f" and {rest.count('drift')} more replay drift(s)" if rest.count("drift") else ""
             text += (f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
                      f"{rest.count('failure')} more failure detail(s){drifts_left} are in results.json._\n")
+            text += "\n</details>\n" if "unfold" in rest and "fold" not in rest else ""
             break
         text += part
     return text + f"\n{evidence}\n"
 
 
+def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: str) -> str:
+    """One failed or errored test as a card: prose that wraps (no fenced block), a small table of the failed checks,
+    the steps as a numbered list; every untrusted string through md_cell."""
+    card = failure_card(test, base_url)
+    where = md_cell(f"{relative(test.file)}:{test.line}") if test.file else ""
+    parts = [f"{EMOJI[test.status]} **{md_cell(test.name, 120)}**{f' · {where}' if where else ''}",
+             f"**{md_cell(card.headline, 500)}**"]
+    if card.checks:
+        parts.append("\n".join(["| Check | Expected | Found | Waited |", "|---|---|---|--:|",
+                                *[f"| {md_cell(c.check, 60)} | {md_cell(c.expected)} | {md_cell(c.found)} | "
+                                  f"{md_cell(c.waited)} |" for c in card.checks]]))
+    parts += [md_cell(card.agent, 500)] if card.agent else []
+    parts += ["\n".join(f"- {md_cell(c, 500)}" for c in card.causes)] if card.causes else []
+    parts += [f"Replay: {md_cell(card.drift)} (the agent took over)"] if card.drift else []
+    if card.evidence:
+        more = [f"- and {card.evidence_more} more in events.jsonl"] if card.evidence_more else []
+        parts.append("Evidence:\n\n" + "\n".join([*(f"- {md_cell(e)}" for e in card.evidence), *more]))
+    parts += ["Steps:\n\n" + "\n".join(_step(s) for s in card.steps)] if card.steps else []
+    parts += ["\n".join(f"- {md_cell(r, 500)}" for r in card.other_runs)] if card.other_runs else []
+    if card.screenshots:
+        # The folder and file names are our own slugs (letters, digits, dashes): safe in a code span.
+        files = ", ".join(f"`{name}` ({what})" for name, what in card.screenshots)
+        parts.append(f"Open `{card.folder}/` in the run's artifacts: {files}.")
+    return "\n" + "\n\n".join(parts) + "\n"
+
+
+def _step(step: StepLine) -> str:
+    text = md_cell(step.did)
+    line = f"{step.number}. " + (f"❌ **{text}**" if step.went_wrong else text)
+    line += f" → {md_cell(step.page, 200)}" if step.page else ""
+    extra = ([f"error: {md_cell(step.error)}"] if step.error else []) + [md_cell(n) for n in step.not_run]
+    return line + "".join(f"<br>{e}" for e in extra)
+
+
 def _marks(test: TestResult) -> str:
     return "".join(f" · _{md_cell(m, 100)}_" for m in test.marks)
-
 
 def _groups(run: RunResult) -> str:
     """Whether a red test is this pull request's fault: regressions, failing on the baseline too, and flaky tests."""
@@ -103,13 +129,3 @@ def _groups(run: RunResult) -> str:
             names = ", ".join(md_cell(t.name, 120) for t in tests)
             text += f"\n**{title}: {len(tests)}**: {names}\n"
     return text
-
-
-def _detail(test: TestResult, relative: Any, steps: Sequence[str]) -> str:
-    """One failure: collapsed, its summary line in HTML (Markdown is not rendered there), the story and the steps (each
-    action naming its element) in a code block."""
-    where = html_text(f"{relative(test.file)}:{test.line}")
-    final = f"Final URL: {md_cell(test.final_url)}\n" if test.final_url else ""
-    story = details(test) + ("\n\nSteps:\n" + "\n".join(steps) if steps else "")
-    return (f"\n<details><summary>{EMOJI[test.status]} <b>{html_text(test.name)}</b> ({where})</summary>\n\n"
-            f"{final}\n{code_block(story)}\n\n</details>\n")

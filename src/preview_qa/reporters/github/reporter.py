@@ -16,8 +16,7 @@ from preview_qa.reporters.github.api import GitHubError, read_event
 from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
 from preview_qa.reporters.github.comments import PullRequestComments
 from preview_qa.reporters.github.markdown import md_cell, render_markdown
-from preview_qa.reporters.output.files import workspace_relative, write_atomic
-from preview_qa.reporters.output.steps import read_events, step_lines, steps_of
+from preview_qa.reporters.output.files import with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import RunResult
 from preview_qa.secrets.redact import forms
 from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
@@ -80,11 +79,11 @@ class GitHubReporter(Reporter):
         for line in error_annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
-        steps = {t.name: step_lines(steps_of(read_events(self.out, t))) for t in run.tests if not t.status.is_green}
-        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT, steps))
+        run = with_artifacts(self.out, run)  # each test's files and steps in words, for its failure card
+        self._append("GITHUB_STEP_SUMMARY", render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT))
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
-        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT, steps)
+        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT)
         write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
         if self.comment:
             self._comment(marker, body)

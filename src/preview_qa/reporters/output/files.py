@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 from preview_qa.events import RunTarget, attempt_label
+from preview_qa.reporters.output.steps import in_words, steps_of
 from preview_qa.results import RunResult, TestResult
 
 RESULTS = "results.json"
@@ -78,6 +81,22 @@ def last_run_dir(out: Path, test: TestResult) -> str:
     return labelled if (out / labelled).is_dir() else test_dir(test.name)
 
 
+def read_events(out: Path, test: TestResult) -> list[dict[str, Any]]:
+    """The events.jsonl of the test's last run under `out` (if there is one), skipping a line a crash cut short."""
+    path = out / last_run_dir(out, test) / EVENTS
+    if not path.is_file():
+        return []
+    lines = []
+    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            line = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            lines.append(line)
+    return lines
+
+
 def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
     folder = out / rel
     found: dict[str, str | list[str]] = {}
@@ -106,8 +125,13 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
                for n, a in enumerate(test.earlier_attempts, start=1)]
     baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, RunTarget.BASELINE)}) \
         if test.baseline is not None else None
-    return test.model_copy(update={"artifacts": _files_in(out, last_run_dir(out, test)), "earlier_attempts": earlier,
-                                   "baseline": baseline})
+    folder = last_run_dir(out, test)
+    steps = in_words(steps_of(read_events(out, test)))
+    for step in steps:
+        shot = f"{folder}/{step_screenshot(step.number)}"
+        step.screenshot = shot if (out / shot).is_file() else None
+    return test.model_copy(update={"artifacts": _files_in(out, folder), "earlier_attempts": earlier,
+                                   "baseline": baseline, "steps_in_words": steps or test.steps_in_words})
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
