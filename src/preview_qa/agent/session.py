@@ -83,7 +83,7 @@ class TestSession:
     __test__ = False
 
     def __init__(self, run: TestRun):
-        self.test, spec = run, run.spec
+        self.test_run, spec = run, run.spec
         self.result = AgentRun(judge_requested=spec.judge and run.recording is None)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
         self.evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
@@ -117,7 +117,7 @@ class TestSession:
 
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
-        run = self.test
+        run = self.test_run
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
             lease = self.lease = await stack.enter_async_context(run.pool.lease(self._failed_start_try,
                                                                                 shared=run.recording is not None))
@@ -132,7 +132,7 @@ class TestSession:
 
     async def drive(self) -> None:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
-        run, lease = self.test, self.lease
+        run, lease = self.test_run, self.lease
         assert lease is not None
         if run.recording is None:
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
@@ -156,8 +156,8 @@ class TestSession:
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
             result.usage.llm_calls = self.recorder.calls
-        if self.agent is not None and self.test.recording is None:
-            read_history(self.agent, result, self.test.spec, self.test.secrets, self.test.emit)
+        if self.agent is not None and self.test_run.recording is None:
+            read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
         result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
         if result.infrastructure_error is None:
@@ -183,16 +183,16 @@ class TestSession:
         if self.recorder is not None and self.recorder.seconds:
             self.phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3),
                                      "cpu_s": None})
-        self.test.emit(Observed(name=self.test.spec.name, kind="timings", error=False, detail=self.phases.detail()))
+        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
 
     def _llm(self) -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
-        run = self.test
+        run = self.test_run
         self.recorder = self.recorder or RecordingLLM(run.make_llm(), on_fault=self.evidence.llm_fault,
                                                       on_answer=self.steps.heard, redactor=run.redactor)
         return self.recorder
 
     async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
-        run = self.test
+        run = self.test_run
         with self.phases("agent set-up"):
             self.agent = build_agent(run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps,
                                      self.policy)
@@ -204,7 +204,7 @@ class TestSession:
         """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live
         picture of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it.
         Returns the page the replay ended on."""
-        run, result = self.test, self.result
+        run, result = self.test_run, self.result
         assert recording is not None
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
@@ -232,7 +232,7 @@ class TestSession:
         return await page_screenshot(page, self.mask)
 
     async def _finish_on(self, page: Page) -> None:
-        run, result = self.test, self.result
+        run, result = self.test_run, self.result
         result.final_url = page.url
         if (result.done is not None or result.execution is Execution.REPLAYED) and result.infrastructure_error is None:
             wait = check_wait(run.spec, self.deadline - time.monotonic())
@@ -250,7 +250,7 @@ class TestSession:
                                      png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000)))
 
     def _drive_limit(self) -> float:
-        timeout = self.test.spec.timeout
+        timeout = self.test_run.spec.timeout
         return timeout - min(CLEANUP_RESERVE_S, timeout / 5)
 
     def _stopped_by(self, error: Exception) -> str:
@@ -259,12 +259,12 @@ class TestSession:
             return str(error)
         # Only our own deadline is the test timing out; a library's TimeoutError is a crash like any other.
         if isinstance(error, TimeoutError) and self.limit is not None and self.limit.expired():
-            return f"timed out after {self.test.spec.timeout:g} s"
+            return f"timed out after {self.test_run.spec.timeout:g} s"
         return f"the agent or browser crashed: {type(error).__name__}: {error_line(error)}"
 
     def _failed_start_try(self, attempt: int, reason: str) -> None:
         """A retried browser start is evidence too, even when the retry works."""
-        self.test.emit(Observed(name=self.test.spec.name, kind="browser_start_failed", error=True,
+        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True,
                                 detail={"try": attempt, "reason": reason}))
 
     def _infrastructure_problem(self) -> str | None:
