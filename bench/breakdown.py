@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from preview_qa.agent.browser import BrowserSetup
+from preview_qa.agent.browser_agents import browser_agents
 from preview_qa.agent.llm import make_llm
-from preview_qa.agent.session import BrowserSetup, browser_agents
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite

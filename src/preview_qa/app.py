@@ -141,8 +141,8 @@ async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str,
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
-    from preview_qa.agent.browser import START_BUDGET_S
-    from preview_qa.agent.session import BrowserSetup, browser_agents
+    from preview_qa.agent.browser import START_BUDGET_S, BrowserSetup
+    from preview_qa.agent.browser_agents import browser_agents
     from preview_qa.engine.preview import origin_of
     from preview_qa.engine.runner import Runner
 

@@ -11,9 +11,8 @@ import psutil
 import pytest
 from playwright.async_api import Playwright, async_playwright
 
-from preview_qa.agent.browser import start_gate
+from preview_qa.agent.browser import BrowserSetup, launch_profile, start_gate
 from preview_qa.agent.pool import BrowserPool
-from preview_qa.agent.session import BrowserSetup, launch_profile
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
 

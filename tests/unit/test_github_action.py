@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from preview_qa.agent.session import BROWSER_ARGS
+from preview_qa.agent.browser import BROWSER_ARGS
 from tests.conftest import clean_env
 from tests.fakes.github import read_outputs
 from tests.repo import ROOT, tool

@@ -180,6 +180,7 @@ def test_any_secret_in_any_form_in_any_event_is_redacted(secret: str, form: Any,
     encoded = form(secret)
     assume(secret.lower() not in (before + after).lower())
     assume(not any(secret in text for text in _strings(_event(kind, ""))))  # nor in the event's own keys ("earlier_…")
+    assume(secret not in "<secret>s</secret>")  # a secret such as "secret" is part of its own placeholder
     event = _redacted(_event(kind, before + encoded + after), Redactor({"s": secret}))
     texts = [t for t in _strings(event) if "<secret>s</secret>" in t]
     assert texts, _strings(event)  # replaced where it was...

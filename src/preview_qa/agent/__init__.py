@@ -1,8 +1,4 @@
 """The only package that imports browser-use: runs one test's agent in a fresh browser and reports an AgentRun."""
 
-import os
-
-# Before browser-use is imported: no telemetry, and no logging set-up of its own (our reporters own the output).
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
-os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
-os.environ.setdefault("BROWSER_USE_VERSION_CHECK", "false")  # else every test's agent asks PyPI for a newer release
+# First: it sets the environment browser-use reads as it is imported (see there).
+from preview_qa.agent import browser_use_patches as browser_use_patches

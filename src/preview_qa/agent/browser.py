@@ -1,5 +1,5 @@
-"""Starting and ending Chromium: each browser's processes are found by its profile folder and killed at the end, and a
-browser that does not come up is killed and started once more."""
+"""Starting and ending Chromium: how it is launched, each browser's processes found by its profile folder and killed at
+the end, and a browser that does not come up killed and started once more."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import psutil
+from browser_use import BrowserProfile
+from browser_use.config import CONFIG
 
 from preview_qa.results import error_line
 
@@ -29,6 +31,36 @@ GONE_WAIT_S = 3.0  # for killed processes to leave the process table
 CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
 START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
 PROFILE_FLAG = "--user-data-dir="
+BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
+                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
+
+
+@dataclass
+class BrowserSetup:
+    """How the run's browsers are launched and what each test may reach."""
+
+    chromium: str
+    headless: bool = True
+    extra_headers: dict[str, str] = field(default_factory=dict)  # to the preview's origin only (credentials included)
+    browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
+    measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
+
+
+def launch_profile(browser: BrowserSetup, workroot: str) -> BrowserProfile:
+    """How the pool launches each browser: browser-use's own flags for Chromium, and ours. Its downloads folder lies
+    under the run's folder (browser-use's default is a new folder in /tmp per profile, left behind)."""
+    return BrowserProfile(
+        executable_path=browser.chromium,
+        downloads_path=os.path.join(workroot, "downloads"),
+        headless=browser.headless,
+        keep_alive=True,  # the browser outlives the session that launched it (see agent/pool.py)
+        # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
+        chromium_sandbox=os.geteuid() != 0 and not CONFIG.IN_DOCKER,
+        enable_default_extensions=False,
+        args=BROWSER_ARGS,
+        window_size={"width": 1280, "height": 800},
+    )
 
 
 class BrowserStartError(Exception):

@@ -15,6 +15,7 @@ from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderE
 from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
+from preview_qa.agent.browser_use_patches import VerifiedLLM
 from preview_qa.providers import LLMSettings
 from preview_qa.results import error_line
 from preview_qa.secrets.redact import Redactor
@@ -53,7 +54,7 @@ def make_llm(settings: LLMSettings) -> BaseChatModel:
 
 
 @dataclass
-class RecordingLLM:
+class RecordingLLM(VerifiedLLM):
     """Wraps a chat model: scrubs every secret from what it sends, counts calls and records each failure as a typed
     LLMFault (never by reading prose).
 
@@ -67,7 +68,6 @@ class RecordingLLM:
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0
     seconds: float = 0.0  # spent waiting for answers
-    _verified_api_keys: bool = True
 
     @property
     def model(self) -> str:

@@ -19,12 +19,12 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from preview_qa.agent.browser_use_patches import Around, Send, route_screenshots
 from preview_qa.secrets.redact import Redactor, forms
 
 MASK_TIMEOUT_S = 5.0
 ATTEMPTS = 2  # a page that is still changing gets one more try before its screenshot is withheld
 WORLD = "preview-qa-mask"
-CAPTURE = "Page.captureScreenshot"
 
 # Returns how many elements it newly masked. Compares lower-cased with whitespace folded, as the page renders it.
 _SCRIPT = """(values) => {
@@ -55,8 +55,6 @@ _SCRIPT = """(values) => {
   }
   return masked;
 }"""
-
-Send = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
 
 
 class ScreenshotWithheld(RuntimeError):
@@ -133,7 +131,7 @@ _GUARDED: dict[str, Mask] = {}  # browser-use's CDP connection URL -> the mask f
 
 def guard(cdp_url: str, mask: Mask) -> None:
     """Mask before every screenshot browser-use takes over `cdp_url` (for the LLM's vision, and ours) until `release`."""
-    _install()
+    route_screenshots(_around)
     _GUARDED[cdp_url] = mask
 
 
@@ -143,27 +141,9 @@ def release(mask: Mask) -> None:
         del _GUARDED[url]
 
 
-def _install() -> None:
-    """Wrap cdp_use's one way out to the browser once per process: every CDP client browser-use makes, also the one
-    made when it reconnects, sends through it, so no screenshot path (watchdog, take_screenshot, actor) is missed."""
-    from cdp_use import CDPClient
-
-    original = CDPClient.send_raw
-    if getattr(original, "masks_screenshots", False):
-        return
-
-    async def send_raw(self: CDPClient, method: str, params: Any | None = None, session_id: str | None = None) -> Any:
-        mask = _GUARDED.get(self.url) if method == CAPTURE else None
-        if mask is None:
-            return await original(self, method, params, session_id)
-
-        async def send(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
-            return await original(self, name, args, session_id)
-
-        return await mask.around(send, lambda: original(self, method, params, session_id))
-
-    send_raw.masks_screenshots = True  # type: ignore[attr-defined]
-    CDPClient.send_raw = send_raw  # type: ignore[method-assign]
+def _around(cdp_url: str) -> Around | None:
+    mask = _GUARDED.get(cdp_url)
+    return mask.around if mask is not None else None
 
 
 async def screenshot(page: Any, mask: Mask, **options: Any) -> bytes:

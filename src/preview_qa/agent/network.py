@@ -1,7 +1,7 @@
 """What a test's browser context may send, for the agent, a replay and the checks alike: navigations only to the
 test's allowed hosts (stopped before their request leaves, redirects included), a secret's value only to them (the
 firewall), and no agent action that would carry a secret elsewhere. Every refusal is an event; a secret's is also the
-fact that fails the test (see verdict.py)."""
+fact that fails the test (see verdict/decide.py)."""
 
 from __future__ import annotations
 

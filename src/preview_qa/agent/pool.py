@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from browser_use import BrowserProfile, BrowserSession
-from browser_use.browser.cloud.cloud import CloudBrowserClient
-from browser_use.browser.events import AgentFocusChangedEvent
-from pydantic import PrivateAttr
 
 from preview_qa.agent.browser import (
     CLOSE_TIMEOUT_S,
@@ -33,17 +29,13 @@ from preview_qa.agent.browser import (
     close_browser,
     start_browser,
 )
+from preview_qa.agent.browser_use_patches import ContextSession
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 
 LET_GO_TIMEOUT_S = 10.0  # for each step of the launching session letting go of a new browser
-
-
-@functools.cache
-def _idle_cloud_client() -> CloudBrowserClient:
-    return CloudBrowserClient()
 
 
 @dataclass(eq=False)
@@ -86,36 +78,6 @@ class Lease:
     @property
     def browser(self) -> Browser:
         return self.pooled.browser
-
-
-class ContextSession(BrowserSession):
-    """browser-use's session on a pooled browser, with two differences: tabs it opens itself (a `navigate` in a new
-    tab) belong to the test's own context, not to the browser's shared default one; and each step keeps its elements
-    for the replay cache (on a tab switch browser-use empties its element map in place, and that map is also the one of
-    the step that opened the tab, whose history then lost the element it clicked)."""
-
-    _context_id: str | None = PrivateAttr(default=None)
-    # Never used (no cloud browser), yet browser-use builds one per session: an HTTP client with its TLS set-up.
-    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
-
-    def in_context(self, context_id: str) -> ContextSession:
-        self._context_id = context_id
-        return self
-
-    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
-        self._cached_selector_map = dict(self._cached_selector_map)  # what it empties is now a copy of its own
-        await super().on_AgentFocusChangedEvent(event)
-
-    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False,
-                                   new_window: bool = False) -> str:
-        params: dict[str, Any] = {"url": url, "background": background}
-        if new_window:
-            params["newWindow"] = True
-        if self._context_id is not None:
-            params["browserContextId"] = self._context_id
-        client = self._cdp_client_root or self.cdp_client
-        result = await client.send.Target.createTarget(params=params)  # type: ignore[arg-type]
-        return result["targetId"]
 
 
 async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession:

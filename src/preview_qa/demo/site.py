@@ -346,35 +346,13 @@ class _Handler(BaseHTTPRequestHandler):
             other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
             self._send(int((query.get("status") or ["302"])[0]), b"", {"Location": other + path.removeprefix("/elsewhere")})
         elif path in ("/leaky", "/relay"):
-            collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
-            if path == "/leaky":
-                self._send(200, _leaky_page(collector))
-            else:  # the preview's own server sends the password on
-                self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
+            self._serve_leak(path, query)
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
         elif path in APP_PAGES:
-            token = self._session(APP_COOKIE)
-            with self.site._lock:
-                self.site.app_visits.append((path, token is not None))
-            if path == "/app/billing" and token and "session" not in query:
-                self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
-                return
-            self._send(200, _app_page(path, token is not None))
+            self._serve_app_page(path, query)
         elif path == "/dashboard":
-            if not self._signed_in():
-                self._redirect("/login")
-                return
-            rows = "".join(f"<tr><td>{n}</td><td>{item}</td><td>{price}</td></tr>" for n, item, price in ORDERS)
-            self._send(
-                200,
-                _page(
-                    "Dashboard - Acme",
-                    f"<h1>Dashboard</h1><p>Signed in as {DEMO_EMAIL}</p><h2>Your orders</h2>"
-                    f"<table><caption>Your orders</caption><tr><th>Order</th><th>Item</th>"
-                    f"<th>Total</th></tr>{rows}</table>",
-                ),
-            )
+            self._serve_dashboard()
         elif path == "/account":  # broken on the first load of each ?key=..., fine on every later one
             with self.site._lock:
                 loads = self.site._loads[self.path] = self.site._loads.get(self.path, 0) + 1
@@ -397,6 +375,37 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, _SERVER_ERROR)
         else:
             self._send(404, _NOT_FOUND)
+
+    def _serve_leak(self, path: str, query: dict[str, list[str]]) -> None:
+        collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+        if path == "/leaky":
+            self._send(200, _leaky_page(collector))
+        else:  # the preview's own server sends the password on
+            self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
+
+    def _serve_app_page(self, path: str, query: dict[str, list[str]]) -> None:
+        token = self._session(APP_COOKIE)
+        with self.site._lock:
+            self.site.app_visits.append((path, token is not None))
+        if path == "/app/billing" and token and "session" not in query:
+            self._redirect(f"/app/billing?session={token}")  # like an old app that carries its session in URLs
+            return
+        self._send(200, _app_page(path, token is not None))
+
+    def _serve_dashboard(self) -> None:
+        if not self._signed_in():
+            self._redirect("/login")
+            return
+        rows = "".join(f"<tr><td>{n}</td><td>{item}</td><td>{price}</td></tr>" for n, item, price in ORDERS)
+        self._send(
+            200,
+            _page(
+                "Dashboard - Acme",
+                f"<h1>Dashboard</h1><p>Signed in as {DEMO_EMAIL}</p><h2>Your orders</h2>"
+                f"<table><caption>Your orders</caption><tr><th>Order</th><th>Item</th>"
+                f"<th>Total</th></tr>{rows}</table>",
+            ),
+        )
 
     def do_POST(self) -> None:
         path = self._record()

@@ -1,0 +1,82 @@
+"""The run's AgentFn: one pool of browsers and one Playwright driver for the whole run, each test in a fresh context;
+when the run ends, no browser it started is left running."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from browser_use.llm.base import BaseChatModel
+
+from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, launch_profile, start_gate
+from preview_qa.agent.pool import BrowserPool
+from preview_qa.agent.session import TestRun, run_agent
+from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.saved_state import BrowserState
+from preview_qa.events import Event
+from preview_qa.manifest.models import TestSpec
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentRun
+
+if TYPE_CHECKING:
+    from playwright.async_api import Playwright
+
+
+class _Driver:
+    """One Playwright driver for the whole run, started by the first test that needs it: the run itself starts
+    without awaiting anything, so a cancellation always finds the runner in charge of reporting it."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._playwright: Playwright | None = None
+
+    async def get(self) -> Playwright:
+        from playwright.async_api import async_playwright
+
+        async with self._lock:
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            return self._playwright
+
+    async def stop(self) -> None:
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._playwright.stop(), CLOSE_TIMEOUT_S)
+
+
+@contextlib.asynccontextmanager
+async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
+                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
+    """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
+    reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
+    folder, and whatever runs with one is killed."""
+    workroot = tempfile.mkdtemp(prefix="preview-qa-")
+    driver = _Driver()
+    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
+    # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
+    # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
+    gc.freeze()
+
+    async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
+                      emit: Callable[[Event], None], recording: Recording | None = None,
+                      start_state: BrowserState | None = None,
+                      keep_state: Callable[[BrowserState], None] | None = None,
+                      origin: str | None = None) -> AgentRun:
+        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
+                                       secrets=secrets, make_llm=make_llm, browser=browser, pool=pool, workroot=workroot,
+                                       emit=emit, redactor=redactor,
+                                       recording=recording, start_state=start_state, keep_state=keep_state))
+
+    try:
+        yield run_one
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(pool.close())
+        BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        await driver.stop()
+        shutil.rmtree(workroot, ignore_errors=True)

@@ -1,0 +1,104 @@
+"""Every place we set browser-use's environment, touch its (or cdp_use's) private members, or patch it, each with why.
+
+Read this module when upgrading browser-use: each item names what it relies on.
+1. The environment browser-use reads when first imported (set here, before any of its imports; agent/__init__.py
+   imports this module first).
+2. `ContextSession`: browser-use's session with two private methods overridden and two private attributes touched.
+3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
+4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
+   browser-use takes can be masked (agent/masking.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+# 1. No telemetry, no logging set-up of its own (our reporters own the output; browser-use sets its logging up as it
+# is imported), and no version check (else every test's agent asks PyPI for a newer release).
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
+os.environ.setdefault("BROWSER_USE_VERSION_CHECK", "false")
+
+from browser_use import BrowserSession  # after its environment, above
+from browser_use.browser.cloud.cloud import CloudBrowserClient
+from browser_use.browser.events import AgentFocusChangedEvent
+from pydantic import PrivateAttr
+
+SCREENSHOT = "Page.captureScreenshot"
+
+Send = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
+# (send over the client's own session, take the picture) -> the picture; how a guarded connection takes screenshots
+Around = Callable[[Send, Callable[[], Awaitable[Any]]], Awaitable[Any]]
+
+
+@functools.cache
+def _idle_cloud_client() -> CloudBrowserClient:
+    return CloudBrowserClient()
+
+
+class ContextSession(BrowserSession):
+    """2. browser-use's session on a pooled browser (agent/pool.py), with two differences: tabs it opens itself (a
+    `navigate` in a new tab) belong to the test's own context, not to the browser's shared default one; and each step
+    keeps its elements for the replay cache (on a tab switch browser-use empties its element map in place, and that map
+    is also the one of the step that opened the tab, whose history then lost the element it clicked)."""
+
+    _context_id: str | None = PrivateAttr(default=None)
+    # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
+    # client with its TLS set-up; one idle client serves every session.
+    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
+
+    def in_context(self, context_id: str) -> ContextSession:
+        self._context_id = context_id
+        return self
+
+    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
+        # Private `_cached_selector_map`: what browser-use empties is now a copy of its own.
+        self._cached_selector_map = dict(self._cached_selector_map)
+        await super().on_AgentFocusChangedEvent(event)
+
+    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False,
+                                   new_window: bool = False) -> str:
+        """Private `_cdp_create_new_page` (and `_cdp_client_root`): as browser-use's, plus the test's context id."""
+        params: dict[str, Any] = {"url": url, "background": background}
+        if new_window:
+            params["newWindow"] = True
+        if self._context_id is not None:
+            params["browserContextId"] = self._context_id
+        client = self._cdp_client_root or self.cdp_client
+        result = await client.send.Target.createTarget(params=params)  # type: ignore[arg-type]
+        return result["targetId"]
+
+
+class VerifiedLLM:
+    """3. A base for our chat-model wrapper (agent/llm.py): browser-use's Agent checks the private `_verified_api_keys`
+    flag before its API-key check; our providers are checked once per run (providers.py), not once per test."""
+
+    _verified_api_keys = True
+
+
+def route_screenshots(around: Callable[[str], Around | None]) -> None:
+    """4. Wrap cdp_use's one way out to the browser once per process: every CDP client browser-use makes, also the one
+    made when it reconnects, sends through `CDPClient.send_raw`, so no screenshot path (watchdog, take_screenshot,
+    actor) is missed. A screenshot over a connection (by its URL) for which `around` gives a wrapper goes through it;
+    everything else is sent as it was."""
+    from cdp_use import CDPClient
+
+    original = CDPClient.send_raw
+    if getattr(original, "masks_screenshots", False):
+        return
+
+    async def send_raw(self: CDPClient, method: str, params: Any | None = None, session_id: str | None = None) -> Any:
+        wrap = around(self.url) if method == SCREENSHOT else None
+        if wrap is None:
+            return await original(self, method, params, session_id)
+
+        async def send(name: str, args: dict[str, Any] | None) -> dict[str, Any]:
+            return await original(self, name, args, session_id)
+
+        return await wrap(send, lambda: original(self, method, params, session_id))
+
+    send_raw.masks_screenshots = True  # type: ignore[attr-defined]
+    CDPClient.send_raw = send_raw  # type: ignore[method-assign]

@@ -1,0 +1,50 @@
+"""The page a test is on now and its picture, each bounded: the agent's current tab, a screenshot (masked)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from preview_qa.agent import masking
+
+if TYPE_CHECKING:
+    from browser_use import BrowserSession
+    from playwright.async_api import Page
+
+    from preview_qa.agent.pool import Lease
+
+SHOT_TIMEOUT_S = 5.0
+
+
+async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | None:
+    """The Playwright page of the tab browser-use's session is on (the last one when it cannot say); None once the
+    browser is gone."""
+    if not lease.pooled.connected:
+        return None
+    pages = lease.context.pages
+    if not pages:
+        return None
+    current = ""
+    with contextlib.suppress(Exception):  # no session (none started): its last tab
+        assert session is not None
+        current = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+    return next((p for p in reversed(pages) if p.url == current), pages[-1])
+
+
+async def session_screenshot(session: BrowserSession | None) -> bytes | None:
+    """browser-use's screenshot of its current tab (masked: agent/masking.py guards its connection), or None."""
+    if session is None:
+        return None
+    try:
+        return await asyncio.wait_for(session.take_screenshot(), SHOT_TIMEOUT_S)
+    except Exception:
+        return None
+
+
+async def page_screenshot(page: Page, mask: masking.Mask) -> bytes | None:
+    """A Playwright page's screenshot, masked, or None."""
+    try:
+        return await masking.screenshot(page, mask, timeout=SHOT_TIMEOUT_S * 1000)
+    except Exception:
+        return None
