@@ -35,6 +35,7 @@ from preview_qa.agent.replay.recording import READS_ONLY, VERDICT, recorded_step
 from preview_qa.agent.step_watcher import IDLE_S, StepWatcher, WatchedTools
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
+from preview_qa.agent.tracing import TestTrace
 from preview_qa.engine.agent_port import AgentFn, Recording
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
@@ -75,6 +76,7 @@ class BrowserSetup:
     extra_headers: dict[str, str] = field(default_factory=dict)  # to the preview's origin only (credentials included)
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
+    trace: bool = False  # record a Playwright trace of each test (--trace; the reporters decide which to keep)
 
 
 @dataclass
@@ -135,6 +137,7 @@ async def run_agent(run: TestRun) -> AgentRun:
     final_page: Page | None = None  # where a replay ended
     limit: asyncio.Timeout | None = None
     phases = Phases(run.browser.measure_cpu)
+    trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
     async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
         try:
             with phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
@@ -148,6 +151,9 @@ async def run_agent(run: TestRun) -> AgentRun:
             await send_to_origin(lease.context, run.preview_origin, run.browser.extra_headers)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
+            if run.browser.trace:
+                trace = TestTrace(spec.name, with_screenshots=not run.secrets, emit=run.emit)
+                await trace.start(lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
                 if run.recording is None:
                     steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
@@ -159,8 +165,9 @@ async def run_agent(run: TestRun) -> AgentRun:
                 if session is not None:
                     with phases("agent set-up"):
                         agent = _agent(run, session, llm(), workdir, steps, policy)
-                    await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                    on_step_end=_step_hook(run, agent_run, steps, lease, phases))
+                    on_start, on_end = trace.around_step(_stop_if_unreachable(evidence, phases),
+                                                         _step_hook(run, agent_run, steps, lease, phases))
+                    await agent.run(max_steps=spec.max_steps, on_step_start=on_start, on_step_end=on_end)
                 else:
                     final_page = await _replay(run, agent_run, llm, lease, phases, shoot_page, policy)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
@@ -190,6 +197,9 @@ async def run_agent(run: TestRun) -> AgentRun:
                     page = final_page if session is None else await _agent_page(session, lease)
                     if page is not None:
                         await asyncio.shield(_finish_on_live_page(run, agent_run, page, mask, deadline, phases))
+                if run.browser.trace and not _being_cancelled():
+                    with phases("trace (stop, write the zip)"):
+                        await asyncio.shield(trace.stop())
             finally:
                 evidence.closing = True
                 if lease is not None:
