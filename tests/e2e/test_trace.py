@@ -4,6 +4,9 @@ group, with no secret in any entry, and opened by `playwright show-trace`."""
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,3 +95,37 @@ def test_no_secret_in_the_trace_raw_encoded_or_in_pictures(traced_run: CliRun) -
             found = [f for f in leaks if f in body]
             assert not found, (name, found)
         assert any("<secret>pw</secret>" in z.read(n).decode("utf-8", errors="replace") for n in z.namelist())
+
+
+def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, tmp_path: Path) -> None:
+    """The viewer the playwright package ships, served on 127.0.0.1 and read in Debian's Chromium (bounded waits)."""
+    from playwright.sync_api import sync_playwright
+
+    from preview_qa.config import find_chromium
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    viewer = subprocess.Popen([str(Path(sys.executable).parent / "playwright"), "show-trace", "--host", "127.0.0.1",
+                               "--port", str(port), str(trace_of(traced_run, "price is wrong"))],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert viewer.stdout is not None
+        line = ""
+        for _ in range(5):  # "Listening on http://127.0.0.1:PORT", after a blank line
+            line = viewer.stdout.readline()
+            if "http://" in line or not line:
+                break
+        url = line.split()[-1] if line.split() else ""
+        assert url.startswith(f"http://127.0.0.1:{port}"), line
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=find_chromium())
+            page = browser.new_page()
+            page.goto(url, timeout=30_000)
+            page.get_by_text("agent step 2").first.wait_for(timeout=30_000)
+            listed = page.locator("body").inner_text()
+            browser.close()
+        assert "agent step 1" in listed and "price is wrong" in listed
+    finally:
+        viewer.kill()
+        viewer.wait(timeout=10)
