@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from preview_qa import providers
-from preview_qa.config import RunConfig
+from preview_qa.config import RunConfig, TraceMode
 from preview_qa.errors import SetupError
 from preview_qa.events import Event
 from preview_qa.lifecycle import own_temp_folder, run_bounded
@@ -53,7 +53,8 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     secret_values = [llm.api_key, *config.preview_headers.values(), config.basic_auth_password,
                      *(v for values in secrets.values() for v in values.values())]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
-    reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
+    reporters = [*github_reporters(env, config.out, config.comment, secret_values),
+                 *output_reporters(config.out, config.trace),
                  *([CacheReporter(cache, manifest, config.base_url, config.baseline_url)] if cache else [])]
 
     def llm_factory() -> Any:
@@ -124,7 +125,7 @@ def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_va
     return [GitHubReporter(env, out, comment, secret_values=[*secret_values, env.get("INPUT_GITHUB-TOKEN")])]
 
 
-def output_reporters(out: Path) -> list[Reporter]:
+def output_reporters(out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE) -> list[Reporter]:
     """Every reporter that turns a run into files and console output: for `run`, and again for `merge`.
     The artifacts reporter comes first: the others list the files it has written by the time the run ends."""
     from preview_qa.reporters.artifacts import ArtifactsReporter
@@ -132,7 +133,7 @@ def output_reporters(out: Path) -> list[Reporter]:
     from preview_qa.reporters.html import HtmlReporter
     from preview_qa.reporters.junit import JUnitReporter
 
-    return [ArtifactsReporter(out), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
+    return [ArtifactsReporter(out, trace), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
 
 
 async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
@@ -149,7 +150,7 @@ async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str,
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
                                             config.basic_auth_password)
     browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.preview_headers,
-                           browsers=config.concurrency)
+                           browsers=config.concurrency, trace=config.trace is not TraceMode.OFF)
     done: list[RunResult] = []
     try:
         async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:

@@ -12,7 +12,7 @@ from typing import Any, get_args
 import click
 
 from preview_qa import app
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, default_concurrency, find_chromium
+from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, TraceMode, default_concurrency, find_chromium
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.manifest import loader
@@ -249,13 +249,16 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
 @click.option("--baseline-url", envvar=_env("INPUT_BASELINE-URL"),
               help="After the run, run each failed or errored test once more here (production, or main's preview): "
                    "it is a regression when it passes there.")
+@click.option("--trace", type=click.Choice([m.value for m in TraceMode]), default=TraceMode.RETAIN_ON_FAILURE.value,
+              show_default=True, envvar=_env("INPUT_TRACE"),
+              help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.")
 @run_options
 @selection_options
 @speed_options
 def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
         llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], http_credentials: str | None,
         fail_on: FailOn, comment: bool,
-        retries: int | None, baseline_url: str | None, out: Path, concurrency: int, only: tuple[str, ...],
+        retries: int | None, baseline_url: str | None, trace: str, out: Path, concurrency: int, only: tuple[str, ...],
         headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
         changed_only: bool, **speed: Any) -> None:
     """Run a manifest's tests against a preview URL."""
@@ -268,7 +271,7 @@ def run(manifest: Path, base_url: str, provider: Provider, model: str | None, ap
                        tags=_words(tags), skip_tags=_words(skip_tags),
                        changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
                        retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
-                       **_speed_config(**speed))
+                       trace=TraceMode(trace), **_speed_config(**speed))
     exit_with(lambda: execute(loaded, config, verbose))
 
 

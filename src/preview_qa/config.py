@@ -6,6 +6,7 @@ import base64
 import os
 import shutil
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +17,14 @@ DEFAULT_CACHE = ".preview-qa-cache"
 # The exit code is 1 once a test is this bad (failed: or errored); regressions: once one errored, or failed without
 # failing on the baseline too.
 FailOn = Literal["failed", "errored", "regressions", "never"]
+
+
+class TraceMode(StrEnum):
+    """Which tests keep a Playwright trace.zip (--trace), as Playwright's own option names them."""
+
+    ON = "on"
+    OFF = "off"
+    RETAIN_ON_FAILURE = "retain-on-failure"  # recorded for every test, kept for those that failed or errored
 
 
 def default_concurrency() -> int:
@@ -70,6 +79,7 @@ class RunConfig:
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
+    trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
 
     @property
     def basic_auth_password(self) -> str | None:

@@ -19,6 +19,7 @@ ObservedKind = Literal[
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
+    "trace_not_written",  # Playwright's trace of the test could not be stopped or read (agent/tracing.py)
 ]
 
 
@@ -104,6 +105,16 @@ class ReplayDrifted(Evidence):
 class FinalScreenshot(Evidence):
     name: str
     png: bytes
+
+
+@dataclass(frozen=True)
+class TraceRecorded(Evidence):
+    """The test's Playwright trace.zip; the runner redacts its text (secrets/trace_zip.py), the artifacts reporter
+    keeps it or not (--trace)."""
+
+    name: str
+    zip: bytes
+    with_screenshots: bool  # false in a run with secrets: the screencast is not masked (agent/tracing.py)
 
 
 @dataclass(frozen=True)

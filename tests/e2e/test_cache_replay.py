@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +120,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
         if {"button-moved", "typed-wrong"} <= set(recorded):
             rewrite(recorded["button-moved"], move_the_elements)
             rewrite(recorded["typed-wrong"], type_a_wrong_email)
-        replay = cli("replay")
+        replay = cli("replay", "--trace", "on")
         no_cache = cli("no-cache", "--no-cache", "--only", "login")
         yield Runs(record, replay, no_cache, cache, calls, recorded)
 
@@ -144,6 +145,17 @@ def test_a_replay_makes_no_agent_llm_call_and_passes_on_the_live_pages_expectati
     assert calls(runs, runs.replay, "login") == []  # not one request: not the agent, not a judge
     assert t["usage"]["llm_calls"] == 0 and t["agent_report"] is None
     assert "final_screenshot" in t["artifacts"]  # fresh evidence from the replay's own browser
+
+
+def test_a_replay_keeps_a_trace_of_its_playwright_actions_with_no_secret_in_it(runs: Runs) -> None:
+    t = runs.replay.test("login")
+    with zipfile.ZipFile(runs.replay.out / t["artifacts"]["trace"]) as z:
+        entries = {name: z.read(name).decode("utf-8", errors="replace") for name in z.namelist()}
+    events = [json.loads(line) for name, text in entries.items() if name.endswith(".trace")
+              for line in text.splitlines() if line.strip()]
+    methods = {e.get("method") for e in events if e.get("type") == "before"}
+    assert {"fill", "click"} <= methods, methods  # the replay's own actions, each with its DOM snapshots
+    assert not [name for name, text in entries.items() if DEMO_PASSWORD in text]
 
 
 def test_a_replay_with_an_output_schema_is_judged_by_one_call_on_the_final_page(runs: Runs) -> None:

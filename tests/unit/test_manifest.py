@@ -87,6 +87,9 @@ ERRORS = [
      "qa.yml:1: version: unsupported manifest version; use 'version: 1' (got True)."),
     ("a quoted number", f"version: 1\ntests:\n{OK_TEST}    timeout: '30'\n",
      "qa.yml:5: tests[0].timeout: input should be a valid number (got '30')."),
+    ("an impact axe-core does not have", f"version: 1\ntests:\n{OK_TEST}    expect:\n      accessibility: {{impact: severe}}\n",
+     "qa.yml:6: tests[0].expect.accessibility.impact: input should be 'minor', 'moderate', 'serious' or 'critical' "
+     "(got 'severe')."),
     ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
     ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
     ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),

@@ -45,6 +45,7 @@ class BrowserSetup:
     extra_headers: dict[str, str] = field(default_factory=dict)  # to the preview's origin only (credentials included)
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
+    trace: bool = False  # record a Playwright trace of each test (--trace; the reporters decide which to keep)
 
 
 def launch_profile(browser: BrowserSetup, workroot: str) -> BrowserProfile:

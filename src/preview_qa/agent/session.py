@@ -33,6 +33,7 @@ from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.agent.step_watcher import IDLE_S, StepWatcher
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
+from preview_qa.agent.tracing import TestTrace
 from preview_qa.engine.agent_port import Recording
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event, FinalScreenshot, Observed, ReplayDrifted
@@ -92,6 +93,7 @@ class TestSession:
         self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
         self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session))
         self.phases = Phases(run.browser.measure_cpu)
+        self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
         self.deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a start has its own bound
         self.lease: Lease | None = None
         self.session: ContextSession | None = None  # browser-use's, for an agent (a replay drives Playwright alone)
@@ -129,6 +131,9 @@ class TestSession:
         await self.policy.install(lease.context)
         masking.guard(lease.cdp_url, self.mask)
         self.evidence.attach(lease.browser, lease.context)
+        if run.browser.trace:
+            self.trace = TestTrace(run.spec.name, with_screenshots=not run.secrets, emit=run.emit)
+            await self.trace.start(lease.context)
 
     async def drive(self) -> None:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
@@ -172,6 +177,9 @@ class TestSession:
         page = self.final_page if self.session is None else await agent_page(self.session, lease)
         if page is not None:
             await asyncio.shield(self._finish_on(page))
+        if self.test_run.browser.trace:
+            with self.phases("trace (stop, write the zip)"):
+                await asyncio.shield(self.trace.stop())
 
     async def release(self) -> None:
         """Let go of the page's watchers and the test's folder, and announce the phases' timings."""
@@ -197,8 +205,8 @@ class TestSession:
             self.agent = build_agent(run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps,
                                      self.policy)
         hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence)
-        await self.agent.run(max_steps=run.spec.max_steps, on_step_start=hooks.on_step_start,
-                             on_step_end=hooks.on_step_end)
+        on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
+        await self.agent.run(max_steps=run.spec.max_steps, on_step_start=on_start, on_step_end=on_end)
 
     async def _replay(self, recording: Recording | None, lease: Lease) -> Page | None:
         """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live

@@ -134,6 +134,19 @@ _EXTERNAL = _page(
     '<h1>External link</h1><p><a href="http://example.invalid/">Leave site</a></p>',
 )
 
+# The accessibility fixtures: one newsletter form whose email field has no label (axe-core: `label`, critical), and the
+# same form done right, which axe-core finds nothing wrong with at any impact.
+_NEWSLETTER_UNLABELED = _page(
+    "Newsletter - Acme",
+    '<main><h1>Newsletter</h1><form><input id="newsletter-email" name="email" type="email">'
+    '<button type="submit">Subscribe</button></form></main>',
+)
+_NEWSLETTER = _page(
+    "Newsletter - Acme",
+    '<main><h1>Newsletter</h1><form><label for="newsletter-email">Email</label>'
+    '<input id="newsletter-email" name="email" type="email"><button type="submit">Subscribe</button></form></main>',
+)
+
 COLLECTOR_HOST = "localhost"  # the same server under a second host name: an attacker's, for the secret-leak pages
 
 
@@ -330,6 +343,8 @@ class _Handler(BaseHTTPRequestHandler):
             "/broken": _BROKEN,
             "/hostile": _HOSTILE,
             "/external": _EXTERNAL,
+            "/newsletter": _NEWSLETTER,
+            "/newsletter-unlabeled": _NEWSLETTER_UNLABELED,
         }
         stateful = {"/todos": lambda: todo.todos_page(self.site.todo_version), "/todos/summary": todo.summary_page,
                     "/help": todo.help_page, "/basket": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", "")))}

@@ -26,12 +26,14 @@ from preview_qa.events import (
     RunTarget,
     TestFinished,
     TestStarted,
+    TraceRecorded,
     attempt_label,
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
 from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict
 from preview_qa.secrets.redact import Redactor
+from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict, secret_line
@@ -335,5 +337,7 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
             changes[f.name] = type(value).model_validate(redactor.value(value.model_dump(mode="json")))
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
+    if isinstance(event, TraceRecorded):
+        changes["zip"] = redact_trace(event.zip, redactor)
     return dataclasses.replace(event, **changes)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import jsonschema
@@ -51,6 +52,31 @@ def _state_name(v: str | None) -> str | None:
     return v
 
 
+class Impact(StrEnum):
+    """axe-core's impact levels, least to most severe."""
+
+    MINOR = "minor"
+    MODERATE = "moderate"
+    SERIOUS = "serious"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return list(Impact).index(self)
+
+
+class Accessibility(_Strict):
+    """axe-core on the final page: violations at or above an impact fail the test."""
+
+    # strict would refuse "serious" for the enum from YAML; the value is still checked against the four names
+    impact: Annotated[Impact, Field(strict=False)] = Field(default=Impact.SERIOUS, description=(
+        "The least severe impact that fails the test: minor, moderate, serious (the default) or critical."))
+    skip_rules: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "minLength": 1}},
+                                  description="axe-core rule ids not run, e.g. color-contrast.")
+    exclude: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "minLength": 1}},
+                               description="CSS selectors of parts of the page not checked, e.g. '#third-party-widget'.")
+
+
 class Expectations(_Strict):
     """Deterministic checks, run by code on the final page after the agent is done."""
 
@@ -65,6 +91,9 @@ class Expectations(_Strict):
     data: dict[str, Any] = Field(default_factory=dict, description=(
         "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
         "(strings compared trimmed; 3 equals 3.0, never true)."))
+    accessibility: Accessibility | None = Field(default=None, description=(
+        "Run axe-core (bundled, offline) on the final page: any violation at or above `impact` fails the test. "
+        "`accessibility: {}` uses the defaults."))
     timeout: float = Field(default=5, gt=0, description=(
         "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
         "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
@@ -72,7 +101,8 @@ class Expectations(_Strict):
 
     @property
     def has_page_checks(self) -> bool:
-        """Checks that code runs on the final page itself (data checks need the agent's report)."""
+        """Checks that code runs on the final page itself (data checks need the agent's report). Not accessibility:
+        a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""
         return bool(self.url or self.text or self.not_text or self.title)
 
 

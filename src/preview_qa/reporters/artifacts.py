@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from preview_qa.config import TraceMode
 from preview_qa.events import (
     AgentHistory,
     AttemptFinished,
@@ -21,6 +22,7 @@ from preview_qa.events import (
     RunStarted,
     StepRecorded,
     TestFinished,
+    TraceRecorded,
 )
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import (
@@ -28,6 +30,7 @@ from preview_qa.reporters.output.files import (
     DRIFT_RECORDED,
     EVENTS,
     RESULTS,
+    TRACE,
     form_screenshot,
     step_screenshot,
     step_screenshots,
@@ -47,8 +50,10 @@ class ArtifactsReporter(Reporter):
     """Owns the results folder. Text is written at once; image work (shrinking, the GIF) runs on one writer thread,
     in arrival order, so the event loop that drives the browsers never waits for Pillow."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE):
         self.out = out
+        self.trace = trace
+        self._traces: dict[tuple[str, str | None], bytes] = {}  # held until the run they belong to has its status
         self._run: RunResult | None = None
         self._finished: list[TestResult] = []
         self._writer: ThreadPoolExecutor | None = None
@@ -74,9 +79,14 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, AgentHistory):
             write_atomic(self._dir(event.name, event.label) / "history.json",
                          json.dumps(event.history, indent=1, default=str, ensure_ascii=False))
+        elif isinstance(event, TraceRecorded):
+            self._traces[(event.name, event.label)] = event.zip
         elif isinstance(event, AttemptFinished):
+            self._keep_traces(event.name, event.label, event.result.status)
             self._in_background(_animate, self._dir(event.name, event.label))
         elif isinstance(event, TestFinished):
+            for name, label in [k for k in self._traces if k[0] == event.result.name]:
+                self._keep_traces(name, label, event.result.status)
             self._finished.append(event.result)
             # After the test's screenshots (same thread, in order): its animation, then results.json listing it.
             snapshot = [t.model_copy(deep=True) for t in self._finished]
@@ -103,6 +113,13 @@ class ArtifactsReporter(Reporter):
         self._log(folder, "step", event.error is not None, event.at,
                   {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
                    "url": event.url, "result_error": event.error})
+
+    def _keep_traces(self, name: str, label: str | None, status: Status) -> None:
+        """Write a run's trace.zip (already redacted by the runner) if --trace keeps it for that run's status."""
+        data = self._traces.pop((name, label), None)
+        failed = status in (Status.FAILED, Status.ERRORED)
+        if data is not None and (self.trace is TraceMode.ON or (self.trace is TraceMode.RETAIN_ON_FAILURE and failed)):
+            self._in_background(write_atomic, self._dir(name, label) / TRACE, data)
 
     def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,

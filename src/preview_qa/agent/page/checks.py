@@ -8,19 +8,21 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.page.accessibility import axe_version, violations_on
 from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, where_text_is
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
+from preview_qa.verdict.accessibility import accessibility_outcome
 from preview_qa.verdict.data_checks import SHOWN
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
 async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
-    """Evaluate url, title, text and not_text on the live page. Like Playwright's own `expect`, each check waits for
-    its condition to hold (not_text: for the text to be gone), all at once, up to `wait_s` seconds (expect.timeout
-    unless given); what each one reports found is the page as it was when its wait ended, and waited_s how long that
-    wait really was."""
+    """Evaluate url, title, text and not_text on the live page, then accessibility (axe-core, no wait). Like
+    Playwright's own `expect`, each check waits for its condition to hold (not_text: for the text to be gone), all at
+    once, up to `wait_s` seconds (expect.timeout unless given); what each one reports found is the page as it was when
+    its wait ended, and waited_s how long that wait really was."""
     wait = expect.timeout if wait_s is None else wait_s
     checks = []
     if expect.url is not None:
@@ -29,8 +31,11 @@ async def check_page(expect: Expectations, page: Page, wait_s: float | None = No
         checks.append(_title(page, expect.title, wait))
     checks += [_text(page, text, wait) for text in expect.text]
     checks += [_not_text(page, text, wait) for text in expect.not_text]
-    outcomes = await asyncio.gather(*checks)
-    return [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in outcomes]
+    outcomes = [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in await asyncio.gather(*checks)]
+    if expect.accessibility is not None:  # after the waits: on the page the other checks saw settle
+        violations = await violations_on(page, expect.accessibility)
+        outcomes.append(accessibility_outcome(expect.accessibility, violations, axe_version()))
+    return outcomes
 
 
 async def _url(page: Page, url: str, wait: float) -> ExpectationOutcome:

@@ -22,6 +22,7 @@ TESTS = "tests"
 DRIFT_RECORDED = "replay-drift-recorded.png"  # the step's page when it was recorded ...
 DRIFT_LIVE = "replay-drift-live.png"  # ... and the same step's page when the replay stopped matching it
 EVENTS = "events.jsonl"  # in each test's folder
+TRACE = "trace.zip"  # Playwright's trace of the test's run (--trace): `playwright show-trace trace.zip`
 SLUG_LIMIT = 60
 
 
@@ -107,7 +108,8 @@ def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
             found[key] = [f"{rel}/{s.name}" for s in shots]
     for key, filename in (("final_screenshot", "final.png"), ("events", EVENTS),
                           ("history", "history.json"), ("animation", "run.gif"),
-                          ("replay_drift_recorded", DRIFT_RECORDED), ("replay_drift_live", DRIFT_LIVE)):
+                          ("replay_drift_recorded", DRIFT_RECORDED), ("replay_drift_live", DRIFT_LIVE),
+                          ("trace", TRACE)):
         if (folder / filename).exists():
             found[key] = f"{rel}/{filename}"
     return found
