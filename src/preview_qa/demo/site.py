@@ -243,6 +243,12 @@ _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
 
+_LOGIN_WALL = """<!doctype html><html><head><title>Login – Vercel</title></head><body>
+<h1>Log in to continue to this deployment</h1><p>This deployment is protected.</p>
+<form><label>Email <input name="email" type="email"></label><button>Continue with Email</button></form>
+</body></html>"""
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: OwnedHTTPServer
 
@@ -309,12 +315,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(401, b"", {"WWW-Authenticate": 'Basic realm="preview"'})
         return False
 
+    def _past_login_wall(self) -> bool:
+        """A host's deployment protection, as Vercel's looks: a 401 sign-in page unless the bypass header is sent."""
+        wall = self.site.login_wall
+        if wall is None or self._host() == COLLECTOR_HOST or self.headers.get("x-vercel-protection-bypass") == wall:
+            return True
+        self._send(401, _LOGIN_WALL.encode())
+        return False
+
     def _host(self) -> str:
         return urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
 
     def do_GET(self) -> None:
         path = self._record()
-        if not self._authorized():
+        if not self._authorized() or not self._past_login_wall():
             return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
@@ -394,7 +408,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self._record()
-        if not self._authorized():
+        if not self._authorized() or not self._past_login_wall():
             return
         form = self._form()
         site = self.site
@@ -512,10 +526,12 @@ class DemoSite(BackgroundServer):
     handler = _Handler
 
     def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
-                 production: bool = False, basic_auth: tuple[str, str] | None = None) -> None:
+                 production: bool = False, basic_auth: tuple[str, str] | None = None,
+                 login_wall: str | None = None) -> None:
         super().__init__(port, host)
         self.password, self.production = password, production
         self.basic_auth = basic_auth  # (user, password) every request to `host` needs (COLLECTOR_HOST's do not)
+        self.login_wall = login_wall  # a host's protection: without this x-vercel-protection-bypass, a 401 login page
         self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
