@@ -295,7 +295,7 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
            policy: RequestPolicy) -> Agent:
     spec = run.spec
     return Agent(
-        task=INSTRUCTIONS + spec.task,
+        task=INSTRUCTIONS + spec.agent_task,
         llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
         judge_llm=llm,  # type: ignore[arg-type]
         use_judge=spec.judge,

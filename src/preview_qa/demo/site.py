@@ -11,9 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+import pyotp
+
 from preview_qa.demo import todo
 
 DEMO_EMAIL = "demo@acme.test"
+DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
 SESSION_COOKIE = "acme_session"
 APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
 APP_PROFILE_KEY = "acme_profile"  # the localStorage key the /app login form sets
@@ -57,6 +60,17 @@ def _login_form(error: str = "", button: str = "Log in", action: str = "/login")
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
         f'<button type="submit">{html.escape(button)}</button></form>',
+    )
+
+
+def _two_factor_form(error: str = "") -> bytes:
+    err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+    return _page(
+        "Two-factor sign-in - Acme",
+        '<h1>Two-factor sign-in</h1>' + err + '<form method="post" action="/2fa">'
+        '<label for="code">Authentication code</label>'
+        '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" placeholder="123456">'
+        '<button type="submit">Verify</button></form>',
     )
 
 
@@ -337,6 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
             "/cart": _CART,
             "/signup": _signup_form(),
+            "/2fa": _two_factor_form(),
             "/product": _PRODUCT,
             "/broken": _BROKEN,
             "/hostile": _HOSTILE,
@@ -422,6 +437,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
+        elif path == "/2fa":
+            code = form.get("code", "").strip()
+            site.totp_codes.append(code)
+            if pyotp.TOTP(DEMO_TOTP_SEED).verify(code, valid_window=1):
+                self._send(200, _page("Verified - Acme", "<h1>Two-factor sign-in complete</h1>"))
+            else:
+                self._send(200, _two_factor_form("Wrong authentication code"))
         elif path == "/app/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
@@ -538,6 +560,7 @@ class DemoSite(BackgroundServer):
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
         self.todo_version = 1  # 2: the todo form as a new release rebuilt it (a recorded replay no longer fits)
+        self.totp_codes: list[str] = []  # every code posted to /2fa, in order
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
 
