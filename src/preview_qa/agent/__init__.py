@@ -3,6 +3,7 @@
 import os
 
 # Before browser-use is imported: no telemetry, and no logging set-up of its own (our reporters own the output).
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+# Set, not defaulted: no request leaves the user's CI that a test did not ask for, whatever the environment says.
+os.environ["ANONYMIZED_TELEMETRY"] = "false"
 os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
-os.environ.setdefault("BROWSER_USE_VERSION_CHECK", "false")  # else every test's agent asks PyPI for a newer release
+os.environ["BROWSER_USE_VERSION_CHECK"] = "false"  # else every test's agent asks PyPI for a newer release

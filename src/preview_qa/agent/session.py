@@ -22,7 +22,7 @@ from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
-from preview_qa.agent import masking
+from preview_qa.agent import browser_use_patches, masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
@@ -53,6 +53,7 @@ CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, th
 SHOT_TIMEOUT_S = 5.0
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
+                "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
                 "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
                 "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
 
@@ -500,6 +501,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
+    browser_use_patches.apply()
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
     pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
