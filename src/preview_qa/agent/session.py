@@ -23,7 +23,7 @@ from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_mo
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent import browser_use_patches, masking
-from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
+from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, StartedHere, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import RequestPolicy, send_to_origin
@@ -502,6 +502,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
     browser_use_patches.apply()
+    started_here = StartedHere()
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
     pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
@@ -525,5 +526,6 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
         with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())
         BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        started_here.kill()  # nor a browser that never showed its profile folder (a wrapper that drops the flags)
         await driver.stop()
         shutil.rmtree(workroot, ignore_errors=True)
