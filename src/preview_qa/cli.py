@@ -111,7 +111,7 @@ def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
     loaded = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
-        click.echo("\n".join(dict.fromkeys(env for test in loaded.tests for env in test.secrets.values())))
+        click.echo("\n".join(dict.fromkeys(test.secret_env(name) for test in loaded.tests for name in test.secrets)))
         return
     if not offline:
         app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium())

@@ -20,6 +20,7 @@ ObservedKind = Literal[
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
     "trace_not_written",  # Playwright's trace of the test could not be stopped or read (agent/tracing.py)
+    "access_denied",  # a page answered 401/403, or was redirected to another host (agent/evidence.py)
 ]
 
 
@@ -56,6 +57,13 @@ class RunStarted(Event):
     manifest: str
     base_url: str
     test_names: list[str]
+
+
+@dataclass(frozen=True)
+class RunWarning(Event):
+    """Something about the whole run the user should fix, said once before any test runs."""
+
+    message: str
 
 
 @dataclass(frozen=True)

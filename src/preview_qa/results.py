@@ -185,6 +185,7 @@ class RunResult(BaseModel):
     tests: list[TestResult] = Field(default_factory=list)
     notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled" (RunEnd.CANCELLED)
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
+    warnings: list[str] = Field(default_factory=list)  # about the whole run, said before any test ran (RunWarning)
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
 
     @property

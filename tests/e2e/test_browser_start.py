@@ -22,6 +22,7 @@ tests:
   - {name: reads the price, start: /product, task: "[quick] Read the price.", timeout: 200, expect: {text: ["$19.99"]}}
 """
 REASONS = {
+    "no-flags": r"no answer on its debugging port within \d+ s",
     "dies": r"it exited before opening its debugging port",
     "no-port": r"no answer on its debugging port within \d+ s",
     "handshake": r"RuntimeError: Failed to establish CDP connection to browser: timed out during opening handshake",

@@ -1,10 +1,17 @@
 """End to end, many browsers: a run of short tests and a run that starts many browsers at once on 2 cores both end
-with the process exited, every test passed, and no process of any browser nor any file left in TMPDIR
-(bench/soak.py is the long version)."""
+with the process exited, every test passed, no process of any browser nor any file left in TMPDIR, and no request
+sent to a host outside the test's (bench/soak.py is the long version). Chromium runs through a wrapper that maps
+every host but the fixture site's to a listener: a connection there is a request our tooling made on its own
+(browser-use's loading page fetches its logo from its CDN, for one)."""
 
 from __future__ import annotations
 
 import json
+import re
+import socket
+import stat
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,10 +23,56 @@ from tests.e2e.processes import QUICK, left_behind, run_env, short_tests, start_
 pytestmark = pytest.mark.e2e
 
 
-def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: Path, site: DemoSite) -> dict:
+class OutsideHosts:
+    """A TCP listener standing in for every host outside the fixture site's: what each connection sent first (a TLS
+    hello names its host), so that a request that left is seen, not lost to a failed DNS look-up."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.seen: list[bytes] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.seen.append(conn.recv(2048))
+                except OSError:
+                    self.seen.append(b"")
+
+
+CHROMIUM_OWN_NOT_YET_STOPPED = {"accounts.google.com", "update.googleapis.com"}
+
+
+def _host(first: bytes) -> str:
+    """The host a connection was for: its HTTP Host header, or the name in its TLS hello (SNI)."""
+    found = re.search(rb"\r\nHost: ([^\r]+)", first) or re.search(rb"([a-z0-9-]+(?:\.[a-z0-9-]+)+\.[a-z]{2,})", first)
+    return found.group(1).decode("ascii", "replace") if found else repr(first[:40])
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Iterator[tuple[OutsideHosts, Path]]:
+    hosts = OutsideHosts()
+    wrapper = tmp_path / "chromium"
+    rules = f"MAP * 127.0.0.1:{hosts.port}, EXCLUDE 127.0.0.1, EXCLUDE localhost"
+    wrapper.write_text(f'#!/bin/sh\nexec /usr/bin/chromium "--host-resolver-rules={rules}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    yield hosts, wrapper
+    hosts.sock.close()
+
+
+def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: Path, site: DemoSite,
+                    outside: tuple[OutsideHosts, Path]) -> dict:
+    hosts, chromium = outside
     with ScriptedLLM(QUICK) as llm:
         proc = start_cli(tmp_path, short_tests(count), site, llm.url, "--concurrency", str(concurrency),
-                         env=run_env(browser_tmp))
+                         env=run_env(browser_tmp, PREVIEW_QA_CHROMIUM=str(chromium)))
         try:
             _, stderr = proc.communicate(timeout=900)  # the process ends by itself: no hang after the last result
         finally:
@@ -30,15 +83,21 @@ def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: P
     assert [t["status"] for t in results["tests"]] == ["passed"] * count, [t["reason"] for t in results["tests"]]
     assert left_behind(browser_tmp) == []
     assert sorted(p.name for p in browser_tmp.iterdir()) == []  # no profile, download folder or other file left either
+    # Not yet stopped (#24 item 7, left open): Chromium's own sign-in and updater services, despite
+    # --disable-background-networking. Any other host (browser-use's CDN, PyPI, Google's time service) fails this.
+    left = {_host(first) for first in hosts.seen} - CHROMIUM_OWN_NOT_YET_STOPPED
+    assert not left, sorted(left)
     return results
 
 
-def test_soak_twenty_short_tests_four_at_a_time(tmp_path: Path, browser_tmp: Path, site: DemoSite) -> None:
-    run_short_tests(20, 4, tmp_path, browser_tmp, site)
+def test_soak_twenty_short_tests_four_at_a_time(tmp_path: Path, browser_tmp: Path, site: DemoSite,
+                                                outside: tuple[OutsideHosts, Path]) -> None:
+    run_short_tests(20, 4, tmp_path, browser_tmp, site, outside)
 
 
-def test_stress_eight_browsers_start_at_once_on_two_cores(tmp_path: Path, browser_tmp: Path, site: DemoSite) -> None:
-    results = run_short_tests(8, 8, tmp_path, browser_tmp, site)
+def test_stress_eight_browsers_start_at_once_on_two_cores(tmp_path: Path, browser_tmp: Path, site: DemoSite,
+                                                          outside: tuple[OutsideHosts, Path]) -> None:
+    results = run_short_tests(8, 8, tmp_path, browser_tmp, site, outside)
     retried = [t["name"] for t in results["tests"]
                if "browser_start_failed" in (tmp_path / "out" / t["artifacts"]["events"]).read_text(encoding="utf-8")]
     print(f"{len(retried)} of 8 browsers needed a second start: {retried}")

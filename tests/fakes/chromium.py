@@ -4,6 +4,8 @@ FAKE_CHROMIUM_MODE:  no-port    runs, never opens its debugging port (and starts
                      dies       exits at once
                      handshake  answers /json/version, then never completes the DevTools WebSocket handshake
                      flaky      dies on its first launch, then is the real Chromium (FAKE_CHROMIUM_REAL)
+                     no-flags   becomes a process without Chromium's flags (a wrapper that drops them), never opens
+                                its port: found only as the process we started
 FAKE_CHROMIUM_LOG:   a file that gets one line per launch.
 """
 
@@ -56,6 +58,9 @@ def main(args: list[str]) -> None:
         launches = len(log.readlines())
     if mode == "dies" or (mode == "flaky" and launches == 1):
         sys.exit(1)
+    if mode == "no-flags":  # the same PID, no --user-data-dir: TMPDIR in its arguments lets the test find it
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", "fake-chromium-no-flags",
+                                  os.environ.get("TMPDIR", "")])
     if mode == "flaky":
         os.execv(os.environ["FAKE_CHROMIUM_REAL"], [os.environ["FAKE_CHROMIUM_REAL"], *args])
     # A helper without the profile flag, as Chromium's own are not always: only its parent ties it to the browser.

@@ -236,4 +236,5 @@ def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract()
             report_model(None).model_validate_json(text)
     accepted = json.dumps({"status": "pass", "reason": "fine"})
     assert parse_report(spec(), accepted)[0] is not None
-    assert report_model(None).model_validate_json(accepted).model_dump() == {"status": "pass", "reason": "fine"}
+    assert report_model(None).model_validate_json(accepted).model_dump() == {"status": "pass", "reason": "fine",
+                                                                               "blocked_by": None}

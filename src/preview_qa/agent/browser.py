@@ -32,6 +32,7 @@ CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
 START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
 PROFILE_FLAG = "--user-data-dir="
 BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
+                "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
                 "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
                 "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
 
@@ -119,6 +120,40 @@ class BrowserProcesses:
             if not alive or time.monotonic() >= deadline:
                 return [p.pid for p in alive]
             await asyncio.sleep(0.05)
+
+
+class StartedHere:
+    """The processes this run started itself, found by parentage and not by command line: a browser launched through
+    a wrapper that does not pass Chromium's flags on has no profile folder to be found by."""
+
+    DRIVER = "run-driver"  # Playwright's driver, also our child: stopped on its own, after the browsers
+
+    def __init__(self) -> None:
+        self._before = {p.pid for p in _children(psutil.Process())}
+
+    def kill(self) -> list[psutil.Process]:
+        """SIGKILL every process started since, and theirs (the Playwright driver aside), without awaiting anything."""
+        found = [p for p in _children(psutil.Process()) if p.pid not in self._before and not self._driver(p)]
+        for proc in list(found):
+            with contextlib.suppress(psutil.Error):
+                found += proc.children(recursive=True)
+        for proc in found:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        return found
+
+    def _driver(self, proc: psutil.Process) -> bool:
+        try:
+            return self.DRIVER in proc.cmdline()
+        except psutil.Error:
+            return False
+
+
+def _children(proc: psutil.Process) -> list[psutil.Process]:
+    try:
+        return list(proc.children())
+    except psutil.Error:
+        return []
 
 
 def _running(proc: psutil.Process) -> bool:

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 from browser_use.llm.base import BaseChatModel
 
-from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, launch_profile, start_gate
+from preview_qa.agent import browser_use_patches
+from preview_qa.agent.browser import (
+    CLOSE_TIMEOUT_S,
+    BrowserProcesses,
+    BrowserSetup,
+    StartedHere,
+    launch_profile,
+    start_gate,
+)
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.agent.session import TestRun, run_agent
 from preview_qa.engine.agent_port import AgentFn, Recording
@@ -55,6 +63,8 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
+    browser_use_patches.apply()
+    started_here = StartedHere()
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
     driver = _Driver()
     pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
@@ -78,5 +88,6 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
         with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())
         BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        started_here.kill()  # nor a browser that never showed its profile folder (a wrapper that drops the flags)
         await driver.stop()
         shutil.rmtree(workroot, ignore_errors=True)

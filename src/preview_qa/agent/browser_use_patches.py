@@ -7,6 +7,8 @@ Read this module when upgrading browser-use: each item names what it relies on.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
    browser-use takes can be masked (agent/masking.py).
+5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced, before a run's browsers, so that
+   no test's first page fetches browser-use's logo from its CDN.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 # 1. No telemetry, no logging set-up of its own (our reporters own the output; browser-use sets its logging up as it
-# is imported), and no version check (else every test's agent asks PyPI for a newer release).
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+# is imported), and no version check (else every test's agent asks PyPI for a newer release). Telemetry and the
+# version check are set, not defaulted: no request leaves the user's CI that a test did not ask for, whatever the
+# environment says.
+os.environ["ANONYMIZED_TELEMETRY"] = "false"
 os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
-os.environ.setdefault("BROWSER_USE_VERSION_CHECK", "false")
+os.environ["BROWSER_USE_VERSION_CHECK"] = "false"
 
 from browser_use import BrowserSession  # after its environment, above
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
+from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from pydantic import PrivateAttr
 
 SCREENSHOT = "Page.captureScreenshot"
@@ -102,3 +107,20 @@ def route_screenshots(around: Callable[[str], Around | None]) -> None:
 
     send_raw.masks_screenshots = True  # type: ignore[attr-defined]
     CDPClient.send_raw = send_raw  # type: ignore[method-assign]
+
+
+async def _no_loading_animation(self: AboutBlankWatchdog, target_id: Any, browser_session_label: str) -> None:
+    """5. browser-use draws a loading animation on every about:blank tab, whose logo comes from its CDN
+    (cf.browser-use.com): one request per test from the user's CI to a third party, which a locked-down runner
+    refuses. A test's first page stays blank until the agent's first navigation instead."""
+
+
+_applied = False
+
+
+def apply() -> None:
+    """The class patches above that change behaviour for the whole process; once, before a run's browsers start."""
+    global _applied
+    if not _applied:
+        AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
+        _applied = True

@@ -42,6 +42,7 @@ class EvidenceRecorder:
         self.start_decided = asyncio.Event()  # set once the start page answered, or failed to
         self._start_request: Request | None = None
         self._failed_urls: set[str] = set()  # whose console echo ("Failed to load resource") adds nothing as a cause
+        self.access_denied: list[str] = []  # pages refused to us (401/403) or sent off to another host: HTTP facts
 
     def attach(self, browser: Browser, context: BrowserContext) -> None:
         """Watch the test's own context in a browser that other tests use before and after it."""
@@ -120,6 +121,8 @@ class EvidenceRecorder:
 
     def _on_response(self, response: Response) -> None:
         request = response.request
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self._note_access(response)
         if response.status >= 500:
             self._note_start(request, f"HTTP {response.status} from {response.url}")
         elif not 300 <= response.status < 400:  # a redirect decides nothing: where it leads (or loops) does
@@ -127,6 +130,21 @@ class EvidenceRecorder:
         if response.status >= 400 and self._same_origin(response.url):
             self._failed(f"{request.method} {response.url}: HTTP {response.status}",
                          {"method": request.method, "url": response.url, "status": response.status}, request)
+
+    def _note_access(self, response: Response) -> None:
+        """A page the server would not show us, or sent to another host: what a login wall looks like over HTTP, read
+        from status and headers only (never the page's text). The path only: a query may hold a secret."""
+        parts = urlsplit(response.url)
+        fact = None
+        if response.status in (401, 403):
+            fact = f"the server answered HTTP {response.status} to {parts.scheme}://{parts.netloc}{parts.path}"
+        elif 300 <= response.status < 400:
+            target = urlsplit(response.headers.get("location", "")).hostname
+            if target and target != parts.hostname:
+                fact = f"{parts.hostname} redirected the page to another host, {target}"
+        if fact and fact not in self.access_denied:
+            self.access_denied.append(fact)
+            self._record("access_denied", {"message": fact})
 
     def _note_start(self, request: Request, failure: str | None) -> None:
         """The first main-document load of the start URL decides whether the preview answered at all."""

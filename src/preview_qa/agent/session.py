@@ -165,6 +165,7 @@ class TestSession:
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
         result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
+        result.access_denied = list(self.evidence.access_denied)
         if result.infrastructure_error is None:
             result.infrastructure_error = self._infrastructure_problem()
 

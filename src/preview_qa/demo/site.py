@@ -11,9 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
+import pyotp
+
 from preview_qa.demo import todo
 
 DEMO_EMAIL = "demo@acme.test"
+DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
 SESSION_COOKIE = "acme_session"
 APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
 APP_PROFILE_KEY = "acme_profile"  # the localStorage key the /app login form sets
@@ -57,6 +60,17 @@ def _login_form(error: str = "", button: str = "Log in", action: str = "/login")
         '<label for="password">Password</label>'
         '<input id="password" name="password" type="password" placeholder="Password">'
         f'<button type="submit">{html.escape(button)}</button></form>',
+    )
+
+
+def _two_factor_form(error: str = "") -> bytes:
+    err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+    return _page(
+        "Two-factor sign-in - Acme",
+        '<h1>Two-factor sign-in</h1>' + err + '<form method="post" action="/2fa">'
+        '<label for="code">Authentication code</label>'
+        '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" placeholder="123456">'
+        '<button type="submit">Verify</button></form>',
     )
 
 
@@ -259,6 +273,12 @@ _NOT_FOUND = _page("Not Found", "<h1>Not Found</h1>")
 _SERVER_ERROR = _page("Internal Server Error", "<h1>Internal Server Error</h1>")
 
 
+_LOGIN_WALL = """<!doctype html><html><head><title>Login – Vercel</title></head><body>
+<h1>Log in to continue to this deployment</h1><p>This deployment is protected.</p>
+<form><label>Email <input name="email" type="email"></label><button>Continue with Email</button></form>
+</body></html>"""
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: OwnedHTTPServer
 
@@ -325,12 +345,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(401, b"", {"WWW-Authenticate": 'Basic realm="preview"'})
         return False
 
+    def _past_login_wall(self) -> bool:
+        """A host's deployment protection, as Vercel's looks: a 401 sign-in page unless the bypass header is sent."""
+        wall = self.site.login_wall
+        if wall is None or self._host() == COLLECTOR_HOST or self.headers.get("x-vercel-protection-bypass") == wall:
+            return True
+        self._send(401, _LOGIN_WALL.encode())
+        return False
+
     def _host(self) -> str:
         return urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
 
     def do_GET(self) -> None:
         path = self._record()
-        if not self._authorized():
+        if not self._authorized() or not self._past_login_wall():
             return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
@@ -339,6 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/signin": _login_form(button="Sign in", action="/login?slow=1"),  # a server slow to sign in (3 s)
             "/cart": _CART,
             "/signup": _signup_form(),
+            "/2fa": _two_factor_form(),
             "/product": _PRODUCT,
             "/broken": _BROKEN,
             "/hostile": _HOSTILE,
@@ -424,7 +453,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self._record()
-        if not self._authorized():
+        if not self._authorized() or not self._past_login_wall():
             return
         form = self._form()
         site = self.site
@@ -438,6 +467,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
             else:
                 self._send(200, _login_form("Invalid email or password"))
+        elif path == "/2fa":
+            code = form.get("code", "").strip()
+            site.totp_codes.append(code)
+            if pyotp.TOTP(DEMO_TOTP_SEED).verify(code, valid_window=1):
+                self._send(200, _page("Verified - Acme", "<h1>Two-factor sign-in complete</h1>"))
+            else:
+                self._send(200, _two_factor_form("Wrong authentication code"))
         elif path == "/app/login":
             if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
                 token = secrets.token_hex(16)
@@ -542,16 +578,19 @@ class DemoSite(BackgroundServer):
     handler = _Handler
 
     def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
-                 production: bool = False, basic_auth: tuple[str, str] | None = None) -> None:
+                 production: bool = False, basic_auth: tuple[str, str] | None = None,
+                 login_wall: str | None = None) -> None:
         super().__init__(port, host)
         self.password, self.production = password, production
         self.basic_auth = basic_auth  # (user, password) every request to `host` needs (COLLECTOR_HOST's do not)
+        self.login_wall = login_wall  # a host's protection: without this x-vercel-protection-bypass, a 401 login page
         self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self._loads: dict[str, int] = {}  # GETs per path and query, for pages that change after their first load
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
         self.todo_version = 1  # 2: the todo form as a new release rebuilt it (a recorded replay no longer fits)
+        self.totp_codes: list[str] = []  # every code posted to /2fa, in order
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -13,14 +14,17 @@ READY_AUTH = (401, 403)  # protected previews answer, they just want credentials
 
 
 async def wait_for_preview(url: str, timeout: float, headers: dict[str, str] | None = None,
-                           interval: float = 2.0) -> str | None:
-    """None once `url` answers 2xx/3xx/401/403; otherwise, when `timeout` runs out, what happened last."""
+                           interval: float = 2.0, on_protected: Callable[[int], None] | None = None) -> str | None:
+    """None once `url` answers 2xx/3xx/401/403 (a 401/403 told to `on_protected`); otherwise, when `timeout` runs
+    out, what happened last."""
     deadline = time.monotonic() + timeout
     last = "no answer"
     async with httpx.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0) as client:
         while True:
             try:
                 response = await client.get(url)
+                if response.status_code in READY_AUTH and on_protected is not None:
+                    on_protected(response.status_code)
                 if response.status_code in READY or response.status_code in READY_AUTH:
                     return None
                 last = f"HTTP {response.status_code} from {url}"

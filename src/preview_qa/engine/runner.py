@@ -24,6 +24,7 @@ from preview_qa.events import (
     RunFinished,
     RunStarted,
     RunTarget,
+    RunWarning,
     TestFinished,
     TestStarted,
     TraceRecorded,
@@ -36,6 +37,7 @@ from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.blocked import protected_preview_line
 from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict, secret_line
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -80,6 +82,7 @@ class Runner:
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
         self._states = StateStore()
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
+        self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
@@ -94,6 +97,7 @@ class Runner:
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         try:
             unreachable = await self._wait_for_preview()
+            result.warnings = self._warnings
             if unreachable:
                 result.notice = f"preview unreachable: {unreachable}"
             else:
@@ -120,7 +124,12 @@ class Runner:
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:
             return None
-        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers)
+        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers,
+                                      on_protected=self._protected)
+
+    def _protected(self, status: int) -> None:
+        self._warnings.append(protected_preview_line(status))
+        self.publish(RunWarning(message=self._warnings[-1]))
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
         if spec.name in self._setup_of and not self.selection.skip_reason(spec):

@@ -14,6 +14,7 @@ from preview_qa.manifest.models import Defaults, Manifest
 from preview_qa.manifest.setup_tests import cycle_from, savers
 from preview_qa.manifest.yaml_source import Loc, YamlSource
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
+from preview_qa.secrets.totp import normal_seed, seed_problem, totp_name
 
 
 def load(path: str | Path) -> Manifest:
@@ -186,7 +187,8 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
     resolved: dict[str, dict[str, str]] = {}
     for i, test in enumerate(manifest.tests):
         values: dict[str, str] = {}
-        for placeholder, env in test.secrets.items():
+        for placeholder in test.secrets:
+            env = test.secret_env(placeholder)
             if not environ.get(env):
                 raise manifest.error(("tests", i, "secrets", placeholder),
                                      f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
@@ -194,6 +196,12 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
                 raise manifest.error(("tests", i, "secrets", placeholder),
                                      f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
                                      f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
+            if test.is_totp(placeholder):
+                problem = seed_problem(environ[env])
+                if problem:
+                    raise manifest.error(("tests", i, "secrets", placeholder), f"the value of {env} {problem}.")
+                values[totp_name(placeholder)] = normal_seed(environ[env])  # browser-use's name: a code when typed
+                continue
             values[placeholder] = environ[env]
         resolved[test.name] = values
     return resolved

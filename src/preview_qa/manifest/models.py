@@ -16,6 +16,7 @@ from preview_qa.errors import ManifestError
 from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
 
 SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
+TOTP_SUFFIX = "bu_2fa_code"  # browser-use's 2FA convention (secrets/totp.py)
 # Each rule below is written once and given to both the loader and the JSON Schema (ECMA regex: the same syntax here).
 ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
@@ -23,7 +24,12 @@ START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
 _ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
-_SECRET_NAMES: JsonDict = {"propertyNames": {"pattern": ENV_NAME}, "additionalProperties": _ENV_SCHEMA}
+_SECRET_SOURCE: JsonDict = {"type": "object", "additionalProperties": False, "required": ["env"], "properties": {
+    "env": {**_ENV_SCHEMA, "description": "The environment variable holding the value."},
+    "totp": {"type": "boolean", "description": "The value is a TOTP seed (base32): the agent and the replay type a "
+                                               "fresh code where the task says <secret>name</secret>."}}}
+_SECRET_NAMES: JsonDict = {"propertyNames": {"pattern": ENV_NAME},
+                           "additionalProperties": {"anyOf": [_ENV_SCHEMA, _SECRET_SOURCE]}}
 
 
 def _ecma(pattern: str) -> re.Pattern[str]:
@@ -128,6 +134,13 @@ def glob_problem(pattern: str, first: bool = False) -> str | None:
     return None
 
 
+class SecretSource(_Strict):
+    """A secret declared with options: where its value is, and whether it is a TOTP seed."""
+
+    env: str
+    totp: bool = False
+
+
 class TestOptions(_Strict):
     """Keys that a test may set and `defaults:` may set for every test."""
 
@@ -136,10 +149,11 @@ class TestOptions(_Strict):
     start: str = Field(default="/", json_schema_extra={"pattern": START}, description=(
         "Where the browser starts: a path under --base-url (starting with '/'), or an absolute http(s) URL."))
     task: str | None = Field(default=None, min_length=1, description=TASK)
-    secrets: dict[str, str] = Field(
+    secrets: dict[str, str | SecretSource] = Field(
         default_factory=dict, json_schema_extra=_SECRET_NAMES,
-        description=("Placeholder name -> the environment variable holding the value. The LLM only ever sees "
-                     "<secret>name</secret>; every output has the value replaced by it."))
+        description=("Placeholder name -> the environment variable holding the value (or {env, totp: true} for a "
+                     "TOTP seed). The LLM only ever sees <secret>name</secret>; every output has the value replaced "
+                     "by it."))
     expect: Expectations = Field(default_factory=Expectations, description=(
         "Deterministic checks, run by code on the final page after the agent is done: any that fails fails the test, "
         "whatever the agent said."))
@@ -187,10 +201,11 @@ class TestOptions(_Strict):
 
     @field_validator("secrets")
     @classmethod
-    def _secret_names(cls, v: dict[str, str]) -> dict[str, str]:
-        for placeholder, env in v.items():
+    def _secret_names(cls, v: dict[str, str | SecretSource]) -> dict[str, str | SecretSource]:
+        for placeholder, source in v.items():
             if not _ENV_RE.search(placeholder):
                 raise ValueError(f"placeholder '{placeholder}' must be letters, digits and underscores")
+            env = source if isinstance(source, str) else source.env
             if not _ENV_RE.search(env):
                 raise ValueError(f"'{env}' is not an environment variable name")
         return v
@@ -252,6 +267,26 @@ class TestSpec(TestOptions):
     @property
     def secret_placeholders(self) -> list[str]:
         return SECRET_TAG.findall(self.task)
+
+    @property
+    def agent_task(self) -> str:
+        """The task as the agent gets it: a TOTP seed's placeholder under browser-use's 2FA name, so that typing it
+        types a fresh code (the loader resolves the seed under that name)."""
+        def named(match: re.Match[str]) -> str:
+            name = match.group(1)
+            totp = name in self.secrets and self.is_totp(name) and not name.endswith(TOTP_SUFFIX)
+            return f"<secret>{name}_{TOTP_SUFFIX}</secret>" if totp else match.group(0)
+
+        return SECRET_TAG.sub(named, self.task)
+
+    def secret_env(self, placeholder: str) -> str:
+        source = self.secrets[placeholder]
+        return source if isinstance(source, str) else source.env
+
+    def is_totp(self, placeholder: str) -> bool:
+        """A TOTP seed: declared `totp: true`, or named by browser-use's 2FA convention (ending in bu_2fa_code)."""
+        source = self.secrets[placeholder]
+        return placeholder.endswith(TOTP_SUFFIX) or (isinstance(source, SecretSource) and source.totp)
 
 
 class Manifest(_Strict):

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, TestFinished, TestStarted
+from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, RunWarning, TestFinished, TestStarted
 from preview_qa.reporters import Reporter
 from preview_qa.results import Execution, RunResult, Status, TestResult
 
@@ -27,6 +27,8 @@ class ConsoleReporter(Reporter):
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.console.print(f"preview-qa: {len(event.test_names)} test(s) against {escape(event.base_url)}")
+        elif isinstance(event, RunWarning):
+            self.console.print(f"warning: {escape(event.message)}", style="yellow")
         elif isinstance(event, TestStarted):
             self.console.print(f"  … {escape(event.name)}", style="dim")
         elif isinstance(event, AttemptFinished):

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from preview_qa.secrets.totp import TotpCodes, is_totp
+
 MIN_SECRET_LENGTH = 6  # a shorter value cannot be told apart from ordinary text: redacting it would shred the output
 API_KEY = "api-key"  # placeholder names of the run's own secrets; a manifest's names are identifiers, so never clash
 HEADER = "header:"
@@ -171,9 +173,15 @@ class Redactor:
     """Knows every secret of a run; longest values first so a secret that contains another is replaced whole."""
 
     def __init__(self, secrets: Mapping[str, str]):
-        self.values: list[str] = []
+        self._values: list[str] = []
         self._secrets: list[_Secret] = []
+        self._totps: list[TotpCodes] = []  # a seed's codes change every 30 s: found by the codes of this run
         self.add(secrets)
+
+    @property
+    def values(self) -> list[str]:
+        """Every secret value, and the TOTP codes this run may have typed (what the screenshots mask)."""
+        return [*self._values, *(code for totp in self._totps for code in totp.codes())]
 
     @classmethod
     def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
@@ -191,23 +199,27 @@ class Redactor:
     def add(self, secrets: Mapping[str, str]) -> None:
         """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
         found = [(v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH]
-        pairs = sorted([*zip(self.values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)],
+        pairs = sorted([*zip(self._values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)],
                        key=lambda p: -len(p[0]))
-        self.values, self._secrets = [v for v, _ in pairs], [s for _, s in pairs]
+        self._values, self._secrets = [v for v, _ in pairs], [s for _, s in pairs]
+        self._totps += [TotpCodes(k, v) for k, v in secrets.items() if is_totp(k)]
 
     def text(self, text: str) -> str:
         if len(text) < CUT_MIN:  # keys, numbers, flags: nothing a secret's form fits in
             return text
         for secret in self._secrets:
             text = secret.redact(text)
+        for totp in self._totps:
+            text = totp.redact(text)
         return text
 
     def find(self, text: str) -> str | None:
         """The name of the first secret `text` holds whole, in any form (for a reason: see `describe`), else None."""
-        return next((s.name for s in self._secrets if s.whole.search(text) or s.encoded.search(text)), None)
+        found = next((s.name for s in self._secrets if s.whole.search(text) or s.encoded.search(text)), None)
+        return found or next((t.name for t in self._totps if t.pattern().search(text)), None)
 
     def value(self, value: Any) -> Any:
-        if not self._secrets:
+        if not self._secrets and not self._totps:
             return value
         if isinstance(value, str):
             return self.text(value)

@@ -4,14 +4,24 @@ types, outside `agent/` so that the verdict and the runner never need browser-us
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
 from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Usage
 
-AgentStatus = Literal["pass", "fail"]
+AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
+
+
+class BlockedBy(StrEnum):
+    """What kept the agent from carrying out a test: the agent's word for it, an enum so that no prose is matched."""
+
+    HOST_PROTECTION = "host_protection"  # the host's login wall in front of the deployment (Vercel, Netlify, ...)
+    CAPTCHA = "captcha"
+    BOT_CHECK = "bot_check"  # a "checking your browser" page, a WAF challenge
+    UNEXPECTED_SIGN_IN = "unexpected_sign_in"  # the app asked to sign in although the test gave no way to
 LLMPurpose = Literal["agent", "judge"]  # what an LLM call was for: the agent's steps, or browser-use's judge
 
 
@@ -25,13 +35,21 @@ class AgentReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: AgentStatus = Field(description="pass if the app behaves as the test says, else fail")
+    status: AgentStatus = Field(description="pass if the app behaves as the test says; fail if it does not; blocked if "
+                                            "the site kept you from carrying out the test at all")
     # Validated non-empty, but not said in the JSON schema: OpenAI's strict structured outputs refuse `minLength`.
     # Stripped first: a blank reason names no evidence.
     reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
         min_length=1, description="one sentence: the concrete evidence for the status",
         json_schema_extra=_without_min_length)
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
+    blocked_by: BlockedBy | None = Field(default=None, description="only with status blocked: what blocked you")
+
+    @model_validator(mode="after")
+    def _blocked_by_only_when_blocked(self) -> AgentReport:
+        if self.blocked_by is not None and self.status != "blocked":  # a pass that names a blocker contradicts itself
+            raise ValueError(f"blocked_by is set but status is {self.status!r}")
+        return self
 
 
 @dataclass(frozen=True)
@@ -83,4 +101,5 @@ class AgentRun:
     final_url: str | None = None
     execution: Execution = Execution.AGENT  # an agent run sets AGENT or REPLAYED; the runner marks a fallback REPLAY_FELL_BACK
     secret_attempts: list[SecretAttempt] = field(default_factory=list)  # each fails the test, whatever else happened
+    access_denied: list[str] = field(default_factory=list)  # HTTP facts we saw: a 401/403 page, a redirect off the site
     replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."

@@ -23,6 +23,7 @@ from preview_qa.results import (
 )
 from preview_qa.secrets.redact import describe
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, LLMFault, SecretAttempt
+from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
 
 
@@ -73,10 +74,11 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
 def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None,
              expectations: list[ExpectationOutcome]) -> Verdict:
     failed_checks = [e for e in expectations if not e.ok]
-    evidence = _evidence_causes(agent_run)
+    evidence = [*agent_run.access_denied, *_evidence_causes(agent_run)]
     if agent_run.secret_attempts:  # first: no report, error or check outweighs a secret the agent tried to carry off
+        block = [blocked_line(report.blocked_by)] if report is not None and report.status == "blocked" else []
         return _fail(secret_line(agent_run.secret_attempts[0]),
-                     [*(secret_line(a) for a in agent_run.secret_attempts[1:]), *evidence])
+                     [*(secret_line(a) for a in agent_run.secret_attempts[1:]), *block, *evidence])
     if agent_run.infrastructure_error:
         return _error(agent_run.infrastructure_error, evidence)
     if agent_run.replay_error:
@@ -93,6 +95,11 @@ def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, in
     check_causes = [_describe_check(e) for e in failed_checks]
     if report.status == "fail":
         return _fail(f"agent: {report.reason}", check_causes + evidence)
+    if report.status == "blocked":  # not the app's fault, so no failure; never a pass either, unless a check failed
+        block = [blocked_line(report.blocked_by), f"agent: {report.reason}"]
+        if failed_checks:
+            return _fail(check_causes[0], [*check_causes[1:], *block, *evidence])
+        return _error(block[0], block[1:] + evidence)
     if failed_checks:
         return _fail(check_causes[0], [*check_causes[1:], agent_said_pass_line(report.reason), *evidence])
     judge_problem = _judge_problem(agent_run)

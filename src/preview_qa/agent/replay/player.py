@@ -25,6 +25,7 @@ from preview_qa.agent.timing import Phases
 from preview_qa.events import StepRecorded
 from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.results import error_line, one_line
+from preview_qa.secrets.totp import typed_value
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, ElementHandle, JSHandle, Page
@@ -221,7 +222,7 @@ class Replayer:
         missing = [name for name in SECRET_TAG.findall(text) if name not in self.secrets]
         if missing:
             raise _Drifted(step, action, f"the secret {missing[0]!r} is not set in this run")
-        return SECRET_TAG.sub(lambda m: self.secrets[m.group(1)], text)
+        return SECRET_TAG.sub(lambda m: typed_value(m.group(1), self.secrets[m.group(1)]), text)
 
     async def _find(self, step: RecordedStep, action: RecordedAction) -> _Found:
         """The live element the action acts on, waiting a moment for a page that is still rendering."""

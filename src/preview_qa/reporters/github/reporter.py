@@ -76,6 +76,8 @@ class GitHubReporter(Reporter):
         run = self._result
         if run is None:
             return
+        for warning in run.warnings:
+            self._print(annotation("warning", warning, title="preview-qa"))
         for line in error_annotations(run, self.relative):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
