@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 from browser_use import Agent, BrowserProfile, BrowserSession
 from browser_use.browser.events import BrowserErrorEvent
 from browser_use.config import CONFIG
-from browser_use.llm.base import BaseChatModel
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
 from preview_qa.agent.evidence import EvidenceRecorder
-from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.llm import MeteredChat, RecordingLLM
 from preview_qa.agent.network import RequestPolicy, send_to_origin
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
@@ -39,7 +38,8 @@ from preview_qa.engine.agent_port import AgentFn, Recording
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, ReplayDrifted, StepRecorded
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import Execution, error_line
+from preview_qa.pricing import budget_exceeded
+from preview_qa.results import Execution, Usage, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, DoneReport, JudgeReport
 from preview_qa.verdict.decide import replay_needs_llm_check, secret_line
@@ -88,7 +88,7 @@ class TestRun:
     preview_origin: str
     allowed_hosts: list[str]
     secrets: dict[str, str]
-    make_llm: Callable[[], BaseChatModel]
+    make_llm: Callable[[], MeteredChat]
     browser: BrowserSetup
     pool: BrowserPool  # the run's browsers; the test gets a fresh context in one of them
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
@@ -125,8 +125,10 @@ async def run_agent(run: TestRun) -> AgentRun:
 
     def llm() -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
         nonlocal recorder
-        recorder = recorder or RecordingLLM(run.make_llm(), on_fault=evidence.llm_fault, on_answer=steps.heard,
-                                            redactor=run.redactor)
+        if recorder is None:
+            made = run.make_llm()
+            recorder = RecordingLLM(made.chat, meter=made.meter, on_fault=evidence.llm_fault, on_answer=steps.heard,
+                                    redactor=run.redactor)
         return recorder
 
     mask = masking.Mask(run.redactor, evidence.screenshot_withheld)
@@ -160,7 +162,7 @@ async def run_agent(run: TestRun) -> AgentRun:
                     with phases("agent set-up"):
                         agent = _agent(run, session, llm(), workdir, steps, policy)
                     await agent.run(max_steps=spec.max_steps, on_step_start=_stop_if_unreachable(evidence, phases),
-                                    on_step_end=_step_hook(run, agent_run, steps, lease, phases))
+                                    on_step_end=_step_hook(run, agent_run, steps, lease, phases, llm().usage))
                 else:
                     final_page = await _replay(run, agent_run, llm, lease, phases, shoot_page, policy)
                 if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
@@ -178,9 +180,10 @@ async def run_agent(run: TestRun) -> AgentRun:
         finally:
             if recorder is not None:
                 agent_run.llm_faults = list(recorder.faults)
-                agent_run.usage.llm_calls = recorder.calls
             if agent is not None and run.recording is None:
                 _read_history(agent, agent_run, run)
+            if recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
+                agent_run.usage = recorder.usage()
             agent_run.evidence = evidence.summary
             agent_run.secret_attempts = list(policy.attempts)
             if agent_run.infrastructure_error is None:
@@ -304,7 +307,7 @@ def _agent(run: TestRun, session: BrowserSession, llm: RecordingLLM, workdir: st
         sensitive_data=dict(run.secrets) or None,
         initial_actions=[{"navigate": {"url": run.start_url}}],
         directly_open_url=False,
-        calculate_cost=True,
+        calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
         enable_signal_handler=False,
         max_failures=3,
         step_timeout=int(min(180, spec.timeout)),
@@ -342,7 +345,7 @@ def _stop_if_unreachable(evidence: EvidenceRecorder, phases: Phases) -> Callable
 
 
 def _step_hook(run: TestRun, agent_run: AgentRun, steps: StepWatcher, lease: Lease,
-               phases: Phases) -> Callable[[Agent], Any]:
+               phases: Phases, usage: Callable[[], Usage]) -> Callable[[Agent], Any]:
     async def on_step_end(agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
         output = agent.state.last_model_output
@@ -367,7 +370,7 @@ def _step_hook(run: TestRun, agent_run: AgentRun, steps: StepWatcher, lease: Lea
             run.emit(Observed(name=run.spec.name, kind="actions_dropped", error=False,
                               detail={"step": agent_run.steps, "why": dropped.why, "actions": dropped.actions,
                                       "elements": dropped.elements}))
-        over = await _budget_exceeded(run.spec, agent)
+        over = budget_exceeded(run.spec, usage())
         if over:
             agent_run.infrastructure_error = over
             agent.stop()
@@ -380,17 +383,6 @@ def _seen(item: Any) -> bytes | None:
     with contextlib.suppress(Exception):
         seen = item.state.get_screenshot() if item is not None else None
         return base64.b64decode(seen) if seen else None
-    return None
-
-
-async def _budget_exceeded(spec: TestSpec, agent: Agent) -> str | None:
-    if spec.max_tokens is None and spec.max_cost_usd is None:
-        return None
-    usage = await agent.token_cost_service.get_usage_summary()
-    if spec.max_tokens is not None and usage.total_tokens > spec.max_tokens:
-        return f"budget exceeded: max_tokens={spec.max_tokens} (used {usage.total_tokens})"
-    if spec.max_cost_usd is not None and usage.total_cost > spec.max_cost_usd:
-        return f"budget exceeded: max_cost_usd={spec.max_cost_usd:g} (spent ${usage.total_cost:.4f})"
     return None
 
 
@@ -412,11 +404,6 @@ def _read_history(agent: Agent, agent_run: AgentRun, run: TestRun) -> None:
     gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
     agent_run.max_steps_reached = (agent_run.done is None and agent.state.n_steps > run.spec.max_steps
                                and not agent.state.stopped and not gave_up)
-    if history.usage is not None:
-        agent_run.usage.prompt_tokens = history.usage.total_prompt_tokens
-        agent_run.usage.completion_tokens = history.usage.total_completion_tokens
-        agent_run.usage.total_tokens = history.usage.total_tokens
-        agent_run.usage.cost_usd = history.usage.total_cost or None
     with contextlib.suppress(Exception):
         run.emit(AgentHistory(name=run.spec.name, history=history.model_dump(sensitive_data=run.secrets or None)))
 
@@ -492,7 +479,7 @@ class _Driver:
 
 
 @contextlib.asynccontextmanager
-async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
+async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], MeteredChat],
                          preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
