@@ -92,7 +92,8 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True, type=click.Choice(PROVIDERS)),
         click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
         click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
-        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"),
+                     help="The provider's endpoint (any provider; with openai, any OpenAI-compatible server)."),
     ]
     for option in reversed(options):
         f = option(f)
