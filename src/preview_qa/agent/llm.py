@@ -116,11 +116,11 @@ class RecordingLLM:
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.calls += 1
         purpose: LLMPurpose = "judge" if output_format is JudgementResult else "agent"
-        started = time.monotonic()
+        started, answers = time.monotonic(), self.meter.answers
         try:
             response = await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
         except ModelProviderError as e:
-            self._record(classify(e, purpose))
+            self._record(classify(e, purpose, answered=self.meter.answers > answers))
             raise
         except Exception as e:
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
@@ -166,8 +166,9 @@ def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessag
     return out
 
 
-def classify(error: ModelProviderError, purpose: LLMPurpose) -> LLMFault:
-    """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed."""
+def classify(error: ModelProviderError, purpose: LLMPurpose, answered: bool = False) -> LLMFault:
+    """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed.
+    `answered`: the provider's HTTP answer was heard (TokenMeter), so an error without an HTTP status is the content's."""
     cause = error.__cause__
     if isinstance(error, ModelOutputTruncatedError):
         return LLMFault(kind="invalid_output", purpose=purpose, status=None, message="the model's output was truncated")
@@ -179,6 +180,9 @@ def classify(error: ModelProviderError, purpose: LLMPurpose) -> LLMFault:
         root = cause
         while root.__cause__ is not None:
             root = root.__cause__
+        if answered:  # e.g. Anthropic's answer without the forced tool call: the same invalid output as anywhere else
+            return LLMFault(kind="invalid_output", purpose=purpose, status=None,
+                            message=f"the model's answer held no usable output ({_one_line(root)})")
         return LLMFault(kind="provider", purpose=purpose, status=None,
                         message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})")
     return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))

@@ -32,6 +32,7 @@ class TokenMeter:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    answers: int = 0  # complete HTTP 200 answers heard: a call that got one was answered, whatever its content
 
     def add(self, input_tokens: int, output_tokens: int) -> None:
         self.input_tokens += input_tokens
@@ -48,6 +49,7 @@ class TokenMeter:
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
             return
         await response.aread()
+        self.answers += 1
         try:
             body = json.loads(response.content)
         except ValueError:
