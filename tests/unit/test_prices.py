@@ -167,3 +167,16 @@ def test_an_anthropic_http_500_is_a_provider_fault_with_its_status(httpserver: H
         asyncio.run(llm.ainvoke([UserMessage(content="hi")], AgentOutput))
     assert [(f.kind, f.status) for f in llm.faults] == [("provider", 500)]
     assert llm.usage().total_tokens == 0
+
+
+def test_ollama_answers_count_their_tokens_from_its_own_fields(httpserver: HTTPServer) -> None:
+    from browser_use.llm.messages import UserMessage
+
+    httpserver.expect_request("/api/chat").respond_with_json(
+        {"model": "qwen2.5:7b", "created_at": "2026-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+         "message": {"role": "assistant", "content": "hello"}, "prompt_eval_count": 321, "eval_count": 12})
+    made = make_llm(LLMSettings("ollama", "qwen2.5:7b", None, httpserver.url_for("")))
+    llm = RecordingLLM(made.chat, meter=made.meter)
+    asyncio.run(llm.ainvoke([UserMessage(content="hi")]))
+    used = llm.usage()
+    assert (used.llm_calls, used.prompt_tokens, used.completion_tokens, used.cost_usd) == (1, 321, 12, 0.0)
