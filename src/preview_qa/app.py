@@ -5,6 +5,7 @@ What only a run needs is imported when it starts, so that `preview-qa validate` 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url,
                              config.chromium)
     select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    llm = priced(llm, manifest, config)
     # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
     redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password)
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
@@ -77,6 +79,23 @@ def preflight(manifest: Manifest, env: Mapping[str, str], provider: str, model: 
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
     _chromium(chromium)
     return secrets, llm
+
+
+def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) -> providers.LLMSettings:
+    """The settings with the user's price; a cost budget on a model of unknown price is refused (it cannot hold)."""
+    from preview_qa.engine.pricing import find_price, unpriced
+    from preview_qa.errors import UnpricedBudgetError
+
+    if find_price(llm.provider, llm.model, config.price_per_mtok) is None:
+        flags = [f for f, v in (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
+                 if v is not None]
+        if flags:
+            raise UnpricedBudgetError(unpriced(" and ".join(flags), llm.provider, llm.model))
+        for i, test in enumerate(manifest.tests):
+            if test.max_cost_usd is not None:
+                raise manifest.error(("tests", i, "max_cost_usd"), unpriced(f"max_cost_usd of test '{test.name}'",
+                                                                              llm.provider, llm.model))
+    return dataclasses.replace(llm, price_per_mtok=config.price_per_mtok)
 
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:

@@ -92,7 +92,8 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True, type=click.Choice(PROVIDERS)),
         click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
         click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
-        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"), help="Any OpenAI-compatible endpoint."),
+        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"),
+                     help="The provider's endpoint (any provider; with openai, any OpenAI-compatible server)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -179,6 +180,9 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Whole run: start no further test once the finished ones used this many tokens."),
         click.option("--run-max-cost-usd", type=click.FloatRange(0, min_open=True), envvar=_env("INPUT_RUN-MAX-COST-USD"),
                      help="Whole run: start no further test once the finished ones cost this much (USD)."),
+        click.option("--price-per-mtok", metavar="IN,OUT", envvar=_env("INPUT_PRICE-PER-MTOK"),
+                     help="The model's price in USD per million input and output tokens, e.g. 0.4,1.6 (else the price "
+                          "list shipped with preview-qa; a cost budget on a model it does not know needs this)."),
         click.option("--shard", metavar="I/N", envvar=_env("INPUT_SHARD"),
                      help="Run only shard I of N (a stable, balanced share); combine the shards with `merge`."),
     ]
@@ -216,15 +220,19 @@ def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
 
 
 def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
-                  run_max_tokens: int | None, run_max_cost_usd: float | None, shard: str | None) -> dict[str, Any]:
+                  run_max_tokens: int | None, run_max_cost_usd: float | None, price_per_mtok: str | None,
+                  shard: str | None) -> dict[str, Any]:
+    from preview_qa.engine.pricing import parse_override
     from preview_qa.selection.shard import parse_shard
 
     try:
         parsed = parse_shard(shard) if shard else None
+        price = parse_override(price_per_mtok) if price_per_mtok else None
     except ValueError as e:
         raise UsageError(str(e)) from None
     return {"cache": None if no_cache else cache, "max_tokens": max_tokens, "max_cost_usd": max_cost_usd,
-            "run_max_tokens": run_max_tokens, "run_max_cost_usd": run_max_cost_usd, "shard": parsed}
+            "run_max_tokens": run_max_tokens, "run_max_cost_usd": run_max_cost_usd, "price_per_mtok": price,
+            "shard": parsed}
 
 
 @main.command()

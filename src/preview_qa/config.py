@@ -76,6 +76,7 @@ class RunConfig:
     max_cost_usd: float | None = None  # per test, overriding the manifest
     run_max_tokens: int | None = None  # for the whole run: no new test starts once it is spent
     run_max_cost_usd: float | None = None
+    price_per_mtok: tuple[float, float] | None = None  # (input, output) USD per million tokens, over the bundled prices
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here

@@ -42,3 +42,7 @@ class ChangedFilesError(PreviewQaError):
 
 class MergeError(PreviewQaError):
     """A folder cannot be merged; the message says which and why."""
+
+
+class UnpricedBudgetError(PreviewQaError):
+    """A cost budget on a model whose price nobody knows: it could not be enforced, so the run is refused."""

@@ -39,6 +39,7 @@ class LLMSettings:
     model: str
     api_key: str | None
     base_url: str | None
+    price_per_mtok: tuple[float, float] | None = None  # --price-per-mtok: USD per million input, output tokens
 
 
 def default_model(provider: str, model: str | None = None) -> str:

@@ -11,8 +11,6 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from browser_use.llm.base import BaseChatModel
-
 from preview_qa.agent import browser_use_patches
 from preview_qa.agent.browser import (
     CLOSE_TIMEOUT_S,
@@ -22,6 +20,7 @@ from preview_qa.agent.browser import (
     launch_profile,
     start_gate,
 )
+from preview_qa.agent.llm import MeteredChat
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.agent.session import TestRun, run_agent
 from preview_qa.engine.agent_port import AgentFn, Recording
@@ -58,7 +57,7 @@ class _Driver:
 
 
 @contextlib.asynccontextmanager
-async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatModel],
+async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], MeteredChat],
                          preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one

@@ -69,7 +69,7 @@ def build_agent(spec: TestSpec, start_url: str, secrets: dict[str, str], session
         sensitive_data=dict(secrets) or None,
         initial_actions=[{"navigate": {"url": start_url}}],
         directly_open_url=False,
-        calculate_cost=True,
+        calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
         enable_signal_handler=False,
         max_failures=3,
         step_timeout=int(min(180, spec.timeout)),

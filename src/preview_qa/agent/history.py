@@ -18,8 +18,10 @@ from preview_qa.agent.pool import Lease
 from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.agent.timing import Phases
+from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import AgentHistory, Event, Observed, StepRecorded
 from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Usage
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport
 
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
@@ -36,6 +38,7 @@ class AgentSteps:
     lease: Lease
     phases: Phases
     evidence: EvidenceRecorder
+    usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/llm.py)
 
     async def on_step_start(self, agent: Agent) -> None:
         self.phases.step_started()
@@ -71,7 +74,7 @@ class AgentSteps:
             self.emit(Observed(name=name, kind="actions_dropped", error=False,
                                detail={"step": number, "why": dropped.why, "actions": dropped.actions,
                                        "elements": dropped.elements}))
-        over = await budget_exceeded(self.spec, agent)
+        over = budget_exceeded(self.spec, self.usage())
         if over:
             self.agent_run.infrastructure_error = over
             agent.stop()
@@ -82,18 +85,6 @@ def _seen(item: Any) -> bytes | None:
     with contextlib.suppress(Exception):
         seen = item.state.get_screenshot() if item is not None else None
         return base64.b64decode(seen) if seen else None
-    return None
-
-
-async def budget_exceeded(spec: TestSpec, agent: Agent) -> str | None:
-    """Why the agent must stop now for the test's max_tokens or max_cost_usd, or None."""
-    if spec.max_tokens is None and spec.max_cost_usd is None:
-        return None
-    usage = await agent.token_cost_service.get_usage_summary()
-    if spec.max_tokens is not None and usage.total_tokens > spec.max_tokens:
-        return f"budget exceeded: max_tokens={spec.max_tokens} (used {usage.total_tokens})"
-    if spec.max_cost_usd is not None and usage.total_cost > spec.max_cost_usd:
-        return f"budget exceeded: max_cost_usd={spec.max_cost_usd:g} (spent ${usage.total_cost:.4f})"
     return None
 
 
@@ -111,10 +102,5 @@ def read_history(agent: Agent, agent_run: AgentRun, spec: TestSpec, secrets: dic
     gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
     agent_run.max_steps_reached = (agent_run.done is None and agent.state.n_steps > spec.max_steps
                                    and not agent.state.stopped and not gave_up)
-    if history.usage is not None:
-        agent_run.usage.prompt_tokens = history.usage.total_prompt_tokens
-        agent_run.usage.completion_tokens = history.usage.total_completion_tokens
-        agent_run.usage.total_tokens = history.usage.total_tokens
-        agent_run.usage.cost_usd = history.usage.total_cost or None
     with contextlib.suppress(Exception):
         emit(AgentHistory(name=spec.name, history=history.model_dump(sensitive_data=secrets or None)))

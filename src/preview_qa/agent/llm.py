@@ -16,8 +16,10 @@ from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
 from preview_qa.agent.browser_use_patches import VerifiedLLM
+from preview_qa.agent.token_meter import TokenMeter
+from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
-from preview_qa.results import error_line
+from preview_qa.results import Usage, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import LLMFault, LLMPurpose
 
@@ -25,29 +27,51 @@ NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
 
 
-def make_llm(settings: LLMSettings) -> BaseChatModel:
-    """browser-use's chat model for the provider settings that `providers.resolve` checked."""
+@dataclass
+class MeteredChat:
+    """A provider's chat model and the meter that hears its answers' token counts."""
+
+    chat: BaseChatModel
+    meter: TokenMeter
+
+
+def make_llm(settings: LLMSettings) -> MeteredChat:
+    """browser-use's chat model for the provider settings that `providers.resolve` checked, its HTTP client hooked so
+    that every answer's tokens are counted (where the SDK takes a client; else RecordingLLM counts the parsed ones)."""
+    meter = TokenMeter(find_price(settings.provider, settings.model, settings.price_per_mtok))
+    return MeteredChat(_chat(settings, meter), meter)
+
+
+def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
     provider, model, key, base_url = settings.provider, settings.model, settings.api_key, settings.base_url
     if provider == "openai":
         from browser_use.llm.openai.chat import ChatOpenAI
+        from openai import DefaultAsyncHttpxClient
 
-        return ChatOpenAI(model=model, api_key=key, base_url=base_url, max_retries=RETRIES)
+        return ChatOpenAI(model=model, api_key=key, base_url=base_url, max_retries=RETRIES,
+                          http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()))
     if provider == "anthropic":
+        from anthropic import DefaultAsyncHttpxClient as AnthropicHttpxClient
         from browser_use.llm.anthropic.chat import ChatAnthropic
 
-        return ChatAnthropic(model=model, api_key=key, base_url=base_url, max_retries=RETRIES)
+        return ChatAnthropic(model=model, api_key=key, base_url=base_url, max_retries=RETRIES,
+                             # the SDK's own client (httpx2), which browser-use's annotation (httpx) predates
+                             http_client=AnthropicHttpxClient(event_hooks=meter.event_hooks()))  # type: ignore[arg-type]
     if provider == "google":
         from browser_use.llm.google.chat import ChatGoogle
 
-        return ChatGoogle(model=model, api_key=key, max_retries=RETRIES)
+        return ChatGoogle(model=model, api_key=key, max_retries=RETRIES,
+                          http_options={"base_url": base_url} if base_url else None)
     if provider == "azure":
         from browser_use.llm.azure.chat import ChatAzureOpenAI
+        from openai import DefaultAsyncHttpxClient
 
-        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=base_url, max_retries=RETRIES)
+        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=base_url, max_retries=RETRIES,
+                               http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()))
     if provider == "ollama":
         from browser_use.llm.ollama.chat import ChatOllama
 
-        return ChatOllama(model=model, host=base_url)
+        return ChatOllama(model=model, host=base_url, client_params={"event_hooks": meter.event_hooks()})
     from browser_use.llm.browser_use.chat import ChatBrowserUse
 
     return ChatBrowserUse(model=model, api_key=key, base_url=base_url)
@@ -62,6 +86,7 @@ class RecordingLLM(VerifiedLLM):
     else can go wrong."""
 
     inner: BaseChatModel
+    meter: TokenMeter = field(default_factory=lambda: TokenMeter(None))
     on_fault: Callable[[LLMFault], None] | None = None
     redactor: Redactor = field(default_factory=lambda: Redactor({}))
     on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
@@ -91,11 +116,11 @@ class RecordingLLM(VerifiedLLM):
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.calls += 1
         purpose: LLMPurpose = "judge" if output_format is JudgementResult else "agent"
-        started = time.monotonic()
+        started, answers = time.monotonic(), self.meter.answers
         try:
             response = await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
         except ModelProviderError as e:
-            self._record(classify(e, purpose))
+            self._record(classify(e, purpose, answered=self.meter.answers > answers))
             raise
         except Exception as e:
             self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
@@ -106,9 +131,17 @@ class RecordingLLM(VerifiedLLM):
             raise
         finally:
             self.seconds += time.monotonic() - started
+        if not self.meter.hooked and response.usage is not None:  # no HTTP hook: the parsed answers' own counts
+            self.meter.add(response.usage.prompt_tokens, response.usage.completion_tokens)
         if self.on_answer is not None:
             self.on_answer(response.completion)
         return response
+
+    def usage(self) -> Usage:
+        """Every answered call's tokens, valid or not, and their cost (None when the model's price is unknown)."""
+        meter = self.meter
+        return Usage(llm_calls=self.calls, prompt_tokens=meter.input_tokens, completion_tokens=meter.output_tokens,
+                     total_tokens=meter.input_tokens + meter.output_tokens, cost_usd=meter.cost)
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)
@@ -133,8 +166,9 @@ def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessag
     return out
 
 
-def classify(error: ModelProviderError, purpose: LLMPurpose) -> LLMFault:
-    """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed."""
+def classify(error: ModelProviderError, purpose: LLMPurpose, answered: bool = False) -> LLMFault:
+    """Sort a provider exception by its type and cause: the model's output was unusable, or the provider failed.
+    `answered`: the provider's HTTP answer was heard (TokenMeter), so an error without an HTTP status is the content's."""
     cause = error.__cause__
     if isinstance(error, ModelOutputTruncatedError):
         return LLMFault(kind="invalid_output", purpose=purpose, status=None, message="the model's output was truncated")
@@ -146,6 +180,9 @@ def classify(error: ModelProviderError, purpose: LLMPurpose) -> LLMFault:
         root = cause
         while root.__cause__ is not None:
             root = root.__cause__
+        if answered:  # e.g. Anthropic's answer without the forced tool call: the same invalid output as anywhere else
+            return LLMFault(kind="invalid_output", purpose=purpose, status=None,
+                            message=f"the model's answer held no usable output ({_one_line(root)})")
         return LLMFault(kind="provider", purpose=purpose, status=None,
                         message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})")
     return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from browser_use import Agent
 from browser_use.browser.events import BrowserErrorEvent
-from browser_use.llm.base import BaseChatModel
 
 from preview_qa.agent import masking
 from preview_qa.agent.browser import BrowserSetup, BrowserStartError
@@ -22,7 +21,7 @@ from preview_qa.agent.browser_use_patches import ContextSession
 from preview_qa.agent.build import build_agent, refusal, report_model, session_profile
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.history import AgentSteps, read_history
-from preview_qa.agent.llm import RecordingLLM
+from preview_qa.agent.llm import MeteredChat, RecordingLLM
 from preview_qa.agent.network import RequestPolicy
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
@@ -60,7 +59,7 @@ class TestRun:
     preview_origin: str
     allowed_hosts: list[str]
     secrets: dict[str, str]
-    make_llm: Callable[[], BaseChatModel]
+    make_llm: Callable[[], MeteredChat]
     browser: BrowserSetup
     pool: BrowserPool  # the run's browsers; the test gets a fresh context in one of them
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
@@ -160,9 +159,10 @@ class TestSession:
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
-            result.usage.llm_calls = self.recorder.calls
         if self.agent is not None and self.test_run.recording is None:
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
+        if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
+            result.usage = self.recorder.usage()
         result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
         result.access_denied = list(self.evidence.access_denied)
@@ -196,8 +196,10 @@ class TestSession:
 
     def _llm(self) -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
         run = self.test_run
-        self.recorder = self.recorder or RecordingLLM(run.make_llm(), on_fault=self.evidence.llm_fault,
-                                                      on_answer=self.steps.heard, redactor=run.redactor)
+        if self.recorder is None:
+            made = run.make_llm()
+            self.recorder = RecordingLLM(made.chat, meter=made.meter, on_fault=self.evidence.llm_fault,
+                                         on_answer=self.steps.heard, redactor=run.redactor)
         return self.recorder
 
     async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
@@ -205,7 +207,8 @@ class TestSession:
         with self.phases("agent set-up"):
             self.agent = build_agent(run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps,
                                      self.policy)
-        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence)
+        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence,
+                           self._llm().usage)
         on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
         await self.agent.run(max_steps=run.spec.max_steps, on_step_start=on_start, on_step_end=on_end)
 
