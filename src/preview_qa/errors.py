@@ -42,3 +42,7 @@ class ChangedFilesError(PreviewQaError):
 
 class MergeError(PreviewQaError):
     """A folder cannot be merged; the message says which and why."""
+
+
+class ExportError(PreviewQaError):
+    """No passing recording of the test to export; the message says where it was looked for."""
