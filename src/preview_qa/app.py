@@ -40,6 +40,7 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
+    from preview_qa.engine.healing import healed_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -54,7 +55,8 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
                      *(v for values in secrets.values() for v in values.values())]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values), *output_reporters(config.out),
-                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url)] if cache else [])]
+                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))]
+                   if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)

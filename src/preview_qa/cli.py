@@ -21,7 +21,8 @@ from preview_qa.providers import PROVIDERS, Provider
 from preview_qa.results import RunEnd, RunResult, Status
 
 FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
-                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | never.")
+                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
+                "drifted replay was healed by the agent | never.")
 
 
 class UsageError(click.ClickException):
@@ -357,6 +358,8 @@ def exit_code(result: RunResult, fail_on: FailOn = "failed") -> ExitCode:
         return ExitCode.OK
     if fail_on == "regressions":
         return ExitCode.FAILED if any(t.blocks_on_regressions for t in result.tests) else ExitCode.OK
+    if fail_on == "healed":  # a release gate: a pass the agent rescued from a drifted replay is no pass
+        return ExitCode.FAILED if result.healed or result.status.rank >= Status.FAILED.rank else ExitCode.OK
     return ExitCode.FAILED if result.status.rank >= Status(fail_on).rank else ExitCode.OK
 
 

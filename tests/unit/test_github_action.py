@@ -24,7 +24,7 @@ from tests.repo import ROOT, tool
 INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
           "extra-headers", "http-credentials", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on",
           "image", "cache", "shard", "max-tokens", "max-cost-usd", "tags", "skip-tags", "changed-only", "retries", "baseline-url"}
-OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
+OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "healed", "regressions", "results-path", "junit-path",
            "artifact-url"}
 
 

@@ -142,6 +142,9 @@ class TestOptions(_Strict):
     use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
         "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
         "under this name by the test with that save_state, which runs first. null opts out of a default."))
+    heal: bool = Field(default=True, description=(
+        "When the test's cached replay no longer matches the app, let the agent take over: a pass is reported as "
+        "healed. false: the drifted replay fails the test instead (a release gate); --fail-on healed fails the run."))
     retries: int = Field(default=0, ge=0, le=5, description=(
         "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
         "(--retries overrides it); a test that passes on a retry is reported flaky."))

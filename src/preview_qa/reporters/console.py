@@ -61,7 +61,7 @@ class ConsoleReporter(Reporter):
                           "" if t.execution is Execution.NOT_RUN else t.execution.value)
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
-        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky),
+        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky), ("healed", run.healed),
                                                                         ("regression(s)", run.regressions)) if tests)
         usage = run.usage
         cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd else ""

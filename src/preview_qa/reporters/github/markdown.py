@@ -45,6 +45,7 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     """The table of tests and the failures' details (with each failure's steps, if given), cut (with a note) before
     `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
+    counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
             f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
