@@ -39,7 +39,6 @@ _TAG_ROLES = {"a": "link", "button": "button", "textarea": "textbox", "img": "im
 _INPUT_ROLES = {"text": "textbox", "email": "textbox", "tel": "textbox", "url": "textbox", "search": "searchbox",
                 "checkbox": "checkbox", "radio": "radio", "submit": "button", "button": "button", "reset": "button",
                 "image": "button", "range": "slider", "number": "spinbutton"}
-_NAMED_BY_CONTENT = {"link", "button", "heading", "listitem", "option", "checkbox", "radio", "tab", "menuitem"}
 TEST_ID_ATTRIBUTES = ("data-testid", "data-test-id", "data-test", "data-cy")
 
 
@@ -74,7 +73,7 @@ def locate(element: dict[str, Any]) -> Locator:
         return Locator(By.PLACEHOLDER, placeholder)
     if name and str(element.get("node_name") or "").lower() in ("input", "select", "textarea"):
         return Locator(By.LABEL, name)  # a form control's name without aria-label or placeholder: its <label>
-    if name and (role is None or role in _NAMED_BY_CONTENT):
+    if name:  # an element with a name but no role Playwright knows: the text it shows
         return Locator(By.TEXT, name)
     for attribute in TEST_ID_ATTRIBUTES:
         if attributes.get(attribute):
