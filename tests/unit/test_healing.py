@@ -82,11 +82,16 @@ def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     assert results_document(result)["schema_version"] == 4
     assert json.loads(result.tests[0].model_dump_json())["healed"] is True
     assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
-    assert "1 passed · 1 healed (replay drifted, the agent passed)" in render_markdown(result, str, None, 60_000)
+    summary = render_markdown(result, str, None, 60_000)
+    assert "1 passed · 1 healed (replay drifted, the agent passed)" in summary
+    assert "🩹 **Healed: 1**: add a todo (the replay drifted and the agent passed instead;" in summary
     xml = render(result.tests, result).decode()
     assert '<property name="healed" value="true"/>' in xml
     stream = io.StringIO()
-    ConsoleReporter(stream, width=200).handle(RunFinished(result=result))
+    console = ConsoleReporter(stream, width=200)
+    console.handle(TestFinished(result=result.tests[0]))
+    console.handle(RunFinished(result=result))
+    assert f"replay drifted at {DRIFT}\n      healed: instead, the agent passed in 0 step(s) of its own" in stream.getvalue()
     assert "PASSED: 1 passed, 1 healed" in stream.getvalue()
 
 

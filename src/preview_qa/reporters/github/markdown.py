@@ -49,6 +49,10 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
             f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
+    if run.healed:
+        names = ", ".join(md_cell(t.name, 120) for t in run.healed)
+        head += [f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
+                 "`--fail-on healed` or `heal: false` make that fail)", ""]
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
