@@ -41,6 +41,7 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
     from preview_qa.agent.llm import make_llm
+    from preview_qa.engine.healing import healed_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -57,7 +58,8 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     reporters = [*github_reporters(env, config.out, config.comment, secret_values),
                  *output_reporters(config.out, config.trace),
-                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url)] if cache else [])]
+                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))]
+                   if cache else [])]
 
     def llm_factory() -> Any:
         return make_llm(llm)

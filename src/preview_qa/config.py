@@ -15,8 +15,8 @@ from preview_qa.providers import Provider
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
 # The exit code is 1 once a test is this bad (failed: or errored); regressions: once one errored, or failed without
-# failing on the baseline too.
-FailOn = Literal["failed", "errored", "regressions", "never"]
+# failing on the baseline too; healed: as failed, and also once a test passed only because the agent healed its replay.
+FailOn = Literal["failed", "errored", "regressions", "healed", "never"]
 
 
 class TraceMode(StrEnum):

@@ -46,3 +46,7 @@ class MergeError(PreviewQaError):
 
 class UnpricedBudgetError(PreviewQaError):
     """A cost budget on a model whose price nobody knows: it could not be enforced, so the run is refused."""
+
+
+class ExportError(PreviewQaError):
+    """No passing recording of the test to export; the message says where it was looked for."""

@@ -144,6 +144,7 @@ class TestResult(BaseModel):
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
     attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
     flaky: bool = False  # it passed after an earlier attempt did not
+    healed: bool = False  # its replay drifted (replay_drift says where) and the agent then passed it
     earlier_attempts: list[OtherRun] = Field(default_factory=list)  # attempt 1, 2, ... before the last
     baseline: OtherRun | None = None  # how it ended on the baseline, for a test that failed or errored on the preview
     regression: bool | None = None  # compared with the baseline: true when it passed there
@@ -163,6 +164,8 @@ class TestResult(BaseModel):
     def marks(self) -> list[str]:
         """Short notes every reporter shows beside the status: flaky, regression, failing on the baseline too."""
         marks = []
+        if self.healed:
+            marks.append("healed: the replay drifted, the agent passed")
         if self.flaky:
             marks.append(f"flaky: passed on attempt {self.attempts}")
         elif self.attempts > 1:
@@ -210,6 +213,10 @@ class RunResult(BaseModel):
     @property
     def flaky(self) -> list[TestResult]:
         return [t for t in self.tests if t.flaky]
+
+    @property
+    def healed(self) -> list[TestResult]:
+        return [t for t in self.tests if t.healed]
 
 
 # How the verdict words the causes that structured data also holds: the failure card shows that data (a table of

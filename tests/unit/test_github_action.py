@@ -25,7 +25,7 @@ INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url"
           "extra-headers", "http-credentials", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on",
           "image", "cache", "shard", "max-tokens", "max-cost-usd", "price-per-mtok", "tags", "skip-tags", "changed-only",
           "retries", "baseline-url", "trace"}
-OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "regressions", "results-path", "junit-path",
+OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "healed", "regressions", "results-path", "junit-path",
            "artifact-url"}
 
 

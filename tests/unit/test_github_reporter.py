@@ -126,8 +126,8 @@ def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
                               make_result(workspace, "c", Status.SKIPPED)]), env)
     out = Path(env["GITHUB_WORKSPACE"]) / "out"
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {
-        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0", "regressions": "0",
-        "results-path": str(out / "results.json"), "junit-path": str(out / "junit.xml")}
+        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0", "healed": "0",
+        "regressions": "0", "results-path": str(out / "results.json"), "junit-path": str(out / "junit.xml")}
 
 
 def test_summary_table_and_failure_details_render_hostile_text_inert(workspace: Path) -> None:

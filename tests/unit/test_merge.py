@@ -45,7 +45,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
     assert proc.returncode == 1, proc.stderr  # one shard had a failure
     results = json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))
     assert [t["name"] for t in results["tests"]] == ["a", "b", "c", "d"]
-    assert results["totals"] == {"skipped": 1, "passed": 2, "failed": 1, "errored": 0, "total": 4, "flaky": 0,
+    assert results["totals"] == {"skipped": 1, "passed": 2, "failed": 1, "errored": 0, "total": 4, "flaky": 0, "healed": 0,
                                  "regressions": 0}
     assert results["usage"]["total_tokens"] == 25 and results["duration_s"] == 30
     for t in results["tests"]:

@@ -71,8 +71,10 @@ class CacheReporter(Reporter):
     It reads the same AgentHistory event as the artifacts reporter, after the runner has replaced every secret value
     with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
 
-    def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None):
+    def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None,
+                 keep_healed: bool = True):
         self.cache = cache
+        self.keep_healed = keep_healed  # engine/healing.healed_recordings_kept: off in a pull request's run
         self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[tuple[str, str], dict[str, Any]] = {}
@@ -93,6 +95,8 @@ class CacheReporter(Reporter):
         history = self._histories.pop((result.name, target), None)
         seen = self._seen.pop((result.name, target), {})
         spec = self._specs.get(result.name)
+        if result.healed and not self.keep_healed:
+            return  # the recording that passed on the default branch stays: this drift may be the PR's regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and history and spec is not None:
             self.cache.store(spec, self.origins[target], history, target, seen)
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.healing import may_heal, not_healed
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
@@ -178,14 +179,16 @@ class Runner:
         agent_run = await self._attempt(spec, target, recording, emit)
         decision = decide(spec, agent_run)
         drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
-        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts:
+        heals = may_heal(spec)
+        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts \
+                and heals:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
             replay_usage = agent_run.usage
             agent_run = await self._attempt(spec, target, None, emit)
             agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
             decision = decide(spec, agent_run)
-        verdict = decision.verdict
+        verdict = decision.verdict if recording is None or heals else not_healed(decision.verdict, drift)
         if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
         self._note_provider(agent_run)
@@ -197,6 +200,7 @@ class Runner:
             execution=agent_run.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
             evidence=agent_run.evidence, usage=agent_run.usage, final_url=agent_run.final_url, replay_drift=drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
+            healed=agent_run.execution is Execution.REPLAY_FELL_BACK and verdict.status is Status.PASSED,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget) -> Recording | None:

@@ -186,6 +186,9 @@ class TestOptions(_Strict):
     use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
         "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
         "under this name by the test with that save_state, which runs first. null opts out of a default."))
+    heal: bool = Field(default=True, description=(
+        "When the test's cached replay no longer matches the app, let the agent take over: a pass is reported as "
+        "healed. false: the drifted replay fails the test instead (a release gate); --fail-on healed fails the run."))
     retries: int = Field(default=0, ge=0, le=5, description=(
         "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
         "(--retries overrides it); a test that passes on a retry is reported flaky."))
@@ -274,10 +277,14 @@ class TestSpec(TestOptions):
         types a fresh code (the loader resolves the seed under that name)."""
         def named(match: re.Match[str]) -> str:
             name = match.group(1)
-            totp = name in self.secrets and self.is_totp(name) and not name.endswith(TOTP_SUFFIX)
-            return f"<secret>{name}_{TOTP_SUFFIX}</secret>" if totp else match.group(0)
+            return f"<secret>{self.agent_placeholder(name)}</secret>" if name in self.secrets else match.group(0)
 
         return SECRET_TAG.sub(named, self.task)
+
+    def agent_placeholder(self, name: str) -> str:
+        """A secret's placeholder as the agent uses it: a TOTP seed's under browser-use's 2FA name (name_bu_2fa_code)."""
+        totp = self.is_totp(name) and not name.endswith(TOTP_SUFFIX)
+        return f"{name}_{TOTP_SUFFIX}" if totp else name
 
     def secret_env(self, placeholder: str) -> str:
         source = self.secrets[placeholder]

@@ -43,7 +43,9 @@ from preview_qa.reporters.output.images import animation, shrink_screenshot
 from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 4  # 2: agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words
+# 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
+# 5: healed, totals.healed
+SCHEMA_VERSION = 5
 
 
 class ArtifactsReporter(Reporter):
@@ -182,6 +184,7 @@ def results_document(run: RunResult) -> dict[str, Any]:
         **doc,
         "status": run.status.value,
         "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests), "flaky": len(run.flaky),
+                                                              "healed": len(run.healed),
                                                               "regressions": len(run.regressions)},
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],

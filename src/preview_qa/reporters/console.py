@@ -41,6 +41,8 @@ class ConsoleReporter(Reporter):
                                f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
             if r.replay_drift:
                 self.console.print(f"      {escape(r.replay_drift)}", style="yellow")
+            if r.healed:  # the recorded step above, against what replaced it
+                self.console.print(f"      healed: instead, the agent passed in {r.steps} step(s) of its own", style="yellow")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
 
@@ -63,7 +65,7 @@ class ConsoleReporter(Reporter):
                           "" if t.execution is Execution.NOT_RUN else t.execution.value)
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
-        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky),
+        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky), ("healed", run.healed),
                                                                         ("regression(s)", run.regressions)) if tests)
         usage = run.usage
         cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd else ""

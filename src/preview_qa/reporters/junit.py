@@ -120,6 +120,8 @@ def _rerun_properties(test: TestResult) -> dict[str, str]:
     found = {"attempts": str(test.attempts)} if test.attempts > 1 else {}
     if test.flaky:
         found["flaky"] = "true"
+    if test.healed:
+        found["healed"] = "true"
     if test.baseline is not None:
         found |= {"baseline_status": test.baseline.status.value, "regression": str(bool(test.regression)).lower()}
     return found

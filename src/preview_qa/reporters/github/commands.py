@@ -64,7 +64,8 @@ def error_annotations(run: RunResult, relative: Any) -> list[str]:
 def outputs(run: RunResult, out: Path) -> str:
     """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
     values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
-    values |= {"total": str(len(run.tests)), "flaky": str(len(run.flaky)), "regressions": str(len(run.regressions)),
+    values |= {"total": str(len(run.tests)), "flaky": str(len(run.flaky)), "healed": str(len(run.healed)),
+               "regressions": str(len(run.regressions)),
                "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
     text = ""
     for name, value in values.items():

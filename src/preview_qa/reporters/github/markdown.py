@@ -32,9 +32,14 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     """The table of tests and a card per failure (the first CARDS_OPEN open, the rest folded), cut (with a note)
     before `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
+    counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
     head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
             f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
             f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
+    if run.healed:
+        names = ", ".join(md_cell(t.name, 120) for t in run.healed)
+        head += [f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
+                 "`--fail-on healed` or `heal: false` make that fail)", ""]
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]

@@ -1,0 +1,235 @@
+"""A recording and its test's `expect:` as a plan of Playwright operations and assertions (pure), which each language's
+writer renders: every recorded action becomes an operation, a note (it changed nothing on the page) or a TODO."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from preview_qa.agent.replay.recording import VERDICT, RecordedAction, RecordedStep, recorded_steps
+from preview_qa.export.locators import Locator, locate
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import one_line
+
+SECRET = re.compile(r"<secret>(\w+)</secret>")
+# Playwright's key names for what browser-use's send_keys writes (the replay's table, agent/replay/actions.py).
+KEYS = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "alt": "Alt",
+        "option": "Alt", "shift": "Shift", "esc": "Escape", "escape": "Escape", "enter": "Enter", "return": "Enter",
+        "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Delete"}
+NAMED_KEYS = {*KEYS.values(), "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown",
+              "Insert", "ControlOrMeta", *(f"F{i}" for i in range(1, 13))}
+
+
+class Op(StrEnum):
+    """One thing the exported test does; the replay's table of actions, mirrored."""
+
+    GOTO = "goto"
+    GOTO_NEW_TAB = "goto_new_tab"
+    GO_BACK = "go_back"
+    CLICK = "click"
+    CLICK_AT = "click_at"
+    FILL = "fill"
+    APPEND = "append"  # typed where the field's text ends (input with clear: false)
+    SELECT = "select"
+    UPLOAD = "upload"
+    SCROLL_ELEMENT = "scroll_element"
+    SCROLL_PAGE = "scroll_page"
+    PRESS = "press"
+    TYPE = "type"
+    SWITCH_TAB = "switch_tab"
+    CLOSE_TAB = "close_tab"
+    SCROLL_TO_TEXT = "scroll_to_text"
+    WAIT = "wait"
+    NOTE = "note"  # a recorded action the test need not repeat, and why
+    TODO = "todo"  # a recorded action no Playwright call expresses: the team writes it
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret's value, read at run time from this environment variable (never written into the file)."""
+
+    env: str
+
+
+Text = list[str | Secret]  # literal text and secrets, in order
+
+
+@dataclass(frozen=True)
+class Operation:
+    op: Op
+    step: int
+    locator: Locator | None = None
+    text: Text = field(default_factory=list)
+    number: float = 0.0  # pages to scroll, milliseconds to wait, a tab's position
+    x: float = 0.0
+    y: float = 0.0
+    note: str = ""  # for NOTE and TODO: what was recorded and why it is not an operation
+
+
+class Check(StrEnum):
+    URL = "url"
+    TITLE = "title"
+    TEXT = "text"
+    NOT_TEXT = "not_text"
+
+
+@dataclass(frozen=True)
+class Assertion:
+    check: Check
+    value: str
+    timeout_ms: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    number: int
+    goal: str
+    operations: list[Operation]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the exported test does, step by step, then what it asserts; `todos` counts what a person must write."""
+
+    test: str
+    where: str  # manifest:line
+    steps: list[StepPlan]
+    assertions: list[Assertion]
+    unchecked: list[str]  # expect: checks no assertion expresses: each a TODO in the file
+    todos: int
+
+
+def plan_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str) -> Plan:
+    """The plan of one passing recording (`where`: its manifest and line); URLs on the recorded preview's origin
+    become paths under the base URL."""
+    # placeholder -> its environment variable; a 2FA seed's placeholder is the agent's (name_bu_2fa_code), and its
+    # variable holds the seed, not the code to type: such a step is a TODO (see _operation)
+    secrets = {spec.agent_placeholder(name): source if isinstance(source, str) else source.env
+               for name, source in spec.secrets.items()}
+    totp = {spec.agent_placeholder(name) for name in spec.secrets if spec.is_totp(name)}
+    steps = [StepPlan(s.number, comment_text(s.goal), [_operation(s, a, secrets, totp, origin) for a in s.actions])
+             for s in recorded_steps(history, origin, origin)]
+    assertions, unchecked = _assertions(spec)
+    todos = sum(1 for s in steps for o in s.operations if o.op is Op.TODO) + len(unchecked)
+    return Plan(spec.name, where, steps, assertions, unchecked, todos)
+
+
+def comment_text(text: str, limit: int = 200) -> str:
+    """Page or LLM text made safe for a one-line comment: no control or line-separator character, one line."""
+    return one_line("".join(c if c.isprintable() else " " for c in text), limit)
+
+
+def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, str], totp: set[str],
+               origin: str) -> Operation:
+    said = comment_text(action.describe())
+    code = next((name for name in SECRET.findall(str(action.params)) if name in totp), None)
+    if code is not None:
+        return Operation(Op.TODO, step.number, note=f"{said}: types a fresh 2FA code from the seed in "
+                                                    f"{secrets[code]}, e.g. with pyotp.TOTP(seed).now()")
+    if action.name == VERDICT:
+        return Operation(Op.NOTE, step.number, note="the agent's verdict: the checks of expect: below decide instead")
+    if action.skip is not None:
+        return Operation(Op.NOTE, step.number, note=f"{said}: {comment_text(action.skip)}")
+    p = action.params
+    if action.needs_element:
+        if not action.element:
+            return Operation(Op.TODO, step.number, note=f"{said}: its element was not recorded")
+        return _on_element(step, action, locate(action.element), secrets, said)
+    text = str(p.get("text", ""))
+    match action.name:
+        case "navigate":
+            url = str(p.get("url", ""))
+            url = url[len(origin):] or "/" if url.startswith(origin) else url
+            return Operation(Op.GOTO_NEW_TAB if p.get("new_tab") else Op.GOTO, step.number, text=_text(url, secrets))
+        case "click" if p.get("coordinate_x") is not None:
+            return Operation(Op.CLICK_AT, step.number, x=float(p["coordinate_x"]), y=float(p.get("coordinate_y", 0)))
+        case "go_back":
+            return Operation(Op.GO_BACK, step.number)
+        case "send_keys":
+            return _keys(step, str(p.get("keys", "")), secrets)
+        case "switch" | "close":
+            return _tab(step, action, said)
+        case "scroll":
+            return Operation(Op.SCROLL_PAGE, step.number, number=_pages(p))
+        case "find_text":
+            return Operation(Op.SCROLL_TO_TEXT, step.number, text=[text])
+        case "wait":  # browser-use's own reckoning, as the replay waits
+            return Operation(Op.WAIT, step.number, number=1000 * min(max(float(p.get("seconds", 3)) - 1, 0), 30))
+    return Operation(Op.TODO, step.number, note=f"{said}: no Playwright call does what this agent action did")
+
+
+def _on_element(step: RecordedStep, action: RecordedAction, locator: Locator, secrets: dict[str, str],
+                said: str) -> Operation:
+    p, n = action.params, step.number
+    text = _text(str(p.get("text", "")), secrets)
+    match action.name:
+        case "click":
+            return Operation(Op.CLICK, n, locator)
+        case "input":
+            return Operation(Op.FILL if p.get("clear", True) else Op.APPEND, n, locator, text)
+        case "select_dropdown":
+            return Operation(Op.SELECT, n, locator, text)
+        case "upload_file":
+            return Operation(Op.UPLOAD, n, locator, [str(p.get("path", ""))])
+        case "scroll":
+            return Operation(Op.SCROLL_ELEMENT, n, locator, number=_pages(p))
+    return Operation(Op.TODO, n, locator, note=f"{said}: no Playwright call does what this agent action did")
+
+
+def _keys(step: RecordedStep, keys: str, secrets: dict[str, str]) -> Operation:
+    """A key or shortcut Playwright can press, else text typed, as browser-use does."""
+    parts = [KEYS.get(k.lower(), k) for k in keys.split("+")]
+    if all(len(k) == 1 or k in NAMED_KEYS for k in parts) and "" not in parts:
+        return Operation(Op.PRESS, step.number, text=["+".join(parts)])
+    return Operation(Op.TYPE, step.number, text=_text(keys, secrets))
+
+
+def _tab(step: RecordedStep, action: RecordedAction, said: str) -> Operation:
+    wanted = str(action.params.get("tab_id", ""))[-4:]
+    position = next((i for i, tab in enumerate(step.tabs) if tab.tab_id == wanted), None)
+    if position is None:
+        return Operation(Op.TODO, step.number, note=f"{said}: the recording does not say which tab that was")
+    return Operation(Op.CLOSE_TAB if action.name == "close" else Op.SWITCH_TAB, step.number, number=position)
+
+
+def _pages(params: dict[str, Any]) -> float:
+    pages = float(params.get("pages", params.get("num_pages", 1.0)) or 1.0)
+    return pages if params.get("down", True) else -pages
+
+
+def _text(value: str, secrets: dict[str, str]) -> Text:
+    """Literal parts and secrets; a placeholder the test does not declare stays literal text (it was typed so)."""
+    parts: Text = []
+    at = 0
+    for match in SECRET.finditer(value):
+        env = secrets.get(match.group(1))
+        if env is None:
+            continue
+        parts += [value[at:match.start()], Secret(env)]
+        at = match.end()
+    parts.append(value[at:])
+    return [p for p in parts if p != ""]
+
+
+def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
+    expect = spec.expect
+    ms = int(expect.timeout * 1000)
+    found = [Assertion(Check.URL, expect.url, ms)] if expect.url else []
+    found += [Assertion(Check.TITLE, expect.title, ms)] if expect.title else []
+    found += [Assertion(Check.TEXT, t, ms) for t in expect.text]
+    found += [Assertion(Check.NOT_TEXT, t, ms) for t in expect.not_text]
+    unchecked: list[str] = []
+    for key, value in expect.data.items():  # checked on the agent's report, which an exported test has not
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+            found.append(Assertion(Check.TEXT, str(value).strip(), ms, note=(
+                f"expect.data.{comment_text(key, 60)} was checked on the data the agent read off the page: here, "
+                "that its value is shown on the final page")))
+        else:
+            unchecked.append(f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
+                             "checked on the data the agent read off the page; assert where the page shows it")
+    if spec.output_schema:
+        unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
+    return found, unchecked

@@ -1,0 +1,114 @@
+"""A plan written as an @playwright/test spec (pure): `npx playwright test` runs it with `use.baseURL` set to the
+preview, without preview-qa or an LLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from preview_qa.export.locators import By, Locator
+from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
+
+_LOCATE = {By.LABEL: "getByLabel", By.PLACEHOLDER: "getByPlaceholder", By.TEXT: "getByText"}
+_SECRET_HELPER = """function secret(name: string): string {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`set the environment variable ${name}: this test types its value`);
+  return value;
+}"""
+
+_ESCAPE_HELPER = r"""function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}"""
+
+
+def render(plan: Plan) -> str:
+    """The spec file's source text."""
+    todo = f" {plan.todos} TODO(s) below need a person." if plan.todos else ""
+    head = [f"// {comment_text(plan.test, 120)} ({comment_text(plan.where, 200)}), exported by preview-qa from a "
+            f"passing run.{todo}", "// Run it with @playwright/test: baseURL (use.baseURL in playwright.config) is the "
+            "preview's URL.", "import { test, expect } from '@playwright/test';", ""]
+    uses_secret = any(isinstance(p, Secret) for s in plan.steps for o in s.operations for p in o.text)
+    if uses_secret:
+        head += [_SECRET_HELPER, ""]
+    if any(a.check in (Check.URL, Check.TITLE) for a in plan.assertions):
+        head += [_ESCAPE_HELPER, ""]
+    body: list[str] = ["let page = firstPage;"]
+    for step in plan.steps:
+        body.append(f"// step {step.number}" + (f": {step.goal}" if step.goal else ""))
+        for operation in step.operations:
+            body += _operation(operation)
+    body.append("// the checks of the test's expect:")
+    for assertion in plan.assertions:
+        body += _assertion(assertion)
+    body += [f"// TODO: {note}" for note in plan.unchecked]
+    return "\n".join([*head, f"test({_str(plan.test)}, async ({{ page: firstPage }}) => {{",
+                      *("  " + line for line in body), "});"]) + "\n"
+
+
+def _operation(o: Operation) -> list[str]:
+    target = _locator(o.locator) if o.locator else ""
+    fallback = [f"// {o.locator.fallback}"] if o.locator and o.locator.fallback else []
+    code: dict[Op, Callable[[], str]] = {
+        Op.GOTO: lambda: f"await page.goto({_text(o.text)});",
+        Op.GOTO_NEW_TAB: lambda: f"page = await page.context().newPage();\nawait page.goto({_text(o.text)});",
+        Op.GO_BACK: lambda: "await page.goBack();",
+        Op.CLICK: lambda: f"await {target}.click();",
+        Op.CLICK_AT: lambda: f"await page.mouse.click({o.x:g}, {o.y:g});",
+        Op.FILL: lambda: f"await {target}.fill({_text(o.text)});",
+        Op.APPEND: lambda: (f"await {target}.focus();\nawait page.keyboard.press('End');\n"
+                            f"await page.keyboard.insertText({_text(o.text)});"),
+        Op.SELECT: lambda: f"await {target}.selectOption({_text(o.text)});",
+        Op.UPLOAD: lambda: f"await {target}.setInputFiles({_text(o.text)});  // the file uploaded when recorded",
+        Op.SCROLL_ELEMENT: lambda: (f"await {target}.evaluate((el, dy) => el.scrollBy(0, dy * el.clientHeight), "
+                                    f"{o.number:g});"),
+        Op.SCROLL_PAGE: lambda: f"await page.evaluate((dy) => window.scrollBy(0, dy * window.innerHeight), {o.number:g});",
+        Op.PRESS: lambda: f"await page.keyboard.press({_text(o.text)});",
+        Op.TYPE: lambda: f"await page.keyboard.type({_text(o.text)});",
+        Op.SWITCH_TAB: lambda: f"page = page.context().pages()[{int(o.number)}];\nawait page.bringToFront();",
+        Op.CLOSE_TAB: lambda: (f"await page.context().pages()[{int(o.number)}].close();\n"
+                               "page = page.context().pages().at(-1) ?? page;"),
+        Op.SCROLL_TO_TEXT: lambda: (f"if (await page.getByText({_text(o.text)}).count()) {{  // browser-use goes on "
+                                    f"without it\n  await page.getByText({_text(o.text)}).first().scrollIntoViewIfNeeded();"
+                                    "\n}"),
+        Op.WAIT: lambda: f"await page.waitForTimeout({o.number:g});",
+        Op.NOTE: lambda: f"// not exported: {o.note}",
+        Op.TODO: lambda: f"// TODO step {o.step}: {o.note}",
+    }
+    return fallback + code[o.op]().split("\n")
+
+
+def _locator(locator: Locator) -> str:
+    value = _str(locator.value)
+    if locator.by is By.ROLE:
+        return f"page.getByRole({value}, {{ name: {_str(locator.name or '')}, exact: true }})"
+    if locator.by is By.TEST_ID and locator.name == "data-testid":
+        return f"page.getByTestId({value})"
+    if locator.by is By.TEST_ID:
+        return f"page.locator({_str(f'[{locator.name}={json.dumps(locator.value)}]')})"
+    if locator.by in (By.CSS, By.XPATH):
+        return f"page.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
+    return f"page.{_LOCATE[locator.by]}({value}, {{ exact: true }})"
+
+
+def _assertion(a: Assertion) -> list[str]:
+    note = [f"// {a.note}"] if a.note else []
+    flags = ", 'i'" if a.check is Check.TITLE else ""
+    pattern = f"new RegExp(escapeRegExp({_str(a.value)}){flags})"
+    timeout = f"{{ timeout: {a.timeout_ms} }}"
+    code = {
+        Check.URL: f"await expect(page).toHaveURL({pattern}, {timeout});",
+        Check.TITLE: f"await expect(page).toHaveTitle({pattern}, {timeout});",
+        Check.TEXT: f"await expect(page.getByText({_str(a.value)}).filter({{ visible: true }}).first()).toBeVisible({timeout});",
+        Check.NOT_TEXT: f"await expect(page.getByText({_str(a.value)}).filter({{ visible: true }})).toHaveCount(0, {timeout});",
+    }[a.check]
+    return [*note, code]
+
+
+def _text(text: Text) -> str:
+    parts = [f"secret({_str(p.env)})" if isinstance(p, Secret) else _str(p) for p in text]
+    return " + ".join(parts) or "''"
+
+
+def _str(value: str) -> str:
+    """A JavaScript string literal: JSON's, with every non-ASCII character escaped (U+2028 ends no line then)."""
+    return json.dumps(value, ensure_ascii=True)

@@ -1,0 +1,101 @@
+"""An exported test runs without preview-qa or an LLM: the demo's passing tests, exported from its results folder, pass
+under pytest-playwright against the demo site and fail against one whose login broke; the TypeScript spec likewise
+under `npx playwright test` when Node and a local @playwright/test are there."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from preview_qa.demo.site import DemoSite
+from tests.conftest import DEMO_PASSWORD, clean_env, run_preview_qa
+
+pytestmark = pytest.mark.e2e
+DEMO_MANIFEST = Path(__file__).parents[2] / "src" / "preview_qa" / "demo" / "qa.yml"
+PASSING = ["Log in shows three orders", "Signup rejects a bad email", "Product price is shown"]
+# The test project's own pytest set-up, never the exported file: Playwright drives Debian's Chromium.
+CONFTEST = """import pytest
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": ["--no-sandbox"]}
+"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    """The demo run once, and each of its passing tests exported in both languages."""
+    folder = tmp_path_factory.mktemp("export")
+    demo = run_preview_qa(["demo", "--out", str(folder / "results")], timeout=600)
+    assert demo.returncode == 0, demo.stderr
+    files: dict[str, Path] = {}
+    for lang in ("python", "ts"):
+        (folder / lang).mkdir()
+        for name in PASSING:
+            done = run_preview_qa(["export", str(DEMO_MANIFEST), "--test", name, "--results", str(folder / "results"),
+                                   "--lang", lang], cwd=folder / lang)
+            assert done.returncode == 0, done.stderr
+        files[lang] = folder / lang
+    (files["python"] / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    yield files
+
+
+def pytest_run(folder: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    env = {**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder),
+                           "--base-url", base_url, str(folder)], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_exported_python_tests_pass_on_the_same_site(exported: dict[str, Path], site: DemoSite) -> None:
+    written = sorted(p.name for p in exported["python"].glob("test_*.py"))
+    assert written == ["test_log_in_shows_three_orders.py", "test_product_price_is_shown.py",
+                       "test_signup_rejects_a_bad_email.py"]
+    assert DEMO_PASSWORD not in "".join(p.read_text(encoding="utf-8") for p in exported["python"].iterdir())
+    done = pytest_run(exported["python"], site.url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
+def test_an_exported_test_fails_when_its_page_breaks(exported: dict[str, Path]) -> None:
+    with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
+        done = pytest_run(exported["python"], broken.url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 2 passed" in done.stdout
+    assert "FAILED test_log_in_shows_three_orders.py" in done.stdout
+
+
+def _playwright_test() -> Path | None:
+    """A local @playwright/test, from PREVIEW_QA_PLAYWRIGHT_TEST_DIR (a folder whose node_modules holds it)."""
+    folder = os.environ.get("PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
+    if not shutil.which("npx") or not folder or not (Path(folder) / "node_modules" / "@playwright" / "test").is_dir():
+        return None
+    return Path(folder)
+
+
+def test_the_exported_typescript_specs_pass_and_fail_likewise(exported: dict[str, Path], site: DemoSite) -> None:
+    project = _playwright_test()
+    if project is None:
+        pytest.skip("needs npx and a folder with @playwright/test installed, named by PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
+    for spec in exported["ts"].glob("*.spec.ts"):
+        shutil.copy(spec, project / spec.name)
+
+    def npx(base_url: str) -> subprocess.CompletedProcess[str]:
+        config = ("import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', "
+                  f"use: {{ baseURL: '{base_url}', launchOptions: {{ executablePath: '/usr/bin/chromium' }} }} }});\n")
+        (project / "playwright.config.ts").write_text(config, encoding="utf-8")
+        return subprocess.run(["npx", "playwright", "test", "--reporter=line"], cwd=project, capture_output=True,
+                              text=True, timeout=300, env={**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD})
+
+    green = npx(site.url)
+    assert green.returncode == 0, green.stdout + green.stderr
+    with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
+        red = npx(broken.url)
+    assert red.returncode == 1 and "1 failed" in red.stdout, red.stdout + red.stderr

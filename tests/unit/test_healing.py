@@ -1,0 +1,129 @@
+"""Healing in plain sight: a drifted replay that the agent then passed is passed and healed, counted in every output;
+`--fail-on healed` fails the run, `heal: false` fails the test instead; a pull request's healed run keeps the cached
+recording."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preview_qa.cli import exit_code
+from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.healing import healed_recordings_kept
+from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
+from preview_qa.events import AgentHistory, RunFinished, TestFinished
+from preview_qa.lifecycle import ExitCode
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.reporters.artifacts import results_document
+from preview_qa.reporters.console import ConsoleReporter
+from preview_qa.reporters.github.commands import outputs
+from preview_qa.reporters.github.markdown import render_markdown
+from preview_qa.reporters.junit import render
+from preview_qa.results import Execution, RunResult, Status, Usage
+from preview_qa.verdict.agent_run import AgentRun
+from tests.builders import PASS, run, specs_named
+
+RECORDING = Recording(origin="http://preview.test", history={"history": []})
+DRIFT = "step 2: click button 'Add': element not found"
+
+
+def drifting_agent(calls: list[Recording | None]) -> Any:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
+        calls.append(recording)
+        if recording is not None:
+            return AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT)
+        return AgentRun(done=PASS, usage=Usage(llm_calls=2))
+    return agent
+
+
+def healed_run(**spec: Any) -> tuple[RunResult, list[Recording | None]]:
+    calls: list[Recording | None] = []
+    result, _ = run(specs_named("add a todo", expect={"url": "/x"}, **spec), drifting_agent(calls),
+                    recordings=lambda s: RECORDING)
+    return result, calls
+
+
+def test_a_drifted_replay_the_agent_passed_is_passed_and_healed_and_only_fail_on_healed_fails_the_run() -> None:
+    result, calls = healed_run()
+    test = result.tests[0]
+    assert (test.status, test.healed, calls) == (Status.PASSED, True, [RECORDING, None])
+    assert test.replay_drift == f"replay drifted at {DRIFT}"  # the recorded step and why it no longer held
+    assert test.marks[0] == "healed: the replay drifted, the agent passed"
+    assert exit_code(result, "failed") is ExitCode.OK
+    assert exit_code(result, "healed") is ExitCode.FAILED
+
+
+def test_a_replay_that_held_is_not_healed_and_fail_on_healed_still_fails_on_failures() -> None:
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
+        return AgentRun(execution=Execution.REPLAYED, done=PASS)
+
+    result, _ = run(specs_named("t"), agent, recordings=lambda s: RECORDING)
+    assert (result.tests[0].status, result.tests[0].healed) == (Status.PASSED, False)
+    assert exit_code(result, "healed") is ExitCode.OK
+    failed = result.model_copy(update={"tests": [result.tests[0].model_copy(update={"status": Status.FAILED})]})
+    assert exit_code(failed, "healed") is ExitCode.FAILED
+
+
+def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None:
+    result, calls = healed_run(heal=False)
+    test = result.tests[0]
+    assert calls == [RECORDING]  # no agent, no LLM cost
+    assert (test.status, test.healed) == (Status.FAILED, False)
+    assert test.reason == f"replay drifted at {DRIFT}; heal: false, so the agent did not take over"
+
+
+def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
+    result, _ = healed_run()
+    assert results_document(result)["totals"]["healed"] == 1
+    assert results_document(result)["schema_version"] == 5
+    assert json.loads(result.tests[0].model_dump_json())["healed"] is True
+    assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
+    summary = render_markdown(result, str, None, 60_000)
+    assert "1 passed · 1 healed (replay drifted, the agent passed)" in summary
+    assert "🩹 **Healed: 1**: add a todo (the replay drifted and the agent passed instead;" in summary
+    xml = render(result.tests, result).decode()
+    assert '<property name="healed" value="true"/>' in xml
+    stream = io.StringIO()
+    console = ConsoleReporter(stream, width=200)
+    console.handle(TestFinished(result=result.tests[0]))
+    console.handle(RunFinished(result=result))
+    assert f"replay drifted at {DRIFT}\n      healed: instead, the agent passed in 0 step(s) of its own" in stream.getvalue()
+    assert "PASSED: 1 passed, 1 healed" in stream.getvalue()
+
+
+def cache_reporter(tmp_path: Path, keep_healed: bool) -> tuple[CacheReporter, RecordingCache, TestSpec]:
+    spec = specs_named("add a todo", expect={"url": "/x"})[0]
+    manifest = Manifest(version=1, tests=[spec])
+    cache = RecordingCache(tmp_path, manifest, "openai", "m")
+    return CacheReporter(cache, manifest, "http://preview.test", keep_healed=keep_healed), cache, spec
+
+
+@pytest.mark.parametrize("keep_healed", [True, False])
+def test_a_healed_run_replaces_the_recording_only_where_healed_recordings_are_kept(tmp_path: Path,
+                                                                                   keep_healed: bool) -> None:
+    reporter, cache, spec = cache_reporter(tmp_path, keep_healed)
+    cache.store(spec, "http://preview.test", {"history": ["from main"]})
+    result, _ = healed_run()
+    reporter.handle(AgentHistory(name=spec.name, history={"history": ["healed"]}))
+    reporter.handle(TestFinished(result=result.tests[0]))
+    kept = cache.load(spec)
+    assert kept is not None and kept.history == {"history": ["healed"] if keep_healed else ["from main"]}
+
+
+def github(tmp_path: Path, event: str, ref: str, default: str = "main") -> dict[str, str]:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"repository": {"default_branch": default}}), encoding="utf-8")
+    return {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_REF_NAME": ref, "GITHUB_EVENT_PATH": str(path)}
+
+
+def test_healed_recordings_are_kept_on_the_default_branch_and_locally_only(tmp_path: Path) -> None:
+    assert healed_recordings_kept({}) is True
+    assert healed_recordings_kept(github(tmp_path, "push", "main")) is True
+    assert healed_recordings_kept(github(tmp_path, "push", "feature")) is False
+    assert healed_recordings_kept(github(tmp_path, "pull_request", "42/merge")) is False
+    assert healed_recordings_kept(github(tmp_path, "pull_request", "main")) is False
+    assert healed_recordings_kept({**github(tmp_path, "push", "main"), "GITHUB_EVENT_PATH": "/nowhere"}) is False
