@@ -19,6 +19,8 @@ ObservedKind = Literal[
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
+    "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
+    "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)
 ]
 
 

@@ -24,10 +24,12 @@ from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent import masking
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserStartError, start_gate
+from preview_qa.agent.dialogs import DialogAnswerer, silence_browser_use_dialogs
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import RequestPolicy, send_to_origin
-from preview_qa.agent.page.checks import check_page
+from preview_qa.agent.page.final_page import check_settled_page, settle
+from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.pool import BrowserPool, ContextSession, Lease, start_session
 from preview_qa.agent.replay.page_check import check_page_against_task
 from preview_qa.agent.replay.player import Replayer
@@ -108,6 +110,7 @@ async def run_agent(run: TestRun) -> AgentRun:
     workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
     evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
     policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit)
+    settler = PageSettler()
     session: ContextSession | None = None
     lease: Lease | None = None
 
@@ -148,6 +151,8 @@ async def run_agent(run: TestRun) -> AgentRun:
             await send_to_origin(lease.context, run.preview_origin, run.browser.extra_headers)
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
+            settler.attach(lease.context)
+            DialogAnswerer(spec.name, spec.dialogs.prompt, run.emit, lambda: agent_run.steps).attach(lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
                 if run.recording is None:
                     steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
@@ -189,7 +194,8 @@ async def run_agent(run: TestRun) -> AgentRun:
                 if lease is not None and not _being_cancelled():  # a cancelled run ends now
                     page = final_page if session is None else await _agent_page(session, lease)
                     if page is not None:
-                        await asyncio.shield(_finish_on_live_page(run, agent_run, page, mask, deadline, phases))
+                        await asyncio.shield(_finish_on_live_page(run, agent_run, page, mask, deadline, phases,
+                                                                   settler))
             finally:
                 evidence.closing = True
                 if lease is not None:
@@ -432,14 +438,18 @@ def _infrastructure_problem(evidence: EvidenceRecorder, agent_run: AgentRun) -> 
 
 
 async def _finish_on_live_page(run: TestRun, agent_run: AgentRun, page: Page, mask: masking.Mask, deadline: float,
-                               phases: Phases) -> None:
-    """Check expectations on the page the test ended on, then photograph it: both before its context closes."""
+                               phases: Phases, settler: PageSettler) -> None:
+    """Let the page the test ended on settle, check expectations on it, then photograph it: all before its context
+    closes."""
     agent_run.final_url = page.url
     if (agent_run.done is not None or agent_run.execution is Execution.REPLAYED) and agent_run.infrastructure_error is None:
         wait = check_wait(run.spec, deadline - time.monotonic())
         try:
+            with phases("settling the final page"):
+                settled = await settle(run.spec, page, settler, wait, run.emit)
+            agent_run.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
             with phases("expectation checks"):
-                agent_run.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                agent_run.expectations = await asyncio.wait_for(check_settled_page(run.spec, page, settled, wait),
                                                             wait + CLEANUP_RESERVE_S / 2)
         except Exception as e:
             agent_run.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
@@ -498,6 +508,7 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], BaseChatM
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
+    silence_browser_use_dialogs()  # ours answer every dialog (agent/dialogs.py)
     driver = _Driver()
     pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
     # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
