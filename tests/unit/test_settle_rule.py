@@ -48,7 +48,17 @@ def test_a_navigation_is_pending_until_its_document_has_loaded() -> None:
     rule.loaded(now=4.0)
     assert rule.state(now=4.2, since=1.0, bound_s=BOUND) is Settling.BUSY  # the new page's quiet window
     assert rule.state(now=4.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
-    assert rule.longest_waits() == ["navigation to http://app/login"]
+    assert rule.longest_waits() == ["navigation to http://app/login"] and rule.moved
+
+
+def test_waiting_on_a_new_document_means_the_page_moved_and_a_fetch_does_not() -> None:
+    rule = QuietRule()
+    rule.started("f", "POST /api/save", "fetch", now=0.0)
+    rule.note_waits(now=1.0, since=0.0)
+    assert not rule.moved
+    rule.started("d", "GET /login", "document", now=1.0)
+    rule.note_waits(now=1.5, since=0.0)
+    assert rule.moved
 
 
 def test_a_page_polling_forever_costs_the_bound_at_most() -> None:

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self, cast
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from preview_qa.demo import todo
+from preview_qa.demo import moving, todo
 
 DEMO_EMAIL = "demo@acme.test"
 SESSION_COOKIE = "acme_session"
@@ -316,6 +316,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         if not self._authorized():
             return
+        if path.startswith(moving.PREFIX):
+            self._moving()
+            return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
             "/": _HOME,
@@ -396,6 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         if not self._authorized():
             return
+        if path.startswith(moving.PREFIX):
+            self._moving()
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -434,6 +440,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/basket", {"Set-Cookie": f"{todo.CART_COOKIE}={items}; Path=/; SameSite=Lax"})
         else:
             self._send(404, _NOT_FOUND)
+
+    def _moving(self) -> None:
+        other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+        status, body, ctype = moving.reply(self.command, self.path, other, _page, self.site._stop)
+        self._send(status, body, ctype=ctype)
 
     def _slow(self) -> None:
         self.send_response(200)

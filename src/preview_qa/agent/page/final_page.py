@@ -28,7 +28,7 @@ async def check_settled_page(spec: TestSpec, page: Page, settled: Settled, wait_
     """The page checks, with what is left of the bound once settling took its share; a failed check says what the
     page settled from (the request it waited for, where it moved)."""
     outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
-    if not settled.waited_for and settled.to_url == settled.from_url:
+    if not settled.waited_for and not settled.moved and settled.to_url == settled.from_url:
         return outcomes
     note = f"; before the checks, settling {settled.line()}"
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]

@@ -25,14 +25,15 @@ class QuietRule:
 
     quiet_s: float = QUIET_S
     last_activity: float = 0.0
-    in_flight: dict[Hashable, tuple[str, float]] = field(default_factory=dict)  # key -> (label, when it started)
+    in_flight: dict[Hashable, tuple[str, float, bool]] = field(default_factory=dict)  # key -> (label, start, document?)
     navigation: str | None = None  # the URL of a main-frame navigation not yet loaded
     waited_on: dict[str, float] = field(default_factory=dict)  # label -> seconds it was waited on during a settle
+    moved: bool = False  # a settle waited on a new document: the page it judges is another than the agent left
 
     def started(self, key: Hashable, label: str, resource_type: str, now: float) -> None:
         """A request of the page started; only documents, fetches and XHRs count."""
         if resource_type in COUNTED:
-            self.in_flight[key] = (label, now)
+            self.in_flight[key] = (label, now, resource_type == "document")
             self.last_activity = now
 
     def finished(self, key: Hashable, now: float) -> None:
@@ -58,9 +59,11 @@ class QuietRule:
 
     def note_waits(self, now: float, since: float) -> None:
         """Remember, for the report, how long each request still in flight has been waited on since `since`."""
-        for label, started in self.in_flight.values():
+        for label, started, document in self.in_flight.values():
             self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - max(started, since))
+            self.moved = self.moved or document
         if self.navigation is not None:
+            self.moved = True
             label = f"navigation to {self.navigation}"
             self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - since)
 

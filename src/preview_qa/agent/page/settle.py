@@ -26,20 +26,21 @@ class Settled:
     waited_for: list[str] = field(default_factory=list)
     from_url: str = ""
     to_url: str = ""
+    moved: bool = False  # a new document loaded while settling (a bounce to the sign-in page)
 
     def line(self) -> str:
         """`waited 3.1 s for POST /api/save`, or that the page was already quiet; for events, reasons and the report."""
         what = f" for {', '.join(self.waited_for)}" if self.waited_for else " for the page to stay quiet"
-        said = f"waited {self.waited_s:.1f} s{what}"
+        said = f"waited {self.waited_s:.1f} s{what}" if self.waited_for or self.waited_s >= 0.05 else "the page was quiet"
         if self.outcome is Settling.BOUND_REACHED:
             said += " and judged the page as it was at the bound"
-        if self.to_url != self.from_url:
+        if self.moved or self.to_url != self.from_url:
             said += f"; the page moved to {self.to_url}"
         return said
 
     def detail(self) -> dict[str, Any]:
         return {"outcome": str(self.outcome), "waited_s": round(self.waited_s, 2), "waited_for": self.waited_for,
-                "from_url": self.from_url, "to_url": self.to_url, "summary": self.line()}
+                "from_url": self.from_url, "to_url": self.to_url, "moved": self.moved, "summary": self.line()}
 
 
 class PageSettler:
@@ -77,13 +78,14 @@ class PageSettler:
         if rule is None:  # a page we never saw start: nothing known to wait for
             return Settled(Settling.SETTLED, 0.0, from_url=from_url, to_url=from_url)
         rule.waited_on.clear()
+        rule.moved = False
         while (state := rule.state(_now(), since, bound_s)) is Settling.BUSY and not page.is_closed():
             rule.note_waits(_now(), since)
             await asyncio.sleep(min(LOOK_S, max(0.005, rule.next_look(_now(), since, bound_s))))
         rule.note_waits(_now(), since)
         outcome = Settling.BOUND_REACHED if state is Settling.BUSY else state  # a closed page is judged as it is
         return Settled(outcome, _now() - since, rule.longest_waits(), from_url=from_url,
-                       to_url="" if page.is_closed() else page.url)
+                       to_url="" if page.is_closed() else page.url, moved=rule.moved)
 
 
 def _label(request: Request, page_url: str) -> str:
