@@ -141,6 +141,8 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterat
     cache, env = folder / "replay-cache", clean_env()
     del env["PREVIEW_QA_NO_CACHE"]
     manifest = "version: 1\ndefaults: {max_steps: 4, timeout: 90}\ntests:\n" + _dialog_tests(2)
+    (folder / "record").mkdir()
+    (folder / "replay").mkdir()
     with scripted_run(folder / "record", site, manifest, _scenarios(), "--cache", str(cache), "--concurrency", "4",
                       env=env) as recorded:
         assert recorded.exit_code == 0, recorded.stdout
