@@ -145,7 +145,7 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterat
     (folder / "replay").mkdir()
     with scripted_run(folder / "record", site, manifest, _scenarios(), "--cache", str(cache), "--concurrency", "4",
                       env=env) as recorded:
-        assert recorded.exit_code == 0, recorded.stdout
+        assert recorded.exit_code == 0, recorded.stdout + recorded.stderr
     with scripted_run(folder / "replay", site, manifest, [], "--cache", str(cache), "--concurrency", "4",
                       env=env) as run:
         yield run

@@ -40,7 +40,7 @@ class DialogAnswerer:
     of its own handles, and browser-use accepts them over CDP: two answers racing made a confirm a coin toss."""
 
     def __init__(self, test: str, prompt_text: str | None, emit: Callable[[Observed], None],
-                 step: Callable[[], int]):
+                 step: Callable[[], int | None]):
         self._test, self._prompt_text, self._emit, self._step = test, prompt_text, emit, step
         self._tasks: set[asyncio.Task[None]] = set()
 

@@ -152,7 +152,7 @@ async def run_agent(run: TestRun) -> AgentRun:
             masking.guard(lease.cdp_url, mask)
             evidence.attach(lease.browser, lease.context)
             settler.attach(lease.context)
-            DialogAnswerer(spec.name, spec.dialogs.prompt, run.emit, lambda: agent_run.steps).attach(lease.context)
+            DialogAnswerer(spec.name, spec.dialogs.prompt, run.emit, _step_in_progress(run, agent_run)).attach(lease.context)
             async with asyncio.timeout(spec.timeout - min(CLEANUP_RESERVE_S, spec.timeout / 5)) as limit:
                 if run.recording is None:
                     steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
@@ -207,6 +207,11 @@ async def run_agent(run: TestRun) -> AgentRun:
                                         "cpu_s": None})
                 run.emit(Observed(name=spec.name, kind="timings", error=False, detail=phases.detail()))
     return agent_run
+
+
+def _step_in_progress(run: TestRun, agent_run: AgentRun) -> Callable[[], int | None]:
+    """The agent's step under way (its record is made when it ends); a replay's steps are not counted here: None."""
+    return lambda: agent_run.steps + 1 if run.recording is None else None
 
 
 def _crashed(error: Exception) -> str:

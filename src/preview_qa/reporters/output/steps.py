@@ -38,6 +38,7 @@ class Step:
     error: str | None
     actions: list[ActionLine] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)  # `confirm 'Delete Anvil?': ok`, as they were answered
 
 
 def read_events(out: Path, test: TestResult) -> list[dict[str, Any]]:
@@ -69,6 +70,10 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
         elif line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
             steps[_int(line.get("step"))].dropped.append(Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT),
                                                                  actions=_actions(line)))
+    for line in events:  # a dialog is logged while its step runs, before the step's own record
+        if line.get("type") == "dialog" and _int(line.get("step")) in steps:
+            steps[_int(line.get("step"))].dialogs.append(clip(
+                f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT))
     return list(steps.values())
 
 
@@ -80,6 +85,7 @@ def step_lines(steps: list[Step]) -> list[str]:
         lines += [f"  - {a}" for a in step.actions]
         if step.error:
             lines.append(f"  error: {step.error}")
+        lines += [f"  dialog: {d}" for d in step.dialogs]
         for dropped in step.dropped:
             lines.append(f"  not run ({dropped.why}):")
             lines += [f"    - {a}" for a in dropped.actions]
