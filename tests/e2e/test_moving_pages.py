@@ -91,6 +91,7 @@ def test_an_optimistic_save_whose_request_fails_later_fails(moving: CliRun) -> N
     assert "Save failed" in t["reason"] and "POST /moving/api/save" in t["reason"], t["reason"]
     settled = [e for e in _events(moving, "optimistic save") if e["type"] == "settled"]
     assert settled and settled[0]["waited_for"] == ["POST /moving/api/save"], settled
+    assert settled[0]["outcome"] == "settled", settled  # answered after 8 s, within the bound: no need to wait it out
 
 
 def test_a_dashboard_that_bounces_after_a_slow_401_fails_on_the_page_it_lands_on(moving: CliRun) -> None:

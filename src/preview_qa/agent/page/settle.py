@@ -57,6 +57,7 @@ class PageSettler:
     def _watch(self, page: Page) -> None:
         rule = self._rules.setdefault(page, QuietRule(last_activity=_now()))
         page.on("request", lambda request: self._started(rule, page, request))
+        page.on("response", lambda response: self._answered(rule, response.request))
         page.on("requestfinished", lambda request: self._finished(rule, page, request, committed=True))
         page.on("requestfailed", lambda request: self._finished(rule, page, request, committed=False))
         page.on("load", lambda _: rule.loaded(_now()))
@@ -64,6 +65,13 @@ class PageSettler:
     def _started(self, rule: QuietRule, page: Page, request: Request) -> None:
         with contextlib.suppress(Exception):  # a service worker's request has no frame
             rule.started(request, _label(request, page.url), request.resource_type, _now())
+
+    def _answered(self, rule: QuietRule, request: Request) -> None:
+        """A fetch or XHR counts until it is answered: its body may never be read (a page that checks `r.ok` only),
+        and Chromium then never reports it finished."""
+        with contextlib.suppress(Exception):
+            if request.resource_type in ("fetch", "xhr"):
+                rule.finished(request, _now())
 
     def _finished(self, rule: QuietRule, page: Page, request: Request, committed: bool) -> None:
         rule.finished(request, _now())
