@@ -79,7 +79,8 @@ def reply(method: str, url: str, other_origin: str, page: Callable[..., bytes], 
     if path == "api/session":
         stop.wait(slow_s)
         return 401, b'{"error": "session expired"}', JSON
-    if path == "api/poll":
+    if path == "api/poll":  # a slow backend: a poll is always in flight, even if the tab's timers are throttled to 1 s
+        stop.wait(0.7)
         return 200, b'{"ok": true}', JSON
     if path == "frames" and method == "GET":
         body, script = frames_page(other_origin)
