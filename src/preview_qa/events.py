@@ -21,6 +21,8 @@ ObservedKind = Literal[
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
     "trace_not_written",  # Playwright's trace of the test could not be stopped or read (agent/tracing.py)
     "access_denied",  # a page answered 401/403, or was redirected to another host (agent/evidence.py)
+    "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
+    "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)
 ]
 
 

@@ -25,12 +25,12 @@ ERRORS = [
     ("typo in defaults", "version: 1\ndefaults:\n  max_step: 3\ntests:\n" + OK_TEST,
      "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
     ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
-     "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allowed_domains, expect, heal, judge, "
-     "max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, "
-     "timeout, use_state."),
+     "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allowed_domains, dialogs, "
+     "expect, heal, judge, max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, "
+     "skip, start, tags, task, timeout, use_state."),
     ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
-     "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allowed_domains, expect, heal, judge, "
-     "max_cost_usd, "
+     "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
+     "judge, max_cost_usd, "
      "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, use_state."),
     ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
      "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
@@ -77,8 +77,8 @@ ERRORS = [
      "qa.yml:5: tests[0].paths: '!docs/**' excludes files but nothing before it includes any; put a pattern such as "
      "src/** first (got ['!docs/**'])."),
     ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
-     "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allowed_domains, expect, heal, judge, "
-     "max_cost_usd, "
+     "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
+     "judge, max_cost_usd, "
      "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, "
      "use_state."),
     ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,

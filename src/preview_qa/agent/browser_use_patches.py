@@ -8,7 +8,8 @@ Read this module when upgrading browser-use: each item names what it relies on.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
    browser-use takes can be masked (agent/masking.py).
 5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced, before a run's browsers, so that
-   no test's first page fetches browser-use's logo from its CDN.
+   no test's first page fetches browser-use's logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that
+   browser-use answers no dialog (agent/dialogs.py answers every one, one way, on purpose).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from browser_use import BrowserSession  # after its environment, above
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
+from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from pydantic import PrivateAttr
 
 SCREENSHOT = "Page.captureScreenshot"
@@ -115,6 +117,12 @@ async def _no_loading_animation(self: AboutBlankWatchdog, target_id: Any, browse
     refuses. A test's first page stays blank until the agent's first navigation instead."""
 
 
+async def _no_dialog_answers(self: PopupsWatchdog, event: Any) -> None:
+    """5. browser-use's popups watchdog answers every dialog over CDP the moment it opens (a prompt always with Cancel),
+    racing ours (agent/dialogs.py); every session in this process is ours, so its tab hook (found by its name) does
+    nothing."""
+
+
 _applied = False
 
 
@@ -123,4 +131,5 @@ def apply() -> None:
     global _applied
     if not _applied:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
+        PopupsWatchdog.on_TabCreatedEvent = _no_dialog_answers  # type: ignore[method-assign]
         _applied = True

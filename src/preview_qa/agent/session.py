@@ -19,12 +19,14 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import BrowserSetup, BrowserStartError
 from preview_qa.agent.browser_use_patches import ContextSession
 from preview_qa.agent.build import build_agent, refusal, report_model, session_profile
+from preview_qa.agent.dialogs import DialogAnswerer
 from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.history import AgentSteps, read_history
 from preview_qa.agent.llm import MeteredChat, RecordingLLM
 from preview_qa.agent.network import RequestPolicy
-from preview_qa.agent.page.checks import check_page
+from preview_qa.agent.page.final_page import check_settled_page, settle
 from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
+from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.pool import BrowserPool, Lease, start_session
 from preview_qa.agent.replay.page_check import check_page_against_task
 from preview_qa.agent.replay.player import Replayer
@@ -92,6 +94,7 @@ class TestSession:
         self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
         self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session))
         self.phases = Phases(run.browser.measure_cpu)
+        self.settler = PageSettler()  # follows the pages' requests from the start: the final page settles on them
         self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
         self.deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a start has its own bound
         self.lease: Lease | None = None
@@ -130,6 +133,8 @@ class TestSession:
         await self.policy.install(lease.context)
         masking.guard(lease.cdp_url, self.mask)
         self.evidence.attach(lease.browser, lease.context)
+        self.settler.attach(lease.context)
+        DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
         if run.browser.trace:
             self.trace = TestTrace(run.spec.name, with_screenshots=not run.secrets, emit=run.emit)
             await self.trace.start(lease.context)
@@ -249,8 +254,11 @@ class TestSession:
         if (result.done is not None or result.execution is Execution.REPLAYED) and result.infrastructure_error is None:
             wait = check_wait(run.spec, self.deadline - time.monotonic())
             try:
+                with self.phases("settling the final page"):
+                    settled = await settle(run.spec, page, self.settler, wait, run.emit)
+                result.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
                 with self.phases("expectation checks"):
-                    result.expectations = await asyncio.wait_for(check_page(run.spec.expect, page, wait),
+                    result.expectations = await asyncio.wait_for(check_settled_page(run.spec, page, settled, wait),
                                                                  wait + CLEANUP_RESERVE_S / 2)
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
@@ -260,6 +268,10 @@ class TestSession:
         with contextlib.suppress(Exception), self.phases("final screenshot"):
             run.emit(FinalScreenshot(name=run.spec.name,
                                      png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000)))
+
+    def _step_in_progress(self) -> int | None:
+        """The agent's step under way (its record is made when it ends); a replay's steps are not counted here: None."""
+        return self.result.steps + 1 if self.test_run.recording is None else None
 
     def _drive_limit(self) -> float:
         timeout = self.test_run.spec.timeout

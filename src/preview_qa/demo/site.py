@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import todo
+from preview_qa.demo import moving, todo
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -360,6 +360,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         if not self._authorized() or not self._past_login_wall():
             return
+        if path.startswith(moving.PREFIX):
+            self._moving()
+            return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
             "/": _HOME,
@@ -455,6 +458,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = self._record()
         if not self._authorized() or not self._past_login_wall():
             return
+        if path.startswith(moving.PREFIX):
+            self._moving()
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -500,6 +506,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/basket", {"Set-Cookie": f"{todo.CART_COOKIE}={items}; Path=/; SameSite=Lax"})
         else:
             self._send(404, _NOT_FOUND)
+
+    def _moving(self) -> None:
+        other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+        status, body, ctype = moving.reply(self.command, self.path, other, _page, self.site._stop)
+        self._send(status, body, ctype=ctype)
 
     def _slow(self) -> None:
         self.send_response(200)

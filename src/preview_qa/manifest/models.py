@@ -141,6 +141,13 @@ class SecretSource(_Strict):
     totp: bool = False
 
 
+class Dialogs(_Strict):
+    """How the page's dialogs are answered (alert, confirm and beforeunload are always accepted)."""
+
+    prompt: str | None = Field(default=None, description=(
+        "The text typed into every prompt() dialog before it is accepted; without it a prompt is cancelled."))
+
+
 class TestOptions(_Strict):
     """Keys that a test may set and `defaults:` may set for every test."""
 
@@ -167,6 +174,9 @@ class TestOptions(_Strict):
     allow_javascript: bool = Field(default=False, description=(
         "Give the agent browser-use's evaluate action, which runs JavaScript the model wrote on the page: a risk (a "
         "page can talk the model into reading and sending anything the page holds), so off unless a test needs it."))
+    dialogs: Dialogs = Field(default_factory=Dialogs, description=(
+        "Dialogs are answered one way, whoever drives the page: alert OK, confirm OK, beforeunload leave, prompt "
+        "cancel, or the text given here as prompt; each one is an event in the test's evidence."))
     skip: bool | str = Field(default=False, description="true, or the reason: the test is reported as skipped, not run.")
     judge: bool = Field(default=False, description=(
         "Also ask browser-use's judge: its 'fail' fails the test, its 'pass' adds nothing."))

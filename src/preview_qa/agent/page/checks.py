@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.page.accessibility import axe_version, violations_on
-from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, where_text_is
+from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, frame_name, where_text_is
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
 from preview_qa.verdict.accessibility import accessibility_outcome
 from preview_qa.verdict.data_checks import SHOWN
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
+    from playwright.async_api import Frame, Locator, Page
+
+POLL_S = 0.1  # between two looks at every frame, as Playwright's own expect retries
 
 async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
     """Evaluate url, title, text and not_text on the live page, then accessibility (axe-core, no wait). Like
@@ -52,16 +55,37 @@ async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
 
 
 async def _text(page: Page, text: str, wait: float) -> ExpectationOutcome:
-    visible, waited = await _holds(_assert_that(_visible(page, text)).not_to_have_count(0, timeout=_ms(wait)))
-    found = "it is visible" if visible else await found_instead_of_text(page, text)
-    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=visible, waited_s=waited)
+    frame, waited = await _wait_for_text(page, text, wait, shown=True)
+    found = f"it is visible{frame_name(frame)}" if frame is not None else await found_instead_of_text(page, text)
+    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=frame is not None,
+                              waited_s=waited)
 
 
 async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
-    gone, waited = await _holds(_assert_that(_visible(page, text)).to_have_count(0, timeout=_ms(wait)))
+    frame, waited = await _wait_for_text(page, text, wait, shown=False)
     return ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
-                              found="it is not visible" if gone else await where_text_is(page, text), ok=gone,
-                              waited_s=waited)
+                              found="it is not visible" if frame is None else await where_text_is(page, text),
+                              ok=frame is None, waited_s=waited)
+
+
+async def _wait_for_text(page: Page, text: str, wait: float, shown: bool) -> tuple[Frame | None, float]:
+    """Look for `text` in every frame of the page (same- and cross-origin) until it is visible somewhere (`shown`) or
+    nowhere (not `shown`), or `wait` seconds have passed; the frame that shows it (None: none does), and how long it
+    took. Playwright's locators already reach into open shadow roots; they do not cross frames, hence the loop."""
+    start = time.monotonic()
+    while True:
+        frame = await _showing(page, text)
+        if (frame is not None) == shown or time.monotonic() - start >= wait:
+            return frame, round(time.monotonic() - start, 2)
+        await asyncio.sleep(POLL_S)
+
+
+async def _showing(page: Page, text: str) -> Frame | None:
+    for frame in page.frames:
+        with contextlib.suppress(Exception):  # a frame detached while we looked: it shows nothing any more
+            if await _visible(frame, text).count() > 0:
+                return frame
+    return None
 
 
 def _assert_that(target: Any) -> Any:
@@ -71,9 +95,9 @@ def _assert_that(target: Any) -> Any:
     return expect(target)
 
 
-def _visible(page: Page, text: str) -> Locator:
+def _visible(frame: Frame, text: str) -> Locator:
     """Playwright's own text and visibility rules: case-insensitive, whitespace-normalised, rendered and not hidden."""
-    return page.get_by_text(text).filter(visible=True)
+    return frame.get_by_text(text).filter(visible=True)
 
 
 async def _holds(assertion: Awaitable[None]) -> tuple[bool, float]:

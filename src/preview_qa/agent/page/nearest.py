@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,7 @@ from rapidfuzz import fuzz
 from preview_qa.results import clip, one_line
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import Frame, Locator, Page
 
 RESEMBLES = 60  # rapidfuzz score (0-100) below which a line has too little in common with the text to be worth naming
 LINE_LIMIT = 160
@@ -64,23 +65,47 @@ def describe_nearest(nearest: Nearest | None, line_count: int) -> str:
     return f"{nearest.line!r} (the closest visible line{', ' + where if where else ''})"
 
 
+def frame_name(frame: Frame) -> str:
+    """Where in the page a frame is, for a check's "found": nothing for the page itself, else the frame's URL."""
+    return "" if frame.parent_frame is None else f" (in the frame at {frame.url})"
+
+
 async def found_instead_of_text(page: Page, text: str) -> str:
-    """For a `text` check that failed: the visible line nearest to it, or that it exists but is hidden."""
-    if await page.get_by_text(text).count() > 0:
-        return "it is on the page but hidden"
-    try:
-        lines = visible_lines(await page.locator("body").inner_text(timeout=READ_TIMEOUT_MS))
-    except Exception:  # no body (an image, a PDF, a blank page being replaced): nothing visible to compare with
-        lines = []
-    return describe_nearest(nearest_line(text, lines), len(lines))
+    """For a `text` check that failed: that it exists but is hidden (and in which frame), or the visible line nearest
+    to it in any frame of the page, and which frame holds that line."""
+    for frame in page.frames:
+        with contextlib.suppress(Exception):  # a frame detached meanwhile has nothing to show
+            if await frame.get_by_text(text).count() > 0:
+                return f"it is on the page but hidden{frame_name(frame)}"
+    best: tuple[Nearest, Frame] | None = None
+    total = 0
+    for frame in page.frames:
+        try:
+            lines = visible_lines(await frame.locator("body").inner_text(timeout=READ_TIMEOUT_MS))
+        except Exception:  # no body (an image, a PDF, a blank page being replaced): nothing visible to compare with
+            continue
+        total += len(lines)
+        near = nearest_line(text, lines)
+        if near is not None and (best is None or near.score > best[0].score):
+            best = (near, frame)
+    if best is None:
+        return describe_nearest(None, total)
+    return describe_nearest(best[0], total) + frame_name(best[1])
 
 
 async def where_text_is(page: Page, text: str) -> str:
-    """For a `not_text` check that failed: the element that shows the text, and in how many places it is visible."""
-    shown = page.get_by_text(text).filter(visible=True)
-    count = await shown.count()
-    if count == 0:
-        return "it is visible"
+    """For a `not_text` check that failed: the element that shows the text, which frame it is in, and in how many
+    places it is visible."""
+    for frame in page.frames:
+        with contextlib.suppress(Exception):
+            shown = frame.get_by_text(text).filter(visible=True)
+            count = await shown.count()
+            if count:
+                return await _where_shown(shown, count, text) + frame_name(frame)
+    return "it is visible"
+
+
+async def _where_shown(shown: Locator, count: int, text: str) -> str:
     try:
         inside = " ".join((await shown.first.inner_text(timeout=READ_TIMEOUT_MS)).split())
         tag = await shown.first.evaluate("element => element.localName", timeout=READ_TIMEOUT_MS)

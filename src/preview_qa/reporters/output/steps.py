@@ -36,6 +36,7 @@ class Step:
     error: str | None
     actions: list[ActionLine] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)  # `confirm 'Delete Anvil?': ok`, as they were answered
 
 
 def steps_of(events: list[dict[str, Any]]) -> list[Step]:
@@ -51,12 +52,18 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
         elif line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
             steps[_int(line.get("step"))].dropped.append(Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT),
                                                                  actions=_actions(line)))
+    for line in events:  # a dialog is logged while its step runs, before the step's own record
+        if line.get("type") == "dialog" and _int(line.get("step")) in steps:
+            steps[_int(line.get("step"))].dialogs.append(clip(
+                f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT))
     return list(steps.values())
 
 
 def in_words(steps: list[Step]) -> list[StepInWords]:
-    """The steps as results.json and the failure card tell them (screenshots are added by who knows the folder)."""
-    return [StepInWords(number=s.number, actions=[a.text for a in s.actions], page=s.url, error=s.error,
+    """The steps as results.json and the failure card tell them (screenshots are added by who knows the folder); a
+    dialog the step opened is told after its actions."""
+    return [StepInWords(number=s.number, actions=[a.text for a in s.actions] + [f"Answered {d}" for d in s.dialogs],
+                        page=s.url, error=s.error,
                         not_run=[f"{a.text} (not run: {d.why})" for d in s.dropped for a in d.actions]) for s in steps]
 
 

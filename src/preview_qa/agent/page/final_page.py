@@ -1,0 +1,34 @@
+"""The final page judged as the user ends up with it: settle first (a navigation meanwhile is followed), then the
+checks, sharing one bound (expect.timeout); what settling waited for is an event and reaches a failed check's reason."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from preview_qa.agent.page.checks import check_page
+from preview_qa.agent.page.settle import PageSettler, Settled
+from preview_qa.events import Observed
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import ExpectationOutcome
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+
+async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: float,
+                 emit: Callable[[Observed], None]) -> Settled:
+    """Wait for the page to settle (at most `bound_s`), and say in a `settled` event how long and for what."""
+    settled = await settler.settle(page, bound_s)
+    emit(Observed(name=spec.name, kind="settled", error=False, detail=settled.detail()))
+    return settled
+
+
+async def check_settled_page(spec: TestSpec, page: Page, settled: Settled, wait_s: float) -> list[ExpectationOutcome]:
+    """The page checks, with what is left of the bound once settling took its share; a failed check says what the
+    page settled from (the request it waited for, where it moved)."""
+    outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
+    if not settled.waited_for and not settled.moved and settled.to_url == settled.from_url:
+        return outcomes
+    note = f"; before the checks, settling {settled.line()}"
+    return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]

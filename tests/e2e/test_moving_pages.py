@@ -1,0 +1,162 @@
+"""End to end: verdicts on pages that keep moving (src/preview_qa/demo/moving.py). The final page settles before it is
+judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a slow 401, a page that
+polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks see into frames
+and shadow roots; dialogs are answered one way, by the agent and by a replay, at concurrency, repeated."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
+from tests.conftest import CliRun, clean_env, scripted_run
+
+pytestmark = pytest.mark.e2e
+
+DONE = {"done": {"status": "pass", "reason": "It worked."}}
+COPIES = 4  # of each dialog flow, run at once: one answer racing another made 3 of 6 confirms fail before
+DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before done)
+    "confirm": ("/moving/delete", "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
+                [{"click": {"element": "Delete Anvil"}}]),
+    "prompt with text": ("/moving/rename", "expect: {text: 'Name: Ada'}\n    dialogs: {prompt: Ada}",
+                         [{"click": {"element": "Rename"}}]),
+    "prompt": ("/moving/rename", "expect: {text: Rename cancelled}", [{"click": {"element": "Rename"}}]),
+    "beforeunload": ("/moving/editor", "expect: {text: You left the editor}",
+                     [{"click": {"element": "Edit draft"}}, {"click": {"element": "Go home"}}]),
+}
+ANSWERS = {"confirm": ("confirm", "Delete Anvil?", "ok"), "prompt with text": ("prompt", "New name?", "text"),
+           "prompt": ("prompt", "New name?", "cancel"), "beforeunload": ("beforeunload", "", "leave")}
+MOVING = """version: 1
+defaults: {max_steps: 4, timeout: 90}
+tests:
+  - name: optimistic save
+    task: "[optimistic save] Save the profile."
+    start: /moving/save?ms=8000
+    expect: {text: Saved!, timeout: 15}
+  - name: bounce
+    task: "[bounce] Open the dashboard."
+    start: /moving/dashboard?ms=8000
+    expect: {text: Signed in as, timeout: 15}
+  - name: polls forever
+    task: "[polls forever] Watch the scores."
+    start: /moving/poll
+    expect: {text: Live, timeout: 2}
+  - name: frames
+    task: "[frames] Pay."
+    start: /moving/frames
+    allowed_domains: [localhost]
+    expect: {text: [Payment received, Card verified, Order number 1042], not_text: Payment declined}
+  - name: hidden in a frame
+    task: "[hidden in a frame] Pay."
+    start: /moving/frames
+    allowed_domains: [localhost]
+    expect: {text: Refund pending, timeout: 1}
+"""
+
+
+def _dialog_tests(copies: int) -> str:
+    return "".join(f"""  - name: {flow} {n}
+    task: "[{flow}] Do it ({n})."
+    start: {start}
+    {lines}
+""" for flow, (start, lines, _) in DIALOG_FLOWS.items() for n in range(1, copies + 1))
+
+
+def _scenarios() -> list[dict[str, Any]]:
+    clicks = {"optimistic save": [{"actions": [{"click": {"element": "Save"}}]}]}
+    return [*({"match": f"[{flow}]", "turns": [*({"actions": [a]} for a in actions), DONE]}
+              for flow, (_, _, actions) in DIALOG_FLOWS.items()),
+            *({"match": f"[{name}]", "turns": [*clicks.get(name, []), DONE]}
+              for name in ("optimistic save", "bounce", "polls forever", "frames", "hidden in a frame"))]
+
+
+def _events(run: CliRun, name: str) -> list[dict[str, Any]]:
+    t = run.test(name)
+    return [json.loads(line) for line in (run.out / t["artifacts"]["events"]).read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def moving(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
+    with scripted_run(tmp_path_factory.mktemp("moving"), site, MOVING + _dialog_tests(COPIES), _scenarios(),
+                      "--concurrency", "4") as run:
+        yield run
+
+
+def test_an_optimistic_save_whose_request_fails_later_fails(moving: CliRun) -> None:
+    t = moving.test("optimistic save")
+    assert t["status"] == "failed", t
+    assert "Save failed" in t["reason"] and "POST /moving/api/save" in t["reason"], t["reason"]
+    settled = [e for e in _events(moving, "optimistic save") if e["type"] == "settled"]
+    assert settled and settled[0]["waited_for"] == ["POST /moving/api/save"], settled
+    assert settled[0]["outcome"] == "settled", settled  # answered after 8 s, within the bound: no need to wait it out
+
+
+def test_a_dashboard_that_bounces_after_a_slow_401_fails_on_the_page_it_lands_on(moving: CliRun) -> None:
+    t = moving.test("bounce")
+    assert t["status"] == "failed", t
+    assert "/moving/signin" in t["reason"] and "Signed in as" in t["reason"], t["reason"]
+    assert t["final_url"].endswith("/moving/signin"), t
+
+
+def test_a_page_that_polls_forever_passes_once_the_bound_is_reached(moving: CliRun) -> None:
+    t = moving.test("polls forever")
+    assert t["status"] == "passed", t
+    settled = [e for e in _events(moving, "polls forever") if e["type"] == "settled"]
+    assert settled and settled[0]["outcome"] == "bound reached", settled
+    assert "GET /moving/api/poll" in settled[0]["waited_for"], settled
+
+
+def test_text_in_same_and_cross_origin_frames_and_shadow_roots_counts(moving: CliRun, site: DemoSite) -> None:
+    t = moving.test("frames")
+    assert t["status"] == "passed", t
+    found = {e["expected"]: e["found"] for e in _events(moving, "frames") if e["type"] == "expectation"}
+    other = site.url.replace("127.0.0.1", COLLECTOR_HOST)
+    assert found["visible text 'Card verified'"] == f"it is visible (in the frame at {other}/moving/card)", found
+    assert found["visible text 'Payment received'"] == f"it is visible (in the frame at {site.url}/moving/widget)", found
+    assert found["visible text 'Order number 1042'"] == "it is visible", found
+
+
+def test_text_hidden_in_a_frame_fails_and_says_which_frame(moving: CliRun) -> None:
+    t = moving.test("hidden in a frame")
+    assert t["status"] == "failed", t
+    assert "it is on the page but hidden (in the frame at" in t["reason"] and "/moving/widget" in t["reason"], t
+
+
+@pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
+def test_dialogs_are_answered_as_asked_by_the_agent_at_concurrency(moving: CliRun, flow: str) -> None:
+    for n in range(1, COPIES + 1):
+        t = moving.test(f"{flow} {n}")
+        assert t["status"] == "passed", t
+        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(moving, f"{flow} {n}")
+                   if e["type"] == "dialog"]
+        assert dialogs == [ANSWERS[flow]], dialogs
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
+    """The dialog flows recorded by a passing agent run, then replayed from the cache, at concurrency."""
+    folder = tmp_path_factory.mktemp("replayed")
+    cache, env = folder / "replay-cache", clean_env()
+    del env["PREVIEW_QA_NO_CACHE"]
+    manifest = "version: 1\ndefaults: {max_steps: 4, timeout: 90}\ntests:\n" + _dialog_tests(2)
+    (folder / "record").mkdir()
+    (folder / "replay").mkdir()
+    with scripted_run(folder / "record", site, manifest, _scenarios(), "--cache", str(cache), "--concurrency", "4",
+                      env=env) as recorded:
+        assert recorded.exit_code == 0, recorded.stdout + recorded.stderr
+    with scripted_run(folder / "replay", site, manifest, [], "--cache", str(cache), "--concurrency", "4",
+                      env=env) as run:
+        yield run
+
+
+@pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
+def test_dialogs_are_answered_as_asked_by_a_replay(replayed: CliRun, flow: str) -> None:
+    for n in (1, 2):
+        t = replayed.test(f"{flow} {n}")
+        assert (t["status"], t["path"]) == ("passed", "replayed"), t
+        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(replayed, f"{flow} {n}")
+                   if e["type"] == "dialog"]
+        assert dialogs == [ANSWERS[flow]], dialogs
