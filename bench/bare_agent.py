@@ -16,12 +16,25 @@ from browser_use.llm.openai.chat import ChatOpenAI
 
 async def main(llm_url: str, start: str, task: str, chromium: str) -> bool:
     with tempfile.TemporaryDirectory(prefix="bare-agent-") as workdir:
-        session = BrowserSession(browser_profile=BrowserProfile(
-            executable_path=chromium, headless=True, user_data_dir=os.path.join(workdir, "profile"),
-            chromium_sandbox=os.geteuid() != 0, enable_default_extensions=False, args=["--disable-dev-shm-usage"]))
-        agent = Agent(task=task, llm=ChatOpenAI(model="scripted", api_key="bench", base_url=llm_url),
-                      browser_session=session, initial_actions=[{"navigate": {"url": start}}],
-                      directly_open_url=False, enable_signal_handler=False, file_system_path=os.path.join(workdir, "f"))
+        session = BrowserSession(
+            browser_profile=BrowserProfile(
+                executable_path=chromium,
+                headless=True,
+                user_data_dir=os.path.join(workdir, "profile"),
+                chromium_sandbox=os.geteuid() != 0,
+                enable_default_extensions=False,
+                args=["--disable-dev-shm-usage"],
+            )
+        )
+        agent = Agent(
+            task=task,
+            llm=ChatOpenAI(model="scripted", api_key="bench", base_url=llm_url),
+            browser_session=session,
+            initial_actions=[{"navigate": {"url": start}}],
+            directly_open_url=False,
+            enable_signal_handler=False,
+            file_system_path=os.path.join(workdir, "f"),
+        )
         history = await agent.run(max_steps=5)
         await session.kill()
         return bool(history.is_done())

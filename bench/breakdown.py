@@ -35,10 +35,12 @@ from preview_qa.verdict.agent_run import AgentRun
 
 PASSWORD = "bench-password"
 TASK = "[breakdown] Log in as demo@acme.test and check that the dashboard greets them."
-STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
-         {"actions": [{"input": {"element": "Password", "text": PASSWORD}}]},
-         {"actions": [{"click": {"element": "Log in"}}]},
-         {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
+STEPS = [
+    {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
+    {"actions": [{"input": {"element": "Password", "text": PASSWORD}}]},
+    {"actions": [{"click": {"element": "Log in"}}]},
+    {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}},
+]
 MANIFEST = f"""
 version: 1
 tests:
@@ -65,8 +67,9 @@ class Collected:
         return next(e.detail for e in self.of(Observed) if e.kind == "timings")
 
 
-async def one_test(agent: Callable[..., Any], spec: TestSpec, site: DemoSite,
-                   recording: Recording | None) -> tuple[AgentRun, Collected, float]:
+async def one_test(
+    agent: Callable[..., Any], spec: TestSpec, site: DemoSite, recording: Recording | None
+) -> tuple[AgentRun, Collected, float]:
     events = Collected()
     clock = time.monotonic()
     trace = await agent(spec, site.url + spec.start, ["127.0.0.1"], {}, events, recording=recording)
@@ -83,15 +86,20 @@ def artifacts_work(events: Collected) -> dict[str, Any]:
     wall, cpu = time.monotonic(), time.process_time()
     animation(small)
     gif = (time.monotonic() - wall, time.process_time() - cpu)
-    return {"phases": [{"phase": f"shrink {len(shots)} screenshot(s) (artifacts thread)", "wall_s": shrunk[0],
-                        "cpu_s": shrunk[1]},
-                       {"phase": "run.gif (artifacts thread)", "wall_s": gif[0], "cpu_s": gif[1]}]}
+    return {
+        "phases": [
+            {"phase": f"shrink {len(shots)} screenshot(s) (artifacts thread)", "wall_s": shrunk[0], "cpu_s": shrunk[1]},
+            {"phase": "run.gif (artifacts thread)", "wall_s": gif[0], "cpu_s": gif[1]},
+        ]
+    }
 
 
 def table(title: str, wall: float, trace: AgentRun, detail: dict[str, Any], extra: dict[str, Any]) -> None:
     drift = f" ({trace.replay_error})" if trace.replay_error else ""
-    print(f"\n{title}: {wall:.2f} s test wall time, {trace.execution.value}{drift}, {trace.steps} step(s), "
-          f"{trace.usage.llm_calls} LLM call(s){', ' + trace.infrastructure_error if trace.infrastructure_error else ''}")
+    print(
+        f"\n{title}: {wall:.2f} s test wall time, {trace.execution.value}{drift}, {trace.steps} step(s), "
+        f"{trace.usage.llm_calls} LLM call(s){', ' + trace.infrastructure_error if trace.infrastructure_error else ''}"
+    )
     print(f"  {'phase':<78} {'wall s':>7} {'CPU s':>7}")
     for row in [*detail["phases"], *extra["phases"]]:
         cpu = "" if row["cpu_s"] is None else f"{row['cpu_s']:7.3f}"
@@ -103,8 +111,8 @@ async def main(latency: float) -> None:
     if chromium is None:
         raise SystemExit("bench: no Chromium found")
     spec = loads(MANIFEST).tests[0]
-    with DemoSite(password=PASSWORD) as site, ScriptedLLM([{"match": "[breakdown]", "turns": STEPS}],
-                                                          latency=latency) as llm:
+    with DemoSite(password=PASSWORD) as site, ScriptedLLM([{"match": "[breakdown]", "turns": STEPS}], latency=latency) as llm:
+
         def llm_factory() -> Any:
             return make_llm(LLMSettings(provider="openai", model="scripted", api_key="bench", base_url=llm.url))
 

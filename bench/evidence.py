@@ -42,8 +42,10 @@ async def settle_figures(site: DemoSite) -> None:
                 start = time.perf_counter()
                 await watcher.settle(page)
                 times.append(time.perf_counter() - start)
-            print(f"settle, {label}: median {statistics.median(times) * 1000:.0f} ms over {len(times)} runs "
-                  f"(ends on {page.url.removeprefix(site.url)})")
+            print(
+                f"settle, {label}: median {statistics.median(times) * 1000:.0f} ms over {len(times)} runs "
+                f"(ends on {page.url.removeprefix(site.url)})"
+            )
         await browser.close()
 
 

@@ -31,8 +31,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         port = self.server.server_address[1]
         if self.path.startswith("/page"):
-            images = [f"/img/{i}.gif" if i >= ELSEWHERE else f"http://localhost:{port}/img/{i}.gif"
-                      for i in range(REQUESTS - 1)]
+            images = [f"/img/{i}.gif" if i >= ELSEWHERE else f"http://localhost:{port}/img/{i}.gif" for i in range(REQUESTS - 1)]
             body = ("<!doctype html><title>50</title>" + "".join(f'<img src="{src}">' for src in images)).encode()
             ctype = "text/html"
         else:
@@ -90,10 +89,15 @@ if __name__ == "__main__":
     args = parser.parse_args()
     times = asyncio.run(main(args.chromium, args.rounds))
     for kind, values in times.items():
-        what = "a fresh context and page" if kind.startswith("set-up") else f"page of {REQUESTS} requests ({ELSEWHERE} " \
-                                                                             "from another host)"
-        print(f"{what}, {kind.removeprefix('set-up ')} the policy: median {statistics.median(values) * 1000:6.1f} ms "
-              f"over {len(values)}")
+        what = (
+            "a fresh context and page"
+            if kind.startswith("set-up")
+            else f"page of {REQUESTS} requests ({ELSEWHERE} from another host)"
+        )
+        print(
+            f"{what}, {kind.removeprefix('set-up ')} the policy: median {statistics.median(values) * 1000:6.1f} ms "
+            f"over {len(values)}"
+        )
     cost = statistics.median(times["with"]) / statistics.median(times["without"]) - 1
     paired = statistics.median(w - o for w, o in zip(times["with"], times["without"], strict=True))
     print(f"cost: {cost:+.1%} of the median load, {paired * 1000:+.1f} ms per load paired (goal: under 5%)")

@@ -33,7 +33,9 @@ def page(folder: Path) -> str:
         ".card{display:inline-block;width:280px;height:150px;margin:8px;border-radius:12px;"
         "background:radial-gradient(circle,#f90,#09f);box-shadow:0 4px 12px #0006}p{margin:1rem;max-width:70rem}</style>"
         f"<h1>A busy shop page</h1>{''.join(f'<img src=p{i}.jpg>' for i in range(3))}<p>{text}</p><div>{cards}</div>"
-        f"<p>{text}</p>" * 8, encoding="utf-8")
+        f"<p>{text}</p>" * 8,
+        encoding="utf-8",
+    )
     return (folder / "page.html").as_uri()
 
 
@@ -76,6 +78,7 @@ def main() -> None:
         total = TESTS * ((steps + 1) * len(small) + len(animation(frames) or b"")) / 1024**2
         unshrunk = TESTS * (steps + 1) * len(png) / 1024**2
         print(f"{TESTS} tests x {steps} steps of such pages: {total:.0f} MB of images ({unshrunk:.0f} MB unshrunk)")
+
 
 if __name__ == "__main__":
     main()

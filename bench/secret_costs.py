@@ -36,8 +36,10 @@ async def shots(chromium: str, rounds: int) -> dict[str, list[float]]:
 
 def redaction(rounds: int) -> float:
     redactor = Redactor({"code": SECRET, "pw": "s3cr3t-Pa55-word-4242", "api-key": "sk-live-0123456789abcdef"})
-    state = ("[12]<input type=text name=code value=... />\n\tSearch customers\nTab 1A2B: http://127.0.0.1/search?code="
-             "Wombat+Pancake+2946 - Search\n") * 150  # about 15 KB, a typical browser state
+    state = (
+        "[12]<input type=text name=code value=... />\n\tSearch customers\nTab 1A2B: http://127.0.0.1/search?code="
+        "Wombat+Pancake+2946 - Search\n"
+    ) * 150  # about 15 KB, a typical browser state
     start = time.perf_counter()
     for _ in range(rounds):
         redactor.text(state)
@@ -51,6 +53,8 @@ if __name__ == "__main__":
     args = parser.parse_args()
     times = asyncio.run(shots(args.chromium, args.rounds))
     for kind, values in times.items():
-        print(f"screenshot {kind:6}: median {statistics.median(values) * 1000:6.1f} ms, "
-              f"max {max(values) * 1000:6.1f} ms over {len(values)}")
+        print(
+            f"screenshot {kind:6}: median {statistics.median(values) * 1000:6.1f} ms, "
+            f"max {max(values) * 1000:6.1f} ms over {len(values)}"
+        )
     print(f"redacting a 15 KB browser state for 3 secrets: {redaction(args.rounds) * 1000:.1f} ms")

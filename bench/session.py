@@ -26,13 +26,24 @@ from preview_qa.demo.site import APP_PAGES, DemoSite
 
 TESTS = 5
 PAGES = [list(APP_PAGES)[n % len(APP_PAGES)] for n in range(TESTS)]  # /app pages, in turn
-LOGIN_STEP = {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                          {"input": {"element": "Password", "text": PASSWORD}}, {"click": {"element": "Sign in"}}]}
+LOGIN_STEP = {
+    "actions": [
+        {"input": {"element": "Email", "text": "demo@acme.test"}},
+        {"input": {"element": "Password", "text": PASSWORD}},
+        {"click": {"element": "Sign in"}},
+    ]
+}
 SCENARIOS = [
-    {"name": "login", "match": "[bench-login]",
-     "turns": [LOGIN_STEP, {"done": {"status": "pass", "reason": "Signed in as demo@acme.test."}}]},
-    {"name": "page", "match": "[bench-page]",
-     "turns": [{"done": {"status": "pass", "reason": "The page shows Signed in as demo@acme.test."}}]},
+    {
+        "name": "login",
+        "match": "[bench-login]",
+        "turns": [LOGIN_STEP, {"done": {"status": "pass", "reason": "Signed in as demo@acme.test."}}],
+    },
+    {
+        "name": "page",
+        "match": "[bench-page]",
+        "turns": [{"done": {"status": "pass", "reason": "The page shows Signed in as demo@acme.test."}}],
+    },
 ]
 EXPECT = "    expect: {text: [Signed in as demo@acme.test]}"
 
@@ -55,12 +66,24 @@ def each_logs_in(folder: Path) -> Path:
 def signed_in(folder: Path) -> Path:
     """One login test saves the state; every page test starts from it."""
     task = f"[bench-login] Sign in as demo@acme.test with password {PASSWORD}."
-    lines = ["version: 1", "defaults: {max_steps: 6, timeout: 300, use_state: user}", "tests:",
-             "  - name: log in", "    start: /app/login", f"    task: {json.dumps(task)}", "    save_state: user",
-             "    use_state: null", EXPECT]
+    lines = [
+        "version: 1",
+        "defaults: {max_steps: 6, timeout: 300, use_state: user}",
+        "tests:",
+        "  - name: log in",
+        "    start: /app/login",
+        f"    task: {json.dumps(task)}",
+        "    save_state: user",
+        "    use_state: null",
+        EXPECT,
+    ]
     for n, page in enumerate(PAGES, 1):
-        lines += [f"  - name: page {n}", f"    start: {page}",
-                  f"    task: {json.dumps(f'[bench-page] Check that {page} greets the signed-in user ({n}).')}", EXPECT]
+        lines += [
+            f"  - name: page {n}",
+            f"    start: {page}",
+            f"    task: {json.dumps(f'[bench-page] Check that {page} greets the signed-in user ({n}).')}",
+            EXPECT,
+        ]
     return _write(folder / "use-state.yml", lines)
 
 
@@ -81,23 +104,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the fastest counts")
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
-    print(f"preview-qa use_state bench: {TESTS} signed-in tests, scripted LLM latency {args.latency:g} s, concurrency "
-          f"{args.concurrency}, best of {args.repeat}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"preview-qa use_state bench: {TESTS} signed-in tests, scripted LLM latency {args.latency:g} s, concurrency "
+        f"{args.concurrency}, best of {args.repeat}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
     runs: dict[str, list[Measure]] = {"each test logs in": [], "one login + use_state": []}
     with tempfile.TemporaryDirectory(prefix="preview-qa-bench-") as tmp, services(args.latency) as (site, llm):
         work = Path(tmp)
         manifests = {"each test logs in": each_logs_in(work), "one login + use_state": signed_in(work)}
         for i in range(args.repeat):  # in turns, so that both see the same load on the machine
             for label, qa in manifests.items():
-                runs[label].append(preview_qa(llm, site, qa, work / f"{i}-{qa.stem}", "--no-cache",
-                                              "--concurrency", str(args.concurrency)))
+                runs[label].append(
+                    preview_qa(llm, site, qa, work / f"{i}-{qa.stem}", "--no-cache", "--concurrency", str(args.concurrency))
+                )
     figures = {label: (best(ms), totals(best(ms))) for label, ms in runs.items()}
     for label, (m, (calls, tokens, test_s)) in figures.items():
-        print(f"{label:22} wall {m.seconds:5.1f} s   {calls:3d} LLM calls   {tokens:7d} tokens   "
-              f"summed test time {test_s:5.1f} s")
+        print(
+            f"{label:22} wall {m.seconds:5.1f} s   {calls:3d} LLM calls   {tokens:7d} tokens   summed test time {test_s:5.1f} s"
+        )
     (each, (c1, t1, s1)), (used, (c2, t2, s2)) = figures.values()
-    print(f"{'use_state saves':22} wall {each.seconds - used.seconds:5.1f} s   {c1 - c2:3d} LLM calls   {t1 - t2:7d} tokens "
-          f"({1 - t2 / t1:.0%})   summed test time {s1 - s2:5.1f} s ({1 - s2 / s1:.0%})")
+    print(
+        f"{'use_state saves':22} wall {each.seconds - used.seconds:5.1f} s   {c1 - c2:3d} LLM calls   {t1 - t2:7d} tokens "
+        f"({1 - t2 / t1:.0%})   summed test time {s1 - s2:5.1f} s ({1 - s2 / s1:.0%})"
+    )
 
 
 if __name__ == "__main__":

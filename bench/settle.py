@@ -32,8 +32,10 @@ async def main(chromium: str, repeat: int) -> None:
                     await context.close()
             await browser.close()
     for label, seconds in figures.items():
-        print(f"settle on a quiet page, {label}: median {statistics.median(seconds):.3f} s, "
-              f"max {max(seconds):.3f} s over {len(seconds)} runs (goal: under 0.6 s)")
+        print(
+            f"settle on a quiet page, {label}: median {statistics.median(seconds):.3f} s, "
+            f"max {max(seconds):.3f} s over {len(seconds)} runs (goal: under 0.6 s)"
+        )
 
 
 if __name__ == "__main__":

@@ -95,15 +95,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--hang-after", type=float, default=60.0, help="seconds after results.json before a hang")
     args = parser.parse_args()
-    print(f"{args.runs} run(s) of {args.tests} short tests at --concurrency {args.concurrency}; "
-          f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores")
+    print(
+        f"{args.runs} run(s) of {args.tests} short tests at --concurrency {args.concurrency}; "
+        f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores"
+    )
     with DemoSite(password="soak") as site, ScriptedLLM(QUICK) as llm:
         for n in range(1, args.runs + 1):
             s = soak(args.tests, args.concurrency, args.hang_after, site, llm)
-            print(f"run {n}: {s.seconds:.0f} s wall, exit {s.exit_code}, hang {'YES' if s.hung else 'no'}, "
-                  f"browsers left {s.browsers_left}, files left in TMPDIR {s.files_left}, tests {s.statuses}, "
-                  f"tests with a retried browser start "
-                  f"{s.retried_starts}, load average now {psutil.getloadavg()[0]:.1f}", flush=True)
+            print(
+                f"run {n}: {s.seconds:.0f} s wall, exit {s.exit_code}, hang {'YES' if s.hung else 'no'}, "
+                f"browsers left {s.browsers_left}, files left in TMPDIR {s.files_left}, tests {s.statuses}, "
+                f"tests with a retried browser start "
+                f"{s.retried_starts}, load average now {psutil.getloadavg()[0]:.1f}",
+                flush=True,
+            )
             for reason, count in sorted(s.reasons.items(), key=lambda item: -item[1]):
                 print(f"  {count} × {reason}")
 

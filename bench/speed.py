@@ -36,15 +36,24 @@ from preview_qa.demo.todo import todo_turns
 HERE = Path(__file__).parent
 PASSWORD = "bench-password"
 TASK = "[bench] Log in as demo@acme.test and check that the dashboard greets them (test {n})."
-STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                      {"input": {"element": "Password", "text": PASSWORD}}, {"click": {"element": "Log in"}}]},
-         {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
+STEPS = [
+    {
+        "actions": [
+            {"input": {"element": "Email", "text": "demo@acme.test"}},
+            {"input": {"element": "Password", "text": PASSWORD}},
+            {"click": {"element": "Log in"}},
+        ]
+    },
+    {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}},
+]
 SCENARIO = {"name": "bench", "match": "[bench]", "turns": STEPS}
 REPLAY_TESTS = 8
-THREE_STEPS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
-               {"actions": [{"input": {"element": "Password", "text": PASSWORD}}]},
-               {"actions": [{"click": {"element": "Log in"}}]},
-               {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}}]
+THREE_STEPS = [
+    {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
+    {"actions": [{"input": {"element": "Password", "text": PASSWORD}}]},
+    {"actions": [{"click": {"element": "Log in"}}]},
+    {"done": {"status": "pass", "reason": "The dashboard says Signed in as demo@acme.test."}},
+]
 
 
 @dataclass
@@ -66,8 +75,12 @@ def services(latency: float, scenarios: list[dict[str, Any]] | None = None) -> I
 def manifest(folder: Path, tests: int, task: str = TASK) -> Path:
     lines = ["version: 1", "defaults: {max_steps: 10, timeout: 300}", "tests:"]
     for n in range(1, tests + 1):
-        lines += [f"  - name: login {n}", "    start: /login", f"    task: {json.dumps(task.format(n=n))}",
-                  "    expect: {url: /dashboard, text: [Signed in as demo@acme.test]}"]
+        lines += [
+            f"  - name: login {n}",
+            "    start: /login",
+            f"    task: {json.dumps(task.format(n=n))}",
+            "    expect: {url: /dashboard, text: [Signed in as demo@acme.test]}",
+        ]
     path = folder / f"qa-{tests}-{abs(hash(task))}.yml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -108,8 +121,24 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
 
 
 def preview_qa(llm: ScriptedLLM, site: DemoSite, qa: Path, out: Path, *extra: str) -> Measure:
-    command = [sys.executable, "-m", "preview_qa", "run", str(qa), "--base-url", site.url, "--out", str(out),
-               "--llm-base-url", llm.url, "--api-key", "bench", "--model", "scripted", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "preview_qa",
+        "run",
+        str(qa),
+        "--base-url",
+        site.url,
+        "--out",
+        str(out),
+        "--llm-base-url",
+        llm.url,
+        "--api-key",
+        "bench",
+        "--model",
+        "scripted",
+        *extra,
+    ]
     m = measured(command, llm)
     m.results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     failed = [t["name"] for t in m.results["tests"] if t["status"] != "passed"]
@@ -128,12 +157,29 @@ def overhead(latency: float, repeat: int, work: Path) -> None:
         qa = manifest(work, 1)
         for i in range(repeat):  # taken in turns, so that both see the same load on the machine
             ours.append(preview_qa(llm, site, qa, work / f"overhead-{i}", "--no-cache"))
-            bare.append(measured([sys.executable, str(HERE / "bare_agent.py"), "--llm-url", llm.url, "--start",
-                                  f"{site.url}/login", "--task", TASK.format(n=1), "--chromium", find_chromium() or ""], llm))
+            bare.append(
+                measured(
+                    [
+                        sys.executable,
+                        str(HERE / "bare_agent.py"),
+                        "--llm-url",
+                        llm.url,
+                        "--start",
+                        f"{site.url}/login",
+                        "--task",
+                        TASK.format(n=1),
+                        "--chromium",
+                        find_chromium() or "",
+                    ],
+                    llm,
+                )
+            )
     ratios = sorted(o.seconds / b.seconds for o, b in zip(ours, bare, strict=True))
-    print(f"overhead     preview-qa run, 1 test: {best(ours).seconds:5.1f} s   bare browser-use Agent script: "
-          f"{best(bare).seconds:5.1f} s   ratio {best(ours).seconds / best(bare).seconds:.2f} (goal <= 1.10; "
-          f"pairwise {', '.join(f'{r:.2f}' for r in ratios)})")
+    print(
+        f"overhead     preview-qa run, 1 test: {best(ours).seconds:5.1f} s   bare browser-use Agent script: "
+        f"{best(bare).seconds:5.1f} s   ratio {best(ours).seconds / best(bare).seconds:.2f} (goal <= 1.10; "
+        f"pairwise {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
 
 
 def concurrency(latency: float, repeat: int, work: Path) -> None:
@@ -144,10 +190,14 @@ def concurrency(latency: float, repeat: int, work: Path) -> None:
             ones.append(preview_qa(llm, site, qa, work / f"c1-{i}", "--no-cache", "--concurrency", "1"))
             fours.append(preview_qa(llm, site, qa, work / f"c4-{i}", "--no-cache", "--concurrency", "4"))
     one, four = best(ones), best(fours)
-    print(f"concurrency  8 tests at concurrency 1: {one.seconds:5.1f} s   at 4: {four.seconds:5.1f} s   "
-          f"speed-up {one.seconds / four.seconds:.2f}x (goal >= 2.5x)")
-    print(f"memory       peak PSS of the whole process tree: {one.peak_mb:.0f} MB at concurrency 1, {four.peak_mb:.0f} MB "
-          f"at 4: {(four.peak_mb - one.peak_mb) / 3:.0f} MB per further concurrent test")
+    print(
+        f"concurrency  8 tests at concurrency 1: {one.seconds:5.1f} s   at 4: {four.seconds:5.1f} s   "
+        f"speed-up {one.seconds / four.seconds:.2f}x (goal >= 2.5x)"
+    )
+    print(
+        f"memory       peak PSS of the whole process tree: {one.peak_mb:.0f} MB at concurrency 1, {four.peak_mb:.0f} MB "
+        f"at 4: {(four.peak_mb - one.peak_mb) / 3:.0f} MB per further concurrent test"
+    )
 
 
 def replay(latency: float, repeat: int, work: Path) -> None:
@@ -158,21 +208,43 @@ def replay(latency: float, repeat: int, work: Path) -> None:
             cache = work / f"cache-{i}"
             firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "4"))
             seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "4"))
-            floors.append(measured([sys.executable, str(HERE / "bare_playwright.py"), "--base-url", site.url, "--tests",
-                                    str(REPLAY_TESTS), "--concurrency", "4", "--password", PASSWORD,
-                                    "--chromium", find_chromium() or ""], llm))
+            floors.append(
+                measured(
+                    [
+                        sys.executable,
+                        str(HERE / "bare_playwright.py"),
+                        "--base-url",
+                        site.url,
+                        "--tests",
+                        str(REPLAY_TESTS),
+                        "--concurrency",
+                        "4",
+                        "--password",
+                        PASSWORD,
+                        "--chromium",
+                        find_chromium() or "",
+                    ],
+                    llm,
+                )
+            )
     first, second, floor = best(firsts), best(seconds), best(floors)
     paths = {t["path"] for m in seconds for t in m.results["tests"]}
-    print(f"replay       {REPLAY_TESTS} tests, first run (agent): {first.seconds:5.1f} s, {first.agent_requests} agent LLM "
-          f"requests   second run ({'/'.join(sorted(paths))}): {second.seconds:5.1f} s, "
-          f"{max(m.agent_requests for m in seconds)} agent LLM requests   "
-          f"{first.seconds / second.seconds:.2f}x faster (goal: 0 requests, >= 5x)")
-    print(f"             the same tests in bare Playwright (bench/bare_playwright.py, process start included): "
-          f"{floor.seconds:5.1f} s: the replay takes {second.seconds / floor.seconds:.2f}x the page's own cost, and no "
-          f"replay on this machine can be more than {first.seconds / floor.seconds:.1f}x faster than the first run")
+    print(
+        f"replay       {REPLAY_TESTS} tests, first run (agent): {first.seconds:5.1f} s, {first.agent_requests} agent LLM "
+        f"requests   second run ({'/'.join(sorted(paths))}): {second.seconds:5.1f} s, "
+        f"{max(m.agent_requests for m in seconds)} agent LLM requests   "
+        f"{first.seconds / second.seconds:.2f}x faster (goal: 0 requests, >= 5x)"
+    )
+    print(
+        f"             the same tests in bare Playwright (bench/bare_playwright.py, process start included): "
+        f"{floor.seconds:5.1f} s: the replay takes {second.seconds / floor.seconds:.2f}x the page's own cost, and no "
+        f"replay on this machine can be more than {first.seconds / floor.seconds:.1f}x faster than the first run"
+    )
     per_test = [sum(t["duration_s"] for t in m.results["tests"]) / REPLAY_TESTS for m in (first, second)]
-    print(f"             per test, without process start: {per_test[0]:.1f} s vs {per_test[1]:.1f} s "
-          f"({per_test[0] / per_test[1]:.2f}x)")
+    print(
+        f"             per test, without process start: {per_test[0]:.1f} s vs {per_test[1]:.1f} s "
+        f"({per_test[0] / per_test[1]:.2f}x)"
+    )
 
 
 def replay3(latency: float, repeat: int, work: Path) -> None:
@@ -191,9 +263,11 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
             times.append((test["duration_s"], phases(work / f"three-replay-{i}", test)))
     fastest, where = min(times, key=lambda t: t[0])
     launch = sum(row["wall_s"] for row in where if row["phase"].startswith("of which launching the browser"))
-    print(f"replay3      a 3-step test replayed: {fastest:.2f} s test wall time (best of {len(times)}; "
-          f"all: {', '.join(f'{t:.2f}' for t, _ in times)}), {fastest - launch:.2f} s without the launch of its "
-          f"worker's browser ({launch:.2f} s; goal <= 1.5 s)")
+    print(
+        f"replay3      a 3-step test replayed: {fastest:.2f} s test wall time (best of {len(times)}; "
+        f"all: {', '.join(f'{t:.2f}' for t, _ in times)}), {fastest - launch:.2f} s without the launch of its "
+        f"worker's browser ({launch:.2f} s; goal <= 1.5 s)"
+    )
     for row in where:
         print(f"             {row['phase']:<76} {row['wall_s']:6.3f} s")
 
@@ -210,13 +284,18 @@ def phases(out: Path, test: dict[str, Any]) -> list[dict[str, Any]]:
 def todo(latency: float, repeat: int, work: Path) -> None:
     """Three items typed into one field, a select, a checkbox, a new tab, a navigation: recorded, replayed, then the
     same test against a rebuilt form."""
-    with DemoSite(password=PASSWORD) as site, ScriptedLLM([{"name": "todo", "match": "[todo]",
-                                                           "turns": todo_turns(site.url)}], latency=latency) as llm:
+    with (
+        DemoSite(password=PASSWORD) as site,
+        ScriptedLLM([{"name": "todo", "match": "[todo]", "turns": todo_turns(site.url)}], latency=latency) as llm,
+    ):
         qa = work / "todo.yml"
-        qa.write_text("version: 1\ndefaults: {max_steps: 10, timeout: 300}\ntests:\n  - name: todo\n    start: /todos\n"
-                      '    task: "[todo] Add three todos, finish the first, read the help and check the summary."\n'
-                      '    expect: {url: /todos/summary, text: ["3 todo(s), 1 done: Walk the dog, Feed the cat, '
-                      'Water the plants"]}\n', encoding="utf-8")
+        qa.write_text(
+            "version: 1\ndefaults: {max_steps: 10, timeout: 300}\ntests:\n  - name: todo\n    start: /todos\n"
+            '    task: "[todo] Add three todos, finish the first, read the help and check the summary."\n'
+            '    expect: {url: /todos/summary, text: ["3 todo(s), 1 done: Walk the dog, Feed the cat, '
+            'Water the plants"]}\n',
+            encoding="utf-8",
+        )
         cache = work / "cache-todo"
         runs = {}
         for name in ("record", "replay", "changed"):
@@ -226,12 +305,21 @@ def todo(latency: float, repeat: int, work: Path) -> None:
             runs[name] = (m.results["tests"][0], m.agent_requests)
     for name, (test, requests) in runs.items():
         drift = f", {test['replay_drift']}" if test["replay_drift"] else ""
-        print(f"todo         {name:8} {test['status']} via {test['path']}, {test['steps']} steps, {requests} agent LLM "
-              f"requests, {test['duration_s']:.1f} s{drift}")
+        print(
+            f"todo         {name:8} {test['status']} via {test['path']}, {test['steps']} steps, {requests} agent LLM "
+            f"requests, {test['duration_s']:.1f} s{drift}"
+        )
     replayed, changed = runs["replay"][0], runs["changed"][0]
-    print("             goal: replayed with 0 LLM calls, then replay-fell-back, passed, drift named: "
-          + ("met" if (replayed["path"], runs["replay"][1], changed["path"], changed["status"]) ==
-             ("replayed", 0, "replay-fell-back", "passed") and changed["replay_drift"] else "MISSED"))
+    print(
+        "             goal: replayed with 0 LLM calls, then replay-fell-back, passed, drift named: "
+        + (
+            "met"
+            if (replayed["path"], runs["replay"][1], changed["path"], changed["status"])
+            == ("replayed", 0, "replay-fell-back", "passed")
+            and changed["replay_drift"]
+            else "MISSED"
+        )
+    )
 
 
 BENCHES = {"overhead": overhead, "concurrency": concurrency, "replay": replay, "replay3": replay3, "todo": todo}
@@ -239,16 +327,22 @@ BENCHES = {"overhead": overhead, "concurrency": concurrency, "replay": replay, "
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benches", nargs="*", metavar="BENCH",
-                        help=f"any of {', '.join(BENCHES)} (default: all; concurrency also measures memory)")
+    parser.add_argument(
+        "benches",
+        nargs="*",
+        metavar="BENCH",
+        help=f"any of {', '.join(BENCHES)} (default: all; concurrency also measures memory)",
+    )
     parser.add_argument("--latency", type=float, default=1.0, help="seconds the scripted LLM waits before each answer")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the fastest counts")
     args = parser.parse_args()
     unknown = set(args.benches) - set(BENCHES)
     if unknown:
         parser.error(f"no bench called {', '.join(sorted(unknown))}; choose from {', '.join(BENCHES)}")
-    print(f"preview-qa speed bench: scripted LLM latency {args.latency:g} s, best of {args.repeat}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"preview-qa speed bench: scripted LLM latency {args.latency:g} s, best of {args.repeat}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
     with tempfile.TemporaryDirectory(prefix="preview-qa-bench-") as tmp:
         for name in args.benches or list(BENCHES):
             BENCHES[name](args.latency, args.repeat, Path(tmp))

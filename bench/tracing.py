@@ -23,24 +23,50 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 
 TESTS = 3
-TURNS = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
-         {"actions": [{"input": {"element": "Password", "text": "wrong-password"}}]},
-         {"actions": [{"click": {"element": "Log in"}}]},
-         {"done": {"status": "pass", "reason": "The login form answered."}}]
+TURNS = [
+    {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}}]},
+    {"actions": [{"input": {"element": "Password", "text": "wrong-password"}}]},
+    {"actions": [{"click": {"element": "Log in"}}]},
+    {"done": {"status": "pass", "reason": "The login form answered."}},
+]
 
 
 def manifest() -> str:
-    tests = "".join(f"  - name: login form {n}\n    start: /login\n    task: \"[trace-bench] Try to log in ({n}).\"\n"
-                    for n in range(TESTS))
+    tests = "".join(
+        f'  - name: login form {n}\n    start: /login\n    task: "[trace-bench] Try to log in ({n})."\n' for n in range(TESTS)
+    )
     return f"version: 1\ndefaults: {{max_steps: 5, timeout: 120}}\ntests:\n{tests}"
 
 
 def run(site: DemoSite, llm: ScriptedLLM, trace: str, folder: Path) -> tuple[list[float], list[float], list[int]]:
     (folder / "qa.yml").write_text(manifest(), encoding="utf-8")
     env = {**os.environ, "PREVIEW_QA_NO_CACHE": "1", "ANONYMIZED_TELEMETRY": "false"}
-    subprocess.run([sys.executable, "-m", "preview_qa", "run", str(folder / "qa.yml"), "--base-url", site.url,
-                    "--out", str(folder / "out"), "--llm-base-url", llm.url, "--api-key", "bench-key", "--model",
-                    "scripted", "--concurrency", "1", "--trace", trace], env=env, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "preview_qa",
+            "run",
+            str(folder / "qa.yml"),
+            "--base-url",
+            site.url,
+            "--out",
+            str(folder / "out"),
+            "--llm-base-url",
+            llm.url,
+            "--api-key",
+            "bench-key",
+            "--model",
+            "scripted",
+            "--concurrency",
+            "1",
+            "--trace",
+            trace,
+        ],
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
     results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
     durations = [t["duration_s"] for t in results["tests"]]
     phases, sizes = [], []
@@ -68,13 +94,17 @@ def main() -> None:
                     best[trace] = (median, phases, sizes)
     off, on = best["off"], best["on"]
     print(f"{TESTS} tests of 3 agent steps, one at a time, best of {args.repeat} runs each:")
-    print(f"  test duration, median: --trace off {off[0]:.2f} s, --trace on {on[0]:.2f} s "
-          f"(tracing costs {on[0] - off[0]:+.2f} s per test)")
+    print(
+        f"  test duration, median: --trace off {off[0]:.2f} s, --trace on {on[0]:.2f} s "
+        f"(tracing costs {on[0] - off[0]:+.2f} s per test)"
+    )
     if on[1]:
         print(f"  of which stopping the trace and reading the zip: median {statistics.median(on[1]):.2f} s")
     if on[2]:
-        print(f"  trace.zip size: median {statistics.median(on[2]) / 1024:.0f} KiB (screencast frames included: "
-              "these tests have no secrets)")
+        print(
+            f"  trace.zip size: median {statistics.median(on[2]) / 1024:.0f} KiB (screencast frames included: "
+            "these tests have no secrets)"
+        )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success
 FakeAgent = Callable[..., Awaitable[AgentRun]]
 
 
-def run(tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None,
-        **config: Any) -> tuple[RunResult, list[Event]]:
+def run(
+    tests: list[TestSpec], agent: FakeAgent, recordings: Callable[[TestSpec], Recording | None] | None = None, **config: Any
+) -> tuple[RunResult, list[Event]]:
     """The runner over `tests`, each played by `agent` (no browser); the run's result and every event it sent."""
     events: list[Event] = []
     manifest = Manifest(version=1, tests=tests)
@@ -47,14 +48,21 @@ def specs_named(*names: str, **kw: Any) -> list[TestSpec]:
 
 def result(name: str = "t", status: Status = Status.PASSED, reason: str = "why", **kw: Any) -> TestResult:
     """A test's result, from line 3 of qa.yml, that took 1.25 s."""
-    return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25,
-                         **kw})
+    return TestResult(**{"name": name, "file": "qa.yml", "line": 3, "status": status, "reason": reason, "duration_s": 1.25, **kw})
 
 
 def run_of(*tests: TestResult, **kw: Any) -> RunResult:
     """A run of qa.yml against http://x with these results, that took 9 s."""
-    return RunResult(**{"manifest": "qa.yml", "base_url": "http://x", "started_at": "2026-01-01T00:00:00+00:00",
-                        "duration_s": 9, "tests": list(tests), **kw})
+    return RunResult(
+        **{
+            "manifest": "qa.yml",
+            "base_url": "http://x",
+            "started_at": "2026-01-01T00:00:00+00:00",
+            "duration_s": 9,
+            "tests": list(tests),
+            **kw,
+        }
+    )
 
 
 def plain_png() -> bytes:

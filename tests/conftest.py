@@ -20,8 +20,19 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
-ISOLATED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_", "AZURE_", "OLLAMA_", "BROWSER_USE_", "GITHUB_",
-                     "INPUT_", "RUNNER_", "PREVIEW_QA_")
+ISOLATED_PREFIXES = (
+    "OPENAI_",
+    "ANTHROPIC_",
+    "GOOGLE_",
+    "GEMINI_",
+    "AZURE_",
+    "OLLAMA_",
+    "BROWSER_USE_",
+    "GITHUB_",
+    "INPUT_",
+    "RUNNER_",
+    "PREVIEW_QA_",
+)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -85,16 +96,31 @@ class CliRun:
         return "\n".join(texts)
 
 
-def run_preview_qa(args: list[str], env: dict[str, str] | None = None, timeout: float = 300,
-                   cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_preview_qa(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 300, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The CLI as a user runs it: a separate process, real exit code, real stdout."""
-    return subprocess.run([sys.executable, "-m", "preview_qa", *args], env=env or clean_env(), capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "preview_qa", *args],
+        env=env or clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
 
 
 @contextlib.contextmanager
-def scripted_run(folder: Path, site: DemoSite, manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str,
-                 env: dict[str, str] | None = None, latency: float = 0.0, timeout: float = 600) -> Iterator[CliRun]:
+def scripted_run(
+    folder: Path,
+    site: DemoSite,
+    manifest: str,
+    scenarios: list[dict[str, Any]] | None,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    latency: float = 0.0,
+    timeout: float = 600,
+) -> Iterator[CliRun]:
     """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios`, run `preview-qa run` against the
     fixture site into `folder/out`; the LLM server stays up (for request assertions) until the block ends."""
     path = folder / "qa.yml"
@@ -112,8 +138,14 @@ def scripted_run(folder: Path, site: DemoSite, manifest: str, scenarios: list[di
 def run_cli(tmp_path: Path, site: DemoSite) -> Callable[..., CliRun]:
     """`run_cli(manifest_yaml, scenarios, *extra_args, env=None)`: one `preview-qa run` against the fixture site."""
 
-    def run(manifest: str, scenarios: list[dict[str, Any]] | None, *extra: str, env: dict[str, str] | None = None,
-            latency: float = 0.0, timeout: float = 300) -> CliRun:
+    def run(
+        manifest: str,
+        scenarios: list[dict[str, Any]] | None,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        latency: float = 0.0,
+        timeout: float = 300,
+    ) -> CliRun:
         with scripted_run(tmp_path, site, manifest, scenarios, *extra, env=env, latency=latency, timeout=timeout) as done:
             return done
 

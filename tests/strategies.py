@@ -15,8 +15,9 @@ non_utf8 = st.binary(max_size=40).map(lambda b: b.decode("utf-8", "surrogateesca
 huge = st.integers(10_000, 300_000).map(lambda n: "x" * n)
 weird_text = st.one_of(any_text, non_utf8, huge, st.sampled_from(["", " ", "pass", "PASS", "fail", "null", "{}"]))
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), weird_text)
-json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(weird_text, inner,
-                                                                                                   max_size=3), max_leaves=8)
+json_value = st.recursive(
+    json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(weird_text, inner, max_size=3), max_leaves=8
+)
 status_value = st.one_of(st.sampled_from(["pass", "fail", "Pass", "passed", "success", ""]), json_value)
 
 
@@ -30,6 +31,7 @@ def report_objects(draw: st.DrawFn) -> Any:
         obj["reason"] = draw(st.one_of(weird_text, json_value))
     if draw(st.booleans()):
         obj["data"] = draw(json_value)
-    obj.update(draw(st.dictionaries(st.sampled_from(["success", "verdict", "extra", "Status", "reason "]), json_value,
-                                    max_size=2)))
+    obj.update(
+        draw(st.dictionaries(st.sampled_from(["success", "verdict", "extra", "Status", "reason "]), json_value, max_size=2))
+    )
     return draw(st.one_of(st.just(obj), json_value))

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
 
 
-
-
 def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
     run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
@@ -46,35 +44,44 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
-    secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url,
-                             config.chromium)
+    secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium)
     select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     llm = priced(llm, manifest, config)
     # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
     redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password)
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
-    secret_values = [llm.api_key, *config.preview_headers.values(), config.basic_auth_password,
-                     *(v for values in secrets.values() for v in values.values())]
+    secret_values = [
+        llm.api_key,
+        *config.preview_headers.values(),
+        config.basic_auth_password,
+        *(v for values in secrets.values() for v in values.values()),
+    ]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
-    reporters = [*github_reporters(env, config.out, config.comment, secret_values),
-                 *output_reporters(config.out, config.trace),
-                 *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))]
-                   if cache else [])]
+    reporters = [
+        *github_reporters(env, config.out, config.comment, secret_values),
+        *output_reporters(config.out, config.trace),
+        *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))] if cache else []),
+    ]
 
     def llm_factory() -> Any:
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, cache.load if cache else None,
-                                        redactor))
+        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, cache.load if cache else None, redactor))
 
     return with_reporters(reporters, run)
 
 
-def preflight(manifest: Manifest, env: Mapping[str, str], provider: str, model: str | None,
-              api_key: str | None, llm_base_url: str | None,
-              chromium: str | None) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
+def preflight(
+    manifest: Manifest,
+    env: Mapping[str, str],
+    provider: str,
+    model: str | None,
+    api_key: str | None,
+    llm_base_url: str | None,
+    chromium: str | None,
+) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
     (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
     secrets = loader.resolve_secrets(manifest, env)
@@ -89,14 +96,18 @@ def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) ->
     from preview_qa.errors import UnpricedBudgetError
 
     if find_price(llm.provider, llm.model, config.price_per_mtok) is None:
-        flags = [f for f, v in (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
-                 if v is not None]
+        flags = [
+            f
+            for f, v in (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
+            if v is not None
+        ]
         if flags:
             raise UnpricedBudgetError(unpriced(" and ".join(flags), llm.provider, llm.model))
         for i, test in enumerate(manifest.tests):
             if test.max_cost_usd is not None:
-                raise manifest.error(("tests", i, "max_cost_usd"), unpriced(f"max_cost_usd of test '{test.name}'",
-                                                                              llm.provider, llm.model))
+                raise manifest.error(
+                    ("tests", i, "max_cost_usd"), unpriced(f"max_cost_usd of test '{test.name}'", llm.provider, llm.model)
+                )
     return dataclasses.replace(llm, price_per_mtok=config.price_per_mtok)
 
 
@@ -157,9 +168,15 @@ def output_reporters(out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE) 
     return [ArtifactsReporter(out, trace), JUnitReporter(out), HtmlReporter(out), ConsoleReporter(out_dir=str(out))]
 
 
-async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                       make_llm: Callable[[], Any], publish: Callable[[Event], None],
-                       recordings: Recordings | None = None, redactor: Redactor | None = None) -> RunResult:
+async def run_manifest(
+    manifest: Manifest,
+    config: RunConfig,
+    secrets: dict[str, dict[str, str]],
+    make_llm: Callable[[], Any],
+    publish: Callable[[Event], None],
+    recordings: Recordings | None = None,
+    redactor: Redactor | None = None,
+) -> RunResult:
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
@@ -168,15 +185,22 @@ async def run_manifest(manifest: Manifest, config: RunConfig, secrets: dict[str,
     from preview_qa.engine.preview import origin_of
     from preview_qa.engine.runner import Runner
 
-    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
-                                            config.basic_auth_password)
-    browser = BrowserSetup(chromium=_chromium(config.chromium), headless=config.headless, extra_headers=config.preview_headers,
-                           browsers=config.concurrency, trace=config.trace is not TraceMode.OFF)
+    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
+    browser = BrowserSetup(
+        chromium=_chromium(config.chromium),
+        headless=config.headless,
+        extra_headers=config.preview_headers,
+        browsers=config.concurrency,
+        trace=config.trace is not TraceMode.OFF,
+    )
     done: list[RunResult] = []
     try:
         async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
-            done.append(await Runner(manifest, config, secrets, agent, publish, recordings, redactor,
-                                     browser_start_s=START_BUDGET_S).run())
+            done.append(
+                await Runner(
+                    manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=START_BUDGET_S
+                ).run()
+            )
     except asyncio.CancelledError:
         if not done:
             raise

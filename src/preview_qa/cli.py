@@ -20,9 +20,11 @@ from preview_qa.manifest.models import Manifest
 from preview_qa.providers import PROVIDERS, Provider
 from preview_qa.results import RunEnd, RunResult, Status
 
-FAIL_ON_HELP = ("Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
-                "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-                "drifted replay was healed by the agent | never.")
+FAIL_ON_HELP = (
+    "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
+    "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
+    "drifted replay was healed by the agent | never."
+)
 
 
 class UsageError(click.ClickException):
@@ -89,12 +91,20 @@ def main() -> None:
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The LLM provider options, which `run` uses and `validate` checks."""
     options = [
-        click.option("--provider", default="openai", envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
-                     show_default=True, type=click.Choice(PROVIDERS)),
+        click.option(
+            "--provider",
+            default="openai",
+            envvar=_env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
+            show_default=True,
+            type=click.Choice(PROVIDERS),
+        ),
         click.option("--model", envvar=_env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
         click.option("--api-key", envvar=_env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
-        click.option("--llm-base-url", envvar=_env("INPUT_LLM-BASE-URL"),
-                     help="The provider's endpoint (any provider; with openai, any OpenAI-compatible server)."),
+        click.option(
+            "--llm-base-url",
+            envvar=_env("INPUT_LLM-BASE-URL"),
+            help="The provider's endpoint (any provider; with openai, any OpenAI-compatible server).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -103,13 +113,24 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
-@click.option("--secret-env", is_flag=True,
-              help="Print only the environment variables the tests' secrets are read from, one per line.")
-@click.option("--offline", is_flag=True,
-              help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).")
+@click.option(
+    "--secret-env", is_flag=True, help="Print only the environment variables the tests' secrets are read from, one per line."
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).",
+)
 @llm_options
-def validate(manifest: Path, secret_env: bool, offline: bool, provider: Provider, model: str | None, api_key: str | None,
-             llm_base_url: str | None) -> None:
+def validate(
+    manifest: Path,
+    secret_env: bool,
+    offline: bool,
+    provider: Provider,
+    model: str | None,
+    api_key: str | None,
+    llm_base_url: str | None,
+) -> None:
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
     loaded = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
@@ -131,33 +152,66 @@ def init(directory: Path, force: bool) -> None:
     planned = {directory / target: text for target, text in starter_files().items()}
     existing = [str(path) for path in planned if path.exists()]
     if existing and not force:
-        raise UsageError(f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; nothing was written "
-                         "(--force overwrites).")
+        raise UsageError(
+            f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; nothing was written "
+            "(--force overwrites)."
+        )
     for path, text in planned.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         click.echo(f"wrote {path}")
-    click.echo("Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
-               "previews, and write your own tests in qa.yml (`preview-qa validate --offline` checks it).")
+    click.echo(
+        "Next: add the repository secrets OPENAI_API_KEY and QA_PASSWORD, point base-url in the workflow at your "
+        "previews, and write your own tests in qa.yml (`preview-qa validate --offline` checks it)."
+    )
 
 
 @main.command("export")
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml")
 @click.option("--test", "name", required=True, metavar="NAME", help="The test to export (its name in the manifest).")
-@click.option("--results", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="A results folder (`run --out`) in which the test passed after an agent run.")
-@click.option("--cache", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="The replay cache (`run --cache`) that holds the test's recording.")
-@click.option("--provider", default="openai", show_default=True, type=click.Choice(PROVIDERS),
-              help="With --cache: the provider of the run that recorded it (the cache keeps one recording per model).")
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A results folder (`run --out`) in which the test passed after an agent run.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The replay cache (`run --cache`) that holds the test's recording.",
+)
+@click.option(
+    "--provider",
+    default="openai",
+    show_default=True,
+    type=click.Choice(PROVIDERS),
+    help="With --cache: the provider of the run that recorded it (the cache keeps one recording per model).",
+)
 @click.option("--model", help="With --cache: the model of the run that recorded it (provider default if unset).")
-@click.option("--lang", type=click.Choice(["python", "ts"]), default="python",
-              show_default=True, help="python: a pytest-playwright test; ts: an @playwright/test spec.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="The file to write (- for stdout); default: test_<name>.py or <name>.spec.ts here.")
+@click.option(
+    "--lang",
+    type=click.Choice(["python", "ts"]),
+    default="python",
+    show_default=True,
+    help="python: a pytest-playwright test; ts: an @playwright/test spec.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="The file to write (- for stdout); default: test_<name>.py or <name>.spec.ts here.",
+)
 @click.option("--force", is_flag=True, help="Overwrite the file if it exists.")
-def export(manifest: Path, name: str, results: Path | None, cache: Path | None, provider: Provider, model: str | None,
-           lang: str, output: Path | None, force: bool) -> None:
+def export(
+    manifest: Path,
+    name: str,
+    results: Path | None,
+    cache: Path | None,
+    provider: Provider,
+    model: str | None,
+    lang: str,
+    output: Path | None,
+    force: bool,
+) -> None:
     """Write a test that passed as an ordinary Playwright test you can commit and run without preview-qa or an LLM."""
     from preview_qa.engine.replay_cache import RecordingCache
     from preview_qa.export import Language, export_test, file_name, sources
@@ -166,8 +220,11 @@ def export(manifest: Path, name: str, results: Path | None, cache: Path | None, 
         raise UsageError("give either --results (a results folder the test passed in) or --cache (the replay cache).")
     loaded = loader.load(manifest)
     spec = sources.find_test(loaded, name)
-    source = sources.from_results(results, spec) if results else \
-        sources.from_cache(RecordingCache(cache or Path(), loaded, provider, model), spec)
+    source = (
+        sources.from_results(results, spec)
+        if results
+        else sources.from_cache(RecordingCache(cache or Path(), loaded, provider, model), spec)
+    )
     text = export_test(spec, source.history, source.origin, f"{manifest}:{spec.line}", Language(lang))
     if output == Path("-"):
         click.echo(text, nl=False)
@@ -190,10 +247,22 @@ def schema() -> None:
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options `run` shares with the bundled demo."""
     options = [
-        click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
-                     envvar=_env("INPUT_OUT"), show_default=True, help="Folder for results, reports and artifacts."),
-        click.option("--concurrency", type=click.IntRange(1, 64), default=default_concurrency(),
-                     envvar=_env("INPUT_CONCURRENCY"), show_default=True, help="Tests run at once."),
+        click.option(
+            "--out",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=DEFAULT_OUT,
+            envvar=_env("INPUT_OUT"),
+            show_default=True,
+            help="Folder for results, reports and artifacts.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 64),
+            default=default_concurrency(),
+            envvar=_env("INPUT_CONCURRENCY"),
+            show_default=True,
+            help="Tests run at once.",
+        ),
         click.option("--only", multiple=True, help="Run only the test with this name (repeatable)."),
         click.option("--headful", is_flag=True, help="Show the browser windows."),
         click.option("-v", "--verbose", is_flag=True, help="Show browser-use's own log on stderr (secrets redacted)."),
@@ -206,24 +275,57 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The replay cache, budgets and sharding: passed to the command as keyword arguments, see `_speed_config`."""
     options = [
-        click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE,
-                     envvar=_env("INPUT_CACHE", "PREVIEW_QA_CACHE"), show_default=True,
-                     help="Folder of recordings: a test that passed is replayed without agent LLM calls next time."),
-        click.option("--no-cache", is_flag=True, envvar=_env("PREVIEW_QA_NO_CACHE"),
-                     help="Always run the agent; neither read nor write the cache."),
-        click.option("--max-tokens", type=click.IntRange(1), envvar=_env("INPUT_MAX-TOKENS"),
-                     help="Per test: stop it as errored past this many LLM tokens (overrides the manifest)."),
-        click.option("--max-cost-usd", type=click.FloatRange(0, min_open=True), envvar=_env("INPUT_MAX-COST-USD"),
-                     help="Per test: stop it as errored past this LLM cost in USD (overrides the manifest)."),
-        click.option("--run-max-tokens", type=click.IntRange(1), envvar=_env("INPUT_RUN-MAX-TOKENS"),
-                     help="Whole run: start no further test once the finished ones used this many tokens."),
-        click.option("--run-max-cost-usd", type=click.FloatRange(0, min_open=True), envvar=_env("INPUT_RUN-MAX-COST-USD"),
-                     help="Whole run: start no further test once the finished ones cost this much (USD)."),
-        click.option("--price-per-mtok", metavar="IN,OUT", envvar=_env("INPUT_PRICE-PER-MTOK"),
-                     help="The model's price in USD per million input and output tokens, e.g. 0.4,1.6 (else the price "
-                          "list shipped with preview-qa; a cost budget on a model it does not know needs this)."),
-        click.option("--shard", metavar="I/N", envvar=_env("INPUT_SHARD"),
-                     help="Run only shard I of N (a stable, balanced share); combine the shards with `merge`."),
+        click.option(
+            "--cache",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=DEFAULT_CACHE,
+            envvar=_env("INPUT_CACHE", "PREVIEW_QA_CACHE"),
+            show_default=True,
+            help="Folder of recordings: a test that passed is replayed without agent LLM calls next time.",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            envvar=_env("PREVIEW_QA_NO_CACHE"),
+            help="Always run the agent; neither read nor write the cache.",
+        ),
+        click.option(
+            "--max-tokens",
+            type=click.IntRange(1),
+            envvar=_env("INPUT_MAX-TOKENS"),
+            help="Per test: stop it as errored past this many LLM tokens (overrides the manifest).",
+        ),
+        click.option(
+            "--max-cost-usd",
+            type=click.FloatRange(0, min_open=True),
+            envvar=_env("INPUT_MAX-COST-USD"),
+            help="Per test: stop it as errored past this LLM cost in USD (overrides the manifest).",
+        ),
+        click.option(
+            "--run-max-tokens",
+            type=click.IntRange(1),
+            envvar=_env("INPUT_RUN-MAX-TOKENS"),
+            help="Whole run: start no further test once the finished ones used this many tokens.",
+        ),
+        click.option(
+            "--run-max-cost-usd",
+            type=click.FloatRange(0, min_open=True),
+            envvar=_env("INPUT_RUN-MAX-COST-USD"),
+            help="Whole run: start no further test once the finished ones cost this much (USD).",
+        ),
+        click.option(
+            "--price-per-mtok",
+            metavar="IN,OUT",
+            envvar=_env("INPUT_PRICE-PER-MTOK"),
+            help="The model's price in USD per million input and output tokens, e.g. 0.4,1.6 (else the price "
+            "list shipped with preview-qa; a cost budget on a model it does not know needs this).",
+        ),
+        click.option(
+            "--shard",
+            metavar="I/N",
+            envvar=_env("INPUT_SHARD"),
+            help="Run only shard I of N (a stable, balanced share); combine the shards with `merge`.",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -233,16 +335,37 @@ def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Tags and changed files: which tests `run` runs; see `selection.select`."""
     options = [
-        click.option("--tag", "tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_TAGS"),
-                     help="Run only the tests with this tag (repeatable: any of them)."),
-        click.option("--skip-tag", "skip_tags", multiple=True, type=_WORDS, metavar="TAG", envvar=_env("INPUT_SKIP-TAGS"),
-                     help="Leave out the tests with this tag (repeatable)."),
-        click.option("--changed-files", metavar="FILE",
-                     help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
-                          "if one of them matches, else it is skipped."),
-        click.option("--changed-only", is_flag=True, envvar=_env("INPUT_CHANGED-ONLY"),
-                     help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
-                          "select by them as --changed-files does."),
+        click.option(
+            "--tag",
+            "tags",
+            multiple=True,
+            type=_WORDS,
+            metavar="TAG",
+            envvar=_env("INPUT_TAGS"),
+            help="Run only the tests with this tag (repeatable: any of them).",
+        ),
+        click.option(
+            "--skip-tag",
+            "skip_tags",
+            multiple=True,
+            type=_WORDS,
+            metavar="TAG",
+            envvar=_env("INPUT_SKIP-TAGS"),
+            help="Leave out the tests with this tag (repeatable).",
+        ),
+        click.option(
+            "--changed-files",
+            metavar="FILE",
+            help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+            "if one of them matches, else it is skipped.",
+        ),
+        click.option(
+            "--changed-only",
+            is_flag=True,
+            envvar=_env("INPUT_CHANGED-ONLY"),
+            help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+            "select by them as --changed-files does.",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -258,9 +381,16 @@ def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
     return found.files
 
 
-def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_usd: float | None,
-                  run_max_tokens: int | None, run_max_cost_usd: float | None, price_per_mtok: str | None,
-                  shard: str | None) -> dict[str, Any]:
+def _speed_config(
+    cache: Path,
+    no_cache: bool,
+    max_tokens: int | None,
+    max_cost_usd: float | None,
+    run_max_tokens: int | None,
+    run_max_cost_usd: float | None,
+    price_per_mtok: str | None,
+    shard: str | None,
+) -> dict[str, Any]:
     from preview_qa.engine.pricing import parse_override
     from preview_qa.selection.shard import parse_shard
 
@@ -269,56 +399,140 @@ def _speed_config(cache: Path, no_cache: bool, max_tokens: int | None, max_cost_
         price = parse_override(price_per_mtok) if price_per_mtok else None
     except ValueError as e:
         raise UsageError(str(e)) from None
-    return {"cache": None if no_cache else cache, "max_tokens": max_tokens, "max_cost_usd": max_cost_usd,
-            "run_max_tokens": run_max_tokens, "run_max_cost_usd": run_max_cost_usd, "price_per_mtok": price,
-            "shard": parsed}
+    return {
+        "cache": None if no_cache else cache,
+        "max_tokens": max_tokens,
+        "max_cost_usd": max_cost_usd,
+        "run_max_tokens": run_max_tokens,
+        "run_max_cost_usd": run_max_cost_usd,
+        "price_per_mtok": price,
+        "shard": parsed,
+    }
 
 
 @main.command()
 @click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
-@click.option("--base-url", required=True, envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
-              help="The preview deployment to test, e.g. https://pr-42.preview.example.com")
+@click.option(
+    "--base-url",
+    required=True,
+    envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
+    help="The preview deployment to test, e.g. https://pr-42.preview.example.com",
+)
 @llm_options
-@click.option("--wait-timeout", type=click.FloatRange(0), default=0, envvar=_env("INPUT_WAIT-TIMEOUT"),
-              help="Seconds to wait for the preview to answer before the first test.")
-@click.option("--extra-header", "extra_headers", multiple=True, metavar="'NAME: VALUE'", type=_LINES,
-              envvar=_env("INPUT_EXTRA-HEADERS"),
-              help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.")
-@click.option("--http-credentials", metavar="USER:PASSWORD", envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
-              help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
-                   "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).")
-@click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
-@click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
-              help="In a GitHub Actions pull request run: post or update one PR comment with the results.")
-@click.option("--retries", type=click.IntRange(0, 5), envvar=_env("INPUT_RETRIES"),
-              help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).")
-@click.option("--baseline-url", envvar=_env("INPUT_BASELINE-URL"),
-              help="After the run, run each failed or errored test once more here (production, or main's preview): "
-                   "it is a regression when it passes there.")
-@click.option("--trace", type=click.Choice([m.value for m in TraceMode]), default=TraceMode.RETAIN_ON_FAILURE.value,
-              show_default=True, envvar=_env("INPUT_TRACE"),
-              help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.")
+@click.option(
+    "--wait-timeout",
+    type=click.FloatRange(0),
+    default=0,
+    envvar=_env("INPUT_WAIT-TIMEOUT"),
+    help="Seconds to wait for the preview to answer before the first test.",
+)
+@click.option(
+    "--extra-header",
+    "extra_headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    type=_LINES,
+    envvar=_env("INPUT_EXTRA-HEADERS"),
+    help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.",
+)
+@click.option(
+    "--http-credentials",
+    metavar="USER:PASSWORD",
+    envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
+    help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
+    "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(get_args(FailOn)),
+    default="failed",
+    show_default=True,
+    envvar=_env("INPUT_FAIL-ON"),
+    help=FAIL_ON_HELP,
+)
+@click.option(
+    "--comment/--no-comment",
+    default=True,
+    envvar=_env("INPUT_COMMENT"),
+    show_default=True,
+    help="In a GitHub Actions pull request run: post or update one PR comment with the results.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 5),
+    envvar=_env("INPUT_RETRIES"),
+    help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).",
+)
+@click.option(
+    "--baseline-url",
+    envvar=_env("INPUT_BASELINE-URL"),
+    help="After the run, run each failed or errored test once more here (production, or main's preview): "
+    "it is a regression when it passes there.",
+)
+@click.option(
+    "--trace",
+    type=click.Choice([m.value for m in TraceMode]),
+    default=TraceMode.RETAIN_ON_FAILURE.value,
+    show_default=True,
+    envvar=_env("INPUT_TRACE"),
+    help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
+)
 @run_options
 @selection_options
 @speed_options
-def run(manifest: Path, base_url: str, provider: Provider, model: str | None, api_key: str | None,
-        llm_base_url: str | None, wait_timeout: float, extra_headers: tuple[str, ...], http_credentials: str | None,
-        fail_on: FailOn, comment: bool,
-        retries: int | None, baseline_url: str | None, trace: str, out: Path, concurrency: int, only: tuple[str, ...],
-        headful: bool, verbose: bool, tags: tuple[str, ...], skip_tags: tuple[str, ...], changed_files: str | None,
-        changed_only: bool, **speed: Any) -> None:
+def run(
+    manifest: Path,
+    base_url: str,
+    provider: Provider,
+    model: str | None,
+    api_key: str | None,
+    llm_base_url: str | None,
+    wait_timeout: float,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
+    fail_on: FailOn,
+    comment: bool,
+    retries: int | None,
+    baseline_url: str | None,
+    trace: str,
+    out: Path,
+    concurrency: int,
+    only: tuple[str, ...],
+    headful: bool,
+    verbose: bool,
+    tags: tuple[str, ...],
+    skip_tags: tuple[str, ...],
+    changed_files: str | None,
+    changed_only: bool,
+    **speed: Any,
+) -> None:
     """Run a manifest's tests against a preview URL."""
     loaded = loader.load(manifest)
     base_url = _base_url(base_url)
-    config = RunConfig(manifest=manifest, base_url=base_url, out=out, provider=provider, model=model,
-                       api_key=api_key, llm_base_url=llm_base_url, concurrency=concurrency, headless=not headful,
-                       extra_headers=_headers(extra_headers), http_credentials=_credentials(http_credentials),
-                       wait_timeout=wait_timeout, only=list(only),
-                       tags=_words(tags), skip_tags=_words(skip_tags),
-                       changed_files=_changed_files(changed_files, changed_only), fail_on=fail_on, comment=comment,
-                       retries=retries, baseline_url=_baseline_url(baseline_url, base_url, fail_on),
-                       trace=TraceMode(trace), **_speed_config(**speed))
+    config = RunConfig(
+        manifest=manifest,
+        base_url=base_url,
+        out=out,
+        provider=provider,
+        model=model,
+        api_key=api_key,
+        llm_base_url=llm_base_url,
+        concurrency=concurrency,
+        headless=not headful,
+        extra_headers=_headers(extra_headers),
+        http_credentials=_credentials(http_credentials),
+        wait_timeout=wait_timeout,
+        only=list(only),
+        tags=_words(tags),
+        skip_tags=_words(skip_tags),
+        changed_files=_changed_files(changed_files, changed_only),
+        fail_on=fail_on,
+        comment=comment,
+        retries=retries,
+        baseline_url=_baseline_url(baseline_url, base_url, fail_on),
+        trace=TraceMode(trace),
+        **_speed_config(**speed),
+    )
     exit_with(lambda: execute(loaded, config, verbose))
 
 
@@ -348,12 +562,29 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
 
 @main.command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, envvar=_env("INPUT_OUT"),
-              show_default=True, help="Folder for the merged results, reports and artifacts.")
-@click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failed", show_default=True,
-              envvar=_env("INPUT_FAIL-ON"), help=FAIL_ON_HELP)
-@click.option("--comment/--no-comment", default=True, envvar=_env("INPUT_COMMENT"), show_default=True,
-              help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_OUT,
+    envvar=_env("INPUT_OUT"),
+    show_default=True,
+    help="Folder for the merged results, reports and artifacts.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(get_args(FailOn)),
+    default="failed",
+    show_default=True,
+    envvar=_env("INPUT_FAIL-ON"),
+    help=FAIL_ON_HELP,
+)
+@click.option(
+    "--comment/--no-comment",
+    default=True,
+    envvar=_env("INPUT_COMMENT"),
+    show_default=True,
+    help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.",
+)
 def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> None:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
     result = app.merge(list(folders), out, comment, os.environ)
@@ -383,13 +614,16 @@ def _base_url(url: str, option: str = "--base-url") -> str:
 def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
     if not url:  # the action's empty input
         if fail_on == "regressions":
-            raise UsageError("--fail-on regressions needs --baseline-url: without a baseline no failure can be told "
-                             "apart from a regression.")
+            raise UsageError(
+                "--fail-on regressions needs --baseline-url: without a baseline no failure can be told apart from a regression."
+            )
         return None
     baseline = _base_url(url, "--baseline-url")
     if baseline.lower() == base_url.lower():
-        raise UsageError(f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
-                         "e.g. production or main's preview.")
+        raise UsageError(
+            f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
+            "e.g. production or main's preview."
+        )
     return baseline
 
 

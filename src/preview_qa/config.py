@@ -33,8 +33,13 @@ def default_concurrency() -> int:
 
 
 def find_chromium() -> str | None:
-    for candidate in (os.environ.get("PREVIEW_QA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+    for candidate in (
+        os.environ.get("PREVIEW_QA_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+        shutil.which("google-chrome"),
+    ):
         if candidate and Path(candidate).exists():
             return candidate
     return None

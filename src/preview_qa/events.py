@@ -10,10 +10,17 @@ from typing import Any, Literal
 from preview_qa.results import RunResult, TestResult
 
 ObservedKind = Literal[
-    "console_error", "page_error", "failed_request", "navigation_blocked", "browser_disconnected",  # the browser
+    "console_error",
+    "page_error",
+    "failed_request",
+    "navigation_blocked",
+    "browser_disconnected",  # the browser
     "secret_blocked",  # a secret on its way to a host outside the test's allowed hosts, stopped (agent/network.py)
-    "llm_error", "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
-    "expectation", "verdict", "replay_fell_back",  # what the checks, the verdict and the replay cache decided
+    "llm_error",
+    "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
+    "expectation",
+    "verdict",
+    "replay_fell_back",  # what the checks, the verdict and the replay cache decided
     "timings",  # where the test's time went: wall (and CPU) seconds per phase
     "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
@@ -24,7 +31,6 @@ ObservedKind = Literal[
     "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
     "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)
 ]
-
 
 
 class RunTarget(StrEnum):

@@ -180,8 +180,12 @@ def _exit_soon(code: int, within_s: float) -> None:
         if threading.main_thread().is_alive():  # no shutdown under way: the host process (a test) goes on
             return
         alive = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
-        log.info("the interpreter did not exit within %g s (threads still running: %s); exiting with %d",
-                 within_s, ", ".join(alive) or "none", code)
+        log.info(
+            "the interpreter did not exit within %g s (threads still running: %s); exiting with %d",
+            within_s,
+            ", ".join(alive) or "none",
+            code,
+        )
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed or broken stream must not stop the exit
                 stream.flush()

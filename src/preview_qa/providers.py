@@ -29,8 +29,6 @@ API_KEY_ENV: dict[Provider, tuple[str, ...]] = {
 BASE_URL_ENV: dict[Provider, str] = {"openai": "OPENAI_BASE_URL", "azure": "AZURE_OPENAI_ENDPOINT", "ollama": "OLLAMA_HOST"}
 
 
-
-
 @dataclass(frozen=True)
 class LLMSettings:
     """Everything needed to build one provider's chat model, resolved from flags and the environment."""
@@ -47,8 +45,7 @@ def default_model(provider: str, model: str | None = None) -> str:
     return model or DEFAULT_MODELS.get(provider, "")  # type: ignore[call-overload]
 
 
-def resolve(provider: str, model: str | None, api_key: str | None, base_url: str | None,
-            env: Mapping[str, str]) -> LLMSettings:
+def resolve(provider: str, model: str | None, api_key: str | None, base_url: str | None, env: Mapping[str, str]) -> LLMSettings:
     """The provider's settings; the key comes from the argument or the provider's usual variable."""
     if provider not in PROVIDERS:
         raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")

@@ -91,9 +91,13 @@ class Usage(BaseModel):
 
     def __add__(self, other: Usage) -> Usage:
         costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
-        return Usage(llm_calls=self.llm_calls + other.llm_calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                     total_tokens=self.total_tokens + other.total_tokens, cost_usd=sum(costs) if costs else None)
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            cost_usd=sum(costs) if costs else None,
+        )
 
 
 class EvidenceSummary(BaseModel):
@@ -173,8 +177,11 @@ class TestResult(BaseModel):
         if self.regression:
             marks.append("regression: passed on the baseline")
         elif self.baseline is not None:
-            marks.append(f"{self.baseline.status.value} on the baseline too" if self.baseline.status is self.status
-                         else f"{self.baseline.status.value} on the baseline")
+            marks.append(
+                f"{self.baseline.status.value} on the baseline too"
+                if self.baseline.status is self.status
+                else f"{self.baseline.status.value} on the baseline"
+            )
         return marks
 
 
@@ -234,12 +241,13 @@ def check_line(e: ExpectationOutcome) -> str:
 def evidence_lines(ev: EvidenceSummary) -> list[str]:
     """The first of each kind of browser error, and how many more of that kind the event log holds."""
     out = []
-    for first, count, label in ((ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
-                                (ev.first_failed_request, ev.failed_requests, "a request failed"),
-                                (ev.first_console_error, ev.console_errors, "console error")):
+    for first, count, label in (
+        (ev.first_page_error, ev.page_errors, "the page threw an uncaught exception"),
+        (ev.first_failed_request, ev.failed_requests, "a request failed"),
+        (ev.first_console_error, ev.console_errors, "console error"),
+    ):
         if first:
-            out.append(one_line(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}",
-                                REASON_LIMIT))
+            out.append(one_line(f"{label}: {first}{f' ({count - 1} more in events.jsonl)' if count > 1 else ''}", REASON_LIMIT))
     return out
 
 

@@ -50,22 +50,44 @@ def run_env(tmp: Path, **extra: str) -> dict[str, str]:
     return clean_env(TMPDIR=str(tmp), **extra)
 
 
-def start_cli(folder: Path, manifest: str, site: DemoSite, llm_url: str, *extra: str,
-              env: dict[str, str]) -> subprocess.Popen[str]:
+def start_cli(
+    folder: Path, manifest: str, site: DemoSite, llm_url: str, *extra: str, env: dict[str, str]
+) -> subprocess.Popen[str]:
     """`preview-qa run` in the background against the fixture site; results go to folder/out."""
     path = folder / "qa.yml"
     path.write_text(textwrap.dedent(manifest), encoding="utf-8")
     return subprocess.Popen(
-        [sys.executable, "-m", "preview_qa", "run", str(path), "--base-url", site.url, "--out", str(folder / "out"),
-         "--llm-base-url", llm_url, "--api-key", "k", "--model", "scripted", *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "preview_qa",
+            "run",
+            str(path),
+            "--base-url",
+            site.url,
+            "--out",
+            str(folder / "out"),
+            "--llm-base-url",
+            llm_url,
+            "--api-key",
+            "k",
+            "--model",
+            "scripted",
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def short_tests(count: int) -> str:
     """A manifest of `count` short tests: the agent reads the price once and is done, a page check confirms it."""
     lines = ["version: 1", "defaults: {start: /product, timeout: 120}", "tests:"]
-    lines += [f'  - {{name: "short {i:03d}", task: "[quick] Read the price.", expect: {{text: ["$19.99"]}}}}'
-              for i in range(count)]
+    lines += [
+        f'  - {{name: "short {i:03d}", task: "[quick] Read the price.", expect: {{text: ["$19.99"]}}}}' for i in range(count)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -115,6 +137,7 @@ def no_orphans_left(profiles: set[str]) -> None:
 
 def wait_until_asked(proc: subprocess.Popen[str], llm: ScriptedLLM, tag: str, times: int, profiles: set[str]) -> None:
     """Wait until the LLM was asked `times` times about the task tagged `tag`; note every Chromium seen meanwhile."""
+
     def asked() -> bool:
         profiles.update(chromium_profiles(proc.pid))
         assert proc.poll() is None, proc.communicate()

@@ -46,7 +46,8 @@ def test_an_unlabeled_input_fails_at_serious_with_rule_impact_element_and_help(a
     assert t["reason"] == (
         "expectation accessibility failed: expected no accessibility violation of impact serious or above (axe-core "
         "4.12.1), found 1 rule(s) violated: label (critical) on 1 element(s), first '#newsletter-email': Form elements "
-        "must have labels")
+        "must have labels"
+    )
     assert "the agent said pass: The form is shown." in t["causes"]
     report = (a11y_run.out / "report.html").read_text(encoding="utf-8")
     assert "label (critical) on 1 element(s), first &#39;#newsletter-email&#39;: Form elements must have labels" in report
@@ -61,4 +62,3 @@ def test_a_clean_page_passes(a11y_run: CliRun) -> None:
 def test_skipped_rules_and_excluded_selectors_are_not_counted(a11y_run: CliRun) -> None:
     assert a11y_run.test("unlabeled input, label rule skipped")["status"] == "passed"
     assert a11y_run.test("unlabeled input, form excluded")["status"] == "passed"
-

@@ -39,10 +39,19 @@ HOSTILE_REASON = "Checkout broke\n::error::pwned\n::add-mask::Log in\n##[error]l
 API_KEY = "sk-e2e-test-key-98765"
 BYPASS = "bypass-token-from-vercel-4711"
 SCENARIOS = [
-    {"match": "[login]", "turns": [
-        {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                     {"input": {"element": "Password", "text": "<secret>pw</secret>"}}, {"click": {"element": "Log in"}}]},
-        {"done": {"status": "pass", "reason": "Signed in."}}]},
+    {
+        "match": "[login]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Email", "text": "demo@acme.test"}},
+                    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+                    {"click": {"element": "Log in"}},
+                ]
+            },
+            {"done": {"status": "pass", "reason": "Signed in."}},
+        ],
+    },
     {"match": "[hostile]", "turns": [{"done": {"status": "fail", "reason": HOSTILE_REASON}}]},
 ]
 
@@ -66,16 +75,28 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     github = FakeGitHub(server)
     try:
         with ScriptedLLM(SCENARIOS) as llm:
-            env = clean_env(**runner_env(workspace, github.url), **{
-                "INPUT_BASE-URL": site.url, "INPUT_LLM-BASE-URL": llm.url, "INPUT_API-KEY": API_KEY,
-                "INPUT_MODEL": "scripted", "INPUT_OUT": "results", "INPUT_COMMENT": "true", "INPUT_FAIL-ON": "errored",
-                "INPUT_WAIT-TIMEOUT": "30", "INPUT_CONCURRENCY": "2", "INPUT_MANIFEST": "qa.yml",
-                "INPUT_EXTRA-HEADERS": f"x-vercel-protection-bypass: {BYPASS}\n\nX-Preview-QA: e2e\n"})
+            env = clean_env(
+                **runner_env(workspace, github.url),
+                **{
+                    "INPUT_BASE-URL": site.url,
+                    "INPUT_LLM-BASE-URL": llm.url,
+                    "INPUT_API-KEY": API_KEY,
+                    "INPUT_MODEL": "scripted",
+                    "INPUT_OUT": "results",
+                    "INPUT_COMMENT": "true",
+                    "INPUT_FAIL-ON": "errored",
+                    "INPUT_WAIT-TIMEOUT": "30",
+                    "INPUT_CONCURRENCY": "2",
+                    "INPUT_MANIFEST": "qa.yml",
+                    "INPUT_EXTRA-HEADERS": f"x-vercel-protection-bypass: {BYPASS}\n\nX-Preview-QA: e2e\n",
+                },
+            )
             ok = run_step(env, workspace)
             first_comment = github.comments[0]["body"] if github.comments else ""
             seen = len(llm.requests)
-            unreachable = run_step({**env, "INPUT_BASE-URL": f"http://127.0.0.1:{closed_port()}", "INPUT_WAIT-TIMEOUT": "3"},
-                                   workspace)
+            unreachable = run_step(
+                {**env, "INPUT_BASE-URL": f"http://127.0.0.1:{closed_port()}", "INPUT_WAIT-TIMEOUT": "3"}, workspace
+            )
             yield Runs(ok, unreachable, github, first_comment, len(llm.requests) - seen)
     finally:
         server.stop()
@@ -109,9 +130,17 @@ def test_one_annotation_at_the_failing_tests_line(runs: Runs) -> None:
 
 
 def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
-    assert runs.ok.outputs == {"passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0",
-                               "regressions": "0", "results-path": "results/results.json",
-                               "junit-path": "results/junit.xml"}
+    assert runs.ok.outputs == {
+        "passed": "1",
+        "failed": "1",
+        "errored": "0",
+        "skipped": "1",
+        "total": "3",
+        "flaky": "0",
+        "regressions": "0",
+        "results-path": "results/results.json",
+        "junit-path": "results/junit.xml",
+    }
     assert "| ✅ | Log in works | Signed in. |" in runs.ok.summary
     assert "❌ **Checkout\\: hostile, \\:\\:error\\:\\:pwned-by-name** · qa.yml\\:9" in runs.ok.summary  # its card
     assert runs.comment_after_first_run.startswith("<!-- preview-qa: qa.yml -->\n### ❌ preview-qa: failed")

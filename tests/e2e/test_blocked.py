@@ -26,18 +26,33 @@ tests:
     task: "[walled] Check the cart is empty."
     max_steps: 3
 """
-SCENARIOS = [{"match": "[walled]", "turns": [
-    {"done": {"status": "blocked", "reason": "A Vercel page asks to log in to continue to this deployment.",
-              "blocked_by": "host_protection"}}]}]
-REMEDY = ("blocked: the preview answered with its host's login page: give the protection-bypass header with "
-          "`extra-headers` (or `http-credentials` for basic auth)")
+SCENARIOS = [
+    {
+        "match": "[walled]",
+        "turns": [
+            {
+                "done": {
+                    "status": "blocked",
+                    "reason": "A Vercel page asks to log in to continue to this deployment.",
+                    "blocked_by": "host_protection",
+                }
+            }
+        ],
+    }
+]
+REMEDY = (
+    "blocked: the preview answered with its host's login page: give the protection-bypass header with "
+    "`extra-headers` (or `http-credentials` for basic auth)"
+)
 
 
 @pytest.fixture(scope="module")
 def walled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliRun]:
     folder: Path = tmp_path_factory.mktemp("walled")
-    with DemoSite(login_wall="Bypass-Token-Osprey-4410") as site, scripted_run(folder, site, MANIFEST, SCENARIOS,
-                                                                               "--wait-timeout", "10") as run:
+    with (
+        DemoSite(login_wall="Bypass-Token-Osprey-4410") as site,
+        scripted_run(folder, site, MANIFEST, SCENARIOS, "--wait-timeout", "10") as run,
+    ):
         yield run
 
 
@@ -52,8 +67,10 @@ def test_a_walled_preview_errors_every_test_with_the_remedy(walled: CliRun) -> N
 
 
 def test_the_preview_wait_says_once_that_the_preview_looks_protected(walled: CliRun) -> None:
-    warning = ("the preview answered HTTP 401: it looks protected; give its protection-bypass header with "
-               "`extra-headers`, or `http-credentials` for basic auth, or every test will be blocked")
+    warning = (
+        "the preview answered HTTP 401: it looks protected; give its protection-bypass header with "
+        "`extra-headers`, or `http-credentials` for basic auth, or every test will be blocked"
+    )
     assert walled.results["warnings"] == [warning]
     assert walled.stdout.count("warning: the preview answered HTTP 401") == 1, walled.stdout
 

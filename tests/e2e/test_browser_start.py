@@ -31,8 +31,13 @@ REASONS = {
 
 def run_with_fake(mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite) -> tuple[int, str, dict, int]:
     launches = browser_tmp / "launches.log"
-    env = run_env(browser_tmp, PREVIEW_QA_CHROMIUM=launcher(str(tmp_path)), FAKE_CHROMIUM_MODE=mode,
-                  FAKE_CHROMIUM_LOG=str(launches), FAKE_CHROMIUM_REAL="/usr/bin/chromium")
+    env = run_env(
+        browser_tmp,
+        PREVIEW_QA_CHROMIUM=launcher(str(tmp_path)),
+        FAKE_CHROMIUM_MODE=mode,
+        FAKE_CHROMIUM_LOG=str(launches),
+        FAKE_CHROMIUM_REAL="/usr/bin/chromium",
+    )
     with ScriptedLLM(QUICK) as llm:
         proc = start_cli(tmp_path, MANIFEST, site, llm.url, env=env)
         try:
@@ -45,7 +50,8 @@ def run_with_fake(mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite) 
 
 @pytest.mark.parametrize("mode", list(REASONS))
 def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(
-        mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite) -> None:
+    mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite
+) -> None:
     code, stderr, test, launches = run_with_fake(mode, tmp_path, browser_tmp, site)
     assert code == 1, stderr[-3000:]
     assert "Traceback" not in stderr
@@ -59,8 +65,7 @@ def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(
     assert left_behind(browser_tmp) == []  # neither try's browser, nor the helper it started
 
 
-def test_a_browser_that_fails_once_is_retried_and_the_test_runs(tmp_path: Path, browser_tmp: Path,
-                                                                 site: DemoSite) -> None:
+def test_a_browser_that_fails_once_is_retried_and_the_test_runs(tmp_path: Path, browser_tmp: Path, site: DemoSite) -> None:
     code, stderr, test, launches = run_with_fake("flaky", tmp_path, browser_tmp, site)
     assert (code, test["status"], test["reason"]) == (0, "passed", "The price is $19.99."), stderr[-3000:]
     assert launches == 2

@@ -14,8 +14,16 @@ from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
 pytestmark = pytest.mark.e2e
 
 DEAD = "http://127.0.0.1:9"  # every request that is not to 127.0.0.1 fails, as offline or behind a closed proxy
-OFFLINE = {"HTTP_PROXY": DEAD, "HTTPS_PROXY": DEAD, "ALL_PROXY": DEAD, "http_proxy": DEAD, "https_proxy": DEAD,
-           "all_proxy": DEAD, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+OFFLINE = {
+    "HTTP_PROXY": DEAD,
+    "HTTPS_PROXY": DEAD,
+    "ALL_PROXY": DEAD,
+    "http_proxy": DEAD,
+    "https_proxy": DEAD,
+    "all_proxy": DEAD,
+    "NO_PROXY": "127.0.0.1,localhost",
+    "no_proxy": "127.0.0.1,localhost",
+}
 
 MANIFEST = """
 version: 1
@@ -28,15 +36,26 @@ tests:
     task: "[passes] Read the price."
     max_cost_usd: 1
 """
-SCENARIOS = [{"match": "[scrolls]", "turns": [{"actions": [{"scroll": {"down": True}}]}]},
-             {"match": "[passes]", "turns": [{"done": {"status": "pass", "reason": "The price is shown."}}]}]
+SCENARIOS = [
+    {"match": "[scrolls]", "turns": [{"actions": [{"scroll": {"down": True}}]}]},
+    {"match": "[passes]", "turns": [{"done": {"status": "pass", "reason": "The price is shown."}}]},
+]
 
 
 @pytest.fixture(scope="module")
 def budget_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
     # gpt-4.1-mini at $0.40/$1.60 per million tokens; each scripted answer reports about 3,000 prompt tokens
-    with scripted_run(tmp_path_factory.mktemp("budgets"), site, MANIFEST, SCENARIOS, "--model", "gpt-4.1-mini",
-                      "--concurrency", "2", env=clean_env(**OFFLINE)) as done:
+    with scripted_run(
+        tmp_path_factory.mktemp("budgets"),
+        site,
+        MANIFEST,
+        SCENARIOS,
+        "--model",
+        "gpt-4.1-mini",
+        "--concurrency",
+        "2",
+        env=clean_env(**OFFLINE),
+    ) as done:
         yield done
 
 
@@ -60,12 +79,28 @@ def test_tokens_and_cost_are_counted_from_our_own_count(budget_run: CliRun) -> N
 def test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run(tmp_path: Path, site: DemoSite) -> None:
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n", encoding="utf-8")
-    proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(tmp_path / "out"),
-                           "--llm-base-url", "http://127.0.0.1:9/v1", "--model", "my-own-finetune",
-                           "--max-cost-usd", "0.01"], env=clean_env(**OFFLINE), timeout=120)
+    proc = run_preview_qa(
+        [
+            "run",
+            str(manifest),
+            "--base-url",
+            site.url,
+            "--out",
+            str(tmp_path / "out"),
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "my-own-finetune",
+            "--max-cost-usd",
+            "0.01",
+        ],
+        env=clean_env(**OFFLINE),
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
         "preview-qa: error: --max-cost-usd cannot be enforced: no price is known for model 'my-own-finetune' of "
         "provider 'openai'; give its price with --price-per-mtok IN,OUT (USD per million input and output tokens) "
-        "or drop the budget.")
+        "or drop the budget."
+    )
     assert not (tmp_path / "out").exists()

@@ -21,8 +21,11 @@ pytestmark = pytest.mark.e2e
 
 
 def login(email: str = "demo@acme.test") -> list[dict[str, Any]]:
-    return [{"input": {"element": "Email", "text": email}}, {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
-            {"click": {"element": "Log in"}}]
+    return [
+        {"input": {"element": "Email", "text": email}},
+        {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+        {"click": {"element": "Log in"}},
+    ]
 
 
 def logs_in(tag: str) -> str:
@@ -50,12 +53,19 @@ tests:{logs_in("login")}
 
 PASS = {"done": {"status": "pass", "reason": "Signed in."}}
 SCENARIOS = [
-    *({"name": tag, "match": f"[{tag}]", "turns": [{"actions": login()}, PASS]}
-      for tag in ("login", "button-moved", "typed-wrong")),
-    {"name": "price", "match": "[price]",
-     "turns": [{"actions": [{"scroll": {"down": True}}]},
-               {"done": {"status": "pass", "reason": "Read it.", "data": {"price": "$19.99"}}}],
-     "other": json.dumps({"status": "pass", "reason": "The page shows $19.99.", "data": {"price": "$19.99"}})},
+    *(
+        {"name": tag, "match": f"[{tag}]", "turns": [{"actions": login()}, PASS]}
+        for tag in ("login", "button-moved", "typed-wrong")
+    ),
+    {
+        "name": "price",
+        "match": "[price]",
+        "turns": [
+            {"actions": [{"scroll": {"down": True}}]},
+            {"done": {"status": "pass", "reason": "Read it.", "data": {"price": "$19.99"}}},
+        ],
+        "other": json.dumps({"status": "pass", "reason": "The page shows $19.99.", "data": {"price": "$19.99"}}),
+    },
     {"name": "fails", "match": "[fails]", "turns": [{"done": {"status": "fail", "reason": "It is $19.99."}}]},
 ]
 
@@ -88,8 +98,13 @@ def move_the_elements(item: dict[str, Any]) -> None:
     """As if the login form had been rebuilt: no recorded element can be found again."""
     for element in item["state"]["interacted_element"] or []:
         if element:
-            element.update(element_hash=1, stable_hash=1, x_path="html/body/nowhere", ax_name="gone",
-                           attributes={"name": "gone", "id": "gone"})
+            element.update(
+                element_hash=1,
+                stable_hash=1,
+                x_path="html/body/nowhere",
+                ax_name="gone",
+                attributes={"name": "gone", "id": "gone"},
+            )
 
 
 def type_a_wrong_email(item: dict[str, Any]) -> None:
@@ -107,11 +122,31 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     del env["PREVIEW_QA_NO_CACHE"]
     calls: dict[str, list[dict[str, Any]]] = {}
     with ScriptedLLM(SCENARIOS) as llm:
+
         def cli(out: str, *extra: str) -> CliRun:
             first = len(llm.calls)
-            proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / out), "--cache",
-                                   str(cache), "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                                   "--concurrency", "3", *extra], env=env)
+            proc = run_preview_qa(
+                [
+                    "run",
+                    str(manifest),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / out),
+                    "--cache",
+                    str(cache),
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "test-key",
+                    "--model",
+                    "scripted",
+                    "--concurrency",
+                    "3",
+                    *extra,
+                ],
+                env=env,
+            )
             calls[out] = llm.calls[first:]
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
@@ -132,8 +167,12 @@ def calls(runs: Runs, run: CliRun, scenario: str, kind: str | None = None) -> li
 def test_first_run_runs_the_agent_and_records_only_what_passed(runs: Runs) -> None:
     assert runs.record.exit_code == 1, runs.record.stderr
     assert {t["name"]: (t["status"], t["path"]) for t in runs.record.results["tests"]} == {
-        "login": ("passed", "agent"), "price": ("passed", "agent"), "button-moved": ("passed", "agent"),
-        "typed-wrong": ("passed", "agent"), "fails": ("failed", "agent")}
+        "login": ("passed", "agent"),
+        "price": ("passed", "agent"),
+        "button-moved": ("passed", "agent"),
+        "typed-wrong": ("passed", "agent"),
+        "fails": ("failed", "agent"),
+    }
     assert set(runs.entries_after_record) == {"login", "price", "button-moved", "typed-wrong"}
 
 
@@ -151,8 +190,13 @@ def test_a_replay_keeps_a_trace_of_its_playwright_actions_with_no_secret_in_it(r
     t = runs.replay.test("login")
     with zipfile.ZipFile(runs.replay.out / t["artifacts"]["trace"]) as z:
         entries = {name: z.read(name).decode("utf-8", errors="replace") for name in z.namelist()}
-    events = [json.loads(line) for name, text in entries.items() if name.endswith(".trace")
-              for line in text.splitlines() if line.strip()]
+    events = [
+        json.loads(line)
+        for name, text in entries.items()
+        if name.endswith(".trace")
+        for line in text.splitlines()
+        if line.strip()
+    ]
     methods = {e.get("method") for e in events if e.get("type") == "before"}
     assert {"fill", "click"} <= methods, methods  # the replay's own actions, each with its DOM snapshots
     assert not [name for name, text in entries.items() if DEMO_PASSWORD in text]
@@ -162,8 +206,9 @@ def test_a_replay_with_an_output_schema_is_judged_by_one_call_on_the_final_page(
     t = runs.replay.test("price")
     assert (t["status"], t["path"], t["reason"]) == ("passed", "replayed", "The page shows $19.99."), t
     assert [c["kind"] for c in calls(runs, runs.replay, "price")] == ["other"]  # one page check, no agent step
-    assert t["expectations"] == [{"check": "data.price", "expected": '"$19.99"', "found": '"$19.99"', "ok": True,
-                                  "timeout_s": None, "waited_s": None}]  # a data check has nothing to wait for
+    assert t["expectations"] == [
+        {"check": "data.price", "expected": '"$19.99"', "found": '"$19.99"', "ok": True, "timeout_s": None, "waited_s": None}
+    ]  # a data check has nothing to wait for
     assert t["usage"]["llm_calls"] == 1
 
 

@@ -37,8 +37,10 @@ tests:
   - {name: still running, task: "[slow] Keep waiting.", max_steps: 40}
   - {name: never started, task: "[quick] Read the price again."}
 """
-SCENARIOS = [{"match": "[quick]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]},
-             {"match": "[slow]", "turns": [{"actions": [{"wait": {"seconds": 2}}]}]}]
+SCENARIOS = [
+    {"match": "[quick]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]},
+    {"match": "[slow]", "turns": [{"actions": [{"wait": {"seconds": 2}}]}]},
+]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -64,8 +66,9 @@ def test_cancel_mid_run(sig: signal.Signals, tmp_path: Path, site: DemoSite) -> 
     assert statuses["never started"] == ("errored", "cancelled")
     assert results["notice"] == "cancelled"
     first = next(t for t in results["tests"] if t["name"] == "finishes first")
-    assert first["artifacts"] and all((out / p).is_file() for v in first["artifacts"].values()
-                                      for p in ([v] if isinstance(v, str) else v))
+    assert first["artifacts"] and all(
+        (out / p).is_file() for v in first["artifacts"].values() for p in ([v] if isinstance(v, str) else v)
+    )
     JUNIT_SCHEMA.validate((out / "junit.xml").read_text(encoding="utf-8"))
     suite = next(iter(JUnitXml.fromfile(str(out / "junit.xml"))))
     assert (suite.tests, suite.errors) == (3, 2)
@@ -87,12 +90,19 @@ ENDS_WITHIN_S = 45  # generous for a loaded 2-core machine; what it takes is pri
 
 
 @pytest.mark.parametrize("moment", list(MOMENTS))
-def test_every_cancel_ends_with_130_its_results_and_no_browser(moment: str, tmp_path: Path, browser_tmp: Path,
-                                                              site: DemoSite) -> None:
+def test_every_cancel_ends_with_130_its_results_and_no_browser(
+    moment: str, tmp_path: Path, browser_tmp: Path, site: DemoSite
+) -> None:
     wait_for_what, signals, fake = MOMENTS[moment]
     launches = browser_tmp / "launches.log"
-    env = run_env(browser_tmp, **({"PREVIEW_QA_CHROMIUM": launcher(str(tmp_path)), "FAKE_CHROMIUM_MODE": fake,
-                                   "FAKE_CHROMIUM_LOG": str(launches)} if fake else {}))
+    env = run_env(
+        browser_tmp,
+        **(
+            {"PREVIEW_QA_CHROMIUM": launcher(str(tmp_path)), "FAKE_CHROMIUM_MODE": fake, "FAKE_CHROMIUM_LOG": str(launches)}
+            if fake
+            else {}
+        ),
+    )
     with ScriptedLLM(SCENARIOS) as llm:
         proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=env)
 

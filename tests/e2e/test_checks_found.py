@@ -37,8 +37,9 @@ def test_a_missing_text_names_the_nearest_line_at_the_bottom_of_a_long_page(site
     found = checks_on(f"{site.url}/cart", Expectations(text=["Cart total: 2 item(s)", "Your cart"]))
     missing = found["text:visible text 'Cart total: 2 item(s)'"]
     assert not missing.ok
-    assert missing.found == ("'Cart total: 1 item(s)' (the closest visible line, after 'Acme Anvil: $19.99' and "
-                             "before 'Checkout')")
+    assert missing.found == (
+        "'Cart total: 1 item(s)' (the closest visible line, after 'Acme Anvil: $19.99' and before 'Checkout')"
+    )
     assert found["text:visible text 'Your cart'"].ok
 
 
@@ -55,4 +56,5 @@ def test_a_hidden_text_is_called_hidden_and_nothing_alike_is_not_dressed_up_as_a
     found = checks_on(f"{site.url}/", Expectations(text=["Payment confirmed", "Refund issued to your card"]), html)
     assert found["text:visible text 'Payment confirmed'"].found == "it is on the page but hidden"
     assert found["text:visible text 'Refund issued to your card'"].found == (
-        "no visible line resembles it (the page shows 2 line(s) of text)")
+        "no visible line resembles it (the page shows 2 line(s) of text)"
+    )

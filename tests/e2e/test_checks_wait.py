@@ -19,8 +19,9 @@ from preview_qa.results import ExpectationOutcome
 pytestmark = pytest.mark.e2e
 
 
-def checked(site: DemoSite, path: str, then: Callable[[Any], Awaitable[None]], expect: Expectations,
-            wait_s: float | None = None) -> tuple[list[ExpectationOutcome], float]:
+def checked(
+    site: DemoSite, path: str, then: Callable[[Any], Awaitable[None]], expect: Expectations, wait_s: float | None = None
+) -> tuple[list[ExpectationOutcome], float]:
     """Open `path`, do `then(page)`, and check at once: the outcomes and how long the checks took."""
     from playwright.async_api import async_playwright
 
@@ -44,8 +45,7 @@ async def click(page: Any, name: str) -> None:
 
 
 def test_text_waits_for_a_confirmation_that_appears_2_5_s_after_the_click(site: DemoSite) -> None:
-    [outcome], took = checked(site, "/order", lambda page: click(page, "Place order"),
-                              Expectations(text=["Order confirmed"]))
+    [outcome], took = checked(site, "/order", lambda page: click(page, "Place order"), Expectations(text=["Order confirmed"]))
     assert outcome.ok, outcome
     assert 2 < took < 5  # it waited for the confirmation, and no longer
     assert 2 < outcome.waited_s < outcome.timeout_s  # the wait it reports is the one it had, not its budget
@@ -62,8 +62,9 @@ def test_a_wait_that_ends_in_vain_reports_the_page_as_it_was_then(site: DemoSite
         await click(page, "Place order")
         await page.evaluate("setTimeout(() => { document.title = 'Payment pending - Acme'; }, 500)")
 
-    [title, text], took = checked(site, "/order?ms=60000", pending_later,
-                                  Expectations(title="Confirmed", text=["Order confirmed"], timeout=1.5))
+    [title, text], took = checked(
+        site, "/order?ms=60000", pending_later, Expectations(title="Confirmed", text=["Order confirmed"], timeout=1.5)
+    )
     assert not title.ok and not text.ok and title.timeout_s == text.timeout_s == 1.5
     assert title.found.startswith("'Payment pending - Acme' (on http://")  # not the title it had when the wait began
     assert text.found != "it is visible"
@@ -72,17 +73,23 @@ def test_a_wait_that_ends_in_vain_reports_the_page_as_it_was_then(site: DemoSite
 
 def test_url_and_title_wait_too_and_every_check_waits_at_once(site: DemoSite) -> None:
     async def change_later(page: Any) -> None:
-        await page.evaluate("setTimeout(() => { history.pushState({}, '', '/order/done'); "
-                            "document.title = 'Order confirmed - Acme'; }, 1500)")
+        await page.evaluate(
+            "setTimeout(() => { history.pushState({}, '', '/order/done'); document.title = 'Order confirmed - Acme'; }, 1500)"
+        )
         await click(page, "Place order")
 
-    outcomes, took = checked(site, "/order", change_later, Expectations(url="/order/done", title="order CONFIRMED",
-                                                                        text=["Order confirmed"], not_text=["Processing"]))
+    outcomes, took = checked(
+        site,
+        "/order",
+        change_later,
+        Expectations(url="/order/done", title="order CONFIRMED", text=["Order confirmed"], not_text=["Processing"]),
+    )
     assert [(o.check, o.ok) for o in outcomes] == [("url", True), ("title", True), ("text", True), ("not_text", True)]
     assert took < 5  # side by side, not one wait after another
 
 
 def test_a_check_with_no_time_left_still_looks_once(site: DemoSite) -> None:
-    [held, missing], took = checked(site, "/product", lambda page: asyncio.sleep(0),
-                                    Expectations(text=["Acme Anvil", "Free shipping"]), wait_s=0)
+    [held, missing], took = checked(
+        site, "/product", lambda page: asyncio.sleep(0), Expectations(text=["Acme Anvil", "Free shipping"]), wait_s=0
+    )
     assert held.ok and not missing.ok and took < 2

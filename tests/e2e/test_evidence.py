@@ -45,26 +45,37 @@ tests:
 """
 
 SCENARIOS = [
-    {"match": "[broken]", "turns": [
-        {"actions": [{"click": {"element": "Pay now"}}], "goal": "press Pay now"},
-        {"actions": [{"wait": {"seconds": 1}}], "goal": "wait for a confirmation"},
-        {"done": {"status": "fail", "reason": "No confirmation appeared."}}]},
+    {
+        "match": "[broken]",
+        "turns": [
+            {"actions": [{"click": {"element": "Pay now"}}], "goal": "press Pay now"},
+            {"actions": [{"wait": {"seconds": 1}}], "goal": "wait for a confirmation"},
+            {"done": {"status": "fail", "reason": "No confirmation appeared."}},
+        ],
+    },
     {"match": "[http-500]", "turns": [{"http_status": 500}]},
     {"match": "[not-json]", "turns": [{"raw": "I think it passed!"}]},
-    {"match": "[hostile]", "turns": [  # a real model quotes what it read, page markup included
-        {"actions": [{"scroll": {"down": True}}], "goal": "read the title <script>alert(1)</script>"},
-        {"done": {"status": "pass", "reason": "The page titled Pricing <script>alert(1)</script> lists the plans."}}]},
-    {"match": "[leave]", "turns": [
-        {"actions": [{"click": {"element": "Leave site"}}], "goal": "follow the link"},
-        {"done": {"status": "fail", "reason": "The link leads off the site."}}]},
+    {
+        "match": "[hostile]",
+        "turns": [  # a real model quotes what it read, page markup included
+            {"actions": [{"scroll": {"down": True}}], "goal": "read the title <script>alert(1)</script>"},
+            {"done": {"status": "pass", "reason": "The page titled Pricing <script>alert(1)</script> lists the plans."}},
+        ],
+    },
+    {
+        "match": "[leave]",
+        "turns": [
+            {"actions": [{"click": {"element": "Leave site"}}], "goal": "follow the link"},
+            {"done": {"status": "fail", "reason": "The link leads off the site."}},
+        ],
+    },
     {"match": "[price]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]},
 ]
 
 
 @pytest.fixture(scope="module")
 def evidence_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("evidence"), site, MANIFEST, SCENARIOS, "--concurrency", "3",
-                      "--no-cache") as run:
+    with scripted_run(tmp_path_factory.mktemp("evidence"), site, MANIFEST, SCENARIOS, "--concurrency", "3", "--no-cache") as run:
         yield run
 
 
@@ -87,8 +98,9 @@ def test_a_page_that_throws_yields_error_events_counts_and_a_reason(evidence_run
     assert t["status"] == "failed"
     assert any("cart.total is undefined" in e["message"] for e in of_type(evidence_run, "checkout throws", "page_error"))
     assert any(e["text"] == "cart failed to load" for e in of_type(evidence_run, "checkout throws", "console_error"))
-    assert any(e["url"].endswith("/api/cart") and e["status"] == 500
-               for e in of_type(evidence_run, "checkout throws", "failed_request"))
+    assert any(
+        e["url"].endswith("/api/cart") and e["status"] == 500 for e in of_type(evidence_run, "checkout throws", "failed_request")
+    )
     ev = t["evidence"]
     assert ev["page_errors"] >= 1 and ev["console_errors"] >= 1 and ev["failed_requests"] >= 1
     assert "cart.total is undefined" in ev["first_page_error"]

@@ -36,17 +36,38 @@ tests:
 
 SCENARIOS = [
     {"match": "[cart]", "turns": [{"done": {"status": "pass", "reason": "The cart shows its items."}}]},
-    {"match": "[signin]", "turns": [
-        {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                     {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
-                     {"click": {"element": "Sign in"}}], "goal": "sign in"},
-        {"done": {"status": "pass", "reason": "The dashboard lists the orders."}}]},
-    {"match": "[greedy]", "turns": [  # seven actions; browser-use runs at most max_actions_per_step=5 of them
-        {"actions": [*[{"scroll": {"down": True, "pages": 0.5}}] * 5, {"click": {"element": "Checkout"}},
-                     {"click": {"element": "Home"}}], "goal": "scroll down, then check out"},
-        {"actions": [{"click": {"element": "Home"}}, {"click": {"element": "Checkout"}}],  # the first one leaves the page
-         "goal": "go home, then check out"},
-        {"done": {"status": "fail", "reason": "There is no checkout form."}}]},
+    {
+        "match": "[signin]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Email", "text": "demo@acme.test"}},
+                    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+                    {"click": {"element": "Sign in"}},
+                ],
+                "goal": "sign in",
+            },
+            {"done": {"status": "pass", "reason": "The dashboard lists the orders."}},
+        ],
+    },
+    {
+        "match": "[greedy]",
+        "turns": [  # seven actions; browser-use runs at most max_actions_per_step=5 of them
+            {
+                "actions": [
+                    *[{"scroll": {"down": True, "pages": 0.5}}] * 5,
+                    {"click": {"element": "Checkout"}},
+                    {"click": {"element": "Home"}},
+                ],
+                "goal": "scroll down, then check out",
+            },
+            {
+                "actions": [{"click": {"element": "Home"}}, {"click": {"element": "Checkout"}}],  # the first one leaves the page
+                "goal": "go home, then check out",
+            },
+            {"done": {"status": "fail", "reason": "There is no checkout form."}},
+        ],
+    },
 ]
 
 
@@ -67,8 +88,10 @@ def test_a_failing_text_check_names_the_nearest_line_at_the_bottom_of_a_long_pag
     run, _ = quality_run
     t = run.test("cart shows two items")
     assert t["status"] == "failed"
-    assert t["reason"].startswith("expectation text failed: expected visible text 'Cart total: 2 item(s)', "
-                                  "found 'Cart total: 1 item(s)' (the closest visible line")
+    assert t["reason"].startswith(
+        "expectation text failed: expected visible text 'Cart total: 2 item(s)', "
+        "found 'Cart total: 1 item(s)' (the closest visible line"
+    )
 
 
 def test_a_missing_favicon_is_no_cause(quality_run: tuple[CliRun, list[str]]) -> None:
@@ -83,8 +106,9 @@ def test_a_missing_favicon_is_no_cause(quality_run: tuple[CliRun, list[str]]) ->
     ignored = events(run, "cart shows two items", "ignored")
     assert all(e["error"] is False for e in ignored)
     # browser-use's own loading page (about:blank, before the start navigation) is no page of the app either
-    assert all(e["why"] == "favicon" or (e["why"] == "not a page of the app" and e["page"] == "about:blank")
-               for e in ignored), ignored
+    assert all(e["why"] == "favicon" or (e["why"] == "not a page of the app" and e["page"] == "about:blank") for e in ignored), (
+        ignored
+    )
 
 
 def test_a_login_step_names_the_button_it_clicked_and_shows_where_it_led(quality_run: tuple[CliRun, list[str]]) -> None:
@@ -147,7 +171,9 @@ def test_the_report_shows_elements_dropped_actions_paths_and_the_filled_form(qua
         greedy = page.locator("details.test", has=page.get_by_role("heading", name="too many actions at once"))
         first = greedy.locator("figure.step").first
         assert "max_actions_per_step=5" in first.locator("div.dropped").inner_text()
-        assert [c.inner_text() for c in first.locator("ul.dropped code").all()] == ["Clicked button 'Checkout'",
-                                                                                     "Clicked link 'Home'"]
+        assert [c.inner_text() for c in first.locator("ul.dropped code").all()] == [
+            "Clicked button 'Checkout'",
+            "Clicked link 'Home'",
+        ]
         page.screenshot(path=str(run.out.parent / "report.png"), full_page=True)  # to look at by hand
         browser.close()

@@ -39,8 +39,10 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
     for lang in ("python", "ts"):
         (folder / lang).mkdir()
         for name in PASSING:
-            done = run_preview_qa(["export", str(DEMO_MANIFEST), "--test", name, "--results", str(folder / "results"),
-                                   "--lang", lang], cwd=folder / lang)
+            done = run_preview_qa(
+                ["export", str(DEMO_MANIFEST), "--test", name, "--results", str(folder / "results"), "--lang", lang],
+                cwd=folder / lang,
+            )
             assert done.returncode == 0, done.stderr
         files[lang] = folder / lang
     (files["python"] / "conftest.py").write_text(CONFTEST, encoding="utf-8")
@@ -49,15 +51,35 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
 
 def pytest_run(folder: Path, base_url: str) -> subprocess.CompletedProcess[str]:
     env = {**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(folder),
-                           "--base-url", base_url, str(folder)], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(folder),
+            "--base-url",
+            base_url,
+            str(folder),
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_exported_python_tests_pass_on_the_same_site(exported: dict[str, Path], site: DemoSite) -> None:
     written = sorted(p.name for p in exported["python"].glob("test_*.py"))
-    assert written == ["test_log_in_shows_three_orders.py", "test_product_price_is_shown.py",
-                       "test_signup_rejects_a_bad_email.py"]
+    assert written == [
+        "test_log_in_shows_three_orders.py",
+        "test_product_price_is_shown.py",
+        "test_signup_rejects_a_bad_email.py",
+    ]
     assert DEMO_PASSWORD not in "".join(p.read_text(encoding="utf-8") for p in exported["python"].iterdir())
     done = pytest_run(exported["python"], site.url)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -88,11 +110,19 @@ def test_the_exported_typescript_specs_pass_and_fail_likewise(exported: dict[str
         shutil.copy(spec, project / spec.name)
 
     def npx(base_url: str) -> subprocess.CompletedProcess[str]:
-        config = ("import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', "
-                  f"use: {{ baseURL: '{base_url}', launchOptions: {{ executablePath: '/usr/bin/chromium' }} }} }});\n")
+        config = (
+            "import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', "
+            f"use: {{ baseURL: '{base_url}', launchOptions: {{ executablePath: '/usr/bin/chromium' }} }} }});\n"
+        )
         (project / "playwright.config.ts").write_text(config, encoding="utf-8")
-        return subprocess.run(["npx", "playwright", "test", "--reporter=line"], cwd=project, capture_output=True,
-                              text=True, timeout=300, env={**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD})
+        return subprocess.run(
+            ["npx", "playwright", "test", "--reporter=line"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD},
+        )
 
     green = npx(site.url)
     assert green.returncode == 0, green.stdout + green.stderr

@@ -29,8 +29,10 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style><
 def css() -> str:
     path = os.environ.get(CSS_VARIABLE, "")
     if not path or not Path(path).is_file():
-        pytest.skip(f"GitHub's stylesheet is not installed: run `npm install --prefix DIR github-markdown-css` and set "
-                    f"{CSS_VARIABLE}=DIR/node_modules/github-markdown-css/github-markdown-light.css (.ci/run does)")
+        pytest.skip(
+            f"GitHub's stylesheet is not installed: run `npm install --prefix DIR github-markdown-css` and set "
+            f"{CSS_VARIABLE}=DIR/node_modules/github-markdown-css/github-markdown-light.css (.ci/run does)"
+        )
     return Path(path).read_text(encoding="utf-8")
 
 
@@ -71,8 +73,7 @@ def look(html_page: str, shot: Path) -> dict[str, Any]:
             browser.close()
 
 
-def test_the_demos_failure_card_fits_900_px_says_each_fact_once_and_shows_no_json(demo: CliRun, css: str,
-                                                                                tmp_path: Path) -> None:
+def test_the_demos_failure_card_fits_900_px_says_each_fact_once_and_shows_no_json(demo: CliRun, css: str, tmp_path: Path) -> None:
     assert demo.exit_code == 0, demo.stderr[-2000:]
     comment = (demo.out / "comment.md").read_text(encoding="utf-8")
     card = card_of(comment)
@@ -87,9 +88,15 @@ def test_the_demos_failure_card_fits_900_px_says_each_fact_once_and_shows_no_jso
 
     text = visible(card)
     checkout = next(t for t in demo.results["tests"] if t["name"] == "Checkout page works")
-    facts = [checkout["reason"], "Payment confirmed", checkout["evidence"]["first_page_error"],
-             checkout["evidence"]["first_failed_request"], checkout["evidence"]["first_console_error"],
-             "Reported: fail", "step-03.png"]
+    facts = [
+        checkout["reason"],
+        "Payment confirmed",
+        checkout["evidence"]["first_page_error"],
+        checkout["evidence"]["first_failed_request"],
+        checkout["evidence"]["first_console_error"],
+        "Reported: fail",
+        "step-03.png",
+    ]
     assert {fact: text.count(fact) for fact in facts} == dict.fromkeys(facts, 1), text
     assert "expectation text failed" not in text  # the table says it, not a sentence besides
     assert "and 2 more in events.jsonl" in text  # 2 page errors + 2 console errors + 1 failed request, 3 shown

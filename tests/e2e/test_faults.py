@@ -71,13 +71,17 @@ def test_the_run_completes_with_exit_code_1(faults: CliRun) -> None:
     assert len(faults.results["tests"]) == 13
 
 
-@pytest.mark.parametrize(("name", "scenario", "reason"), [
-    ("provider 429", "p429", "LLM provider error: HTTP 429: "),
-    ("provider 503", "p503", "LLM provider error: HTTP 503: "),
-    ("provider 500", "p500", "LLM provider error: HTTP 500: "),
-])
-def test_http_errors_are_retried_a_bounded_number_of_times_then_errored(faults: CliRun, name: str, scenario: str,
-                                                                        reason: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "scenario", "reason"),
+    [
+        ("provider 429", "p429", "LLM provider error: HTTP 429: "),
+        ("provider 503", "p503", "LLM provider error: HTTP 503: "),
+        ("provider 500", "p500", "LLM provider error: HTTP 500: "),
+    ],
+)
+def test_http_errors_are_retried_a_bounded_number_of_times_then_errored(
+    faults: CliRun, name: str, scenario: str, reason: str
+) -> None:
     t = faults.test(name)
     assert t["status"] == "errored" and t["reason"].startswith(reason), t
     assert "scripted HTTP" in t["reason"]  # the provider's own message is kept
@@ -86,10 +90,13 @@ def test_http_errors_are_retried_a_bounded_number_of_times_then_errored(faults: 
     assert _requests(faults, scenario) == Counter({200: 1, status: 6})
 
 
-@pytest.mark.parametrize(("name", "scenario", "cause"), [
-    ("connection reset", "reset", "Server disconnected without sending a response."),
-    ("truncated response", "truncated", "peer closed connection without sending complete message body"),
-])
+@pytest.mark.parametrize(
+    ("name", "scenario", "cause"),
+    [
+        ("connection reset", "reset", "Server disconnected without sending a response."),
+        ("truncated response", "truncated", "peer closed connection without sending complete message body"),
+    ],
+)
 def test_broken_connections_name_what_happened(faults: CliRun, name: str, scenario: str, cause: str) -> None:
     t = faults.test(name)
     assert t["status"] == "errored", t
@@ -110,13 +117,16 @@ def test_a_provider_that_recovers_after_a_429_passes(faults: CliRun) -> None:
     assert _requests(faults, "p429-once") == Counter({429: 1, 200: 1})
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("connection refused", "preview unreachable: net::ERR_CONNECTION_REFUSED loading http://127.0.0.1:"),
-    ("DNS failure", "preview unreachable: net::ERR_NAME_NOT_RESOLVED loading http://preview-qa-test.invalid/"),
-    ("TLS error", "preview unreachable: net::ERR_SSL_PROTOCOL_ERROR loading https://127.0.0.1:"),
-    ("5xx start page", "preview unreachable: HTTP 500 from http://127.0.0.1:"),
-    ("endless redirect", "preview unreachable: net::ERR_TOO_MANY_REDIRECTS loading http://127.0.0.1:"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("connection refused", "preview unreachable: net::ERR_CONNECTION_REFUSED loading http://127.0.0.1:"),
+        ("DNS failure", "preview unreachable: net::ERR_NAME_NOT_RESOLVED loading http://preview-qa-test.invalid/"),
+        ("TLS error", "preview unreachable: net::ERR_SSL_PROTOCOL_ERROR loading https://127.0.0.1:"),
+        ("5xx start page", "preview unreachable: HTTP 500 from http://127.0.0.1:"),
+        ("endless redirect", "preview unreachable: net::ERR_TOO_MANY_REDIRECTS loading http://127.0.0.1:"),
+    ],
+)
 def test_an_unreachable_preview_errors_without_asking_the_llm(faults: CliRun, name: str, reason: str) -> None:
     t = faults.test(name)
     assert t["status"] == "errored" and t["reason"].startswith(reason), t
@@ -140,16 +150,35 @@ def test_a_provider_down_for_the_whole_run_stops_costing_time(tmp_path: Path, si
     manifest = tmp_path / "qa.yml"
     manifest.write_text(BREAKER_MANIFEST, encoding="utf-8")
     with ScriptedLLM([{"name": "down", "match": "[down]", "turns": [{"http_status": 500}]}]) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(tmp_path / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted", "--concurrency", "1"],
-                              env=clean_env(), timeout=600)
+        proc = run_preview_qa(
+            [
+                "run",
+                str(manifest),
+                "--base-url",
+                site.url,
+                "--out",
+                str(tmp_path / "out"),
+                "--llm-base-url",
+                llm.url,
+                "--api-key",
+                "k",
+                "--model",
+                "scripted",
+                "--concurrency",
+                "1",
+            ],
+            env=clean_env(),
+            timeout=600,
+        )
         asked = len(llm.requests)
     run = CliRun(proc.returncode, proc.stdout, proc.stderr, tmp_path / "out", None)
     assert run.exit_code == 1, run.stderr
     tests = run.results["tests"]
-    assert [t["reason"].split(":")[0] for t in tests] == ["LLM provider error"] * PROVIDER_DOWN_AFTER + [
-        "LLM provider down"] * (5 - PROVIDER_DOWN_AFTER)
-    assert tests[-1]["reason"].startswith(f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer (last: "
-                                          "HTTP 500: ")
+    assert [t["reason"].split(":")[0] for t in tests] == ["LLM provider error"] * PROVIDER_DOWN_AFTER + ["LLM provider down"] * (
+        5 - PROVIDER_DOWN_AFTER
+    )
+    assert tests[-1]["reason"].startswith(
+        f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer (last: HTTP 500: "
+    )
     assert all(t["duration_s"] == 0 and t["steps"] == 0 for t in tests[PROVIDER_DOWN_AFTER:])
     assert asked == PROVIDER_DOWN_AFTER * 9  # nothing asked of the provider once it was known to be down

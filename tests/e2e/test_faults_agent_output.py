@@ -18,13 +18,22 @@ from tests.strategies import RAN, json_value, non_utf8, report_objects
 pytestmark = pytest.mark.e2e
 
 TESTS_PER_RUN = 5
-text = st.one_of(st.text(st.characters(codec=None, exclude_categories=()), max_size=200), non_utf8,
-                 st.integers(1000, 50_000).map(lambda n: "ä\x00" * n))
+text = st.one_of(
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=200),
+    non_utf8,
+    st.integers(1000, 50_000).map(lambda n: "ä\x00" * n),
+)
 
 
 def _exact_pass(obj: Any, success: bool | None) -> bool:
-    return (isinstance(obj, dict) and obj.get("status") == "pass" and isinstance(obj.get("reason"), str)
-            and obj["reason"].strip() != "" and set(obj) <= {"status", "reason", "data"} and success is not False)
+    return (
+        isinstance(obj, dict)
+        and obj.get("status") == "pass"
+        and isinstance(obj.get("reason"), str)
+        and obj["reason"].strip() != ""
+        and set(obj) <= {"status", "reason", "data"}
+        and success is not False
+    )
 
 
 bad_done = st.tuples(report_objects(), st.booleans()).filter(lambda d: not _exact_pass(*d))
@@ -37,22 +46,47 @@ turns = st.one_of(
 )
 
 
-@settings(max_examples=2, deadline=None, database=None, phases=[Phase.generate],
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=2,
+    deadline=None,
+    database=None,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(outputs=st.lists(st.lists(turns, min_size=1, max_size=2), min_size=TESTS_PER_RUN, max_size=TESTS_PER_RUN))
-def test_no_generated_agent_output_passes_through_the_real_stack(outputs: list[list[dict[str, Any]]],
-                                                                tmp_path_factory: pytest.TempPathFactory,
-                                                                site: DemoSite) -> None:
+def test_no_generated_agent_output_passes_through_the_real_stack(
+    outputs: list[list[dict[str, Any]]], tmp_path_factory: pytest.TempPathFactory, site: DemoSite
+) -> None:
     RAN["real stack: agent outputs (tests)"] = RAN.get("real stack: agent outputs (tests)", 0) + len(outputs)
     folder = tmp_path_factory.mktemp("generated")
     manifest = folder / "qa.yml"
-    manifest.write_text("version: 1\ndefaults: {max_steps: 4, timeout: 90, start: /product}\ntests:\n" + "".join(
-        f'  - {{name: "case {i}", task: "[case-{i}] Read the price."}}\n' for i in range(len(outputs))), encoding="utf-8")
+    manifest.write_text(
+        "version: 1\ndefaults: {max_steps: 4, timeout: 90, start: /product}\ntests:\n"
+        + "".join(f'  - {{name: "case {i}", task: "[case-{i}] Read the price."}}\n' for i in range(len(outputs))),
+        encoding="utf-8",
+    )
     scenarios = [{"match": f"[case-{i}]", "turns": t} for i, t in enumerate(outputs)]
     with ScriptedLLM(scenarios) as llm:
-        proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / "out"),
-                               "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted", "--concurrency", "3"],
-                              env=clean_env(), timeout=600)
+        proc = run_preview_qa(
+            [
+                "run",
+                str(manifest),
+                "--base-url",
+                site.url,
+                "--out",
+                str(folder / "out"),
+                "--llm-base-url",
+                llm.url,
+                "--api-key",
+                "k",
+                "--model",
+                "scripted",
+                "--concurrency",
+                "3",
+            ],
+            env=clean_env(),
+            timeout=600,
+        )
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))

@@ -22,8 +22,10 @@ tests:
   - {name: browser killed, task: "[victim] Keep waiting.", max_steps: 30}
   - {name: runs after the crash, task: "[after] Read the price.", expect: {text: ["$19.99"]}}
 """
-SCENARIOS = [{"match": "[victim]", "turns": [{"actions": [{"wait": {"seconds": 1}}]}]},
-             {"match": "[after]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]}]
+SCENARIOS = [
+    {"match": "[victim]", "turns": [{"actions": [{"wait": {"seconds": 1}}]}]},
+    {"match": "[after]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]},
+]
 
 
 def test_chromium_killed_mid_test(tmp_path: Path, site: DemoSite) -> None:
@@ -34,8 +36,11 @@ def test_chromium_killed_mid_test(tmp_path: Path, site: DemoSite) -> None:
         wait_until_asked(proc, llm, "[victim]", 2, profiles)
         victim_profiles = chromium_profiles(proc.pid)
         assert len(victim_profiles) == 1
-        browsers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                    if p.parent() is not None and "chrom" not in p.parent().name().lower() and "chrom" in p.name().lower()]
+        browsers = [
+            p
+            for p in psutil.Process(proc.pid).children(recursive=True)
+            if p.parent() is not None and "chrom" not in p.parent().name().lower() and "chrom" in p.name().lower()
+        ]
         assert browsers, "no Chromium browser process found under the CLI"
         for browser in browsers:
             browser.kill()

@@ -30,11 +30,23 @@ tests:
     expect: {{url: /dashboard, text: ["Signed in as demo@acme.test"]}}
     heal: {heal}
 """
-SCENARIOS = [{"name": "login", "match": "[login]", "turns": [
-    {"goal": "Log in", "actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                                   {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
-                                   {"click": {"element": "Log in"}}]},
-    {"goal": "Report", "done": {"status": "pass", "reason": "Signed in."}}]}]
+SCENARIOS = [
+    {
+        "name": "login",
+        "match": "[login]",
+        "turns": [
+            {
+                "goal": "Log in",
+                "actions": [
+                    {"input": {"element": "Email", "text": "demo@acme.test"}},
+                    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+                    {"click": {"element": "Log in"}},
+                ],
+            },
+            {"goal": "Report", "done": {"status": "pass", "reason": "Signed in."}},
+        ],
+    }
+]
 
 
 @dataclass
@@ -69,13 +81,32 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     github = {**env, **runner_env(folder / "workspace")}
     agent_calls: dict[str, int] = {}
     with ScriptedLLM(SCENARIOS) as llm:
+
         def cli(out: str, heal: str, run_env: dict[str, str], *extra: str) -> CliRun:
             manifest = folder / f"qa-{out}.yml"
             manifest.write_text(textwrap.dedent(MANIFEST.format(heal=heal)), encoding="utf-8")
             first = len(llm.calls)
-            proc = run_preview_qa(["run", str(manifest), "--base-url", site.url, "--out", str(folder / out), "--cache",
-                                   str(cache), "--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted",
-                                   "--no-comment", *extra], env=run_env)
+            proc = run_preview_qa(
+                [
+                    "run",
+                    str(manifest),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / out),
+                    "--cache",
+                    str(cache),
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "test-key",
+                    "--model",
+                    "scripted",
+                    "--no-comment",
+                    *extra,
+                ],
+                env=run_env,
+            )
             agent_calls[out] = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
@@ -115,8 +146,8 @@ def test_a_pull_requests_healed_run_keeps_the_recording(runs: Runs) -> None:
 def test_heal_false_fails_the_drifted_replay_without_the_agent(runs: Runs) -> None:
     t = runs.refused.test("login")
     assert (t["status"], t["healed"]) == ("failed", False), t
-    assert t["reason"] == ("replay drifted at step 1: input 'demo@acme.test' into textbox 'gone': element not found; "
-                           "heal: false, so the agent did not take over")
+    assert t["reason"] == (
+        "replay drifted at step 1: input 'demo@acme.test' into textbox 'gone': element not found; "
+        "heal: false, so the agent did not take over"
+    )
     assert runs.agent_calls["refused"] == 0 and runs.refused.exit_code == 1
-
-

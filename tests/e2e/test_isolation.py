@@ -22,28 +22,36 @@ pytestmark = pytest.mark.e2e
 
 
 def fill(site: DemoSite) -> list[dict[str, Any]]:
-    return [{"actions": [{"click": {"element": "Add to cart"}}]},
-            {"actions": [{"click": {"element": "Save for later"}}]},
-            # a tab browser-use opens itself: it must share the test's cookies (and nobody else's)
-            {"actions": [{"navigate": {"url": f"{site.url}/basket", "new_tab": True}}]},
-            {"actions": [{"click": {"element": "Add to cart"}}]},
-            {"done": {"status": "pass", "reason": "The cart holds two items."}}]
+    return [
+        {"actions": [{"click": {"element": "Add to cart"}}]},
+        {"actions": [{"click": {"element": "Save for later"}}]},
+        # a tab browser-use opens itself: it must share the test's cookies (and nobody else's)
+        {"actions": [{"navigate": {"url": f"{site.url}/basket", "new_tab": True}}]},
+        {"actions": [{"click": {"element": "Add to cart"}}]},
+        {"done": {"status": "pass", "reason": "The cart holds two items."}},
+    ]
 
 
 def scenarios(site: DemoSite) -> list[dict[str, Any]]:
-    return [{"match": "[fill]", "turns": fill(site)},
-            {"match": "[empty]", "turns": [{"done": {"status": "pass", "reason": "The cart is empty."}}]}]
+    return [
+        {"match": "[fill]", "turns": fill(site)},
+        {"match": "[empty]", "turns": [{"done": {"status": "pass", "reason": "The cart is empty."}}]},
+    ]
 
 
 def manifest(order: str) -> str:
     tests = []
     for n, kind in enumerate(order.split(), 1):
         if kind == "fill":
-            tests.append(f'  - {{name: "fill {n}", task: "[fill] Add to the cart ({n}).", '
-                         'expect: {text: ["Cart: 2 item(s)", "Saved for later: 1"]}}')
+            tests.append(
+                f'  - {{name: "fill {n}", task: "[fill] Add to the cart ({n}).", '
+                'expect: {text: ["Cart: 2 item(s)", "Saved for later: 1"]}}'
+            )
         else:
-            tests.append(f'  - {{name: "empty {n}", task: "[empty] Check the cart is empty ({n}).", '
-                         'expect: {text: ["Cart: 0 item(s)", "Saved for later: 0"]}}')
+            tests.append(
+                f'  - {{name: "empty {n}", task: "[empty] Check the cart is empty ({n}).", '
+                'expect: {text: ["Cart: 0 item(s)", "Saved for later: 0"]}}'
+            )
     return "version: 1\ndefaults: {start: /basket, max_steps: 8, timeout: 240}\ntests:\n" + "\n".join(tests) + "\n"
 
 
@@ -54,9 +62,30 @@ def run(tmp_path: Path, site: DemoSite, order: str, concurrency: int) -> tuple[d
     with ScriptedLLM(scenarios(site)) as llm:
         (tmp_path / "qa.yml").write_text(manifest(order), encoding="utf-8")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "preview_qa", "run", str(tmp_path / "qa.yml"), "--base-url", site.url, "--out",
-             str(tmp_path / "out"), "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted", "--concurrency",
-             str(concurrency)], env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "preview_qa",
+                "run",
+                str(tmp_path / "qa.yml"),
+                "--base-url",
+                site.url,
+                "--out",
+                str(tmp_path / "out"),
+                "--llm-base-url",
+                llm.url,
+                "--api-key",
+                "k",
+                "--model",
+                "scripted",
+                "--concurrency",
+                str(concurrency),
+            ],
+            env=clean_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         while proc.poll() is None:
             now = chromium_profiles(proc.pid)
             profiles |= now
@@ -75,8 +104,7 @@ def test_consecutive_tests_in_one_browser_share_nothing(tmp_path: Path, site: De
     assert len(profiles) == 1  # one browser served all four tests: the isolation was the contexts'
 
 
-def test_concurrent_tests_share_nothing_and_start_no_more_browsers_than_run_at_once(tmp_path: Path,
-                                                                                      site: DemoSite) -> None:
+def test_concurrent_tests_share_nothing_and_start_no_more_browsers_than_run_at_once(tmp_path: Path, site: DemoSite) -> None:
     results, profiles, most = run(tmp_path, site, "fill fill empty empty fill empty", 2)
     assert {n: t["status"] for n, t in results.items()} == dict.fromkeys(results, "passed"), results
     assert most <= 2 and len(profiles) <= 2, profiles

@@ -19,16 +19,29 @@ pytestmark = pytest.mark.e2e
 DONE = {"done": {"status": "pass", "reason": "It worked."}}
 COPIES = 4  # of each dialog flow, run at once: one answer racing another made 3 of 6 confirms fail before
 DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before done)
-    "confirm": ("/moving/delete", "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
-                [{"click": {"element": "Delete Anvil"}}]),
-    "prompt with text": ("/moving/rename", "expect: {text: 'Name: Ada'}\n    dialogs: {prompt: Ada}",
-                         [{"click": {"element": "Rename"}}]),
+    "confirm": (
+        "/moving/delete",
+        "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
+        [{"click": {"element": "Delete Anvil"}}],
+    ),
+    "prompt with text": (
+        "/moving/rename",
+        "expect: {text: 'Name: Ada'}\n    dialogs: {prompt: Ada}",
+        [{"click": {"element": "Rename"}}],
+    ),
     "prompt": ("/moving/rename", "expect: {text: Rename cancelled}", [{"click": {"element": "Rename"}}]),
-    "beforeunload": ("/moving/editor", "expect: {text: You left the editor}",
-                     [{"click": {"element": "Edit draft"}}, {"click": {"element": "Go home"}}]),
+    "beforeunload": (
+        "/moving/editor",
+        "expect: {text: You left the editor}",
+        [{"click": {"element": "Edit draft"}}, {"click": {"element": "Go home"}}],
+    ),
 }
-ANSWERS = {"confirm": ("confirm", "Delete Anvil?", "ok"), "prompt with text": ("prompt", "New name?", "text"),
-           "prompt": ("prompt", "New name?", "cancel"), "beforeunload": ("beforeunload", "", "leave")}
+ANSWERS = {
+    "confirm": ("confirm", "Delete Anvil?", "ok"),
+    "prompt with text": ("prompt", "New name?", "text"),
+    "prompt": ("prompt", "New name?", "cancel"),
+    "beforeunload": ("beforeunload", "", "leave"),
+}
 MOVING = """version: 1
 defaults: {max_steps: 4, timeout: 90}
 tests:
@@ -58,19 +71,29 @@ tests:
 
 
 def _dialog_tests(copies: int) -> str:
-    return "".join(f"""  - name: {flow} {n}
+    return "".join(
+        f"""  - name: {flow} {n}
     task: "[{flow}] Do it ({n})."
     start: {start}
     {lines}
-""" for flow, (start, lines, _) in DIALOG_FLOWS.items() for n in range(1, copies + 1))
+"""
+        for flow, (start, lines, _) in DIALOG_FLOWS.items()
+        for n in range(1, copies + 1)
+    )
 
 
 def _scenarios() -> list[dict[str, Any]]:
     clicks = {"optimistic save": [{"actions": [{"click": {"element": "Save"}}]}]}
-    return [*({"match": f"[{flow}]", "turns": [*({"actions": [a]} for a in actions), DONE]}
-              for flow, (_, _, actions) in DIALOG_FLOWS.items()),
-            *({"match": f"[{name}]", "turns": [*clicks.get(name, []), DONE]}
-              for name in ("optimistic save", "bounce", "polls forever", "frames", "hidden in a frame"))]
+    return [
+        *(
+            {"match": f"[{flow}]", "turns": [*({"actions": [a]} for a in actions), DONE]}
+            for flow, (_, _, actions) in DIALOG_FLOWS.items()
+        ),
+        *(
+            {"match": f"[{name}]", "turns": [*clicks.get(name, []), DONE]}
+            for name in ("optimistic save", "bounce", "polls forever", "frames", "hidden in a frame")
+        ),
+    ]
 
 
 def _events(run: CliRun, name: str) -> list[dict[str, Any]]:
@@ -80,8 +103,9 @@ def _events(run: CliRun, name: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def moving(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("moving"), site, MOVING + _dialog_tests(COPIES), _scenarios(),
-                      "--concurrency", "4") as run:
+    with scripted_run(
+        tmp_path_factory.mktemp("moving"), site, MOVING + _dialog_tests(COPIES), _scenarios(), "--concurrency", "4"
+    ) as run:
         yield run
 
 
@@ -130,8 +154,7 @@ def test_dialogs_are_answered_as_asked_by_the_agent_at_concurrency(moving: CliRu
     for n in range(1, COPIES + 1):
         t = moving.test(f"{flow} {n}")
         assert t["status"] == "passed", t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(moving, f"{flow} {n}")
-                   if e["type"] == "dialog"]
+        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(moving, f"{flow} {n}") if e["type"] == "dialog"]
         assert dialogs == [ANSWERS[flow]], dialogs
 
 
@@ -144,11 +167,11 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterat
     manifest = "version: 1\ndefaults: {max_steps: 4, timeout: 90}\ntests:\n" + _dialog_tests(2)
     (folder / "record").mkdir()
     (folder / "replay").mkdir()
-    with scripted_run(folder / "record", site, manifest, _scenarios(), "--cache", str(cache), "--concurrency", "4",
-                      env=env) as recorded:
+    with scripted_run(
+        folder / "record", site, manifest, _scenarios(), "--cache", str(cache), "--concurrency", "4", env=env
+    ) as recorded:
         assert recorded.exit_code == 0, recorded.stdout + recorded.stderr
-    with scripted_run(folder / "replay", site, manifest, [], "--cache", str(cache), "--concurrency", "4",
-                      env=env) as run:
+    with scripted_run(folder / "replay", site, manifest, [], "--cache", str(cache), "--concurrency", "4", env=env) as run:
         yield run
 
 
@@ -157,6 +180,5 @@ def test_dialogs_are_answered_as_asked_by_a_replay(replayed: CliRun, flow: str) 
     for n in (1, 2):
         t = replayed.test(f"{flow} {n}")
         assert (t["status"], t["path"]) == ("passed", "replayed"), t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(replayed, f"{flow} {n}")
-                   if e["type"] == "dialog"]
+        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(replayed, f"{flow} {n}") if e["type"] == "dialog"]
         assert dialogs == [ANSWERS[flow]], dialogs

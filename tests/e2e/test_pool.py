@@ -25,6 +25,7 @@ def running(pool: BrowserPool) -> list[int]:
 
 async def with_pool(size: int, test: object, tmp_path: Path) -> None:
     async with async_playwright() as playwright:
+
         async def driver() -> Playwright:
             return playwright
 
@@ -106,8 +107,9 @@ def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site
     asyncio.run(with_pool(2, test, tmp_path))
 
 
-def test_replays_share_one_browser_each_in_its_own_context_and_an_agent_test_has_one_alone(site: DemoSite,
-                                                                                           tmp_path: Path) -> None:
+def test_replays_share_one_browser_each_in_its_own_context_and_an_agent_test_has_one_alone(
+    site: DemoSite, tmp_path: Path
+) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async def replay(n: int) -> tuple[str, object]:
             async with pool.lease(shared=True) as lease:

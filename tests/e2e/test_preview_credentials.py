@@ -31,8 +31,12 @@ tests:
     max_steps: 3
     expect: {text: [Third-party page]}
 """
-SCENARIOS = [{"match": "[third parties]", "turns": [{"actions": [{"wait": {"seconds": 1}}]},
-                                                    {"done": {"status": "pass", "reason": "Seen."}}]}]
+SCENARIOS = [
+    {
+        "match": "[third parties]",
+        "turns": [{"actions": [{"wait": {"seconds": 1}}]}, {"done": {"status": "pass", "reason": "Seen."}}],
+    }
+]
 Seen = list[tuple[str, str, dict[str, str]]]
 
 
@@ -53,12 +57,32 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     with DemoSite(password=DEMO_PASSWORD, basic_auth=(USER, PASSWORD)) as site, ScriptedLLM(SCENARIOS) as llm:
         for name in ("agent", "replay"):
             before = len(site.header_log)
-            proc = run_preview_qa(["run", str(folder / "qa.yml"), "--base-url", site.url, "--out", str(folder / name),
-                                   "--cache", str(folder / "cache"), "--extra-header",
-                                   f"x-vercel-protection-bypass: {TOKEN}", "--llm-base-url", llm.url, "--api-key",
-                                   "test-key", "--model", "scripted"], env=env)
-            output = proc.stdout + proc.stderr + "".join(
-                p.read_text(encoding="utf-8", errors="replace") for p in (folder / name).rglob("*") if p.is_file())
+            proc = run_preview_qa(
+                [
+                    "run",
+                    str(folder / "qa.yml"),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / name),
+                    "--cache",
+                    str(folder / "cache"),
+                    "--extra-header",
+                    f"x-vercel-protection-bypass: {TOKEN}",
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "test-key",
+                    "--model",
+                    "scripted",
+                ],
+                env=env,
+            )
+            output = (
+                proc.stdout
+                + proc.stderr
+                + "".join(p.read_text(encoding="utf-8", errors="replace") for p in (folder / name).rglob("*") if p.is_file())
+            )
             done[name] = Run(proc.returncode, output, site.header_log[before:])
     yield done
 
@@ -69,12 +93,14 @@ def test_the_preview_gets_its_credentials_and_no_other_origin_does(runs: dict[st
     assert run.exit_code == 0, run.output[-3000:]  # the preview asks for basic auth: it got it
     preview = [(path, headers) for host, path, headers in run.seen if host == "127.0.0.1"]
     other = [(path, headers) for host, path, headers in run.seen if host == COLLECTOR_HOST]
-    assert preview and all(h.get("x-vercel-protection-bypass") == TOKEN and h.get("Authorization") == AUTHORIZATION
-                           for _, h in preview), preview
+    assert preview and all(
+        h.get("x-vercel-protection-bypass") == TOKEN and h.get("Authorization") == AUTHORIZATION for _, h in preview
+    ), preview
     # each straight from the page, or through one of the preview's redirects (Playwright re-applies a route's headers
     # to every redirect hop, whatever its origin: the credentials must not ride along)
-    assert {"/pixel.gif", "/lib.js", "/frame", "/api", "/redirected.gif", "/redirected.js",
-            "/redirected-frame"} <= {path for path, _ in other}, other
+    assert {"/pixel.gif", "/lib.js", "/frame", "/api", "/redirected.gif", "/redirected.js", "/redirected-frame"} <= {
+        path for path, _ in other
+    }, other
     for path, headers in other:
         assert not {k.lower() for k in headers} & {"x-vercel-protection-bypass", "authorization"}, (path, headers)
         assert TOKEN not in str(headers) and PASSWORD not in str(headers)
@@ -92,7 +118,9 @@ def test_no_credential_in_any_output(runs: dict[str, Run], name: str) -> None:
 
 def test_credentials_that_are_no_user_and_password_are_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
-    proc = run_preview_qa(["run", str(tmp_path / "qa.yml"), "--base-url", "http://127.0.0.1:9", "--http-credentials",
-                           "no-colon-here"], env=clean_env())
+    proc = run_preview_qa(
+        ["run", str(tmp_path / "qa.yml"), "--base-url", "http://127.0.0.1:9", "--http-credentials", "no-colon-here"],
+        env=clean_env(),
+    )
     assert proc.returncode == 2 and "--http-credentials must look like 'user:password'" in proc.stderr
     assert "no-colon-here" not in proc.stderr

@@ -45,10 +45,15 @@ def scenarios(site: DemoSite) -> list[dict[str, Any]]:
         {"name": "todo", "match": "[todo]", "turns": todo_turns(site.url)},
         # a mutated recording's agent gives up at once: the test is about whether the replay could pass on its own
         {"name": "mutant", "match": "[mutant", "turns": [{"done": {"status": "fail", "reason": "not replayed"}}]},
-        {"name": "help", "match": "[help]", "turns": [{"actions": [{"click": {"element": "Got it"}}]},
-                                                     {"done": {"status": "pass", "reason": "It says Thanks!",
-                                                               "data": {"label": "Thanks!"}}}],
-         "other": json.dumps({"status": "pass", "reason": "The button says Thanks!", "data": {"label": "Thanks!"}})},
+        {
+            "name": "help",
+            "match": "[help]",
+            "turns": [
+                {"actions": [{"click": {"element": "Got it"}}]},
+                {"done": {"status": "pass", "reason": "It says Thanks!", "data": {"label": "Thanks!"}}},
+            ],
+            "other": json.dumps({"status": "pass", "reason": "The button says Thanks!", "data": {"label": "Thanks!"}}),
+        },
     ]
 
 
@@ -69,31 +74,64 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     workspace = folder / "workspace"
     workspace.mkdir()
     manifest = workspace / "qa.yml"
-    manifest.write_text(textwrap.dedent("version: 1\ndefaults: {max_steps: 10, timeout: 180}\ntests:"
-                                        + TODO_TEST.format(name="todo", tag="todo") + HELP_TEST) + "\n", encoding="utf-8")
+    manifest.write_text(
+        textwrap.dedent(
+            "version: 1\ndefaults: {max_steps: 10, timeout: 180}\ntests:" + TODO_TEST.format(name="todo", tag="todo") + HELP_TEST
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     env = clean_env(**runner_env(workspace))
     del env["PREVIEW_QA_NO_CACHE"]
     calls: dict[str, list[dict[str, Any]]] = {}
     requests: dict[str, list[dict[str, Any]]] = {}
     with DemoSite() as site, ScriptedLLM(scenarios(site)) as llm:
+
         def cli(out: str) -> CliRun:
             first = len(llm.calls)
             Path(env["GITHUB_STEP_SUMMARY"]).write_text("", encoding="utf-8")
-            proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", str(manifest), "--base-url", site.url, "--out",
-                                   str(folder / out), "--cache", str(folder / "cache"), "--llm-base-url", llm.url,
-                                   "--api-key", "k", "--model", "scripted", "--concurrency", "2", "--no-comment"],
-                                  env=env, cwd=workspace, capture_output=True, text=True, timeout=900)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "preview_qa",
+                    "run",
+                    str(manifest),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / out),
+                    "--cache",
+                    str(folder / "cache"),
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "k",
+                    "--model",
+                    "scripted",
+                    "--concurrency",
+                    "2",
+                    "--no-comment",
+                ],
+                env=env,
+                cwd=workspace,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             calls[out], requests[out] = llm.calls[first:], llm.requests[first:]
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
         record = cli("record")
-        [recorded] = [e for p in (folder / "cache").glob("*.json")
-                      if (e := json.loads(p.read_text(encoding="utf-8")))["test"] == "todo"]
+        [recorded] = [
+            e for p in (folder / "cache").glob("*.json") if (e := json.loads(p.read_text(encoding="utf-8")))["test"] == "todo"
+        ]
         replay = cli("replay")
         site.todo_version = 2  # the form is rebuilt: another id, label and place
         changed = cli("changed")
-        yield Runs(record, replay, changed, Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), calls, requests,
-                   recorded)
+        yield Runs(
+            record, replay, changed, Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), calls, requests, recorded
+        )
 
 
 def agent_calls(runs: Runs, out: str, scenario: str) -> list[dict[str, Any]]:
@@ -166,13 +204,17 @@ def mutate(entry: dict[str, Any], mutation: str, position: int, index: int) -> d
     if mutation == "removed":
         elements[index] = None
     else:
-        elements[index].update(element_hash=1, stable_hash=2, x_path="html/body/main/nowhere", ax_name="Nothing here",
-                               attributes={"id": "nothing-here", "name": "nothing-here"})
+        elements[index].update(
+            element_hash=1,
+            stable_hash=2,
+            x_path="html/body/main/nowhere",
+            ax_name="Nothing here",
+            attributes={"id": "nothing-here", "name": "nothing-here"},
+        )
     return entry
 
 
-def test_property_a_recording_with_any_element_removed_or_altered_never_passes_as_replayed(
-        runs: Runs, tmp_path: Path) -> None:
+def test_property_a_recording_with_any_element_removed_or_altered_never_passes_as_replayed(runs: Runs, tmp_path: Path) -> None:
     """For every recorded action with an element, both ways: the replay stops at that very step, and the test can pass
     only through the agent (whose script here fails)."""
     site_url, entry = runs.record.results["base_url"], runs.recorded
@@ -189,10 +231,33 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
     with DemoSite() as site, ScriptedLLM(scenarios(site)) as llm:
         env = clean_env()
         del env["PREVIEW_QA_NO_CACHE"]
-        proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", str(qa), "--base-url", site.url, "--out",
-                               str(tmp_path / "out"), "--cache", str(tmp_path / "cache"), "--llm-base-url", llm.url,
-                               "--api-key", "k", "--model", "scripted", "--concurrency", "4"],
-                              env=env, capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "preview_qa",
+                "run",
+                str(qa),
+                "--base-url",
+                site.url,
+                "--out",
+                str(tmp_path / "out"),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--llm-base-url",
+                llm.url,
+                "--api-key",
+                "k",
+                "--model",
+                "scripted",
+                "--concurrency",
+                "4",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert site_url != site.url  # a new preview: the recording is moved onto it
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"]
     for test, (mutation, position, index) in zip(results, cases, strict=True):

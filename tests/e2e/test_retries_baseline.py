@@ -72,9 +72,20 @@ def production() -> Iterator[DemoSite]:
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite, production: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("reruns"), site, manifest(uuid.uuid4().hex), SCENARIOS,
-                      "--baseline-url", production.url, "--fail-on", "regressions", "--skip-tag", "in-vain",
-                      "--concurrency", "3") as run:
+    with scripted_run(
+        tmp_path_factory.mktemp("reruns"),
+        site,
+        manifest(uuid.uuid4().hex),
+        SCENARIOS,
+        "--baseline-url",
+        production.url,
+        "--fail-on",
+        "regressions",
+        "--skip-tag",
+        "in-vain",
+        "--concurrency",
+        "3",
+    ) as run:
         yield run
 
 
@@ -139,9 +150,20 @@ def test_not_text_that_disappears_after_1_s_passes(full_run: CliRun) -> None:
 
 
 def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSite, production: DemoSite) -> None:
-    with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere",
-                      "--only", "confirmation slower than its wait", "--baseline-url", production.url,
-                      "--fail-on", "regressions") as run:
+    with scripted_run(
+        tmp_path,
+        site,
+        manifest("unused"),
+        SCENARIOS,
+        "--only",
+        "free shipping broken everywhere",
+        "--only",
+        "confirmation slower than its wait",
+        "--baseline-url",
+        production.url,
+        "--fail-on",
+        "regressions",
+    ) as run:
         assert run.exit_code == 0, run.stderr
         t = run.test("free shipping broken everywhere")
         assert (t["status"], t["regression"], t["baseline"]["status"]) == ("failed", False, "failed")
@@ -152,11 +174,11 @@ def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSi
         assert t["reason"].endswith("after waiting 1 s")
 
 
-def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(
-        tmp_path: Path, site: DemoSite) -> None:
+def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(tmp_path: Path, site: DemoSite) -> None:
     closed = f"http://127.0.0.1:{closed_port()}"
-    with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere",
-                      "--baseline-url", closed) as run:
+    with scripted_run(
+        tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere", "--baseline-url", closed
+    ) as run:
         assert run.exit_code == 2
         errors = [line for line in run.stderr.splitlines() if line.startswith("preview-qa: error:")]
         assert len(errors) == 1 and f"--baseline-url is unreachable: ConnectError for {closed}" in errors[0], run.stderr

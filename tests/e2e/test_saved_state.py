@@ -43,13 +43,23 @@ tests:{dependent("Orders", "/app/orders")}{dependent("Settings", "/app/settings"
     use_state: null
     expect: {{url: /app/account, text: ["{SIGNED_IN}"]}}
 """
-LOGIN = [{"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                      {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
-                      {"click": {"element": "Sign in"}}]},
-         {"done": {"status": "pass", "reason": "The account page greets demo@acme.test."}}]
-SCENARIOS = [{"name": "login", "match": "[login]", "turns": LOGIN},
-             *({"name": n, "match": f"[{n}]", "turns": [{"done": {"status": "pass", "reason": "It shows the user."}}]}
-               for n in ("orders", "settings", "billing"))]
+LOGIN = [
+    {
+        "actions": [
+            {"input": {"element": "Email", "text": "demo@acme.test"}},
+            {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+            {"click": {"element": "Sign in"}},
+        ]
+    },
+    {"done": {"status": "pass", "reason": "The account page greets demo@acme.test."}},
+]
+SCENARIOS = [
+    {"name": "login", "match": "[login]", "turns": LOGIN},
+    *(
+        {"name": n, "match": f"[{n}]", "turns": [{"done": {"status": "pass", "reason": "It shows the user."}}]}
+        for n in ("orders", "settings", "billing")
+    ),
+]
 DEPENDENTS = ("Orders", "Settings", "Billing")
 
 FAILING = """
@@ -93,16 +103,39 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     visits: dict[str, list[tuple[str, bool]]] = {}
     requests: dict[str, list[tuple[str, str]]] = {}
     calls: dict[str, list[dict[str, Any]]] = {}
-    bad_login = {"name": "bad-login", "match": "[bad-login]",
-                 "turns": [{"done": {"status": "fail", "reason": "The password is refused."}}]}
+    bad_login = {
+        "name": "bad-login",
+        "match": "[bad-login]",
+        "turns": [{"done": {"status": "fail", "reason": "The password is refused."}}],
+    }
     with ScriptedLLM([*SCENARIOS, bad_login]) as llm:
+
         def cli(out: str, manifest: str, *extra: str) -> CliRun:
             marks = len(site.app_tokens), len(site.app_visits), len(site.request_log), len(llm.calls)
-            proc = run_preview_qa(["run", str(folder / manifest), "--base-url", site.url, "--out", str(folder / out),
-                                   "--cache", str(cache), "--llm-base-url", llm.url, "--api-key", "test-key",
-                                   "--model", "scripted", "--concurrency", "2", *extra], env=env)
-            tokens[out], visits[out] = site.app_tokens[marks[0]:], site.app_visits[marks[1]:]
-            requests[out], calls[out] = site.request_log[marks[2]:], llm.calls[marks[3]:]
+            proc = run_preview_qa(
+                [
+                    "run",
+                    str(folder / manifest),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / out),
+                    "--cache",
+                    str(cache),
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "test-key",
+                    "--model",
+                    "scripted",
+                    "--concurrency",
+                    "2",
+                    *extra,
+                ],
+                env=env,
+            )
+            tokens[out], visits[out] = site.app_tokens[marks[0] :], site.app_visits[marks[1] :]
+            requests[out], calls[out] = site.request_log[marks[2] :], llm.calls[marks[3] :]
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
         first = cli("first", "qa.yml")
@@ -128,8 +161,11 @@ def test_the_dependents_start_signed_in_after_the_login_with_one_agent_step_each
         assert [e["ok"] for e in t["expectations"]] == [True, True]  # the cookie AND the localStorage profile arrived
     assert len(runs.tokens["first"]) == 1  # one login for the whole run
     login_posted = runs.requests["first"].index(("POST", "/app/login"))
-    first_dependent_page = next(i for i, (method, path) in enumerate(runs.requests["first"])
-                                if path.split("?")[0] in ("/app/orders", "/app/settings", "/app/billing"))
+    first_dependent_page = next(
+        i
+        for i, (method, path) in enumerate(runs.requests["first"])
+        if path.split("?")[0] in ("/app/orders", "/app/settings", "/app/billing")
+    )
     assert login_posted < first_dependent_page  # they waited for the login, though listed before it
     assert all(signed_in for _, signed_in in runs.visits["first"])  # not one page was opened signed out
 

@@ -59,19 +59,35 @@ tests:
     task: "[control] Search for the access code Wombat Pancake 2946."
 """
 SCENARIOS = [
-    {"match": "[secret-search]", "turns": [
-        {"actions": [{"input": {"element": "Access code", "text": "<secret>code</secret>"}},
-                     {"click": {"element": "Search"}}]},
-        {"done": {"status": "pass", "reason": "The search ran."}}]},
-    {"match": "[secret-typed]", "turns": [
-        {"actions": [{"input": {"element": "Access code", "text": "<secret>typed</secret>"}}]},
-        {"actions": [{"wait": {"seconds": 1}}]},
-        {"actions": [{"click": {"element": "Search"}}]},
-        {"done": {"status": "pass", "reason": "The search ran."}}]},
-    {"match": "[control]", "turns": [
-        {"actions": [{"input": {"element": "Access code", "text": CONTROL}}], "goal": STDERR_INJECTION},
-        {"actions": [{"click": {"element": "Search"}}]},
-        {"done": {"status": "pass", "reason": "The search ran."}}]},
+    {
+        "match": "[secret-search]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Access code", "text": "<secret>code</secret>"}},
+                    {"click": {"element": "Search"}},
+                ]
+            },
+            {"done": {"status": "pass", "reason": "The search ran."}},
+        ],
+    },
+    {
+        "match": "[secret-typed]",
+        "turns": [
+            {"actions": [{"input": {"element": "Access code", "text": "<secret>typed</secret>"}}]},
+            {"actions": [{"wait": {"seconds": 1}}]},
+            {"actions": [{"click": {"element": "Search"}}]},
+            {"done": {"status": "pass", "reason": "The search ran."}},
+        ],
+    },
+    {
+        "match": "[control]",
+        "turns": [
+            {"actions": [{"input": {"element": "Access code", "text": CONTROL}}], "goal": STDERR_INJECTION},
+            {"actions": [{"click": {"element": "Search"}}]},
+            {"done": {"status": "pass", "reason": "The search ran."}},
+        ],
+    },
 ]
 
 
@@ -80,8 +96,16 @@ def forms(value: str) -> list[str]:
     output."""
     percent = [quote(value, safe=""), quote(value), quote_plus(value), quote_plus(value, safe="/")]
     percent += [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent]
-    return list({value, *percent, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
-                 html.escape(value), html.escape(value, quote=False)})
+    return list(
+        {
+            value,
+            *percent,
+            json.dumps(value)[1:-1],
+            json.dumps(value, ensure_ascii=False)[1:-1],
+            html.escape(value),
+            html.escape(value, quote=False),
+        }
+    )
 
 
 ALL_FORMS = [form for secret in (SEARCHED, TYPED, TOKEN, API_KEY) for form in forms(secret)]
@@ -120,13 +144,46 @@ def run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Ru
     try:
         with ScriptedLLM(SCENARIOS) as llm:
             proc = subprocess.run(
-                [sys.executable, "-m", "preview_qa", "run", "qa.yml", "--base-url", site.url, "--out", "out",
-                 "--cache", "cache", "--llm-base-url", llm.url, "--api-key", API_KEY, "--model", "scripted",
-                 "--extra-header", f"X-Preview-Token: {TOKEN}", "--concurrency", "3", "--verbose"],
-                env=env, cwd=workspace, capture_output=True, text=True, timeout=600)
-            yield Run(proc.returncode, proc.stdout, proc.stderr, workspace,
-                      Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), list(llm.requests),
-                      [c["body"] for c in github.comments], list(site.requests))
+                [
+                    sys.executable,
+                    "-m",
+                    "preview_qa",
+                    "run",
+                    "qa.yml",
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    "out",
+                    "--cache",
+                    "cache",
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    API_KEY,
+                    "--model",
+                    "scripted",
+                    "--extra-header",
+                    f"X-Preview-Token: {TOKEN}",
+                    "--concurrency",
+                    "3",
+                    "--verbose",
+                ],
+                env=env,
+                cwd=workspace,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            yield Run(
+                proc.returncode,
+                proc.stdout,
+                proc.stderr,
+                workspace,
+                Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"),
+                list(llm.requests),
+                [c["body"] for c in github.comments],
+                list(site.requests),
+            )
     finally:
         server.stop()
 
@@ -147,9 +204,13 @@ def test_the_secrets_really_went_through_the_form_the_url_and_the_header(run: Ru
 def _text_sinks(run: Run) -> dict[str, str]:
     shown = read_log(run.stdout)  # ::add-mask:: lines name the secrets to the runner, which never displays them
     stdout = "\n".join([*shown.displayed, *(f"{c.properties} {c.message}" for c in shown.commands if c.name != "add-mask")])
-    sinks = {"stdout (annotations included)": stdout, "stderr (--verbose)": run.stderr,
-             "job summary": run.summary, "PR comment": "\n".join(run.comments),
-             "LLM requests": json.dumps(run.llm_requests, ensure_ascii=False)}
+    sinks = {
+        "stdout (annotations included)": stdout,
+        "stderr (--verbose)": run.stderr,
+        "job summary": run.summary,
+        "PR comment": "\n".join(run.comments),
+        "LLM requests": json.dumps(run.llm_requests, ensure_ascii=False),
+    }
     for folder in ("out", "cache"):
         for path in sorted((run.workspace / folder).rglob("*")):
             if path.is_file() and path.suffix not in (".png", ".gif"):
@@ -196,6 +257,7 @@ def test_stderr_is_as_safe_as_stdout(run: Run) -> None:
 
 
 # --- pixels --------------------------------------------------------------------------------------------------------
+
 
 def _ocr(png: bytes) -> str:
     """Tesseract's reading of an image, scaled up 3x first so that small GIF frames are read as well as screenshots."""

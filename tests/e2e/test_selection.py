@@ -49,15 +49,28 @@ tests:
 def cli_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
     folder = tmp_path_factory.mktemp("selection")
     (folder / "changed.txt").write_text("docs/readme.md\nsrc/auth/login.py\n", encoding="utf-8")
-    with scripted_run(folder, site, CLI_MANIFEST, SCENARIOS, "--tag", "smoke", "--skip-tag", "slow",
-                      "--changed-files", str(folder / "changed.txt")) as run:
+    with scripted_run(
+        folder,
+        site,
+        CLI_MANIFEST,
+        SCENARIOS,
+        "--tag",
+        "smoke",
+        "--skip-tag",
+        "slow",
+        "--changed-files",
+        str(folder / "changed.txt"),
+    ) as run:
         yield run
 
 
 def test_tags_and_changed_files_choose_what_runs(cli_run: CliRun) -> None:
     assert cli_run.exit_code == 0, cli_run.stderr[-3000:]
     assert [(t["name"], t["status"], t["reason"]) for t in cli_run.results["tests"]] == [
-        ("Home", "passed", "Looks right."), ("Cart", "skipped", NOT_CHANGED), ("Login page", "passed", "Looks right.")]
+        ("Home", "passed", "Looks right."),
+        ("Cart", "skipped", NOT_CHANGED),
+        ("Login page", "passed", "Looks right."),
+    ]
     assert cli_run.llm is not None and not any("never runs" in str(body) for body in cli_run.llm.requests)
     assert not any("the cart" in str(body) for body in cli_run.llm.requests)
     assert "preview-qa: 2 changed file(s) from " in cli_run.stderr
@@ -113,10 +126,20 @@ def action_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iter
     github = FakeGitHub(server, pull_files=files)
     try:
         with ScriptedLLM(SCENARIOS) as llm:
-            env = clean_env(**runner_env(workspace, github.url), **{
-                "INPUT_BASE-URL": site.url, "INPUT_LLM-BASE-URL": llm.url, "INPUT_API-KEY": "sk-test",
-                "INPUT_MODEL": "scripted", "INPUT_OUT": "results", "INPUT_MANIFEST": "qa.yml",
-                "INPUT_TAGS": "checkout, docs", "INPUT_SKIP-TAGS": "", "INPUT_CHANGED-ONLY": "true"})
+            env = clean_env(
+                **runner_env(workspace, github.url),
+                **{
+                    "INPUT_BASE-URL": site.url,
+                    "INPUT_LLM-BASE-URL": llm.url,
+                    "INPUT_API-KEY": "sk-test",
+                    "INPUT_MODEL": "scripted",
+                    "INPUT_OUT": "results",
+                    "INPUT_MANIFEST": "qa.yml",
+                    "INPUT_TAGS": "checkout, docs",
+                    "INPUT_SKIP-TAGS": "",
+                    "INPUT_CHANGED-ONLY": "true",
+                },
+            )
             yield ActionRun(run_step(env, workspace), github, list(llm.requests))
     finally:
         server.stop()
@@ -126,7 +149,9 @@ def test_changed_only_lists_the_pull_requests_files_page_by_page_and_skips_the_r
     step = action_run.step
     assert step.exit_code == 0, step.output[-3000:]
     assert [(t["name"], t["status"], t["reason"]) for t in step.results["tests"]] == [
-        ("Checkout", "passed", "Looks right."), ("Docs", "skipped", NOT_CHANGED)]
+        ("Checkout", "passed", "Looks right."),
+        ("Docs", "skipped", NOT_CHANGED),
+    ]
     files_calls = [c for c in action_run.github.calls if c == ("GET", f"/repos/{REPO}/pulls/{PR}/files")]
     assert len(files_calls) == 2
     assert f"130 changed file(s) from the pull request's files (GitHub API, #{PR})" in step.output
@@ -145,9 +170,12 @@ def test_the_summary_the_comment_and_the_outputs_say_what_was_skipped_and_why(ac
 
 def test_an_empty_list_of_changed_files_runs_every_test_and_says_so(tmp_path: Path, site: DemoSite) -> None:
     (tmp_path / "changed.txt").write_text("\n", encoding="utf-8")
-    with scripted_run(tmp_path, site, ACTION_MANIFEST, SCENARIOS, "--tag", "docs", "--changed-files",
-                      str(tmp_path / "changed.txt")) as run:
+    with scripted_run(
+        tmp_path, site, ACTION_MANIFEST, SCENARIOS, "--tag", "docs", "--changed-files", str(tmp_path / "changed.txt")
+    ) as run:
         assert run.exit_code == 0, run.stderr[-3000:]
         assert [(t["name"], t["status"]) for t in run.results["tests"]] == [("Docs", "passed")]
-        assert f"preview-qa: the list of changed files ({tmp_path / 'changed.txt'}) is empty; running every test." \
+        assert (
+            f"preview-qa: the list of changed files ({tmp_path / 'changed.txt'}) is empty; running every test."
             in run.stderr.splitlines()
+        )

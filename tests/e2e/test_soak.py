@@ -67,12 +67,20 @@ def outside(tmp_path: Path) -> Iterator[tuple[OutsideHosts, Path]]:
     hosts.sock.close()
 
 
-def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: Path, site: DemoSite,
-                    outside: tuple[OutsideHosts, Path]) -> dict:
+def run_short_tests(
+    count: int, concurrency: int, tmp_path: Path, browser_tmp: Path, site: DemoSite, outside: tuple[OutsideHosts, Path]
+) -> dict:
     hosts, chromium = outside
     with ScriptedLLM(QUICK) as llm:
-        proc = start_cli(tmp_path, short_tests(count), site, llm.url, "--concurrency", str(concurrency),
-                         env=run_env(browser_tmp, PREVIEW_QA_CHROMIUM=str(chromium)))
+        proc = start_cli(
+            tmp_path,
+            short_tests(count),
+            site,
+            llm.url,
+            "--concurrency",
+            str(concurrency),
+            env=run_env(browser_tmp, PREVIEW_QA_CHROMIUM=str(chromium)),
+        )
         try:
             _, stderr = proc.communicate(timeout=900)  # the process ends by itself: no hang after the last result
         finally:
@@ -90,14 +98,19 @@ def run_short_tests(count: int, concurrency: int, tmp_path: Path, browser_tmp: P
     return results
 
 
-def test_soak_twenty_short_tests_four_at_a_time(tmp_path: Path, browser_tmp: Path, site: DemoSite,
-                                                outside: tuple[OutsideHosts, Path]) -> None:
+def test_soak_twenty_short_tests_four_at_a_time(
+    tmp_path: Path, browser_tmp: Path, site: DemoSite, outside: tuple[OutsideHosts, Path]
+) -> None:
     run_short_tests(20, 4, tmp_path, browser_tmp, site, outside)
 
 
-def test_stress_eight_browsers_start_at_once_on_two_cores(tmp_path: Path, browser_tmp: Path, site: DemoSite,
-                                                          outside: tuple[OutsideHosts, Path]) -> None:
+def test_stress_eight_browsers_start_at_once_on_two_cores(
+    tmp_path: Path, browser_tmp: Path, site: DemoSite, outside: tuple[OutsideHosts, Path]
+) -> None:
     results = run_short_tests(8, 8, tmp_path, browser_tmp, site, outside)
-    retried = [t["name"] for t in results["tests"]
-               if "browser_start_failed" in (tmp_path / "out" / t["artifacts"]["events"]).read_text(encoding="utf-8")]
+    retried = [
+        t["name"]
+        for t in results["tests"]
+        if "browser_start_failed" in (tmp_path / "out" / t["artifacts"]["events"]).read_text(encoding="utf-8")
+    ]
     print(f"{len(retried)} of 8 browsers needed a second start: {retried}")

@@ -27,10 +27,20 @@ tests:
     max_steps: 4
     expect: {text: Two-factor sign-in complete}
 """
-SCENARIOS = [{"match": "[2fa]", "turns": [
-    {"actions": [{"input": {"element": "Authentication code", "text": "<secret>otp_bu_2fa_code</secret>"}},
-                 {"click": {"element": "Verify"}}]},
-    {"done": {"status": "pass", "reason": "The page says two-factor sign-in complete."}}]}]
+SCENARIOS = [
+    {
+        "match": "[2fa]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Authentication code", "text": "<secret>otp_bu_2fa_code</secret>"}},
+                    {"click": {"element": "Verify"}},
+                ]
+            },
+            {"done": {"status": "pass", "reason": "The page says two-factor sign-in complete."}},
+        ],
+    }
+]
 
 
 @dataclass
@@ -50,12 +60,34 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     with DemoSite() as site, ScriptedLLM(SCENARIOS) as llm:
         for name in ("agent", "replay"):
             before = len(site.totp_codes)
-            proc = run_preview_qa(["run", str(folder / "qa.yml"), "--base-url", site.url, "--out", str(folder / name),
-                                   "--cache", str(folder / "cache"), "--llm-base-url", llm.url, "--api-key", "test-key",
-                                   "--model", "scripted"], env=env)
-            output = proc.stdout + proc.stderr + "".join(
-                p.read_text(encoding="utf-8", errors="replace") for p in (folder / name).rglob("*")
-                if p.is_file() and p.suffix not in (".png", ".zip"))
+            proc = run_preview_qa(
+                [
+                    "run",
+                    str(folder / "qa.yml"),
+                    "--base-url",
+                    site.url,
+                    "--out",
+                    str(folder / name),
+                    "--cache",
+                    str(folder / "cache"),
+                    "--llm-base-url",
+                    llm.url,
+                    "--api-key",
+                    "test-key",
+                    "--model",
+                    "scripted",
+                ],
+                env=env,
+            )
+            output = (
+                proc.stdout
+                + proc.stderr
+                + "".join(
+                    p.read_text(encoding="utf-8", errors="replace")
+                    for p in (folder / name).rglob("*")
+                    if p.is_file() and p.suffix not in (".png", ".zip")
+                )
+            )
             done[name] = Run(proc.returncode, output, site.totp_codes[before:])
     yield done
 

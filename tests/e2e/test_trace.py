@@ -36,13 +36,23 @@ tests:
     task: "[price-pass] Check the price is $19.99."
 """
 SCENARIOS = [
-    {"match": "[login]", "turns": [
-        {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                     {"input": {"element": "Password", "text": "<secret>pw</secret>"}}]},
-        {"actions": [{"click": {"element": "Log in"}}]},
-        {"done": {"status": "pass", "reason": "Logged in."}}]},
-    {"match": "[price-fail]", "turns": [{"actions": [{"scroll": {"down": True}}]},
-                                        {"done": {"status": "fail", "reason": "The price is $19.99."}}]},
+    {
+        "match": "[login]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Email", "text": "demo@acme.test"}},
+                    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+                ]
+            },
+            {"actions": [{"click": {"element": "Log in"}}]},
+            {"done": {"status": "pass", "reason": "Logged in."}},
+        ],
+    },
+    {
+        "match": "[price-fail]",
+        "turns": [{"actions": [{"scroll": {"down": True}}]}, {"done": {"status": "fail", "reason": "The price is $19.99."}}],
+    },
     {"match": "[price-pass]", "turns": [{"done": {"status": "pass", "reason": "The price is $19.99."}}]},
 ]
 
@@ -59,8 +69,7 @@ def trace_of(run: CliRun, name: str) -> Path:
 
 def trace_events(path: Path) -> list[dict]:
     with zipfile.ZipFile(path) as z:
-        return [json.loads(line) for n in z.namelist() if n.endswith(".trace") for line in z.read(n).splitlines()
-                if line.strip()]
+        return [json.loads(line) for n in z.namelist() if n.endswith(".trace") for line in z.read(n).splitlines() if line.strip()]
 
 
 def test_failed_tests_keep_a_trace_and_a_passing_one_does_not(traced_run: CliRun) -> None:
@@ -85,7 +94,10 @@ def test_no_secret_in_the_trace_raw_encoded_or_in_pictures(traced_run: CliRun) -
     path = trace_of(traced_run, "login then a wrong page")
     events = trace_events(path)
     assert [e.get("title") for e in events if e.get("method") == "tracingGroup" and e.get("type") == "before"][:3] == [
-        "agent step 1", "agent step 2", "agent step 3"]
+        "agent step 1",
+        "agent step 2",
+        "agent step 3",
+    ]
     assert not any(e.get("type") == "screencast-frame" for e in events)  # no pixels of a test with secrets
     leaks = set(forms(DEMO_PASSWORD)) | set(base64_forms(DEMO_PASSWORD))
     with zipfile.ZipFile(path) as z:
@@ -106,9 +118,20 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    viewer = subprocess.Popen([str(Path(sys.executable).parent / "playwright"), "show-trace", "--host", "127.0.0.1",
-                               "--port", str(port), str(trace_of(traced_run, "price is wrong"))],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    viewer = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "playwright"),
+            "show-trace",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            str(trace_of(traced_run, "price is wrong")),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert viewer.stdout is not None
         line = ""

@@ -11,9 +11,11 @@ from tests.conftest import DEMO_PASSWORD, CliRun, scripted_run
 
 pytestmark = pytest.mark.e2e
 
-LOGIN = [{"input": {"element": "Email", "text": "demo@acme.test"}},
-         {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
-         {"click": {"element": "Log in"}}]
+LOGIN = [
+    {"input": {"element": "Email", "text": "demo@acme.test"}},
+    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+    {"click": {"element": "Log in"}},
+]
 
 MANIFEST = """
 version: 1
@@ -72,23 +74,42 @@ tests:
 
 SCENARIOS = [
     {"match": "[real-pass]", "turns": [{"actions": LOGIN}, {"done": {"status": "pass", "reason": "Three orders listed."}}]},
-    {"match": "[negative-words]", "turns": [
-        {"actions": [{"input": {"element": "Email", "text": "nope"}}, {"click": {"element": "Create account"}}]},
-        {"done": {"status": "pass", "reason": "Unable to submit: the address was not found valid, as the test expects."}}]},
+    {
+        "match": "[negative-words]",
+        "turns": [
+            {"actions": [{"input": {"element": "Email", "text": "nope"}}, {"click": {"element": "Create account"}}]},
+            {"done": {"status": "pass", "reason": "Unable to submit: the address was not found valid, as the test expects."}},
+        ],
+    },
     {"match": "[french]", "turns": [{"done": {"status": "fail", "reason": "Le prix affiché est 19,99 $, pas 9,99 $."}}]},
     {"match": "[no-done]", "turns": [{"actions": [{"wait": {"seconds": 1}}]}]},
     {"match": "[not-json]", "turns": [{"raw": "I think it passed!"}]},
     {"match": "[bad-schema]", "turns": [{"content": {"action": [{"done": {"data": {"status": "maybe"}}}]}}]},
     {"match": "[http-500]", "turns": [{"http_status": 500}]},
-    {"match": "[false-pass]", "turns": [
-        {"actions": [{"input": {"element": "Email", "text": "demo@acme.test"}},
-                     {"input": {"element": "Password", "text": "wrong-password"}}, {"click": {"element": "Log in"}}]},
-        {"done": {"status": "pass", "reason": "Logged in fine."}}]},
+    {
+        "match": "[false-pass]",
+        "turns": [
+            {
+                "actions": [
+                    {"input": {"element": "Email", "text": "demo@acme.test"}},
+                    {"input": {"element": "Password", "text": "wrong-password"}},
+                    {"click": {"element": "Log in"}},
+                ]
+            },
+            {"done": {"status": "pass", "reason": "Logged in fine."}},
+        ],
+    },
     {"match": "[wrong-value]", "turns": [{"done": {"status": "pass", "reason": "Read it.", "data": {"price": "$29.99"}}}]},
-    {"match": "[judge-yes]", "judge": {"verdict": True, "reasoning": "Price shown."},
-     "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}]},
-    {"match": "[judge-no]", "judge": {"verdict": False, "reasoning": "x", "failure_reason": "No price was read."},
-     "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}]},
+    {
+        "match": "[judge-yes]",
+        "judge": {"verdict": True, "reasoning": "Price shown."},
+        "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}],
+    },
+    {
+        "match": "[judge-no]",
+        "judge": {"verdict": False, "reasoning": "x", "failure_reason": "No price was read."},
+        "turns": [{"done": {"status": "pass", "reason": "Price is $19.99."}}],
+    },
     {"match": "[contradiction]", "turns": [{"done": {"status": "pass", "reason": "All good."}, "done_success": False}]},
 ]
 

@@ -18,7 +18,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LAUNCHER = "#!/bin/sh\nexec {python} {script} \"$@\"\n"
+LAUNCHER = '#!/bin/sh\nexec {python} {script} "$@"\n'
 
 
 def launcher(folder: str) -> str:
@@ -59,13 +59,22 @@ def main(args: list[str]) -> None:
     if mode == "dies" or (mode == "flaky" and launches == 1):
         sys.exit(1)
     if mode == "no-flags":  # the same PID, no --user-data-dir: TMPDIR in its arguments lets the test find it
-        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", "fake-chromium-no-flags",
-                                  os.environ.get("TMPDIR", "")])
+        os.execv(
+            sys.executable,
+            [sys.executable, "-c", "import time; time.sleep(600)", "fake-chromium-no-flags", os.environ.get("TMPDIR", "")],
+        )
     if mode == "flaky":
         os.execv(os.environ["FAKE_CHROMIUM_REAL"], [os.environ["FAKE_CHROMIUM_REAL"], *args])
     # A helper without the profile flag, as Chromium's own are not always: only its parent ties it to the browser.
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", f"fake-chromium-helper-of-{os.getpid()}",
-                      os.environ.get("TMPDIR", "")])
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(600)",
+            f"fake-chromium-helper-of-{os.getpid()}",
+            os.environ.get("TMPDIR", ""),
+        ]
+    )
     if mode == "no-port":
         time.sleep(600)
     elif mode == "handshake":

@@ -86,7 +86,7 @@ def read_outputs(path: Path) -> dict[str, str]:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delimiter = line.split("<<", 1)
             end = lines.index(delimiter, i + 1)
-            values[name] = "\n".join(lines[i + 1:end])
+            values[name] = "\n".join(lines[i + 1 : end])
             i = end + 1
             continue
         if "=" in line:
@@ -114,11 +114,24 @@ def run_step(env: dict[str, str], workspace: Path) -> Step:
         Path(env[name]).write_text("", encoding="utf-8")
     # -v: browser-use's own log, with the agent's raw output (newlines kept), on stderr; the runner reads both
     # streams line by line through one command parser, so they are read here as one.
-    proc = subprocess.run([sys.executable, "-m", "preview_qa", "run", "-v"], env=env, cwd=workspace, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "preview_qa", "run", "-v"],
+        env=env,
+        cwd=workspace,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=300,
+    )
     results = json.loads((workspace / "results" / "results.json").read_text(encoding="utf-8"))
-    return Step(proc.returncode, proc.stdout, read_log(proc.stdout), read_outputs(Path(env["GITHUB_OUTPUT"])),
-                Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), results)
+    return Step(
+        proc.returncode,
+        proc.stdout,
+        read_log(proc.stdout),
+        read_outputs(Path(env["GITHUB_OUTPUT"])),
+        Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"),
+        results,
+    )
 
 
 def rendered(markdown: str, raw_html: bool = False) -> str:
@@ -137,21 +150,29 @@ class FakeGitHub:
     """Issue comments and changed files of one pull request; `deny` answers every call with that status, as a read-only
     token gets."""
 
-    def __init__(self, server: HTTPServer, deny: int | None = None, commit_pulls: list[dict[str, Any]] | None = None,
-                 pull_files: list[dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        server: HTTPServer,
+        deny: int | None = None,
+        commit_pulls: list[dict[str, Any]] | None = None,
+        pull_files: list[dict[str, Any]] | None = None,
+    ):
         self.server, self.deny = server, deny
         self.comments: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
         self.commit_pulls = commit_pulls or []
         self.pull_files = pull_files or []  # as the API lists them: {"filename": ..., "status": ...}
         server.expect_request(f"/repos/{REPO}/pulls/{PR}/files", method="GET").respond_with_handler(
-            lambda request: self._json(request, self._page(request, self.pull_files)))
+            lambda request: self._json(request, self._page(request, self.pull_files))
+        )
         server.expect_request(re.compile(rf"/repos/{REPO}/issues/{PR}/comments"), method="GET").respond_with_handler(self._list)
         server.expect_request(f"/repos/{REPO}/issues/{PR}/comments", method="POST").respond_with_handler(self._create)
         server.expect_request(re.compile(rf"/repos/{REPO}/issues/comments/\d+"), method="PATCH").respond_with_handler(
-            self._update)
+            self._update
+        )
         server.expect_request(re.compile(rf"/repos/{REPO}/commits/[0-9a-f]+/pulls"), method="GET").respond_with_handler(
-            lambda request: self._json(request, self.commit_pulls))
+            lambda request: self._json(request, self.commit_pulls)
+        )
 
     @property
     def url(self) -> str:
@@ -165,14 +186,15 @@ class FakeGitHub:
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return Response(json.dumps({"message": "Bad credentials"}), 401, content_type="application/json")
         if self.deny is not None:
-            return Response(json.dumps({"message": "Resource not accessible by integration"}), self.deny,
-                            content_type="application/json")
+            return Response(
+                json.dumps({"message": "Resource not accessible by integration"}), self.deny, content_type="application/json"
+            )
         return Response(json.dumps(payload), status, content_type="application/json")
 
     @staticmethod
     def _page(request: Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         page, per_page = int(request.args.get("page", 1)), int(request.args.get("per_page", 30))
-        return items[(page - 1) * per_page: page * per_page]
+        return items[(page - 1) * per_page : page * per_page]
 
     def _list(self, request: Request) -> Response:
         return self._json(request, self._page(request, self.comments))
@@ -199,7 +221,17 @@ def runner_env(workspace: Path, api_url: str = "http://127.0.0.1:9", event: dict
         path.touch()
     event_path = temp / "event.json"
     event_path.write_text(json.dumps(event if event is not None else {"number": PR, "pull_request": {"number": PR}}))
-    return {"GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_WORKSPACE": str(workspace), "RUNNER_TEMP": str(temp),
-            "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event_path), "GITHUB_REPOSITORY": REPO,
-            "GITHUB_API_URL": api_url, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "4242",
-            "INPUT_GITHUB-TOKEN": TOKEN, **{k: str(v) for k, v in files.items()}}
+    return {
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "4242",
+        "INPUT_GITHUB-TOKEN": TOKEN,
+        **{k: str(v) for k, v in files.items()},
+    }

@@ -12,19 +12,20 @@ from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from preview_qa.verdict.decide import decide
 from tests.builders import spec
 
-LABEL = Violation(rule="label", impact="critical", help="Form elements must have labels",
-                  targets=["#newsletter-email", "#q"])
-CONTRAST = Violation(rule="color-contrast", impact="serious", help="Elements must meet minimum color contrast ratio",
-                     targets=[".muted"])
-REGION = Violation(rule="region", impact="moderate", help="All page content should be contained by landmarks",
-                   targets=["body > p"])
+LABEL = Violation(rule="label", impact="critical", help="Form elements must have labels", targets=["#newsletter-email", "#q"])
+CONTRAST = Violation(
+    rule="color-contrast", impact="serious", help="Elements must meet minimum color contrast ratio", targets=[".muted"]
+)
+REGION = Violation(
+    rule="region", impact="moderate", help="All page content should be contained by landmarks", targets=["body > p"]
+)
 
 
 def test_the_manifest_reads_impact_names_and_refuses_others() -> None:
-    expect = Expectations.model_validate({"accessibility": {"impact": "moderate", "skip_rules": ["color-contrast"],
-                                                            "exclude": ["#chat-widget"]}})
-    assert expect.accessibility == Accessibility(impact=Impact.MODERATE, skip_rules=["color-contrast"],
-                                                 exclude=["#chat-widget"])
+    expect = Expectations.model_validate(
+        {"accessibility": {"impact": "moderate", "skip_rules": ["color-contrast"], "exclude": ["#chat-widget"]}}
+    )
+    assert expect.accessibility == Accessibility(impact=Impact.MODERATE, skip_rules=["color-contrast"], exclude=["#chat-widget"])
     assert Expectations.model_validate({"accessibility": {}}).accessibility == Accessibility(impact=Impact.SERIOUS)
     with pytest.raises(ValidationError, match="minor', 'moderate', 'serious' or 'critical'"):
         Expectations.model_validate({"accessibility": {"impact": "severe"}})
@@ -32,8 +33,7 @@ def test_the_manifest_reads_impact_names_and_refuses_others() -> None:
         Expectations.model_validate({"accessibility": {"rules": ["label"]}})
 
 
-@pytest.mark.parametrize(("threshold", "ok"), [("minor", False), ("moderate", False), ("serious", True),
-                                               ("critical", True)])
+@pytest.mark.parametrize(("threshold", "ok"), [("minor", False), ("moderate", False), ("serious", True), ("critical", True)])
 def test_a_violation_counts_at_or_above_the_chosen_impact(threshold: str, ok: bool) -> None:
     outcome = accessibility_outcome(Accessibility(impact=Impact(threshold)), [REGION], "4.12.1")
     assert outcome.ok is ok
@@ -46,7 +46,8 @@ def test_each_failing_rule_is_listed_with_impact_count_element_and_help() -> Non
     assert outcome.found == (
         "2 rule(s) violated: label (critical) on 2 element(s), first '#newsletter-email': Form elements must have "
         "labels; color-contrast (serious) on 1 element(s), first '.muted': Elements must meet minimum color contrast "
-        "ratio (1 rule(s) below serious not counted)")
+        "ratio (1 rule(s) below serious not counted)"
+    )
 
 
 def test_an_unknown_impact_fails_closed() -> None:
@@ -61,9 +62,10 @@ def test_a_clean_page_passes_and_says_so() -> None:
 
 def test_a_failed_accessibility_check_fails_a_pass_with_its_rules_in_the_reason() -> None:
     outcome = accessibility_outcome(Accessibility(), [LABEL], "4.12.1")
-    run = AgentRun(done=DoneReport(text='{"status": "pass", "reason": "Subscribed."}', success=True),
-                   expectations=[outcome])
+    run = AgentRun(done=DoneReport(text='{"status": "pass", "reason": "Subscribed."}', success=True), expectations=[outcome])
     verdict = decide(spec(expect={"accessibility": {}}), run).verdict
     assert verdict.status is Status.FAILED
-    assert verdict.reason.startswith("expectation accessibility failed: expected no accessibility violation of impact "
-                                     "serious or above (axe-core 4.12.1), found 1 rule(s) violated: label (critical)")
+    assert verdict.reason.startswith(
+        "expectation accessibility failed: expected no accessibility violation of impact "
+        "serious or above (axe-core 4.12.1), found 1 rule(s) violated: label (critical)"
+    )

@@ -19,13 +19,26 @@ import preview_qa.secrets
 import preview_qa.selection
 import preview_qa.verdict
 
-PACKAGES = [preview_qa.verdict, preview_qa.engine, preview_qa.manifest, preview_qa.selection, preview_qa.secrets,
-            preview_qa.reporters]
-WITHOUT_BROWSER_USE = ["preview_qa.results", "preview_qa.events", "preview_qa.app", "preview_qa.cli",
-                       *(p.__name__ for p in PACKAGES),
-                       *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}."))]
-LOADED = ("import sys, importlib; importlib.import_module(sys.argv[1]); "
-          "print(sorted(m for m in sys.modules if m.split('.')[0] == 'browser_use' or m.startswith('preview_qa.agent')))")
+PACKAGES = [
+    preview_qa.verdict,
+    preview_qa.engine,
+    preview_qa.manifest,
+    preview_qa.selection,
+    preview_qa.secrets,
+    preview_qa.reporters,
+]
+WITHOUT_BROWSER_USE = [
+    "preview_qa.results",
+    "preview_qa.events",
+    "preview_qa.app",
+    "preview_qa.cli",
+    *(p.__name__ for p in PACKAGES),
+    *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}.")),
+]
+LOADED = (
+    "import sys, importlib; importlib.import_module(sys.argv[1]); "
+    "print(sorted(m for m in sys.modules if m.split('.')[0] == 'browser_use' or m.startswith('preview_qa.agent')))"
+)
 
 
 def loaded_by(module: str) -> str:
@@ -60,7 +73,7 @@ def imported_test_modules(source: str, module: str) -> list[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            parts = package[:len(package) - node.level + 1] if node.level else []
+            parts = package[: len(package) - node.level + 1] if node.level else []
             base = ".".join([*parts, *([node.module] if node.module else [])])
             names |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
     return sorted(name for name in names if is_test_module(name))
@@ -75,17 +88,20 @@ def test_no_test_module_imports_another() -> None:
     assert importing == {}, "move what they share to a helper module (tests/builders.py, tests/fakes/, ...)"
 
 
-@pytest.mark.parametrize(("source", "found"), [
-    ("from tests.unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
-    ("import tests.unit.test_concurrency as c", ["tests.unit.test_concurrency"]),
-    ("from tests.unit import test_concurrency", ["tests.unit.test_concurrency"]),
-    ("from .test_concurrency import x", ["tests.e2e.test_concurrency"]),
-    ("from . import test_concurrency", ["tests.e2e.test_concurrency"]),
-    ("from ..unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
-    ("def f():\n    from tests.e2e.test_cancel import x", ["tests.e2e.test_cancel"]),
-    ("from tests.builders import run\nfrom tests.conftest import clean_env\nfrom tests.fakes.github import read_log", []),
-    ("from preview_qa.reporters.files import test_dir\nfrom . import processes", []),
-])
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from tests.unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
+        ("import tests.unit.test_concurrency as c", ["tests.unit.test_concurrency"]),
+        ("from tests.unit import test_concurrency", ["tests.unit.test_concurrency"]),
+        ("from .test_concurrency import x", ["tests.e2e.test_concurrency"]),
+        ("from . import test_concurrency", ["tests.e2e.test_concurrency"]),
+        ("from ..unit.test_concurrency import x", ["tests.unit.test_concurrency"]),
+        ("def f():\n    from tests.e2e.test_cancel import x", ["tests.e2e.test_cancel"]),
+        ("from tests.builders import run\nfrom tests.conftest import clean_env\nfrom tests.fakes.github import read_log", []),
+        ("from preview_qa.reporters.files import test_dir\nfrom . import processes", []),
+    ],
+)
 def test_the_import_check_finds_a_test_module_imported_in_any_form(source: str, found: list[str]) -> None:
     """The check above can fail: every way to import a test module is caught, and helpers and fixtures are not."""
     assert imported_test_modules(source, "tests.e2e.test_example") == found

@@ -38,10 +38,25 @@ def busy_png(seed: int = 0, size: tuple[int, int] = (1280, 800)) -> bytes:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("name", [
-    "Log in works", "Café ☕ — checkout", "日本語のテスト", "a/b\\c", "..", "../../etc/passwd", "x" * 500, "", " ", ".hidden",
-    "CON", "nul:", "tab\tand\nnewline", "emoji 🚀🚀",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Log in works",
+        "Café ☕ — checkout",
+        "日本語のテスト",
+        "a/b\\c",
+        "..",
+        "../../etc/passwd",
+        "x" * 500,
+        "",
+        " ",
+        ".hidden",
+        "CON",
+        "nul:",
+        "tab\tand\nnewline",
+        "emoji 🚀🚀",
+    ],
+)
 def test_any_test_name_gives_a_portable_folder_inside_tests(tmp_path: Path, name: str) -> None:
     folder = safe_name(name)
     assert PORTABLE.fullmatch(folder), folder
@@ -113,12 +128,23 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     reporter = ArtifactsReporter(tmp_path)
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=[name]))
     for number in (1, 2, 10):
-        reporter.handle(StepRecorded(name=name, number=number, goal=f"goal {number}", actions=[{"click": {"index": 4}}],
-                                     url="http://x/", error=None, screenshot_png=busy_png(number)))
-    reporter.handle(StepRecorded(name=name, number=11, goal="no picture", actions=[], url="", error="step failed",
-                                 screenshot_png=None))
-    reporter.handle(Observed(name=name, kind="llm_error", error=True,
-                             detail={"purpose": "agent", "status": 500, "message": "boom"}))
+        reporter.handle(
+            StepRecorded(
+                name=name,
+                number=number,
+                goal=f"goal {number}",
+                actions=[{"click": {"index": 4}}],
+                url="http://x/",
+                error=None,
+                screenshot_png=busy_png(number),
+            )
+        )
+    reporter.handle(
+        StepRecorded(name=name, number=11, goal="no picture", actions=[], url="", error="step failed", screenshot_png=None)
+    )
+    reporter.handle(
+        Observed(name=name, kind="llm_error", error=True, detail={"purpose": "agent", "status": 500, "message": "boom"})
+    )
     reporter.handle(FinalScreenshot(name=name, png=b"not a png at all"))
     test = result(name, Status.FAILED, steps=11)
     reporter.handle(TestFinished(result=test))
@@ -130,7 +156,9 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert saved["tests"][0]["artifacts"] == {
         "screenshots": [f"{rel}/step-01.png", f"{rel}/step-02.png", f"{rel}/step-10.png"],
-        "final_screenshot": f"{rel}/final.png", "events": f"{rel}/events.jsonl", "animation": f"{rel}/run.gif",
+        "final_screenshot": f"{rel}/final.png",
+        "events": f"{rel}/events.jsonl",
+        "animation": f"{rel}/run.gif",
     }
     assert test.artifacts == {}  # the event's result is never changed: other reporters read it too
     for shot in ("step-01.png", "step-02.png", "step-10.png"):
@@ -146,7 +174,8 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     assert saved["schema_version"] == 5
     words = saved["tests"][0]["steps_in_words"]  # the steps as the failure card tells them, each with its screenshot
     assert [(s["number"], s["actions"], s["screenshot"]) for s in words[:3]] == [
-        (n, ["Clicked an unnamed element"], f"{rel}/step-{n:02d}.png") for n in (1, 2, 10)]
+        (n, ["Clicked an unnamed element"], f"{rel}/step-{n:02d}.png") for n in (1, 2, 10)
+    ]
     assert words[3] == {"number": 11, "actions": [], "page": "", "error": "step failed", "not_run": [], "screenshot": None}
 
 

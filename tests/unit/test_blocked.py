@@ -23,14 +23,16 @@ from tests.builders import PASS, spec
 
 
 def blocked(by: str | None = "host_protection", **extra: Any) -> DoneReport:
-    return DoneReport(text=json.dumps({"status": "blocked", "reason": "a Vercel login page", "blocked_by": by, **extra}),
-                      success=False)
+    return DoneReport(
+        text=json.dumps({"status": "blocked", "reason": "a Vercel login page", "blocked_by": by, **extra}), success=False
+    )
 
 
 @pytest.mark.parametrize("by", [*BlockedBy, None])
 def test_a_blocked_test_is_errored_with_the_remedy(by: BlockedBy | None) -> None:
-    verdict = decide(spec(), AgentRun(done=blocked(by and by.value),
-                                      access_denied=["the server answered HTTP 401 to https://x/"])).verdict
+    verdict = decide(
+        spec(), AgentRun(done=blocked(by and by.value), access_denied=["the server answered HTTP 401 to https://x/"])
+    ).verdict
     assert verdict.status is Status.ERRORED
     assert verdict.reason.startswith("blocked: ")
     assert verdict.causes == ["agent: a Vercel login page", "the server answered HTTP 401 to https://x/"]
@@ -38,8 +40,10 @@ def test_a_blocked_test_is_errored_with_the_remedy(by: BlockedBy | None) -> None
 
 def test_host_protection_names_the_input_that_unlocks_it() -> None:
     verdict = decide(spec(), AgentRun(done=blocked())).verdict
-    assert verdict.reason == ("blocked: the preview answered with its host's login page: give the protection-bypass "
-                              "header with `extra-headers` (or `http-credentials` for basic auth)")
+    assert verdict.reason == (
+        "blocked: the preview answered with its host's login page: give the protection-bypass "
+        "header with `extra-headers` (or `http-credentials` for basic auth)"
+    )
 
 
 def test_a_failed_check_keeps_a_blocked_test_failed_with_the_block_among_the_causes() -> None:
@@ -64,8 +68,12 @@ def test_blocked_even_with_every_check_holding_never_passes() -> None:
 def test_a_pass_that_names_a_blocker_is_refused() -> None:
     report, why = parse_report(spec(), json.dumps({"status": "pass", "reason": "ok", "blocked_by": "captcha"}))
     assert report is None and why is not None and "blocked_by is set but status is 'pass'" in why
-    assert decide(spec(), AgentRun(done=DoneReport(json.dumps({"status": "pass", "reason": "ok", "blocked_by": "captcha"}),
-                                                   True))).verdict.status is Status.FAILED
+    assert (
+        decide(
+            spec(), AgentRun(done=DoneReport(json.dumps({"status": "pass", "reason": "ok", "blocked_by": "captcha"}), True))
+        ).verdict.status
+        is Status.FAILED
+    )
 
 
 def test_an_unknown_blocker_is_refused() -> None:
@@ -92,14 +100,17 @@ def test_the_preview_wait_says_once_that_a_401_preview_looks_protected() -> None
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Protected)
     Thread(target=server.serve_forever, daemon=True).start()
     try:
+
         async def agent(*args: Any, **kwargs: Any) -> AgentRun:
             return AgentRun(done=PASS)
 
         events: list[Event] = []
-        config = RunConfig(manifest=Path("qa.yml"), base_url=f"http://127.0.0.1:{server.server_port}",
-                           chromium="/bin/true", wait_timeout=5)
-        result = asyncio.run(Runner(Manifest(version=1, tests=[spec("a"), spec("b")]), config, {}, agent,
-                                    events.append, None).run())
+        config = RunConfig(
+            manifest=Path("qa.yml"), base_url=f"http://127.0.0.1:{server.server_port}", chromium="/bin/true", wait_timeout=5
+        )
+        result = asyncio.run(
+            Runner(Manifest(version=1, tests=[spec("a"), spec("b")]), config, {}, agent, events.append, None).run()
+        )
     finally:
         server.shutdown()
     warnings = [e.message for e in events if isinstance(e, RunWarning)]

@@ -61,26 +61,38 @@ def touches(source: str) -> list[str]:
 
 
 def test_only_the_patches_module_touches_browser_use_in_private() -> None:
-    found = {str(path.relative_to(AGENT)): hits for path in sorted(AGENT.rglob("*.py")) if path != PATCHES
-             if (hits := touches(path.read_text(encoding="utf-8")))}
+    found = {
+        str(path.relative_to(AGENT)): hits
+        for path in sorted(AGENT.rglob("*.py"))
+        if path != PATCHES
+        if (hits := touches(path.read_text(encoding="utf-8")))
+    }
     assert found == {}, "move these into agent/browser_use_patches.py, each with what it relies on and why"
 
 
 def test_the_patches_module_is_where_they_are() -> None:
     """The check above can fail: it finds each kind of touch in the module that holds them all."""
     hits = " ".join(touches(PATCHES.read_text(encoding="utf-8")))
-    for expected in ("os.environ", "_cdp_create_new_page overrides", "_cloud_browser_client declares",
-                     "CDPClient.send_raw assigned", "_context_id declares"):
+    for expected in (
+        "os.environ",
+        "_cdp_create_new_page overrides",
+        "_cloud_browser_client declares",
+        "CDPClient.send_raw assigned",
+        "_context_id declares",
+    ):
         assert expected in hits
 
 
-@pytest.mark.parametrize(("source", "found"), [
-    ("from browser_use import BrowserSession\nclass S(BrowserSession):\n    def _reset(self): ...", 1),
-    ("from cdp_use import CDPClient\nCDPClient.send_raw = None", 1),
-    ("import os\nos.environ.setdefault('A', 'b')", 1),
-    ("def f(session):\n    return session._cdp_client_root", 1),
-    ("class Ours:\n    def _helper(self):\n        return self._x", 0),
-    ("from browser_use import Tools\nclass T(Tools):\n    def act(self): ...", 0),
-])
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from browser_use import BrowserSession\nclass S(BrowserSession):\n    def _reset(self): ...", 1),
+        ("from cdp_use import CDPClient\nCDPClient.send_raw = None", 1),
+        ("import os\nos.environ.setdefault('A', 'b')", 1),
+        ("def f(session):\n    return session._cdp_client_root", 1),
+        ("class Ours:\n    def _helper(self):\n        return self._x", 0),
+        ("from browser_use import Tools\nclass T(Tools):\n    def act(self): ...", 0),
+    ],
+)
 def test_the_check_tells_a_touch_from_our_own_private_code(source: str, found: int) -> None:
     assert len(touches(source)) == found

@@ -75,8 +75,22 @@ def test_budget_cache_and_shard_flags_reach_the_run_config(monkeypatch: pytest.M
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
     monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
-    args = ["run", str(manifest), "--base-url", "https://pr-7.example.com", "--max-tokens", "900", "--max-cost-usd", "0.2",
-            "--run-max-tokens", "5000", "--cache", str(tmp_path / "c"), "--shard", "2/3"]
+    args = [
+        "run",
+        str(manifest),
+        "--base-url",
+        "https://pr-7.example.com",
+        "--max-tokens",
+        "900",
+        "--max-cost-usd",
+        "0.2",
+        "--run-max-tokens",
+        "5000",
+        "--cache",
+        str(tmp_path / "c"),
+        "--shard",
+        "2/3",
+    ]
     assert CliRunner().invoke(cli.main, args, env={"INPUT_RUN-MAX-COST-USD": "1.5"}).exit_code == 0
     config = seen[-1]
     assert (config.max_tokens, config.max_cost_usd, config.run_max_tokens, config.run_max_cost_usd) == (900, 0.2, 5000, 1.5)

@@ -27,10 +27,18 @@ def store(tmp_path: Path, **kw: Any) -> RecordingCache:
     return RecordingCache(tmp_path, manifest(spec(**LOGIN)), kw.get("provider", "openai"), kw.get("model", "gpt-x"))
 
 
-@pytest.mark.parametrize("change", [
-    {"task": "log in twice"}, {"start": "/signin"}, {"expect": {"url": "/home"}}, {"expect": {"text": ["Hi"]}},
-    {"output_schema": {"type": "object"}}, {"allowed_domains": ["cdn.example"]}, {"secrets": {"pw": "PW"}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"task": "log in twice"},
+        {"start": "/signin"},
+        {"expect": {"url": "/home"}},
+        {"expect": {"text": ["Hi"]}},
+        {"output_schema": {"type": "object"}},
+        {"allowed_domains": ["cdn.example"]},
+        {"secrets": {"pw": "PW"}},
+    ],
+)
 def test_anything_that_defines_the_test_changes_its_key(tmp_path: Path, change: dict[str, Any]) -> None:
     assert store(tmp_path).key(spec(**LOGIN | change)) != store(tmp_path).key(spec(**LOGIN))
 
@@ -44,8 +52,9 @@ def test_the_model_provider_and_browser_use_version_change_the_key(tmp_path: Pat
 
 
 def test_name_budgets_and_timeouts_do_not_change_the_key(tmp_path: Path) -> None:
-    same = spec(**LOGIN | {"name": "renamed", "timeout": 10, "max_steps": 3, "max_tokens": 5, "max_cost_usd": 0.1,
-                           "skip": "later"})
+    same = spec(
+        **LOGIN | {"name": "renamed", "timeout": 10, "max_steps": 3, "max_tokens": 5, "max_cost_usd": 0.1, "skip": "later"}
+    )
     assert store(tmp_path).key(same) == store(tmp_path).key(spec(**LOGIN))
 
 
@@ -69,15 +78,24 @@ def finished(status: Status, path: str) -> TestFinished:
     return TestFinished(result=TestResult(name="login", file="qa.yml", line=3, status=status, reason="r", path=path))
 
 
-@pytest.mark.parametrize(("status", "path", "written"), [
-    (Status.PASSED, "agent", True), (Status.PASSED, "replay-fell-back", True), (Status.PASSED, "replayed", False),
-    (Status.FAILED, "agent", False), (Status.ERRORED, "agent", False),
-])
+@pytest.mark.parametrize(
+    ("status", "path", "written"),
+    [
+        (Status.PASSED, "agent", True),
+        (Status.PASSED, "replay-fell-back", True),
+        (Status.PASSED, "replayed", False),
+        (Status.FAILED, "agent", False),
+        (Status.ERRORED, "agent", False),
+    ],
+)
 def test_only_a_pass_after_an_agent_run_is_written_back(tmp_path: Path, status: Status, path: str, written: bool) -> None:
     cache = store(tmp_path)
     reporter = CacheReporter(cache, manifest(spec(**LOGIN)), "https://pr-42.preview.example/some/path")
-    reporter.handle(StepRecorded(name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after",
-                                 before_png=b"seen"))
+    reporter.handle(
+        StepRecorded(
+            name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after", before_png=b"seen"
+        )
+    )
     reporter.handle(AgentHistory(name="login", history=HISTORY))
     reporter.handle(finished(status, path))
     assert cache.path(spec(**LOGIN)).exists() is written

@@ -27,9 +27,11 @@ def test_an_empty_list_or_none_at_all_runs_every_test_and_says_so(tmp_path: Path
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")
     assert changed_files(str(empty), True, {}, io.StringIO()) == ChangedFiles(
-        None, f"the list of changed files ({empty}) is empty; running every test.")
+        None, f"the list of changed files ({empty}) is empty; running every test."
+    )
     assert changed_files(None, True, {}, io.StringIO()) == ChangedFiles(
-        None, "--changed-only: not in a GitHub Actions run (give the files with --changed-files); running every test.")
+        None, "--changed-only: not in a GitHub Actions run (give the files with --changed-files); running every test."
+    )
     assert changed_files(None, False, {}, io.StringIO()) == ChangedFiles(None)
     found = changed_files("-", True, {}, io.StringIO("a.py\n"))  # a given list wins over asking the pull request
     assert found.files == ["a.py"] and found.note and found.note.startswith("1 changed file(s) from stdin")
@@ -39,8 +41,9 @@ def _files(count: int) -> list[dict[str, str]]:
     return [{"filename": f"src/file{i}.py", "status": "modified"} for i in range(count)]
 
 
-def test_the_pull_requests_files_come_from_the_api_page_by_page_with_the_jobs_token(tmp_path: Path,
-                                                                                   httpserver: HTTPServer) -> None:
+def test_the_pull_requests_files_come_from_the_api_page_by_page_with_the_jobs_token(
+    tmp_path: Path, httpserver: HTTPServer
+) -> None:
     renamed = {"filename": "src/checkout/new.py", "previous_filename": "src/cart/old.py", "status": "renamed"}
     github = FakeGitHub(httpserver, pull_files=[*_files(120), renamed])
     files, origin = pull_request_files(runner_env(tmp_path, github.url))
@@ -51,13 +54,20 @@ def test_the_pull_requests_files_come_from_the_api_page_by_page_with_the_jobs_to
     assert pages == [("1", "100", f"Bearer {TOKEN}"), ("2", "100", f"Bearer {TOKEN}")]
 
 
-@pytest.mark.parametrize(("fake", "why"), [
-    ({"deny": 403}, f"could not list the pull request's files (HTTP 403 from GET /repos/{REPO}/pulls/{PR}/files: "
-                    "Resource not accessible by integration)"),
-    ({"pull_files": _files(3000)}, "the pull request changes 3000 or more files, more than GitHub's API lists"),
-])
-def test_when_the_api_cannot_give_the_whole_list_every_test_runs(tmp_path: Path, httpserver: HTTPServer, fake: dict,
-                                                                  why: str) -> None:
+@pytest.mark.parametrize(
+    ("fake", "why"),
+    [
+        (
+            {"deny": 403},
+            f"could not list the pull request's files (HTTP 403 from GET /repos/{REPO}/pulls/{PR}/files: "
+            "Resource not accessible by integration)",
+        ),
+        ({"pull_files": _files(3000)}, "the pull request changes 3000 or more files, more than GitHub's API lists"),
+    ],
+)
+def test_when_the_api_cannot_give_the_whole_list_every_test_runs(
+    tmp_path: Path, httpserver: HTTPServer, fake: dict, why: str
+) -> None:
     github = FakeGitHub(httpserver, **fake)
     assert pull_request_files(runner_env(tmp_path, github.url)) == (None, why)
 
@@ -92,8 +102,10 @@ def test_with_the_history_checked_out_git_gives_the_files_without_any_api_call(t
     _git(repo, "checkout", "-q", "main")
     (repo / "keep.py").write_text("changed on main after the branch: not the PR's change\n")
     _git(repo, "commit", "-q", "-am", "main moves on")
-    event = {"number": PR, "pull_request": {"number": PR, "base": {"sha": _git(repo, "rev-parse", "HEAD")},
-                                            "head": {"sha": head}}}
+    event = {
+        "number": PR,
+        "pull_request": {"number": PR, "base": {"sha": _git(repo, "rev-parse", "HEAD")}, "head": {"sha": head}},
+    }
     env = runner_env(repo, "http://127.0.0.1:9", event=event)  # an API call would fail: the port is closed
     files, origin = pull_request_files(env)
     assert (sorted(files or []), origin) == (["moved.py", "old.py", "src/new file.py"], "git diff of the pull request")

@@ -63,15 +63,22 @@ def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_cos
     async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
         calls.append(recording)
         if recording is not None:
-            return AgentRun(execution=Execution.REPLAYED, replay_error="step 2: click button 'Log in': element not found",
-                              usage=Usage(llm_calls=0))
+            return AgentRun(
+                execution=Execution.REPLAYED,
+                replay_error="step 2: click button 'Log in': element not found",
+                usage=Usage(llm_calls=0),
+            )
         return AgentRun(done=PASS, usage=Usage(llm_calls=2, total_tokens=50))
 
     result, events = run(specs_named("t", expect={"url": "/x"}), agent, recordings=lambda spec: RECORDING)
     assert calls == [RECORDING, None]
     test = result.tests[0]
-    assert ((test.status, test.execution, test.usage.llm_calls, test.usage.total_tokens)
-            == (Status.PASSED, "replay-fell-back", 2, 50))
+    assert (test.status, test.execution, test.usage.llm_calls, test.usage.total_tokens) == (
+        Status.PASSED,
+        "replay-fell-back",
+        2,
+        50,
+    )
     note = next(e for e in events if isinstance(e, Observed) and e.kind == "replay_fell_back")
     assert note.detail["reason"] == "replay drifted at step 2: click button 'Log in': element not found"
     assert test.replay_drift == note.detail["reason"] and test.reason == "fine"  # the reason stays the agent's

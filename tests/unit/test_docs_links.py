@@ -46,8 +46,9 @@ def anchors(path: Path) -> set[str]:
 
 
 def relative_links(path: Path) -> list[str]:
-    return [t for t in LINK.findall(prose(path.read_text(encoding="utf-8")))
-            if t and not re.match(r"^[a-z][a-z0-9+.-]*:", t, re.I)]
+    return [
+        t for t in LINK.findall(prose(path.read_text(encoding="utf-8"))) if t and not re.match(r"^[a-z][a-z0-9+.-]*:", t, re.I)
+    ]
 
 
 def test_the_anchor_slugs_are_githubs() -> None:
@@ -62,8 +63,11 @@ def test_the_checker_finds_what_is_broken(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# Title\n\n## Same\n\n## Same\n", encoding="utf-8")
     assert anchors(tmp_path / "a.md") == {"title", "same", "same-1"}
     page = tmp_path / "b.md"
-    page.write_text("[ok](a.md#same-1) [web](https://x.y/z) `[code](nope.md)`\n```\n[fenced](nope.md)\n```\n"
-                    "[gone](missing.md) [bad anchor](a.md#nowhere) ![img](pic.png \"title\")\n", encoding="utf-8")
+    page.write_text(
+        "[ok](a.md#same-1) [web](https://x.y/z) `[code](nope.md)`\n```\n[fenced](nope.md)\n```\n"
+        '[gone](missing.md) [bad anchor](a.md#nowhere) ![img](pic.png "title")\n',
+        encoding="utf-8",
+    )
     assert relative_links(page) == ["a.md#same-1", "missing.md", "a.md#nowhere", "pic.png"]
 
 
@@ -82,10 +86,23 @@ def test_every_relative_link_reaches_a_file_and_a_heading(doc: Path) -> None:
 
 def test_the_docs_exist_and_the_readme_links_every_guide() -> None:
     names = {p.relative_to(ROOT).as_posix() for p in DOCS}
-    assert {"docs/manifest.md", "docs/selection.md", "docs/saved-logins.md", "docs/verdicts.md",
-            "docs/flaky-and-regressions.md", "docs/providers.md", "docs/results.md", "docs/github-actions.md",
-            "docs/performance.md", "docs/security.md", "docs/dev/architecture.md", "docs/dev/promises.md",
-            "docs/dev/image-and-lock.md", "docs/dev/dependencies.md", "CONTRIBUTING.md"} <= names
+    assert {
+        "docs/manifest.md",
+        "docs/selection.md",
+        "docs/saved-logins.md",
+        "docs/verdicts.md",
+        "docs/flaky-and-regressions.md",
+        "docs/providers.md",
+        "docs/results.md",
+        "docs/github-actions.md",
+        "docs/performance.md",
+        "docs/security.md",
+        "docs/dev/architecture.md",
+        "docs/dev/promises.md",
+        "docs/dev/image-and-lock.md",
+        "docs/dev/dependencies.md",
+        "CONTRIBUTING.md",
+    } <= names
     linked = {t.partition("#")[0] for t in relative_links(ROOT / "README.md")}
     guides = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
     assert guides <= linked

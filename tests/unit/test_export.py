@@ -18,30 +18,61 @@ from tests.builders import spec
 from tests.conftest import clean_env, run_preview_qa
 
 ORIGIN = "http://127.0.0.1:4000"
-EMAIL = {"node_name": "INPUT", "attributes": {"id": "email", "type": "text", "placeholder": "Email"},
-         "x_path": "html/body/form/input[1]", "ax_name": "Email"}
-PASSWORD = {"node_name": "INPUT", "attributes": {"id": "password", "type": "password", "placeholder": "Password"},
-            "x_path": "html/body/form/input[2]", "ax_name": "Password"}
+EMAIL = {
+    "node_name": "INPUT",
+    "attributes": {"id": "email", "type": "text", "placeholder": "Email"},
+    "x_path": "html/body/form/input[1]",
+    "ax_name": "Email",
+}
+PASSWORD = {
+    "node_name": "INPUT",
+    "attributes": {"id": "password", "type": "password", "placeholder": "Password"},
+    "x_path": "html/body/form/input[2]",
+    "ax_name": "Password",
+}
 BUTTON = {"node_name": "BUTTON", "attributes": {"type": "submit"}, "x_path": "html/body/form/button", "ax_name": "Log in"}
-LOGIN = spec("Log in works", 7, start="/login", secrets={"pw": "APP_PASSWORD"},
-             expect={"url": "/dashboard", "title": "Home", "text": ["Signed in"], "not_text": ["Error"]})
+LOGIN = spec(
+    "Log in works",
+    7,
+    start="/login",
+    secrets={"pw": "APP_PASSWORD"},
+    expect={"url": "/dashboard", "title": "Home", "text": ["Signed in"], "not_text": ["Error"]},
+)
 
 
-def step(actions: list[dict[str, Any]], elements: list[dict[str, Any] | None] | None = None, goal: str = "g",
-         url: str = f"{ORIGIN}/login") -> dict[str, Any]:
-    return {"model_output": {"next_goal": goal, "action": actions},
-            "state": {"url": url, "interacted_element": elements or [None] * len(actions),
-                      "tabs": [{"target_id": "AAAA1111", "url": url}, {"target_id": "BBBB2222", "url": url}]},
-            "result": [{} for _ in actions]}
+def step(
+    actions: list[dict[str, Any]],
+    elements: list[dict[str, Any] | None] | None = None,
+    goal: str = "g",
+    url: str = f"{ORIGIN}/login",
+) -> dict[str, Any]:
+    return {
+        "model_output": {"next_goal": goal, "action": actions},
+        "state": {
+            "url": url,
+            "interacted_element": elements or [None] * len(actions),
+            "tabs": [{"target_id": "AAAA1111", "url": url}, {"target_id": "BBBB2222", "url": url}],
+        },
+        "result": [{} for _ in actions],
+    }
 
 
 def login_history(goal: str = "Fill in the form") -> dict[str, Any]:
-    return {"history": [
-        step([{"navigate": {"url": f"{ORIGIN}/login"}}]),
-        step([{"input": {"index": 1, "text": "ada@acme.test"}}, {"input": {"index": 2, "text": "<secret>pw</secret>"}},
-              {"click": {"index": 3}}], [EMAIL, PASSWORD, BUTTON], goal=goal),
-        step([{"done": {"success": True, "text": "ok"}}]),
-    ]}
+    return {
+        "history": [
+            step([{"navigate": {"url": f"{ORIGIN}/login"}}]),
+            step(
+                [
+                    {"input": {"index": 1, "text": "ada@acme.test"}},
+                    {"input": {"index": 2, "text": "<secret>pw</secret>"}},
+                    {"click": {"index": 3}},
+                ],
+                [EMAIL, PASSWORD, BUTTON],
+                goal=goal,
+            ),
+            step([{"done": {"success": True, "text": "ok"}}]),
+        ]
+    }
 
 
 def python_of(history: dict[str, Any], test: Any = LOGIN) -> str:
@@ -52,8 +83,11 @@ def python_of(history: dict[str, Any], test: Any = LOGIN) -> str:
 
 def code_lines(source: str) -> list[str]:
     """The statements of the test function, comments left out."""
-    return [line.strip() for line in source.split("def test_", 1)[1].splitlines()[1:]
-            if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in source.split("def test_", 1)[1].splitlines()[1:]
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 def test_a_login_becomes_role_placeholder_and_secret_from_the_environment() -> None:
@@ -71,23 +105,33 @@ def test_a_login_becomes_role_placeholder_and_secret_from_the_environment() -> N
 
 def test_the_typescript_spec_does_the_same() -> None:
     source = export_test(LOGIN, login_history(), ORIGIN, "qa.yml:7", Language.TS)
-    assert "await page.getByPlaceholder(\"Password\", { exact: true }).fill(secret(\"APP_PASSWORD\"));" in source
+    assert 'await page.getByPlaceholder("Password", { exact: true }).fill(secret("APP_PASSWORD"));' in source
     assert 'await page.getByRole("button", { name: "Log in", exact: true }).click();' in source
-    assert "await expect(page).toHaveURL(new RegExp(escapeRegExp(\"/dashboard\")), { timeout: 5000 });" in source
+    assert 'await expect(page).toHaveURL(new RegExp(escapeRegExp("/dashboard")), { timeout: 5000 });' in source
     assert source.count("{") == source.count("}")  # its blocks are closed
 
 
-@pytest.mark.parametrize("element, expected", [
-    ({"node_name": "INPUT", "attributes": {"aria-label": "Search", "type": "password"}, "ax_name": ""},
-     'page.get_by_label("Search", exact=True)'),
-    ({"node_name": "SELECT", "attributes": {}, "ax_name": "Country"}, 'page.get_by_role("combobox", name="Country", exact=True)'),
-    ({"node_name": "INPUT", "attributes": {"type": "password"}, "ax_name": "Password"},
-     'page.get_by_label("Password", exact=True)'),
-    ({"node_name": "SPAN", "attributes": {}, "ax_name": "Next"}, 'page.get_by_text("Next", exact=True)'),
-    ({"node_name": "DIV", "attributes": {"data-testid": "cart"}, "ax_name": ""}, 'page.get_by_test_id("cart")'),
-    ({"node_name": "DIV", "attributes": {"id": "cart"}, "ax_name": ""}, 'page.locator("#cart")'),
-    ({"node_name": "DIV", "attributes": {}, "x_path": "html/body/div[2]"}, 'page.locator("xpath=/html/body/div[2]")'),
-])
+@pytest.mark.parametrize(
+    "element, expected",
+    [
+        (
+            {"node_name": "INPUT", "attributes": {"aria-label": "Search", "type": "password"}, "ax_name": ""},
+            'page.get_by_label("Search", exact=True)',
+        ),
+        (
+            {"node_name": "SELECT", "attributes": {}, "ax_name": "Country"},
+            'page.get_by_role("combobox", name="Country", exact=True)',
+        ),
+        (
+            {"node_name": "INPUT", "attributes": {"type": "password"}, "ax_name": "Password"},
+            'page.get_by_label("Password", exact=True)',
+        ),
+        ({"node_name": "SPAN", "attributes": {}, "ax_name": "Next"}, 'page.get_by_text("Next", exact=True)'),
+        ({"node_name": "DIV", "attributes": {"data-testid": "cart"}, "ax_name": ""}, 'page.get_by_test_id("cart")'),
+        ({"node_name": "DIV", "attributes": {"id": "cart"}, "ax_name": ""}, 'page.locator("#cart")'),
+        ({"node_name": "DIV", "attributes": {}, "x_path": "html/body/div[2]"}, 'page.locator("xpath=/html/body/div[2]")'),
+    ],
+)
 def test_locators_follow_playwrights_order_and_a_fallback_says_why(element: dict[str, Any], expected: str) -> None:
     source = python_of({"history": [step([{"click": {"index": 1}}], [element])]})
     assert f"{expected}.click()" in code_lines(source)
@@ -100,10 +144,18 @@ def one_action(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 REPLAYABLE = {  # one recorded example of each action the replay's table runs
-    "click": {"index": 1}, "input": {"index": 1, "text": "x", "clear": False}, "select_dropdown": {"index": 1, "text": "DE"},
-    "upload_file": {"index": 1, "path": "/tmp/a.txt"}, "scroll": {"index": 1, "down": False, "pages": 2},
-    "navigate": {"url": "https://other.example/x", "new_tab": True}, "go_back": {}, "send_keys": {"keys": "ctrl+a"},
-    "switch": {"tab_id": "2222"}, "close": {"tab_id": "2222"}, "find_text": {"text": "Terms"}, "wait": {"seconds": 3},
+    "click": {"index": 1},
+    "input": {"index": 1, "text": "x", "clear": False},
+    "select_dropdown": {"index": 1, "text": "DE"},
+    "upload_file": {"index": 1, "path": "/tmp/a.txt"},
+    "scroll": {"index": 1, "down": False, "pages": 2},
+    "navigate": {"url": "https://other.example/x", "new_tab": True},
+    "go_back": {},
+    "send_keys": {"keys": "ctrl+a"},
+    "switch": {"tab_id": "2222"},
+    "close": {"tab_id": "2222"},
+    "find_text": {"text": "Terms"},
+    "wait": {"seconds": 3},
 }
 
 
@@ -146,8 +198,12 @@ def write_results(folder: Path, status: str, history: dict[str, Any] | None) -> 
     if history is not None:
         (test_folder / "history.json").write_text(json.dumps(history), encoding="utf-8")
         artifacts["history"] = "tests/log-in/history.json"
-    (folder / "results.json").write_text(json.dumps({"base_url": ORIGIN, "tests": [
-        {"name": "Log in works", "status": status, "path": "agent", "artifacts": artifacts}]}), encoding="utf-8")
+    (folder / "results.json").write_text(
+        json.dumps(
+            {"base_url": ORIGIN, "tests": [{"name": "Log in works", "status": status, "path": "agent", "artifacts": artifacts}]}
+        ),
+        encoding="utf-8",
+    )
 
 
 MANIFEST = """version: 1
@@ -183,20 +239,26 @@ def test_the_command_exports_from_the_replay_cache(tmp_path: Path) -> None:
 
     manifest: Manifest = loader.load(tmp_path / "qa.yml")
     RecordingCache(tmp_path / "cache", manifest, "openai", None).store(manifest.tests[0], ORIGIN, login_history())
-    done = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--lang", "ts", "-o", "-"],
-                          cwd=tmp_path, env=clean_env())
+    done = run_preview_qa(
+        ["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--lang", "ts", "-o", "-"],
+        cwd=tmp_path,
+        env=clean_env(),
+    )
     assert done.returncode == 0, done.stderr
     assert 'test("Log in works", async ({ page: firstPage }) => {' in done.stdout
-    other_model = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--model", "x"],
-                                 cwd=tmp_path)
+    other_model = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--model", "x"], cwd=tmp_path)
     assert other_model.returncode == 2 and "holds no recording" in other_model.stderr
 
 
 def test_a_2fa_code_is_a_visible_todo_never_the_seed_typed() -> None:
     """A TOTP seed's variable holds the seed: typing it would be wrong, so the step that typed a fresh code is a TODO."""
     test = spec("2FA works", 7, start="/2fa", secrets={"otp": {"env": "OTP_SEED", "totp": True}})
-    history = {"history": [step([{"input": {"index": 1, "text": "<secret>otp_bu_2fa_code</secret>"}}], [EMAIL]),
-                           step([{"done": {"success": True, "text": "ok"}}])]}
+    history = {
+        "history": [
+            step([{"input": {"index": 1, "text": "<secret>otp_bu_2fa_code</secret>"}}], [EMAIL]),
+            step([{"done": {"success": True, "text": "ok"}}]),
+        ]
+    }
     source = python_of(history, test)
     assert "# TODO step 0: input" in source and "OTP_SEED" in source and "pyotp.TOTP(seed).now()" in source
     assert not any("OTP_SEED" in line for line in code_lines(source))  # no statement types the seed

@@ -21,12 +21,49 @@ from tests.conftest import clean_env
 from tests.fakes.github import read_outputs
 from tests.repo import ROOT, tool
 
-INPUTS = {"manifest", "base-url", "provider", "model", "api-key", "llm-base-url", "concurrency", "out", "wait-timeout",
-          "extra-headers", "http-credentials", "comment", "github-token", "upload-artifacts", "artifact-name", "fail-on",
-          "image", "cache", "shard", "max-tokens", "max-cost-usd", "price-per-mtok", "tags", "skip-tags", "changed-only",
-          "retries", "baseline-url", "trace"}
-OUTPUTS = {"passed", "failed", "errored", "skipped", "total", "flaky", "healed", "regressions", "results-path", "junit-path",
-           "artifact-url"}
+INPUTS = {
+    "manifest",
+    "base-url",
+    "provider",
+    "model",
+    "api-key",
+    "llm-base-url",
+    "concurrency",
+    "out",
+    "wait-timeout",
+    "extra-headers",
+    "http-credentials",
+    "comment",
+    "github-token",
+    "upload-artifacts",
+    "artifact-name",
+    "fail-on",
+    "image",
+    "cache",
+    "shard",
+    "max-tokens",
+    "max-cost-usd",
+    "price-per-mtok",
+    "tags",
+    "skip-tags",
+    "changed-only",
+    "retries",
+    "baseline-url",
+    "trace",
+}
+OUTPUTS = {
+    "passed",
+    "failed",
+    "errored",
+    "skipped",
+    "total",
+    "flaky",
+    "healed",
+    "regressions",
+    "results-path",
+    "junit-path",
+    "artifact-url",
+}
 
 
 def run(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -68,14 +105,15 @@ def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_e
     assert action["outputs"]["passed"]["value"] == "${{ steps.run.outputs.passed }}"
 
 
-def expand(template: str, inputs: dict[str, str], github: dict[str, str],
-           strategy: dict[str, str] | None = None) -> str:
+def expand(template: str, inputs: dict[str, str], github: dict[str, str], strategy: dict[str, str] | None = None) -> str:
     """The runner's substitution of `${{ inputs.x }}`, `${{ github.x }}` and `${{ strategy.x }}` (a job outside a
     matrix is leg 0 of 1); any other expression fails the test."""
+
     def value(match: re.Match[str]) -> str:
         context, _, name = match.group(1).partition(".")
         known = {"inputs": inputs, "github": github, "strategy": strategy or {"job-index": "0", "job-total": "1"}}
         return known[context][name]
+
     expanded = re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", value, template)
     assert "${{" not in expanded, expanded
     return expanded
@@ -86,13 +124,17 @@ def test_replay_cache_is_kept_per_manifest_shard_job_and_matrix_leg_so_legs_neve
     restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore@"))["with"]
     save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))["with"]
     run = {"run_id": "99", "run_attempt": "1"}
-    legs = [({"manifest": "qa.yml", "shard": "1/2"}, {"job": "qa"}, None),
-            ({"manifest": "qa.yml", "shard": "2/2"}, {"job": "qa"}, None),
-            ({"manifest": "qa/other.yml", "shard": ""}, {"job": "qa"}, None),
-            ({"manifest": "qa.yml", "shard": ""}, {"job": "qa"}, None),
-            ({"manifest": "qa.yml", "shard": ""}, {"job": "staging"}, None),  # another job, say another preview
-            *(({"manifest": "qa.yml", "shard": ""}, {"job": "browsers"}, {"job-index": str(i), "job-total": "12"})
-              for i in (1, 10, 11))]  # a matrix without shards: leg 1's prefix must not match legs 10 and 11
+    legs = [
+        ({"manifest": "qa.yml", "shard": "1/2"}, {"job": "qa"}, None),
+        ({"manifest": "qa.yml", "shard": "2/2"}, {"job": "qa"}, None),
+        ({"manifest": "qa/other.yml", "shard": ""}, {"job": "qa"}, None),
+        ({"manifest": "qa.yml", "shard": ""}, {"job": "qa"}, None),
+        ({"manifest": "qa.yml", "shard": ""}, {"job": "staging"}, None),  # another job, say another preview
+        *(
+            ({"manifest": "qa.yml", "shard": ""}, {"job": "browsers"}, {"job-index": str(i), "job-total": "12"})
+            for i in (1, 10, 11)
+        ),
+    ]  # a matrix without shards: leg 1's prefix must not match legs 10 and 11
     saved = [expand(save["key"], leg, {**run, **job}, strategy) for leg, job, strategy in legs]
     assert len(set(saved)) == len(legs)
     for (leg, job, strategy), own in zip(legs, saved, strict=True):
@@ -102,20 +144,29 @@ def test_replay_cache_is_kept_per_manifest_shard_job_and_matrix_leg_so_legs_neve
         assert [key.startswith(prefix) for key in saved] == [key == own for key in saved]
 
 
-@pytest.mark.parametrize(("name", "shard", "leg", "expected"), [
-    ("", "", None, "preview-qa-results-qa"), ("", "2/4", None, "preview-qa-results-qa-shard-2-of-4"),
-    ("mine", "2/4", None, "mine"),
-    ("", "", ("0", "3"), "preview-qa-results-qa-leg-1-of-3"), ("", "", ("2", "3"), "preview-qa-results-qa-leg-3-of-3"),
-    ("", "2/4", ("1", "4"), "preview-qa-results-qa-shard-2-of-4"), ("mine", "", ("1", "3"), "mine")])
-def test_default_artifact_name_is_unique_per_shard_and_matrix_leg(action: dict, tmp_path: Path, name: str, shard: str,
-                                                                  leg: tuple[str, str] | None, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "shard", "leg", "expected"),
+    [
+        ("", "", None, "preview-qa-results-qa"),
+        ("", "2/4", None, "preview-qa-results-qa-shard-2-of-4"),
+        ("mine", "2/4", None, "mine"),
+        ("", "", ("0", "3"), "preview-qa-results-qa-leg-1-of-3"),
+        ("", "", ("2", "3"), "preview-qa-results-qa-leg-3-of-3"),
+        ("", "2/4", ("1", "4"), "preview-qa-results-qa-shard-2-of-4"),
+        ("mine", "", ("1", "3"), "mine"),
+    ],
+)
+def test_default_artifact_name_is_unique_per_shard_and_matrix_leg(
+    action: dict, tmp_path: Path, name: str, shard: str, leg: tuple[str, str] | None, expected: str
+) -> None:
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "artifact")
     upload = next(s for s in action["runs"]["steps"] if s.get("id") == "upload")
     assert upload["with"]["name"] == "${{ steps.artifact.outputs.name }}" and upload["with"]["overwrite"] is True
     output = tmp_path / "output"
     strategy = {"job-index": leg[0], "job-total": leg[1]} if leg else None
-    env = {key: expand(value, {"artifact-name": name, "shard": shard}, {"job": "qa"}, strategy)
-           for key, value in step["env"].items()}
+    env = {
+        key: expand(value, {"artifact-name": name, "shard": shard}, {"job": "qa"}, strategy) for key, value in step["env"].items()
+    }
     done = run(["bash", "-c", step["run"]], env=clean_env(**env, GITHUB_OUTPUT=str(output)))
     assert done.returncode == 0, done.stderr
     assert read_outputs(output) == {"name": expected}
@@ -129,7 +180,9 @@ def test_workflows_pass_actionlint_which_checks_the_self_test_against_action_yml
     shutil.copy(ROOT / "action.yml", tmp_path / "action.yml")
     (tmp_path / ".github" / "workflows" / "bad.yml").write_text(
         "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./\n"
-        "        with: {base-url: 'https://x', fail_on: never}\n", encoding="utf-8")
+        "        with: {base-url: 'https://x', fail_on: never}\n",
+        encoding="utf-8",
+    )
     bad = run([tool("actionlint"), "-no-color"], cwd=tmp_path)
     assert bad.returncode == 1 and 'input "fail_on" is not defined' in bad.stdout
 
@@ -173,17 +226,23 @@ if name == "dpkg-query":  # dpkg-query -W -f='${db:Status-Status}' PACKAGE
 """
 
 
-@pytest.mark.parametrize(("installed", "extras", "lock"), [
-    ("chromium ca-certificates", [], "runtime.txt"),  # Chromium alone is not enough: its libraries and fonts count too
-    ("chromium libatomic1 fonts-liberation fonts-noto-color-emoji ca-certificates tini", ["--extras", "test"], "test.txt")])
+@pytest.mark.parametrize(
+    ("installed", "extras", "lock"),
+    [
+        ("chromium ca-certificates", [], "runtime.txt"),  # Chromium alone is not enough: its libraries and fonts count too
+        ("chromium libatomic1 fonts-liberation fonts-noto-color-emoji ca-certificates tini", ["--extras", "test"], "test.txt"),
+    ],
+)
 def test_install_script_checks_each_debian_package_and_installs_python_packages_from_the_lock(
-        tmp_path: Path, installed: str, extras: list[str], lock: str) -> None:
+    tmp_path: Path, installed: str, extras: list[str], lock: str
+) -> None:
     for name in ("dpkg-query", "apt-get", "chromium", "python"):
         (tmp_path / name).write_text(FAKE_TOOL, encoding="utf-8")
         (tmp_path / name).chmod(0o755)
     log = tmp_path / "log.jsonl"
-    env = clean_env(PATH=f"{tmp_path}{os.pathsep}/usr/bin:/bin", PYTHON=str(tmp_path / "python"), FAKE_LOG=str(log),
-                    FAKE_INSTALLED=installed)
+    env = clean_env(
+        PATH=f"{tmp_path}{os.pathsep}/usr/bin:/bin", PYTHON=str(tmp_path / "python"), FAKE_LOG=str(log), FAKE_INSTALLED=installed
+    )
     done = run(["bash", str(ROOT / "scripts" / "install.sh"), *extras], env=env)
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
@@ -207,18 +266,26 @@ if sys.argv[-2:] == ["validate", "--secret-env"]:
 
 
 @pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])
-def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path, pull_exit: int, image: str,
-                                                                  action: dict) -> None:
+def test_action_step_runs_the_image_with_inputs_forwarded_by_name(
+    tmp_path: Path, pull_exit: int, image: str, action: dict
+) -> None:
     bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
     for folder in (bin_dir, workspace, temp):
         folder.mkdir()
     (bin_dir / "docker").write_text(FAKE_DOCKER, encoding="utf-8")
     (bin_dir / "docker").chmod(0o755)
     hostile = "https://x.example/$(touch pwned)`touch pwned`"
-    env = clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
-                    FAKE_PULL_EXIT=str(pull_exit), GITHUB_ACTION_PATH=str(ROOT), GITHUB_WORKSPACE=str(workspace),
-                    RUNNER_TEMP=str(temp), ACTION_REPOSITORY="Acme/Preview-QA", ACTION_REF="v1",
-                    **{"INPUT_BASE-URL": hostile, "PREVIEW_QA_IMAGE": ""})
+    env = clean_env(
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
+        FAKE_PULL_EXIT=str(pull_exit),
+        GITHUB_ACTION_PATH=str(ROOT),
+        GITHUB_WORKSPACE=str(workspace),
+        RUNNER_TEMP=str(temp),
+        ACTION_REPOSITORY="Acme/Preview-QA",
+        ACTION_REF="v1",
+        **{"INPUT_BASE-URL": hostile, "PREVIEW_QA_IMAGE": ""},
+    )
     done = run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=env)
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
@@ -241,8 +308,13 @@ def test_action_step_runs_the_image_with_inputs_forwarded_by_name(tmp_path: Path
 
 def test_demo_serve_starts_both_servers_and_says_where(tmp_path: Path) -> None:
     ready = tmp_path / "ready.env"
-    proc = subprocess.Popen([sys.executable, "-m", "preview_qa.demo.serve", "--ready-file", str(ready)], env=clean_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "preview_qa.demo.serve", "--ready-file", str(ready)],
+        env=clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -24,8 +24,9 @@ from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWord
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
-HOSTILE = ("Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n"
-           "##[error]legacy %0A|`<img src=x>` @octocat")
+HOSTILE = (
+    "Checkout broke\n::error::pwned\n::add-mask::Log in\n  ::set-output name=x::y\r\n##[error]legacy %0A|`<img src=x>` @octocat"
+)
 API_KEY = "sk-test-key-0123456789"
 
 
@@ -43,8 +44,9 @@ def make_result(ws: Path, name: str, status: Status, reason: str = "ok", line: i
 
 
 def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunResult:
-    return builders.run_of(*tests, manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com",
-                           duration_s=12.5, notice=notice)
+    return builders.run_of(
+        *tests, manifest=str(ws / "qa" / "qa.yml"), base_url="https://pr-7.preview.example.com", duration_s=12.5, notice=notice
+    )
 
 
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
@@ -67,14 +69,20 @@ def test_escaping_follows_the_workflow_command_rules() -> None:
 
 
 def test_one_error_per_failing_test_at_its_manifest_line_relative_to_the_workspace(workspace: Path) -> None:
-    run = run_of(workspace, [make_result(workspace, "passes", Status.PASSED),
-                             make_result(workspace, "price, wrong: really", Status.FAILED, "expected $19.99", 12),
-                             make_result(workspace, "skipped", Status.SKIPPED, "later"),
-                             make_result(workspace, "crashes", Status.ERRORED, "LLM provider error: HTTP 500", 20)])
+    run = run_of(
+        workspace,
+        [
+            make_result(workspace, "passes", Status.PASSED),
+            make_result(workspace, "price, wrong: really", Status.FAILED, "expected $19.99", 12),
+            make_result(workspace, "skipped", Status.SKIPPED, "later"),
+            make_result(workspace, "crashes", Status.ERRORED, "LLM provider error: HTTP 500", 20),
+        ],
+    )
     errors = report(run, runner_env(workspace)).named("error")
     assert [(e.properties, e.message) for e in errors] == [
         ({"file": "qa/qa.yml", "line": "12", "title": "price, wrong: really"}, "expected $19.99"),
-        ({"file": "qa/qa.yml", "line": "20", "title": "crashes"}, "LLM provider error: HTTP 500")]
+        ({"file": "qa/qa.yml", "line": "20", "title": "crashes"}, "LLM provider error: HTTP 500"),
+    ]
 
 
 def test_hostile_text_from_the_agent_cannot_issue_commands(workspace: Path) -> None:
@@ -99,12 +107,11 @@ def test_secrets_are_masked_before_anything_else_is_printed(workspace: Path) -> 
     assert {"line+one%0Aline+two", "line one\\nline two", "a+b%26c", "a%20b%26c", "a b&amp;c"} <= set(masks)
     assert base64.b64encode(API_KEY.encode()).decode().rstrip("=")[:-1] in masks  # and its base64
     assert len(masks) == len(set(masks)) and "" not in masks
-    assert log.order[:len(masks)] == ["mask"] * len(masks) and "mask" not in log.order[len(masks):]
+    assert log.order[: len(masks)] == ["mask"] * len(masks) and "mask" not in log.order[len(masks) :]
 
 
 def test_error_annotations_stay_within_the_runners_limit_with_a_final_note(workspace: Path) -> None:
-    tests = [make_result(workspace, f"t{i}", Status.FAILED if i % 2 else Status.ERRORED, f"reason {i}", i + 3)
-             for i in range(25)]
+    tests = [make_result(workspace, f"t{i}", Status.FAILED if i % 2 else Status.ERRORED, f"reason {i}", i + 3) for i in range(25)]
     log = report(run_of(workspace, [make_result(workspace, "ok", Status.PASSED), *tests]), runner_env(workspace))
     errors, warnings = log.named("error"), log.named("warning")
     assert [e.properties["title"] for e in errors] == [f"t{i}" for i in range(10)]
@@ -122,18 +129,44 @@ def test_an_unreachable_preview_is_one_annotation_not_one_per_test(workspace: Pa
 
 def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
     env = runner_env(workspace)
-    report(run_of(workspace, [make_result(workspace, "a", Status.PASSED), make_result(workspace, "b", Status.FAILED),
-                              make_result(workspace, "c", Status.SKIPPED)]), env)
+    report(
+        run_of(
+            workspace,
+            [
+                make_result(workspace, "a", Status.PASSED),
+                make_result(workspace, "b", Status.FAILED),
+                make_result(workspace, "c", Status.SKIPPED),
+            ],
+        ),
+        env,
+    )
     out = Path(env["GITHUB_WORKSPACE"]) / "out"
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {
-        "passed": "1", "failed": "1", "errored": "0", "skipped": "1", "total": "3", "flaky": "0", "healed": "0",
-        "regressions": "0", "results-path": str(out / "results.json"), "junit-path": str(out / "junit.xml")}
+        "passed": "1",
+        "failed": "1",
+        "errored": "0",
+        "skipped": "1",
+        "total": "3",
+        "flaky": "0",
+        "healed": "0",
+        "regressions": "0",
+        "results-path": str(out / "results.json"),
+        "junit-path": str(out / "junit.xml"),
+    }
 
 
 def test_summary_table_and_failure_details_render_hostile_text_inert(workspace: Path) -> None:
     env = runner_env(workspace)
-    report(run_of(workspace, [make_result(workspace, "Log in | works", Status.PASSED, "Signed in as <b>demo</b>"),
-                              make_result(workspace, "Pay @octocat", Status.FAILED, "```\n" + HOSTILE, 8)]), env)
+    report(
+        run_of(
+            workspace,
+            [
+                make_result(workspace, "Log in | works", Status.PASSED, "Signed in as <b>demo</b>"),
+                make_result(workspace, "Pay @octocat", Status.FAILED, "```\n" + HOSTILE, 8),
+            ],
+        ),
+        env,
+    )
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
     assert "### ❌ preview-qa: failed" in summary
     assert "| ✅ | Log in \\| works | Signed in as &lt;b&gt;demo&lt;/b&gt; | 1.2 s | 4 |" in summary
@@ -211,8 +244,13 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
     monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
-    env = {"INPUT_MANIFEST": str(manifest), "INPUT_BASE-URL": "https://pr-7.example.com/", "INPUT_FAIL-ON": "errored",
-           "INPUT_COMMENT": "false", "INPUT_EXTRA-HEADERS": "x-vercel-protection-bypass: abc:def\r\n\nX-Other:  2\n"}
+    env = {
+        "INPUT_MANIFEST": str(manifest),
+        "INPUT_BASE-URL": "https://pr-7.example.com/",
+        "INPUT_FAIL-ON": "errored",
+        "INPUT_COMMENT": "false",
+        "INPUT_EXTRA-HEADERS": "x-vercel-protection-bypass: abc:def\r\n\nX-Other:  2\n",
+    }
     result = CliRunner().invoke(cli.main, ["run"], env=env)
     assert result.exit_code == 0, result.output
     assert seen[0].extra_headers == {"x-vercel-protection-bypass": "abc:def", "X-Other": "2"}
@@ -221,14 +259,21 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     assert bad.exit_code == 2 and "--extra-header must look like 'Name: value' (got 'no colon here')" in bad.output
 
 
-@pytest.mark.parametrize(("statuses", "fail_on", "code"), [
-    ([Status.PASSED, Status.SKIPPED], "failed", 0), ([Status.FAILED], "failed", 1), ([Status.ERRORED], "failed", 1),
-    ([Status.FAILED], "errored", 0), ([Status.FAILED, Status.ERRORED], "errored", 1), ([Status.ERRORED], "never", 0)])
+@pytest.mark.parametrize(
+    ("statuses", "fail_on", "code"),
+    [
+        ([Status.PASSED, Status.SKIPPED], "failed", 0),
+        ([Status.FAILED], "failed", 1),
+        ([Status.ERRORED], "failed", 1),
+        ([Status.FAILED], "errored", 0),
+        ([Status.FAILED, Status.ERRORED], "errored", 1),
+        ([Status.ERRORED], "never", 0),
+    ],
+)
 def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fail_on: str, code: int) -> None:
     run = run_of(workspace, [make_result(workspace, f"t{i}", s) for i, s in enumerate(statuses)])
     assert cli.exit_code(run, fail_on) == code
     assert cli.exit_code(run.model_copy(update={"notice": "cancelled"}), "never") == 130
-
 
 
 def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(workspace: Path) -> None:
@@ -236,15 +281,31 @@ def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(work
     out = Path(env["GITHUB_WORKSPACE"]) / "out"
     failing = make_result(workspace, "login", Status.FAILED, "agent: the dashboard is empty")
     run = run_of(workspace, [failing])
-    step = StepRecorded(name="login", number=1, goal="sign in", url="https://pr-7.preview.example.com/dashboard",
-                        error=None, screenshot_png=None, actions=[{"click": {"index": 7}}],
-                        elements=[{"index": 7, "role": "button", "name": "Sign in", "tag": "button"}])
-    dropped = Observed(name="login", kind="actions_dropped", error=False,
-                       detail={"step": 1, "why": "over the limit", "actions": [{"scroll": {"down": True}}], "elements": [None]})
+    step = StepRecorded(
+        name="login",
+        number=1,
+        goal="sign in",
+        url="https://pr-7.preview.example.com/dashboard",
+        error=None,
+        screenshot_png=None,
+        actions=[{"click": {"index": 7}}],
+        elements=[{"index": 7, "role": "button", "name": "Sign in", "tag": "button"}],
+    )
+    dropped = Observed(
+        name="login",
+        kind="actions_dropped",
+        error=False,
+        detail={"step": 1, "why": "over the limit", "actions": [{"scroll": {"down": True}}], "elements": [None]},
+    )
     reporter = GitHubReporter(env, out, comment=False, stream=io.StringIO())
     dispatch = Dispatcher([ArtifactsReporter(out), reporter])
-    for event in (RunStarted(manifest=run.manifest, base_url=run.base_url, test_names=["login"]), step, dropped,
-                  TestFinished(result=failing), RunFinished(result=run)):
+    for event in (
+        RunStarted(manifest=run.manifest, base_url=run.base_url, test_names=["login"]),
+        step,
+        dropped,
+        TestFinished(result=failing),
+        RunFinished(result=run),
+    ):
         dispatch(event)
     reporter.finish()
     assert not dispatch.broken
@@ -256,9 +317,17 @@ def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(work
     assert "index" not in summary + comment and "{" not in summary + comment  # no element index, no action JSON
 
 
-PHISHING = ["http://evil.example/login", "https://evil.example/pay", "www.evil.example/x", "WWW.Evil.example",
-            "<http://evil.example/angle>", "ftp://evil.example/f", "mailto:help@evil.example", "xmpp:bot@evil.example",
-            "support@evil.example"]
+PHISHING = [
+    "http://evil.example/login",
+    "https://evil.example/pay",
+    "www.evil.example/x",
+    "WWW.Evil.example",
+    "<http://evil.example/angle>",
+    "ftp://evil.example/f",
+    "mailto:help@evil.example",
+    "xmpp:bot@evil.example",
+    "support@evil.example",
+]
 
 
 def test_links_in_page_or_agent_text_are_not_clickable_in_the_summary_or_the_comment(workspace: Path) -> None:
@@ -266,8 +335,14 @@ def test_links_in_page_or_agent_text_are_not_clickable_in_the_summary_or_the_com
     failing = make_result(workspace, f"Log in at {PHISHING[0]}", Status.FAILED, text, 8)
     failing = failing.model_copy(update={"final_url": "https://evil.example/final", "causes": [text]})
     env = runner_env(workspace)
-    report(run_of(workspace, [make_result(workspace, "ok " + PHISHING[2], Status.PASSED, text), failing],
-                  notice=f"preview unreachable: see {PHISHING[1]}"), env)
+    report(
+        run_of(
+            workspace,
+            [make_result(workspace, "ok " + PHISHING[2], Status.PASSED, text), failing],
+            notice=f"preview unreachable: see {PHISHING[1]}",
+        ),
+        env,
+    )
     summary = rendered(Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"))
     comment = rendered((workspace / "out" / "comment.md").read_text(encoding="utf-8"))
     for page in (summary, comment):
@@ -304,12 +379,25 @@ def test_empty_annotation_properties_are_left_out_as_actions_core_does(workspace
 
 
 def test_a_comment_with_forty_failures_stays_under_githubs_limit_and_says_how_many_are_folded(workspace: Path) -> None:
-    checks = [ExpectationOutcome(check="text", expected="visible text 'Payment confirmed' " + "x" * 200,
-                                 found="no visible line resembles it " + "y" * 200, ok=False, timeout_s=5, waited_s=5)]
-    words = [StepInWords(number=n, actions=[f"Clicked button 'Step {n}' " + "z" * 200], page=f"https://p/{n}")
-             for n in range(1, 31)]
-    tests = [make_result(workspace, f"checkout {i}", Status.FAILED, "agent: " + "nothing happened " * 30, i)
-             .model_copy(update={"expectations": checks, "steps_in_words": words}) for i in range(40)]
+    checks = [
+        ExpectationOutcome(
+            check="text",
+            expected="visible text 'Payment confirmed' " + "x" * 200,
+            found="no visible line resembles it " + "y" * 200,
+            ok=False,
+            timeout_s=5,
+            waited_s=5,
+        )
+    ]
+    words = [
+        StepInWords(number=n, actions=[f"Clicked button 'Step {n}' " + "z" * 200], page=f"https://p/{n}") for n in range(1, 31)
+    ]
+    tests = [
+        make_result(workspace, f"checkout {i}", Status.FAILED, "agent: " + "nothing happened " * 30, i).model_copy(
+            update={"expectations": checks, "steps_in_words": words}
+        )
+        for i in range(40)
+    ]
     env = runner_env(workspace)
     report(run_of(workspace, tests), env)
     comment = (workspace / "out" / "comment.md").read_text(encoding="utf-8")

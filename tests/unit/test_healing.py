@@ -37,13 +37,15 @@ def drifting_agent(calls: list[Recording | None]) -> Any:
         if recording is not None:
             return AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT)
         return AgentRun(done=PASS, usage=Usage(llm_calls=2))
+
     return agent
 
 
 def healed_run(**spec: Any) -> tuple[RunResult, list[Recording | None]]:
     calls: list[Recording | None] = []
-    result, _ = run(specs_named("add a todo", expect={"url": "/x"}, **spec), drifting_agent(calls),
-                    recordings=lambda s: RECORDING)
+    result, _ = run(
+        specs_named("add a todo", expect={"url": "/x"}, **spec), drifting_agent(calls), recordings=lambda s: RECORDING
+    )
     return result, calls
 
 
@@ -103,8 +105,7 @@ def cache_reporter(tmp_path: Path, keep_healed: bool) -> tuple[CacheReporter, Re
 
 
 @pytest.mark.parametrize("keep_healed", [True, False])
-def test_a_healed_run_replaces_the_recording_only_where_healed_recordings_are_kept(tmp_path: Path,
-                                                                                   keep_healed: bool) -> None:
+def test_a_healed_run_replaces_the_recording_only_where_healed_recordings_are_kept(tmp_path: Path, keep_healed: bool) -> None:
     reporter, cache, spec = cache_reporter(tmp_path, keep_healed)
     cache.store(spec, "http://preview.test", {"history": ["from main"]})
     result, _ = healed_run()

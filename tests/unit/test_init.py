@@ -32,8 +32,13 @@ def test_init_writes_a_manifest_and_a_workflow_that_pass_validate_the_schema_and
     workflow = yaml.safe_load((tmp_path / WORKFLOW).read_text(encoding="utf-8"))
     assert workflow["jobs"]["qa"]["steps"][1]["env"] == {"QA_PASSWORD": "${{ secrets.QA_PASSWORD }}"}  # what it reads
 
-    checked = subprocess.run([tool("check-jsonschema"), "--schemafile", str(SCHEMA_FILE), "qa.yml"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+    checked = subprocess.run(
+        [tool("check-jsonschema"), "--schemafile", str(SCHEMA_FILE), "qa.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     linted = subprocess.run([tool("actionlint"), "-no-color"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert linted.returncode == 0, linted.stdout + linted.stderr

@@ -31,10 +31,14 @@ def test_the_schema_can_refuse_a_file() -> None:
 def test_every_status_is_valid_junit(tmp_path: Path) -> None:
     tests = [
         result("passes", Status.PASSED),
-        result("fails", Status.FAILED, "expectation url failed: expected x, found y",
-               causes=["the agent said pass: fine"],
-               expectations=[ExpectationOutcome(check="url", expected="x", found="y", ok=False)],
-               artifacts={"screenshots": ["tests/fails/step-01.png"], "events": "tests/fails/events.jsonl"}),
+        result(
+            "fails",
+            Status.FAILED,
+            "expectation url failed: expected x, found y",
+            causes=["the agent said pass: fine"],
+            expectations=[ExpectationOutcome(check="url", expected="x", found="y", ok=False)],
+            artifacts={"screenshots": ["tests/fails/step-01.png"], "events": "tests/fails/events.jsonl"},
+        ),
         result("errors", Status.ERRORED, "LLM provider error: HTTP 500: down"),
         result("skipped", Status.SKIPPED, "not ready"),
     ]
@@ -64,9 +68,14 @@ def test_long_reasons_are_short_messages_with_the_full_story_in_the_body(tmp_pat
 
 @pytest.mark.parametrize("status", [Status.FAILED, Status.ERRORED, Status.SKIPPED, Status.PASSED])
 def test_characters_xml_cannot_hold_are_replaced_not_fatal(status: Status, tmp_path: Path) -> None:
-    test = result(f"name {HOSTILE}", status, f"reason {HOSTILE}", causes=[HOSTILE],
-                  expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
-                  agent_report={"status": "pass", "reason": HOSTILE})
+    test = result(
+        f"name {HOSTILE}",
+        status,
+        f"reason {HOSTILE}",
+        causes=[HOSTILE],
+        expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
+        agent_report={"status": "pass", "reason": HOSTILE},
+    )
     xml = render([test], run_of(test))
     case = next(iter(next(iter(parse(xml, tmp_path)))))
     assert case.name.startswith("name bad\ufffdnul \ufffd[31mansi")

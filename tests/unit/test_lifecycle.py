@@ -44,8 +44,9 @@ async def leaves_an_event_bus_running() -> str:
 
 
 @pytest.mark.timeout(60)
-def test_a_task_that_never_finishes_cancelling_is_abandoned_after_the_grace(caplog: pytest.LogCaptureFixture,
-                                                                             restore_signals: None) -> None:
+def test_a_task_that_never_finishes_cancelling_is_abandoned_after_the_grace(
+    caplog: pytest.LogCaptureFixture, restore_signals: None
+) -> None:
     caplog.set_level(logging.INFO, logger="preview_qa.lifecycle")
     clock = time.monotonic()
     assert run_bounded(leaves_an_event_bus_running(), grace_s=0.5) == "the result"
@@ -92,8 +93,9 @@ exit_with(lambda: {code}, within_s=1.0)
 @pytest.mark.parametrize("code", [0, 1, 130])
 def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(code: int) -> None:
     clock = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT.format(code=code))], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT.format(code=code))], capture_output=True, text=True, timeout=60
+    )
     assert (proc.returncode, proc.stdout) == (code, "result written\n")
     assert time.monotonic() - clock < 30
 
@@ -114,7 +116,8 @@ def test_called_in_process_it_leaves_the_host_process_alone() -> None:
 
 @pytest.mark.parametrize("fails", [False, True])
 def test_what_a_run_and_its_children_leave_in_the_temp_folder_goes_with_the_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
     with pytest.raises(RuntimeError) if fails else contextlib.nullcontext(), own_temp_folder() as folder:

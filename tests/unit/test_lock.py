@@ -13,9 +13,18 @@ from tests.repo import ROOT
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 # What the lock serves: CI's and the stand-in base's Python 3.11, the image's 3.12, on Linux.
-ENVIRONMENTS = [{"python_version": v, "python_full_version": f"{v}.0", "sys_platform": "linux", "platform_system": "Linux",
-                 "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
-                for v in ("3.11", "3.12")]
+ENVIRONMENTS = [
+    {
+        "python_version": v,
+        "python_full_version": f"{v}.0",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
+    for v in ("3.11", "3.12")
+]
 
 
 def pins(name: str) -> dict[str, tuple[str, list[str]]]:

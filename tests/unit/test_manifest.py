@@ -16,80 +16,167 @@ from tests.conftest import clean_env, run_preview_qa
 OK_TEST = "  - name: a\n    task: t\n"
 
 ERRORS = [
-    ("typo in a test key", f"version: 1\ntests:\n{OK_TEST}    expct: {{url: /x}}\n",
-     "qa.yml:5: tests[0].expct: unknown key 'expct'; did you mean 'expect'?"),
-    ("typo in a nested key", f"version: 1\ntests:\n{OK_TEST}    expect:\n      urll: /x\n",
-     "qa.yml:6: tests[0].expect.urll: unknown key 'urll'; did you mean 'url'?"),
-    ("typo in a top-level key", "version: 1\ntestz:\n" + OK_TEST,
-     "qa.yml:2: testz: unknown key 'testz'; did you mean 'tests'? (and 1 more problem)"),
-    ("typo in defaults", "version: 1\ndefaults:\n  max_step: 3\ntests:\n" + OK_TEST,
-     "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?"),
-    ("no near key lists the valid ones", f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
-     "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allowed_domains, dialogs, "
-     "expect, heal, judge, max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, "
-     "skip, start, tags, task, timeout, use_state."),
-    ("a name in defaults", "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
-     "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
-     "judge, max_cost_usd, "
-     "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, use_state."),
-    ("duplicate key", "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
-     "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one."),
-    ("duplicate top-level key", "version: 1\nversion: 1\ntests:\n" + OK_TEST,
-     "qa.yml:2: version: duplicate key 'version' (first given on line 1); keep one."),
-    ("duplicate test name", f"version: 1\ntests:\n{OK_TEST}{OK_TEST}",
-     "qa.yml:5: tests[1].name: duplicate test name 'a' (also test 1); names must be unique."),
-    ("tab indentation", "version: 1\ntests:\n\t- name: a\n",
-     "qa.yml:3: invalid YAML: found character '\\t' that cannot start any token "
-     "(YAML does not allow tabs for indentation; use spaces)."),
-    ("wrong type", f"version: 1\ntests:\n{OK_TEST}    max_steps: lots\n",
-     "qa.yml:5: tests[0].max_steps: input should be a valid integer (got 'lots')."),
-    ("out of range", f"version: 1\ntests:\n{OK_TEST}    max_steps: 0\n",
-     "qa.yml:5: tests[0].max_steps: input should be greater than or equal to 1 (got 0)."),
-    ("unsupported version", "version: 2\ntests:\n" + OK_TEST,
-     "qa.yml:1: version: unsupported manifest version; use 'version: 1'."),
+    (
+        "typo in a test key",
+        f"version: 1\ntests:\n{OK_TEST}    expct: {{url: /x}}\n",
+        "qa.yml:5: tests[0].expct: unknown key 'expct'; did you mean 'expect'?",
+    ),
+    (
+        "typo in a nested key",
+        f"version: 1\ntests:\n{OK_TEST}    expect:\n      urll: /x\n",
+        "qa.yml:6: tests[0].expect.urll: unknown key 'urll'; did you mean 'url'?",
+    ),
+    (
+        "typo in a top-level key",
+        "version: 1\ntestz:\n" + OK_TEST,
+        "qa.yml:2: testz: unknown key 'testz'; did you mean 'tests'? (and 1 more problem)",
+    ),
+    (
+        "typo in defaults",
+        "version: 1\ndefaults:\n  max_step: 3\ntests:\n" + OK_TEST,
+        "qa.yml:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?",
+    ),
+    (
+        "no near key lists the valid ones",
+        f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
+        "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allowed_domains, dialogs, "
+        "expect, heal, judge, max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, "
+        "skip, start, tags, task, timeout, use_state.",
+    ),
+    (
+        "a name in defaults",
+        "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
+        "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
+        "judge, max_cost_usd, "
+        "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, use_state.",
+    ),
+    (
+        "duplicate key",
+        "version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n",
+        "qa.yml:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one.",
+    ),
+    (
+        "duplicate top-level key",
+        "version: 1\nversion: 1\ntests:\n" + OK_TEST,
+        "qa.yml:2: version: duplicate key 'version' (first given on line 1); keep one.",
+    ),
+    (
+        "duplicate test name",
+        f"version: 1\ntests:\n{OK_TEST}{OK_TEST}",
+        "qa.yml:5: tests[1].name: duplicate test name 'a' (also test 1); names must be unique.",
+    ),
+    (
+        "tab indentation",
+        "version: 1\ntests:\n\t- name: a\n",
+        "qa.yml:3: invalid YAML: found character '\\t' that cannot start any token "
+        "(YAML does not allow tabs for indentation; use spaces).",
+    ),
+    (
+        "wrong type",
+        f"version: 1\ntests:\n{OK_TEST}    max_steps: lots\n",
+        "qa.yml:5: tests[0].max_steps: input should be a valid integer (got 'lots').",
+    ),
+    (
+        "out of range",
+        f"version: 1\ntests:\n{OK_TEST}    max_steps: 0\n",
+        "qa.yml:5: tests[0].max_steps: input should be greater than or equal to 1 (got 0).",
+    ),
+    (
+        "unsupported version",
+        "version: 2\ntests:\n" + OK_TEST,
+        "qa.yml:1: version: unsupported manifest version; use 'version: 1'.",
+    ),
     ("missing task", "version: 1\ntests:\n  - name: a\n", "qa.yml:3: tests[0].task: this required key is missing."),
-    ("no tests", "version: 1\ntests: []\n",
-     "qa.yml:2: tests: list should have at least 1 item after validation, not 0 (got [])."),
-    ("undeclared secret", "version: 1\ntests:\n  - name: a\n    task: use <secret>pw</secret>\n",
-     "qa.yml:4: tests[0].task: uses <secret>pw</secret> but 'secrets' does not declare 'pw'; add it under secrets."),
-    ("bad secret variable", f"version: 1\ntests:\n{OK_TEST}    secrets: {{pw: 'not a var'}}\n",
-     "qa.yml:5: tests[0].secrets: 'not a var' is not an environment variable name (got {'pw': 'not a var'})."),
-    ("relative start", f"version: 1\ntests:\n{OK_TEST}    start: login\n",
-     "qa.yml:5: tests[0].start: must be a path starting with '/' or an http(s) URL (got 'login')."),
-    ("output schema not an object", f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: array}}\n",
-     "qa.yml:5: tests[0].output_schema: must describe an object (type: object) (got {'type': 'array'})."),
-    ("output schema invalid", f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: 3}}\n",
-     "qa.yml:5: tests[0].output_schema: not a valid JSON Schema: 3 is not valid under any of the given schemas "
-     "(got {'type': 3})."),
-    ("a tag with a space", f"version: 1\ntests:\n{OK_TEST}    tags: [smoke, 'check out']\n",
-     "qa.yml:5: tests[0].tags: tag 'check out' must be letters, digits and _ . : / - (no spaces or commas) "
-     "(got ['smoke', 'check out'])."),
-    ("paths outside the repository", f"version: 1\ntests:\n{OK_TEST}    paths: ['src/**', '../shared/*.py']\n",
-     "qa.yml:5: tests[0].paths: '../shared/*.py' points outside the repository ('..'); paths are relative to the "
-     "repository root (got ['src/**', '../shared/*.py'])."),
-    ("an invalid glob", f"version: 1\ntests:\n{OK_TEST}    paths: ['src/[z-a].py']\n",
-     "qa.yml:5: tests[0].paths: 'src/[z-a].py' is not a valid gitignore-style glob (bad character range z-a) "
-     "(got ['src/[z-a].py'])."),
-    ("a glob that matches nothing", f"version: 1\ntests:\n{OK_TEST}    paths: ['# src']\n",
-     "qa.yml:5: tests[0].paths: '# src' matches nothing (blank, a '#' comment or a lone '/'); write a glob such as "
-     "src/** (got ['# src'])."),
-    ("a negation first", f"version: 1\ntests:\n{OK_TEST}    paths: ['!docs/**']\n",
-     "qa.yml:5: tests[0].paths: '!docs/**' excludes files but nothing before it includes any; put a pattern such as "
-     "src/** first (got ['!docs/**'])."),
-    ("a line key, which the loader sets", f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
-     "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
-     "judge, max_cost_usd, "
-     "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, "
-     "use_state."),
-    ("a path key, which the loader sets", "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
-     "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version."),
-    ("version true", "version: true\ntests:\n" + OK_TEST,
-     "qa.yml:1: version: unsupported manifest version; use 'version: 1' (got True)."),
-    ("a quoted number", f"version: 1\ntests:\n{OK_TEST}    timeout: '30'\n",
-     "qa.yml:5: tests[0].timeout: input should be a valid number (got '30')."),
-    ("an impact axe-core does not have", f"version: 1\ntests:\n{OK_TEST}    expect:\n      accessibility: {{impact: severe}}\n",
-     "qa.yml:6: tests[0].expect.accessibility.impact: input should be 'minor', 'moderate', 'serious' or 'critical' "
-     "(got 'severe')."),
+    (
+        "no tests",
+        "version: 1\ntests: []\n",
+        "qa.yml:2: tests: list should have at least 1 item after validation, not 0 (got []).",
+    ),
+    (
+        "undeclared secret",
+        "version: 1\ntests:\n  - name: a\n    task: use <secret>pw</secret>\n",
+        "qa.yml:4: tests[0].task: uses <secret>pw</secret> but 'secrets' does not declare 'pw'; add it under secrets.",
+    ),
+    (
+        "bad secret variable",
+        f"version: 1\ntests:\n{OK_TEST}    secrets: {{pw: 'not a var'}}\n",
+        "qa.yml:5: tests[0].secrets: 'not a var' is not an environment variable name (got {'pw': 'not a var'}).",
+    ),
+    (
+        "relative start",
+        f"version: 1\ntests:\n{OK_TEST}    start: login\n",
+        "qa.yml:5: tests[0].start: must be a path starting with '/' or an http(s) URL (got 'login').",
+    ),
+    (
+        "output schema not an object",
+        f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: array}}\n",
+        "qa.yml:5: tests[0].output_schema: must describe an object (type: object) (got {'type': 'array'}).",
+    ),
+    (
+        "output schema invalid",
+        f"version: 1\ntests:\n{OK_TEST}    output_schema: {{type: 3}}\n",
+        "qa.yml:5: tests[0].output_schema: not a valid JSON Schema: 3 is not valid under any of the given schemas "
+        "(got {'type': 3}).",
+    ),
+    (
+        "a tag with a space",
+        f"version: 1\ntests:\n{OK_TEST}    tags: [smoke, 'check out']\n",
+        "qa.yml:5: tests[0].tags: tag 'check out' must be letters, digits and _ . : / - (no spaces or commas) "
+        "(got ['smoke', 'check out']).",
+    ),
+    (
+        "paths outside the repository",
+        f"version: 1\ntests:\n{OK_TEST}    paths: ['src/**', '../shared/*.py']\n",
+        "qa.yml:5: tests[0].paths: '../shared/*.py' points outside the repository ('..'); paths are relative to the "
+        "repository root (got ['src/**', '../shared/*.py']).",
+    ),
+    (
+        "an invalid glob",
+        f"version: 1\ntests:\n{OK_TEST}    paths: ['src/[z-a].py']\n",
+        "qa.yml:5: tests[0].paths: 'src/[z-a].py' is not a valid gitignore-style glob (bad character range z-a) "
+        "(got ['src/[z-a].py']).",
+    ),
+    (
+        "a glob that matches nothing",
+        f"version: 1\ntests:\n{OK_TEST}    paths: ['# src']\n",
+        "qa.yml:5: tests[0].paths: '# src' matches nothing (blank, a '#' comment or a lone '/'); write a glob such as "
+        "src/** (got ['# src']).",
+    ),
+    (
+        "a negation first",
+        f"version: 1\ntests:\n{OK_TEST}    paths: ['!docs/**']\n",
+        "qa.yml:5: tests[0].paths: '!docs/**' excludes files but nothing before it includes any; put a pattern such as "
+        "src/** first (got ['!docs/**']).",
+    ),
+    (
+        "a line key, which the loader sets",
+        f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
+        "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allowed_domains, dialogs, expect, heal, "
+        "judge, max_cost_usd, "
+        "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, "
+        "use_state.",
+    ),
+    (
+        "a path key, which the loader sets",
+        "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
+        "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version.",
+    ),
+    (
+        "version true",
+        "version: true\ntests:\n" + OK_TEST,
+        "qa.yml:1: version: unsupported manifest version; use 'version: 1' (got True).",
+    ),
+    (
+        "a quoted number",
+        f"version: 1\ntests:\n{OK_TEST}    timeout: '30'\n",
+        "qa.yml:5: tests[0].timeout: input should be a valid number (got '30').",
+    ),
+    (
+        "an impact axe-core does not have",
+        f"version: 1\ntests:\n{OK_TEST}    expect:\n      accessibility: {{impact: severe}}\n",
+        "qa.yml:6: tests[0].expect.accessibility.impact: input should be 'minor', 'moderate', 'serious' or 'critical' "
+        "(got 'severe').",
+    ),
     ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
     ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
     ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),
@@ -104,7 +191,8 @@ def test_manifest_error_message(text: str, message: str) -> None:
 
 
 def test_a_valid_manifest_merges_defaults_and_keeps_each_tests_line() -> None:
-    m = manifest.loads(textwrap.dedent("""\
+    m = manifest.loads(
+        textwrap.dedent("""\
         version: 1
         defaults: {max_steps: 7, expect: {url: /home}}
         tests:
@@ -114,15 +202,20 @@ def test_a_valid_manifest_merges_defaults_and_keeps_each_tests_line() -> None:
             task: u
             max_steps: 3
             expect: {text: Welcome}
-        """), "qa.yml")
+        """),
+        "qa.yml",
+    )
     assert [(t.name, t.line, t.max_steps) for t in m.tests] == [("first", 4, 7), ("second", 6, 3)]
     assert m.tests[0].expect.url == "/home"
     assert m.tests[1].expect.url is None and m.tests[1].expect.text == ["Welcome"]  # a test's key replaces the default
 
 
 def test_merge_keys_expand_and_own_keys_win() -> None:
-    m = manifest.loads("version: 1\ndefaults: &base {max_steps: 9, timeout: 50}\ntests:\n  - <<: *base\n    name: a\n"
-                       "    task: t\n    max_steps: 2\n", "qa.yml")
+    m = manifest.loads(
+        "version: 1\ndefaults: &base {max_steps: 9, timeout: 50}\ntests:\n  - <<: *base\n    name: a\n"
+        "    task: t\n    max_steps: 2\n",
+        "qa.yml",
+    )
     assert (m.tests[0].max_steps, m.tests[0].timeout) == (2, 50)
 
 
@@ -171,11 +264,17 @@ def test_a_missing_file_is_one_sentence(tmp_path: Path) -> None:
     assert str(caught.value) == f"{tmp_path / 'nope.yml'}: cannot read the file (No such file or directory)."
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("", "environment variable QA_PW is not set; export it (or pass it as a workflow secret)."),
-    ("123 45", "the value of QA_PW has 5 characters (whitespace aside); a secret needs at least 6 to be told apart "
-               "from ordinary text."),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "environment variable QA_PW is not set; export it (or pass it as a workflow secret)."),
+        (
+            "123 45",
+            "the value of QA_PW has 5 characters (whitespace aside); a secret needs at least 6 to be told apart "
+            "from ordinary text.",
+        ),
+    ],
+)
 def test_a_missing_or_too_short_secret_names_its_key(value: str, message: str) -> None:
     m = manifest.loads(f"version: 1\ntests:\n{OK_TEST}  - name: b\n    task: t\n    secrets:\n      pw: QA_PW\n", "qa.yml")
     with pytest.raises(ManifestError) as caught:
@@ -194,8 +293,9 @@ def _cli(tmp_path: Path, site: DemoSite, text: str, *args: str, env: dict[str, s
     path.write_text(text, encoding="utf-8")
     out = tmp_path / "out"
     seen = len(site.requests)
-    proc = run_preview_qa(["run", str(path), "--base-url", site.url, "--out", str(out), *args], env=env or clean_env(),
-                          timeout=120)
+    proc = run_preview_qa(
+        ["run", str(path), "--base-url", site.url, "--out", str(out), *args], env=env or clean_env(), timeout=120
+    )
     assert len(site.requests) == seen, "nothing may reach the preview when the configuration is wrong"
     assert not out.exists(), "nothing may be written when the configuration is wrong"
     assert proc.stdout == ""
@@ -205,15 +305,19 @@ def _cli(tmp_path: Path, site: DemoSite, text: str, *args: str, env: dict[str, s
 def test_cli_missing_secret_variable_exits_2_before_any_browser(tmp_path: Path, site: DemoSite) -> None:
     code, stderr, path = _cli(tmp_path, site, SECRET_MANIFEST, "--api-key", "k")
     assert code == 2
-    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_UNSET_PW is not set; "
-                      "export it (or pass it as a workflow secret).\n")
+    assert stderr == (
+        f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_UNSET_PW is not set; "
+        "export it (or pass it as a workflow secret).\n"
+    )
 
 
 def test_cli_short_secret_exits_2_before_any_browser(tmp_path: Path, site: DemoSite) -> None:
     code, stderr, path = _cli(tmp_path, site, SECRET_MANIFEST, "--api-key", "k", env=clean_env(QA_UNSET_PW="abc"))
     assert code == 2
-    assert stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: the value of QA_UNSET_PW has 3 characters "
-                      "(whitespace aside); a secret needs at least 6 to be told apart from ordinary text.\n")
+    assert stderr == (
+        f"preview-qa: error: {path}:5: tests[0].secrets.pw: the value of QA_UNSET_PW has 3 characters "
+        "(whitespace aside); a secret needs at least 6 to be told apart from ordinary text.\n"
+    )
 
 
 def test_cli_missing_api_key_exits_2(tmp_path: Path, site: DemoSite) -> None:
@@ -241,12 +345,13 @@ def test_cli_validate(tmp_path: Path) -> None:
     assert (ok.returncode, ok.stdout) == (0, f"{path}: 1 test(s), valid.\n")
     path.write_text("version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n", encoding="utf-8")
     bad = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
-    assert (bad.returncode, bad.stderr) == (2, f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' "
-                                               "(first given on line 4); keep one.\n")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one.\n",
+    )
 
 
-SECRET_TEST = ("version: 1\ntests:\n  - name: login\n    task: Log in with <secret>pw</secret>\n"
-               "    secrets: {pw: QA_PASSWORD}\n")
+SECRET_TEST = "version: 1\ntests:\n  - name: login\n    task: Log in with <secret>pw</secret>\n    secrets: {pw: QA_PASSWORD}\n"
 
 
 def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Path) -> None:
@@ -254,14 +359,21 @@ def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Pat
     path.write_text(SECRET_TEST, encoding="utf-8")
     unset = run_preview_qa(["validate", str(path)], env=clean_env(OPENAI_API_KEY="k"), timeout=60)
     assert (unset.returncode, unset.stdout) == (2, "")
-    assert unset.stderr == (f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
-                            "set; export it (or pass it as a workflow secret).\n")
-    no_key = run_preview_qa(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"),
-                            timeout=60)
-    assert (no_key.returncode, no_key.stderr) == (2, "preview-qa: error: no API key for provider 'anthropic'; set "
-                                                     "ANTHROPIC_API_KEY or pass --api-key.\n")
+    assert unset.stderr == (
+        f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
+        "set; export it (or pass it as a workflow secret).\n"
+    )
+    no_key = run_preview_qa(
+        ["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"), timeout=60
+    )
+    assert (no_key.returncode, no_key.stderr) == (
+        2,
+        "preview-qa: error: no API key for provider 'anthropic'; set ANTHROPIC_API_KEY or pass --api-key.\n",
+    )
     ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"), timeout=60)
-    assert (ready.returncode, ready.stdout) == (0, f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are "
-                                                   "there.\n")
+    assert (ready.returncode, ready.stdout) == (
+        0,
+        f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are there.\n",
+    )
     offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)
     assert (offline.returncode, offline.stdout) == (0, f"{path}: 1 test(s), valid.\n")

@@ -14,15 +14,27 @@ from preview_qa.agent.masking import Mask, ScreenshotWithheld
 from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"
-TREE = {"frameTree": {"frame": {"id": "top", "loaderId": "doc1"}, "childFrames": [
-    {"frame": {"id": "same-origin", "loaderId": "doc2"}}, {"frame": {"id": "cross-origin", "loaderId": "doc3"}}]}}
+TREE = {
+    "frameTree": {
+        "frame": {"id": "top", "loaderId": "doc1"},
+        "childFrames": [
+            {"frame": {"id": "same-origin", "loaderId": "doc2"}},
+            {"frame": {"id": "cross-origin", "loaderId": "doc3"}},
+        ],
+    }
+}
 
 
 class FakePage:
     """Answers the CDP calls of masking; `masked` is what each evaluation reports, `trees` each frame tree in turn."""
 
-    def __init__(self, masked: list[int] | None = None, trees: list[dict[str, Any]] | None = None,
-                 evaluate: dict[str, Any] | None = None, hang: bool = False):
+    def __init__(
+        self,
+        masked: list[int] | None = None,
+        trees: list[dict[str, Any]] | None = None,
+        evaluate: dict[str, Any] | None = None,
+        hang: bool = False,
+    ):
         self.masked, self.trees, self.evaluate, self.hang = list(masked or []), list(trees or []), evaluate, hang
         self.calls: list[tuple[str, dict[str, Any] | None]] = []
 
@@ -77,10 +89,13 @@ def test_a_secret_that_appeared_while_the_picture_was_taken_withholds_it() -> No
     assert around(FakePage(masked=[0, 0, 1, 0, 0, 0, 0, 0]), Mask(Redactor({"s": SECRET}))) == b"png"  # the second try was clean
 
 
-@pytest.mark.parametrize(("page", "why"), [
-    (FakePage(evaluate={"exceptionDetails": {"text": "TypeError"}}), "masking script failed"),
-    (FakePage(trees=[{"frameTree": {"frame": {"id": "cross-origin"}}}]), "No frame for given id"),
-])
+@pytest.mark.parametrize(
+    ("page", "why"),
+    [
+        (FakePage(evaluate={"exceptionDetails": {"text": "TypeError"}}), "masking script failed"),
+        (FakePage(trees=[{"frameTree": {"frame": {"id": "cross-origin"}}}]), "No frame for given id"),
+    ],
+)
 def test_a_page_that_cannot_be_masked_is_not_photographed(page: FakePage, why: str) -> None:
     with pytest.raises(ScreenshotWithheld, match=why):
         around(page, Mask(Redactor({"s": SECRET})))

@@ -21,11 +21,19 @@ from tests.fakes.github import FakeGitHub, runner_env
 
 def shard_folder(folder: Path, tests: list[TestResult], duration: float) -> Path:
     """A results folder as a shard's `run` leaves it: results.json, junit.xml, and a file per test."""
-    run = RunResult(manifest="qa.yml", base_url="http://preview.test", started_at="2026-01-01T00:00:00+00:00",
-                    duration_s=duration, tests=tests)
+    run = RunResult(
+        manifest="qa.yml",
+        base_url="http://preview.test",
+        started_at="2026-01-01T00:00:00+00:00",
+        duration_s=duration,
+        tests=tests,
+    )
     reporters = [ArtifactsReporter(folder), JUnitReporter(folder)]
-    events = [RunStarted(manifest="qa.yml", base_url=run.base_url, test_names=[t.name for t in tests]),
-              *(TestFinished(result=t) for t in tests), RunFinished(result=run)]
+    events = [
+        RunStarted(manifest="qa.yml", base_url=run.base_url, test_names=[t.name for t in tests]),
+        *(TestFinished(result=t) for t in tests),
+        RunFinished(result=run),
+    ]
     for test in tests:
         (folder / files.test_dir(test.name)).mkdir(parents=True)
         (folder / files.test_dir(test.name) / "final.png").write_bytes(b"png")
@@ -36,17 +44,33 @@ def shard_folder(folder: Path, tests: list[TestResult], duration: float) -> Path
 
 
 def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Path) -> None:
-    one = shard_folder(tmp_path / "shard-1", [result("a", line=3, usage=Usage(llm_calls=1, total_tokens=10)),
-                                              result("c", Status.FAILED, line=9, usage=Usage(llm_calls=1, total_tokens=10))],
-                       duration=20)
-    two = shard_folder(tmp_path / "shard-2", [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5)),
-                                              result("d", Status.SKIPPED, line=12)], duration=30)
+    one = shard_folder(
+        tmp_path / "shard-1",
+        [
+            result("a", line=3, usage=Usage(llm_calls=1, total_tokens=10)),
+            result("c", Status.FAILED, line=9, usage=Usage(llm_calls=1, total_tokens=10)),
+        ],
+        duration=20,
+    )
+    two = shard_folder(
+        tmp_path / "shard-2",
+        [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5)), result("d", Status.SKIPPED, line=12)],
+        duration=30,
+    )
     proc = run_preview_qa(["merge", str(one), str(two), "--out", str(tmp_path / "merged")], env=clean_env())
     assert proc.returncode == 1, proc.stderr  # one shard had a failure
     results = json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))
     assert [t["name"] for t in results["tests"]] == ["a", "b", "c", "d"]
-    assert results["totals"] == {"skipped": 1, "passed": 2, "failed": 1, "errored": 0, "total": 4, "flaky": 0, "healed": 0,
-                                 "regressions": 0}
+    assert results["totals"] == {
+        "skipped": 1,
+        "passed": 2,
+        "failed": 1,
+        "errored": 0,
+        "total": 4,
+        "flaky": 0,
+        "healed": 0,
+        "regressions": 0,
+    }
     assert results["usage"]["total_tokens"] == 25 and results["duration_s"] == 30
     for t in results["tests"]:
         assert (tmp_path / "merged" / t["artifacts"]["final_screenshot"]).is_file()
@@ -67,8 +91,11 @@ def test_a_test_in_two_shards_or_a_folder_without_results_is_a_usage_error(tmp_p
 def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
     names = [f"test {i}" for i in range(7)]
     manifest = tmp_path / "qa.yml"
-    manifest.write_text("version: 1\ntests:\n" + "".join(
-        textwrap.indent(f"- name: {n}\n  task: never runs\n  skip: parked\n", "  ") for n in names), encoding="utf-8")
+    manifest.write_text(
+        "version: 1\ntests:\n"
+        + "".join(textwrap.indent(f"- name: {n}\n  task: never runs\n  skip: parked\n", "  ") for n in names),
+        encoding="utf-8",
+    )
     base = ["run", str(manifest), "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--llm-base-url", "http://127.0.0.1:9/v1"]
     shards = []
     for i in (1, 2, 3):
@@ -76,8 +103,9 @@ def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         shards.append([t["name"] for t in json.loads((tmp_path / f"s{i}" / "results.json").read_text())["tests"]])
     assert sorted(n for s in shards for n in s) == sorted(names) and {len(s) for s in shards} == {2, 3}
-    proc = run_preview_qa(["merge", *(str(tmp_path / f"s{i}") for i in (1, 2, 3)), "--out", str(tmp_path / "all")],
-                          env=clean_env())
+    proc = run_preview_qa(
+        ["merge", *(str(tmp_path / f"s{i}") for i in (1, 2, 3)), "--out", str(tmp_path / "all")], env=clean_env()
+    )
     assert proc.returncode == 0, proc.stderr
     assert [t["name"] for t in json.loads((tmp_path / "all" / "results.json").read_text())["tests"]] == names
     proc = run_preview_qa([*base, "--shard", "4/3"], env=clean_env())

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from preview_qa.agent.page.nearest import LINE_LIMIT, describe_nearest, nearest_line, visible_lines
 
-HEADER = ["Acme", "Home", "Shop", "Deals", "Cart", "Account", "Sign in", "Help", "Search products",
-          "Free shipping on orders over $50"]
+HEADER = [
+    "Acme",
+    "Home",
+    "Shop",
+    "Deals",
+    "Cart",
+    "Account",
+    "Sign in",
+    "Help",
+    "Search products",
+    "Free shipping on orders over $50",
+]
 BODY = [f"Item {n}: Widget model {n} — ${n}.99" for n in range(1, 41)]
 
 

@@ -28,8 +28,9 @@ settings = _script()
 def _run(listed: str, tmp_path: Path) -> dict[str, list[tuple[str, ...]]]:
     """The script as test-image.sh runs it, on `pip config list` output saved to a file: its lines by kind."""
     (tmp_path / "listed.txt").write_text(listed, encoding="utf-8")
-    out = subprocess.run([sys.executable, str(SCRIPT), HOME, str(tmp_path / "listed.txt")], capture_output=True,
-                         text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), HOME, str(tmp_path / "listed.txt")], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     lines: dict[str, list[tuple[str, ...]]] = {}
     for line in out.splitlines():
         kind, *rest = line.split("\t")
@@ -102,8 +103,9 @@ def test_a_cert_in_install_is_mounted_too_and_sections_are_kept(tmp_path: Path) 
     conf = _conf(lines)
     assert conf.index("[install]") < conf.index(f"cert = {HOME}/.build-files{cert}")
     assert f"client-cert = {HOME}/.build-files{client}" in conf
-    assert sorted(lines["mount"]) == sorted([(str(cert), f"{HOME}/.build-files{cert}"),
-                                             (str(client), f"{HOME}/.build-files{client}")])
+    assert sorted(lines["mount"]) == sorted(
+        [(str(cert), f"{HOME}/.build-files{cert}"), (str(client), f"{HOME}/.build-files{client}")]
+    )
     assert "[global]" in conf and "timeout = 60" in conf
 
 

@@ -14,8 +14,12 @@ from preview_qa.config import RunConfig
 from preview_qa.engine.preview import wait_for_preview
 from preview_qa.secrets.redact import Redactor, describe
 
-CONFIG = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", extra_headers={"x-bypass": "token-123456"},
-                   http_credentials=("qa", "pa:ss-word-77"))
+CONFIG = RunConfig(
+    manifest=Path("qa.yml"),
+    base_url="http://preview.test",
+    extra_headers={"x-bypass": "token-123456"},
+    http_credentials=("qa", "pa:ss-word-77"),
+)
 
 
 def test_the_preview_headers_are_the_extra_headers_and_basic_auth() -> None:

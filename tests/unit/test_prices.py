@@ -24,6 +24,7 @@ from tests.builders import spec
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any HTTP request fails, as it would offline: the prices must not need one."""
+
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a price lookup tried to use the network")
 
@@ -66,21 +67,29 @@ def test_a_cost_budget_whose_cost_cannot_be_known_stops_the_test_instead_of_bein
     assert budget_exceeded(spec(max_tokens=5), Usage(total_tokens=6)) == "budget exceeded: max_tokens=5 (used 6)"
 
 
-@pytest.mark.parametrize(("body", "tokens"), [
-    ({"usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}, (11, 3)),  # OpenAI, Azure, cloud
-    ({"usage": {"input_tokens": 11, "output_tokens": 3, "cache_read_input_tokens": 5}}, (16, 3)),  # Anthropic
-    ({"usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 3, "thoughtsTokenCount": 2}}, (11, 5)),  # Gemini
-    ({"message": {}, "prompt_eval_count": 11, "eval_count": 3}, (11, 3)),  # Ollama
-    ({"choices": []}, None),
-])
+@pytest.mark.parametrize(
+    ("body", "tokens"),
+    [
+        ({"usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}, (11, 3)),  # OpenAI, Azure, cloud
+        ({"usage": {"input_tokens": 11, "output_tokens": 3, "cache_read_input_tokens": 5}}, (16, 3)),  # Anthropic
+        ({"usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 3, "thoughtsTokenCount": 2}}, (11, 5)),  # Gemini
+        ({"message": {}, "prompt_eval_count": 11, "eval_count": 3}, (11, 3)),  # Ollama
+        ({"choices": []}, None),
+    ],
+)
 def test_each_providers_own_usage_fields_are_read(body: dict[str, Any], tokens: tuple[int, int] | None) -> None:
     assert tokens_in(body) == tokens
 
 
 def _completion(content: str) -> dict[str, Any]:
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4.1-mini",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200}}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4.1-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200},
+    }
 
 
 def test_an_answer_that_is_not_valid_output_still_counts_its_tokens_and_cost(httpserver: HTTPServer) -> None:
@@ -101,8 +110,18 @@ def test_an_answer_that_is_not_valid_output_still_counts_its_tokens_and_cost(htt
 def test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run(tmp_path: Path) -> None:
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - name: a\n    task: do it\n    max_cost_usd: 0.5\n")
-    args = ["run", str(manifest), "--base-url", "https://pr-7.example.com", "--llm-base-url", "http://127.0.0.1:9/v1",
-            "--model", "my-own-finetune", "--out", str(tmp_path / "out")]
+    args = [
+        "run",
+        str(manifest),
+        "--base-url",
+        "https://pr-7.example.com",
+        "--llm-base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "my-own-finetune",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     refused = CliRunner().invoke(cli.main, args)
     assert refused.exit_code == 2, refused.output
     message = refused.output.strip().splitlines()[-1]
@@ -132,18 +151,25 @@ def test_usage_of_a_provider_whose_client_cannot_be_hooked_comes_from_its_parsed
 
 
 def _anthropic_message(content: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": content,
-            "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 900, "output_tokens": 40, "cache_read_input_tokens": 100}}
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": content,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 900, "output_tokens": 40, "cache_read_input_tokens": 100},
+    }
 
 
-def test_an_anthropic_answer_without_the_forced_tool_call_is_invalid_output_and_its_tokens_count(
-        httpserver: HTTPServer) -> None:
+def test_an_anthropic_answer_without_the_forced_tool_call_is_invalid_output_and_its_tokens_count(httpserver: HTTPServer) -> None:
     from browser_use.agent.views import AgentOutput
     from browser_use.llm.messages import UserMessage
 
     httpserver.expect_request("/v1/messages").respond_with_json(
-        _anthropic_message([{"type": "text", "text": "I think it passed!"}]))
+        _anthropic_message([{"type": "text", "text": "I think it passed!"}])
+    )
     made = make_llm(LLMSettings("anthropic", "claude-sonnet-4-5", "k", httpserver.url_for("")))
     llm = RecordingLLM(made.chat, meter=made.meter)
     with pytest.raises(Exception):  # noqa: B017  # browser-use's own error for an answer without the tool call
@@ -159,7 +185,8 @@ def test_an_anthropic_http_500_is_a_provider_fault_with_its_status(httpserver: H
     from browser_use.llm.messages import UserMessage
 
     httpserver.expect_request("/v1/messages").respond_with_json(
-        {"type": "error", "error": {"type": "api_error", "message": "scripted HTTP 500"}}, status=500)
+        {"type": "error", "error": {"type": "api_error", "message": "scripted HTTP 500"}}, status=500
+    )
     made = make_llm(LLMSettings("anthropic", "claude-sonnet-4-5", "k", httpserver.url_for("")))
     made.chat.max_retries = 0
     llm = RecordingLLM(made.chat, meter=made.meter)
@@ -173,8 +200,16 @@ def test_ollama_answers_count_their_tokens_from_its_own_fields(httpserver: HTTPS
     from browser_use.llm.messages import UserMessage
 
     httpserver.expect_request("/api/chat").respond_with_json(
-        {"model": "qwen2.5:7b", "created_at": "2026-01-01T00:00:00Z", "done": True, "done_reason": "stop",
-         "message": {"role": "assistant", "content": "hello"}, "prompt_eval_count": 321, "eval_count": 12})
+        {
+            "model": "qwen2.5:7b",
+            "created_at": "2026-01-01T00:00:00Z",
+            "done": True,
+            "done_reason": "stop",
+            "message": {"role": "assistant", "content": "hello"},
+            "prompt_eval_count": 321,
+            "eval_count": 12,
+        }
+    )
     made = make_llm(LLMSettings("ollama", "qwen2.5:7b", None, httpserver.url_for("")))
     llm = RecordingLLM(made.chat, meter=made.meter)
     asyncio.run(llm.ainvoke([UserMessage(content="hi")]))

@@ -45,22 +45,38 @@ done_texts = st.one_of(
     st.none(),
 )
 dones = st.builds(DoneReport, text=done_texts, success=st.one_of(st.none(), st.booleans()))
-faults = st.lists(st.builds(LLMFault, kind=st.sampled_from(["provider", "invalid_output"]),
-                            purpose=st.sampled_from(["agent", "judge"]), status=st.one_of(st.none(), st.integers(100, 599)),
-                            message=weird_text), max_size=3)
-outcomes = st.lists(st.builds(ExpectationOutcome, check=st.sampled_from(["url", "text", "title"]), expected=any_text,
-                              found=any_text, ok=st.booleans()), max_size=3)
+faults = st.lists(
+    st.builds(
+        LLMFault,
+        kind=st.sampled_from(["provider", "invalid_output"]),
+        purpose=st.sampled_from(["agent", "judge"]),
+        status=st.one_of(st.none(), st.integers(100, 599)),
+        message=weird_text,
+    ),
+    max_size=3,
+)
+outcomes = st.lists(
+    st.builds(
+        ExpectationOutcome, check=st.sampled_from(["url", "text", "title"]), expected=any_text, found=any_text, ok=st.booleans()
+    ),
+    max_size=3,
+)
 specs = st.builds(
-    lambda schema, data, judge: TestSpec(name="t", task="check", judge=judge, expect={"data": data},
-                                         output_schema=schema),
+    lambda schema, data, judge: TestSpec(name="t", task="check", judge=judge, expect={"data": data}, output_schema=schema),
     st.sampled_from([None, {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}]),
     st.sampled_from([{}, {"price": "$19.99"}, {"a.b": 3}]),
     st.booleans(),
 )
-traces = st.builds(AgentRun, done=st.one_of(st.none(), dones), max_steps_reached=st.booleans(), llm_faults=faults,
-                   judge=st.one_of(st.none(), st.builds(JudgeReport, verdict=st.booleans(), reason=weird_text)),
-                   judge_requested=st.booleans(), infrastructure_error=st.one_of(st.none(), st.none(), weird_text),
-                   expectations=outcomes)
+traces = st.builds(
+    AgentRun,
+    done=st.one_of(st.none(), dones),
+    max_steps_reached=st.booleans(),
+    llm_faults=faults,
+    judge=st.one_of(st.none(), st.builds(JudgeReport, verdict=st.booleans(), reason=weird_text)),
+    judge_requested=st.booleans(),
+    infrastructure_error=st.one_of(st.none(), st.none(), weird_text),
+    expectations=outcomes,
+)
 
 
 def _count(name: str) -> None:
@@ -75,6 +91,7 @@ def _print_counts() -> Any:
 
 # --- the verdict ------------------------------------------------------------------------------------------------
 
+
 def _may_pass(spec: TestSpec, trace: AgentRun) -> bool:
     """An independent statement of when a pass is allowed at all (a necessary condition, written without verdict/decide.py)."""
     done = trace.done
@@ -84,12 +101,18 @@ def _may_pass(spec: TestSpec, trace: AgentRun) -> bool:
         obj = json.loads(done.text)
     except ValueError:
         return False
-    if not (isinstance(obj, dict) and set(obj) <= {"status", "reason", "data"} and obj.get("status") == "pass"
-            and isinstance(obj.get("reason"), str) and obj["reason"]):
+    if not (
+        isinstance(obj, dict)
+        and set(obj) <= {"status", "reason", "data"}
+        and obj.get("status") == "pass"
+        and isinstance(obj.get("reason"), str)
+        and obj["reason"]
+    ):
         return False
     data = obj.get("data")
-    if spec.output_schema is not None and not (isinstance(data, dict)
-                                               and jsonschema.Draft202012Validator(spec.output_schema).is_valid(data)):
+    if spec.output_schema is not None and not (
+        isinstance(data, dict) and jsonschema.Draft202012Validator(spec.output_schema).is_valid(data)
+    ):
         return False
     if spec.expect.data and not all(o.ok for o in check_data(spec.expect.data, data if isinstance(data, dict) else {})):
         return False
@@ -115,9 +138,15 @@ def test_no_trace_passes_unless_everything_holds_and_none_crashes(spec: TestSpec
 @given(spec=specs, obj=report_objects(), success=st.one_of(st.none(), st.booleans()))
 def test_a_report_that_is_not_exactly_a_pass_never_passes(spec: TestSpec, obj: Any, success: bool | None) -> None:
     """Wrong types, missing or extra fields, other statuses and success/status contradictions: never a pass."""
-    exact = (isinstance(obj, dict) and obj.get("status") == "pass" and isinstance(obj.get("reason"), str)
-             and obj["reason"] != "" and set(obj) <= {"status", "reason", "data"} and success is not False
-             and (obj.get("data") is None or isinstance(obj.get("data"), dict)))
+    exact = (
+        isinstance(obj, dict)
+        and obj.get("status") == "pass"
+        and isinstance(obj.get("reason"), str)
+        and obj["reason"] != ""
+        and set(obj) <= {"status", "reason", "data"}
+        and success is not False
+        and (obj.get("data") is None or isinstance(obj.get("data"), dict))
+    )
     _count("verdict: malformed report" if not exact else "verdict: well-formed pass")
     verdict = decide(spec, AgentRun(done=DoneReport(text=json.dumps(obj), success=success))).verdict
     if not exact:
@@ -139,34 +168,71 @@ def test_text_that_is_not_json_never_passes(text: str, success: bool | None) -> 
 
 # --- JUnit ------------------------------------------------------------------------------------------------------
 
+
 @settings(max_examples=300, deadline=None)
 @given(name=st.one_of(any_text, non_utf8), reason=weird_text, status=st.sampled_from(list(Status)))
 def test_junit_is_valid_for_any_text(name: str, reason: str, status: Status) -> None:
     _count("junit: any text")
     test = TestResult(name=name or "t", file="qa.yml", line=1, status=status, reason=reason, causes=[reason])
-    xml = render([test], RunResult(manifest="qa.yml", base_url="http://x", started_at="2026-01-01T00:00:00+00:00",
-                                   tests=[test]))
+    xml = render([test], RunResult(manifest="qa.yml", base_url="http://x", started_at="2026-01-01T00:00:00+00:00", tests=[test]))
     JUNIT_SCHEMA.validate(xml.decode("utf-8"))
 
 
 # --- manifests ----------------------------------------------------------------------------------------------------
 
-KEYS = ["version", "defaults", "tests", "name", "task", "start", "expect", "url", "text", "data", "secrets", "max_steps",
-        "timeout", "output_schema", "type", "skip", "judge", "allowed_domains", "expct", "nmae", "<<"]
-yaml_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True),
-                        st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20),
-                        st.sampled_from(["/", "/login", "http://x", "1", "pass", "<secret>pw</secret>", "PW", "object"]))
-yaml_tree = st.recursive(yaml_scalar, lambda inner: st.lists(inner, max_size=3)
-                         | st.dictionaries(st.sampled_from(KEYS) | st.integers() | st.booleans() | st.text(max_size=8),
-                                           inner, max_size=4), max_leaves=15)
+KEYS = [
+    "version",
+    "defaults",
+    "tests",
+    "name",
+    "task",
+    "start",
+    "expect",
+    "url",
+    "text",
+    "data",
+    "secrets",
+    "max_steps",
+    "timeout",
+    "output_schema",
+    "type",
+    "skip",
+    "judge",
+    "allowed_domains",
+    "expct",
+    "nmae",
+    "<<",
+]
+yaml_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True),
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20),
+    st.sampled_from(["/", "/login", "http://x", "1", "pass", "<secret>pw</secret>", "PW", "object"]),
+)
+yaml_tree = st.recursive(
+    yaml_scalar,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(KEYS) | st.integers() | st.booleans() | st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=15,
+)
 
 
 @st.composite
 def manifest_like(draw: st.DrawFn) -> str:
     """Near-valid manifests with random damage, YAML-ish noise, and texts built around anchors, tags and tabs."""
-    base: dict[str, Any] = {"version": draw(st.sampled_from([1, 1, 2, "1"])),
-                            "tests": [{"name": f"t{i}", "task": "x", **extra} for i, extra in enumerate(draw(st.lists(
-                                st.just({}) | st.dictionaries(st.sampled_from(KEYS), yaml_tree, max_size=2), max_size=3)))]}
+    base: dict[str, Any] = {
+        "version": draw(st.sampled_from([1, 1, 2, "1"])),
+        "tests": [
+            {"name": f"t{i}", "task": "x", **extra}
+            for i, extra in enumerate(
+                draw(st.lists(st.just({}) | st.dictionaries(st.sampled_from(KEYS), yaml_tree, max_size=2), max_size=3))
+            )
+        ],
+    }
     if draw(st.booleans()):
         base["defaults"] = draw(yaml_tree)
     kind = draw(st.sampled_from(["tree", "tree", "noise", "lines"]))
@@ -178,8 +244,24 @@ def manifest_like(draw: st.DrawFn) -> str:
     lines = yaml.safe_dump(base, sort_keys=False).splitlines()
     for _ in range(draw(st.integers(1, 3))):
         at = draw(st.integers(0, len(lines)))
-        lines.insert(at, draw(st.sampled_from(["\tname: x", "  - &a {name: y}", "tests: *a", "  task: [", "version: 1",
-                                               "  - name: t\n    task: x", "? [k]\n: v", "x: !!binary AAAA", "%YAML 1.1"])))
+        lines.insert(
+            at,
+            draw(
+                st.sampled_from(
+                    [
+                        "\tname: x",
+                        "  - &a {name: y}",
+                        "tests: *a",
+                        "  task: [",
+                        "version: 1",
+                        "  - name: t\n    task: x",
+                        "? [k]\n: v",
+                        "x: !!binary AAAA",
+                        "%YAML 1.1",
+                    ]
+                )
+            ),
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -65,22 +65,26 @@ def test_each_encoding_is_redacted(form: str) -> None:
 def test_the_forms_we_tell_others_are_all_redacted() -> None:
     """`forms` is what GitHub's masks and the browser's masking are given: each is one the redactor knows."""
     assert {SECRET, quote(SECRET, safe=""), quote_plus(SECRET), json.dumps(SECRET)[1:-1], html.escape(SECRET)} <= set(
-        forms(SECRET))
+        forms(SECRET)
+    )
     for form in forms(SECRET):
         assert REDACTOR.text(form) == PLACEHOLDER, form
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    # browser-use shortens a long query string before an LLM call: the start of the secret is all that is left
-    ("Tab 1A2B: http://x/?code=Zebra+qu%40rtz+%2...2ba2024 - x", f"Tab 1A2B: http://x/?code={PLACEHOLDER}...2ba2024 - x"),
-    ("reason: typed Zebra qu@r…", f"reason: typed {PLACEHOLDER}…"),  # our own clip()
-    ("Zebra qu@rtz &am…", f"{PLACEHOLDER}…"),  # cut inside an entity
-    ("Zebr...", f"{PLACEHOLDER}..."),
-    ("Zeb...", "Zeb..."),  # fewer than CUT_MIN characters say nothing
-    ("a Zebra qu@rtz\nnext", "a Zebra qu@rtz\nnext"),  # an unmarked cut cannot be told from ordinary text
-    ("Zebra crossing ahead", "Zebra crossing ahead"),  # a start that is not cut off is just text
-    ("a zebra. Another", "a zebra. Another"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # browser-use shortens a long query string before an LLM call: the start of the secret is all that is left
+        ("Tab 1A2B: http://x/?code=Zebra+qu%40rtz+%2...2ba2024 - x", f"Tab 1A2B: http://x/?code={PLACEHOLDER}...2ba2024 - x"),
+        ("reason: typed Zebra qu@r…", f"reason: typed {PLACEHOLDER}…"),  # our own clip()
+        ("Zebra qu@rtz &am…", f"{PLACEHOLDER}…"),  # cut inside an entity
+        ("Zebr...", f"{PLACEHOLDER}..."),
+        ("Zeb...", "Zeb..."),  # fewer than CUT_MIN characters say nothing
+        ("a Zebra qu@rtz\nnext", "a Zebra qu@rtz\nnext"),  # an unmarked cut cannot be told from ordinary text
+        ("Zebra crossing ahead", "Zebra crossing ahead"),  # a start that is not cut off is just text
+        ("a zebra. Another", "a zebra. Another"),
+    ],
+)
 def test_a_secret_cut_off_after_its_first_characters_is_redacted(text: str, expected: str) -> None:
     assert REDACTOR.text(text) == expected
 
@@ -96,8 +100,7 @@ def test_ordinary_text_that_ends_like_a_secret_begins_is_left_alone() -> None:
 
 def test_the_longest_secret_wins_and_short_values_are_no_secrets() -> None:
     redactor = Redactor({"outer": "token-123456-extra", "inner": "token-123456", "tiny": "k", "blank": "  a b  "})
-    assert redactor.text("token-123456-extra token-123456 k a b") == (
-        "<secret>outer</secret> <secret>inner</secret> k a b")
+    assert redactor.text("token-123456-extra token-123456 k a b") == ("<secret>outer</secret> <secret>inner</secret> k a b")
     assert secret_length("  a b  ") == 2 < MIN_SECRET_LENGTH
 
 
@@ -109,10 +112,12 @@ def test_a_secret_learnt_mid_run_is_redacted_from_then_on_longest_first() -> Non
 
 
 def test_the_run_redactor_knows_the_api_key_and_header_values() -> None:
-    redactor = Redactor.of_tests({"t": {"pw": "password-1"}}, api_key="sk-live-abcdef",
-                                 headers={"X-Bypass": "bypass token 42", "X-Debug": "1"})
+    redactor = Redactor.of_tests(
+        {"t": {"pw": "password-1"}}, api_key="sk-live-abcdef", headers={"X-Bypass": "bypass token 42", "X-Debug": "1"}
+    )
     assert redactor.text("password-1 sk-live-abcdef bypass+token+42 1") == (
-        "<secret>pw</secret> <secret>api-key</secret> <secret>header:X-Bypass</secret> 1")
+        "<secret>pw</secret> <secret>api-key</secret> <secret>header:X-Bypass</secret> 1"
+    )
 
 
 @pytest.mark.parametrize("before", ["", "a", "ab", "abc", "abcd"])
@@ -129,34 +134,51 @@ def test_a_secret_in_base64_is_found_and_redacted_at_any_alignment(before: str, 
 
 
 def test_a_secret_is_found_and_named_never_by_its_value() -> None:
-    redactor = Redactor.of_tests({"t": {"pw": "password-1"}}, api_key="sk-live-abcdef",
-                                 headers={"X-Bypass": "bypass token 42"})
-    assert [describe(n) for n in (redactor.find("?q=password%2D1"), redactor.find('{"k": "sk-live-abcdef"}'),
-                                  redactor.find("bypass&#32;token 42"), redactor.find("nothing here"))
-            if n is not None] == ["secret 'pw'", "the API key", "the header X-Bypass"]
+    redactor = Redactor.of_tests({"t": {"pw": "password-1"}}, api_key="sk-live-abcdef", headers={"X-Bypass": "bypass token 42"})
+    assert [
+        describe(n)
+        for n in (
+            redactor.find("?q=password%2D1"),
+            redactor.find('{"k": "sk-live-abcdef"}'),
+            redactor.find("bypass&#32;token 42"),
+            redactor.find("nothing here"),
+        )
+        if n is not None
+    ] == ["secret 'pw'", "the API key", "the header X-Bypass"]
     assert describe("basic-auth-password") == "the basic-auth password"
 
 
 # --- property: any event the runner publishes -------------------------------------------------------------------
 
-FORMS = [lambda v: v, lambda v: quote(v, safe=""), quote, quote_plus, lambda v: quote_plus(v).lower(),
-         lambda v: json.dumps(v)[1:-1], lambda v: json.dumps(v, ensure_ascii=False)[1:-1], html.escape,
-         lambda v: html.escape(v, quote=False)]
+FORMS = [
+    lambda v: v,
+    lambda v: quote(v, safe=""),
+    quote,
+    quote_plus,
+    lambda v: quote_plus(v).lower(),
+    lambda v: json.dumps(v)[1:-1],
+    lambda v: json.dumps(v, ensure_ascii=False)[1:-1],
+    html.escape,
+    lambda v: html.escape(v, quote=False),
+]
 secrets_ = st.text(st.characters(exclude_categories=("Cs",)), min_size=MIN_SECRET_LENGTH, max_size=40).filter(
-    lambda v: secret_length(v) >= MIN_SECRET_LENGTH)
+    lambda v: secret_length(v) >= MIN_SECRET_LENGTH
+)
 context = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
 
 
 def _event(kind: int, text: str) -> Any:
     if kind == 0:
-        return StepRecorded(name="t", number=1, goal=text, actions=[{"input": {"text": text}}], url=text, error=text,
-                            screenshot_png=None)
+        return StepRecorded(
+            name="t", number=1, goal=text, actions=[{"input": {"text": text}}], url=text, error=text, screenshot_png=None
+        )
     if kind == 1:
         return Observed(name="t", kind="console_error", error=True, detail={"text": text, "nested": [{"x": text}]})
     if kind == 2:
         return AgentHistory(name="t", history={"history": [{"state": {"url": text}, "result": [{"error": text}]}]})
-    return TestFinished(result=TestResult(name="t", file="qa.yml", status=Status.FAILED, line=3, reason=text, causes=[text],
-                                          final_url=text))
+    return TestFinished(
+        result=TestResult(name="t", file="qa.yml", status=Status.FAILED, line=3, reason=text, causes=[text], final_url=text)
+    )
 
 
 def _strings(value: Any) -> list[str]:
@@ -175,8 +197,7 @@ def _strings(value: Any) -> list[str]:
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(secret=secrets_, form=st.sampled_from(FORMS), before=context, after=context, kind=st.integers(0, 3))
-def test_any_secret_in_any_form_in_any_event_is_redacted(secret: str, form: Any, before: str, after: str,
-                                                         kind: int) -> None:
+def test_any_secret_in_any_form_in_any_event_is_redacted(secret: str, form: Any, before: str, after: str, kind: int) -> None:
     encoded = form(secret)
     assume(secret.lower() not in (before + after).lower())
     assume(not any(secret in text for text in _strings(_event(kind, ""))))  # nor in the event's own keys ("earlier_…")
@@ -190,13 +211,15 @@ def test_any_secret_in_any_form_in_any_event_is_redacted(secret: str, form: Any,
 
 # --- what our LLM wrapper sends ---------------------------------------------------------------------------------
 
+
 def test_every_outgoing_message_is_scrubbed_but_the_image_is_left_alone() -> None:
     image = ContentPartImageParam(image_url=ImageURL(url="data:image/png;base64,iVBORw0KGgo="))
     messages = [
         SystemMessage(content=f"task with {SECRET}"),
         UserMessage(content=[ContentPartTextParam(text=f"Tab 1: http://x/?code={quote_plus(SECRET)}"), image]),
-        AssistantMessage(content=None, tool_calls=[ToolCall(id="1", function=Function(
-            name="input", arguments=json.dumps({"text": SECRET})))]),
+        AssistantMessage(
+            content=None, tool_calls=[ToolCall(id="1", function=Function(name="input", arguments=json.dumps({"text": SECRET})))]
+        ),
     ]
     sent = scrubbed(messages, REDACTOR)
     assert sent[0].content == f"task with {PLACEHOLDER}"

@@ -36,26 +36,46 @@ def _render(out: Path, tests: list[TestResult], events: Sequence[Event] = (), no
         dispatch(event)
     for test in tests:
         dispatch(TestFinished(result=test))
-    dispatch(RunFinished(result=RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=tests,
-                                          notice=notice)))
+    dispatch(RunFinished(result=RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=tests, notice=notice)))
     assert not dispatch.broken
     return (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_failed_and_errored_tests_come_first_then_manifest_order(tmp_path: Path) -> None:
-    page = _render(tmp_path, [result("p1", Status.PASSED), result("f1", Status.FAILED), result("s1", Status.SKIPPED),
-                    result("e1", Status.ERRORED), result("f2", Status.FAILED)])
+    page = _render(
+        tmp_path,
+        [
+            result("p1", Status.PASSED),
+            result("f1", Status.FAILED),
+            result("s1", Status.SKIPPED),
+            result("e1", Status.ERRORED),
+            result("f2", Status.FAILED),
+        ],
+    )
     order = [page.index(f">{name}</a>") for name in ("e1", "f1", "f2", "p1", "s1")]
     assert order == sorted(order)
 
 
 def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
-    test = result(HOSTILE, Status.FAILED, reason=f"agent: {HOSTILE}", causes=[HOSTILE],
-                  expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
-                  agent_report={"status": "fail", "reason": HOSTILE}, final_url=f"javascript:alert(1)//{HOSTILE}")
+    test = result(
+        HOSTILE,
+        Status.FAILED,
+        reason=f"agent: {HOSTILE}",
+        causes=[HOSTILE],
+        expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
+        agent_report={"status": "fail", "reason": HOSTILE},
+        final_url=f"javascript:alert(1)//{HOSTILE}",
+    )
     events = [
-        StepRecorded(name=HOSTILE, number=1, goal=HOSTILE, actions=[{"input": {"text": HOSTILE}}], url=HOSTILE,
-                     error=HOSTILE, screenshot_png=b"not a png"),
+        StepRecorded(
+            name=HOSTILE,
+            number=1,
+            goal=HOSTILE,
+            actions=[{"input": {"text": HOSTILE}}],
+            url=HOSTILE,
+            error=HOSTILE,
+            screenshot_png=b"not a png",
+        ),
         Observed(name=HOSTILE, kind="console_error", error=True, detail={"text": HOSTILE, "url": HOSTILE}),
         Observed(name=HOSTILE, kind="llm_error", error=True, detail={"purpose": "agent", "status": 500, "message": HOSTILE}),
     ]
@@ -72,8 +92,18 @@ def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
 def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path) -> None:
     name = "two steps"
     shot = f"{folder_of(name)}/step-02.png"
-    steps = [StepRecorded(name=name, number=n, goal=f"goal {n}", actions=[{"click": {"index": n}}], url="http://x/a",
-                          error=None, screenshot_png=b"png" if n == 2 else None) for n in (1, 2)]
+    steps = [
+        StepRecorded(
+            name=name,
+            number=n,
+            goal=f"goal {n}",
+            actions=[{"click": {"index": n}}],
+            url="http://x/a",
+            error=None,
+            screenshot_png=b"png" if n == 2 else None,
+        )
+        for n in (1, 2)
+    ]
     page = _render(tmp_path, [result(name, Status.FAILED, steps=2)], steps)
     assert "goal 1" in page and "goal 2" in page
     assert '<code>Clicked an unnamed element</code> <span class="detail">index 2</span>' in page  # no element recorded
@@ -83,24 +113,48 @@ def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path)
 def test_each_action_names_its_element_by_role_and_name_with_the_index_as_a_detail(tmp_path: Path) -> None:
     sign_in = {"index": 7, "role": "button", "name": "Sign in", "tag": "button"}
     email = {"index": 3, "role": "textbox", "name": "Email", "tag": "input"}
-    step = StepRecorded(name="login", number=1, goal="log in", url="http://x/dashboard", error=None, screenshot_png=None,
-                        actions=[{"input": {"index": 3, "text": "demo@acme.test"}}, {"click": {"index": 7}}],
-                        elements=[email, sign_in])
+    step = StepRecorded(
+        name="login",
+        number=1,
+        goal="log in",
+        url="http://x/dashboard",
+        error=None,
+        screenshot_png=None,
+        actions=[{"input": {"index": 3, "text": "demo@acme.test"}}, {"click": {"index": 7}}],
+        elements=[email, sign_in],
+    )
     page = _render(tmp_path, [result("login", Status.FAILED, steps=1)], [step])
-    assert ('<code>Typed &#39;demo@acme.test&#39; into textbox &#39;Email&#39;</code> '
-            '<span class="detail">index 3</span>') in page
+    assert (
+        '<code>Typed &#39;demo@acme.test&#39; into textbox &#39;Email&#39;</code> <span class="detail">index 3</span>'
+    ) in page
     assert '<code>Clicked button &#39;Sign in&#39;</code> <span class="detail">index 7</span>' in page
 
 
 def test_dropped_actions_are_listed_under_their_step_and_the_filled_form_comes_before_the_result(tmp_path: Path) -> None:
     name = "greedy"
-    step = StepRecorded(name=name, number=1, goal="look around", url="http://x/", error=None, screenshot_png=b"after",
-                        actions=[{"scroll": {"down": True}}], form_screenshot_png=b"form")
-    dropped = Observed(name=name, kind="actions_dropped", error=False,
-                       detail={"step": 1, "why": "over max_actions_per_step=1", "actions": [{"click": {"index": 4}}],
-                               "elements": [{"index": 4, "role": "link", "name": "Pricing", "tag": "a"}]})
+    step = StepRecorded(
+        name=name,
+        number=1,
+        goal="look around",
+        url="http://x/",
+        error=None,
+        screenshot_png=b"after",
+        actions=[{"scroll": {"down": True}}],
+        form_screenshot_png=b"form",
+    )
+    dropped = Observed(
+        name=name,
+        kind="actions_dropped",
+        error=False,
+        detail={
+            "step": 1,
+            "why": "over max_actions_per_step=1",
+            "actions": [{"click": {"index": 4}}],
+            "elements": [{"index": 4, "role": "link", "name": "Pricing", "tag": "a"}],
+        },
+    )
     page = _render(tmp_path, [result(name, Status.FAILED, steps=1)], [step, dropped])
-    assert 'Not run: over max_actions_per_step=1</div>' in page
+    assert "Not run: over max_actions_per_step=1</div>" in page
     assert '<ul class="dropped"><li><code>Clicked link &#39;Pricing&#39;</code> <span class="detail">index 4</span>' in page
     form, after = (page.index(f'src="{folder_of(name)}/{f}"') for f in ("step-01-form.png", "step-01.png"))
     assert form < after
@@ -114,24 +168,33 @@ class _Retried(TestResult):
 
 
 def test_the_table_shows_each_tests_path_attempts_and_why_a_replay_fell_back(tmp_path: Path) -> None:
-    fell_back = Observed(name="replay broke", kind="replay_fell_back", error=False,
-                         detail={"reason": "the recorded steps could not be replayed: element 4 is gone"})
-    tests = [result("replay broke", Status.PASSED, path="replay-fell-back"), result("replayed", Status.PASSED, path="replayed"),
-             result("never ran", Status.SKIPPED, path="none"),
-             _Retried(name="flaky", file="qa.yml", line=1, status=Status.PASSED, reason="ok", attempts=3)]
+    fell_back = Observed(
+        name="replay broke",
+        kind="replay_fell_back",
+        error=False,
+        detail={"reason": "the recorded steps could not be replayed: element 4 is gone"},
+    )
+    tests = [
+        result("replay broke", Status.PASSED, path="replay-fell-back"),
+        result("replayed", Status.PASSED, path="replayed"),
+        result("never ran", Status.SKIPPED, path="none"),
+        _Retried(name="flaky", file="qa.yml", line=1, status=Status.PASSED, reason="ok", attempts=3),
+    ]
     page = _render(tmp_path, tests, [fell_back])
-    rows = {t.name: page[page.index(f">{t.name}</a>"):].split("</tr>")[0] for t in tests}
+    rows = {t.name: page[page.index(f">{t.name}</a>") :].split("</tr>")[0] for t in tests}
     assert "replay → agent" in rows["replay broke"]
-    assert ("the replay fell back to the agent: the recorded steps could not be replayed: element 4 is gone"
-            in rows["replay broke"])
+    assert (
+        "the replay fell back to the agent: the recorded steps could not be replayed: element 4 is gone" in rows["replay broke"]
+    )
     assert '<td class="path">replayed</td>' in rows["replayed"] and '<td class="path">not run</td>' in rows["never ran"]
     assert '<td class="num attempts">3</td>' in rows["flaky"] and '<td class="num attempts">1</td>' in rows["replayed"]
     assert '<td class="num attempts"></td>' in rows["never ran"]
 
 
 def test_error_list_is_bounded_and_says_how_many_were_left_off(tmp_path: Path) -> None:
-    events: list[Event] = [Observed(name="noisy", kind="console_error", error=True, detail={"text": f"error {i}"})
-                           for i in range(ERROR_LIMIT + 7)]
+    events: list[Event] = [
+        Observed(name="noisy", kind="console_error", error=True, detail={"text": f"error {i}"}) for i in range(ERROR_LIMIT + 7)
+    ]
     events.append(Observed(name="noisy", kind="expectation", error=True, detail={"check": "url"}))  # has its own table
     page = _render(tmp_path, [result("noisy", Status.FAILED)], events)
     assert f"Errors ({ERROR_LIMIT + 7})" in page and "7 more in events.jsonl" in page
@@ -139,8 +202,9 @@ def test_error_list_is_bounded_and_says_how_many_were_left_off(tmp_path: Path) -
 
 
 def test_report_is_written_when_the_run_ends_even_cancelled(tmp_path: Path) -> None:
-    page = _render(tmp_path, [result("done", Status.PASSED), result("cut short", Status.ERRORED, reason="cancelled")],
-                   notice="cancelled")
+    page = _render(
+        tmp_path, [result("done", Status.PASSED), result("cut short", Status.ERRORED, reason="cancelled")], notice="cancelled"
+    )
     assert "<strong>Note:</strong> cancelled" in page and "cut short" in page
 
 
@@ -148,6 +212,7 @@ def test_events_of_a_folder_elsewhere_are_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_text('{"type": "console_error", "error": true, "text": "from outside"}\n', encoding="utf-8")
     test = result("merged", Status.FAILED, artifacts={"events": "../elsewhere.jsonl"})
-    page = HtmlReporter(tmp_path / "out").render(RunResult(manifest="qa.yml", base_url="http://x", started_at="now",
-                                                           tests=[test]))
+    page = HtmlReporter(tmp_path / "out").render(
+        RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=[test])
+    )
     assert "from outside" not in page and "merged" in page

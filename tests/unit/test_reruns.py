@@ -30,20 +30,23 @@ def scripted(*outcomes: AgentRun) -> tuple[Any, list[dict[str, Any]]]:
     """An agent that plays `outcomes` in turn (the last repeats) and records how each call was made."""
     calls: list[dict[str, Any]] = []
 
-    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any,
-                    **kw: Any) -> AgentRun:
+    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any, **kw: Any) -> AgentRun:
         calls.append({"spec": spec, "url": url, "hosts": hosts, **kw})
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={"n": len(calls)}))
         trace = outcomes[min(len(calls), len(outcomes)) - 1]
-        return AgentRun(done=trace.done, infrastructure_error=trace.infrastructure_error, usage=trace.usage.model_copy(),
-                        llm_faults=trace.llm_faults, secret_attempts=trace.secret_attempts)
+        return AgentRun(
+            done=trace.done,
+            infrastructure_error=trace.infrastructure_error,
+            usage=trace.usage.model_copy(),
+            llm_faults=trace.llm_faults,
+            secret_attempts=trace.secret_attempts,
+        )
 
     return agent, calls
 
 
 def test_a_failure_then_a_pass_is_flaky_with_every_attempt_kept_and_labelled() -> None:
-    agent, calls = scripted(AgentRun(done=FAIL, usage=Usage(total_tokens=10)),
-                            AgentRun(done=PASS, usage=Usage(total_tokens=5)))
+    agent, calls = scripted(AgentRun(done=FAIL, usage=Usage(total_tokens=10)), AgentRun(done=PASS, usage=Usage(total_tokens=5)))
     outcome, events = run(specs_named("t", retries=2), agent)
     t = outcome.tests[0]
     assert (t.status, t.attempts, t.flaky, t.usage.total_tokens) == (Status.PASSED, 2, True, 15)
@@ -64,8 +67,7 @@ def test_retries_stop_at_the_limit_and_the_last_attempt_decides() -> None:
 
 
 def test_a_test_that_tried_to_send_a_secret_off_is_never_retried_and_fails() -> None:
-    agent, calls = scripted(AgentRun(done=PASS, secret_attempts=[SecretAttempt("pw", "collector.example")]),
-                            AgentRun(done=PASS))
+    agent, calls = scripted(AgentRun(done=PASS, secret_attempts=[SecretAttempt("pw", "collector.example")]), AgentRun(done=PASS))
     outcome, _ = run(specs_named("t", retries=2), agent)
     t = outcome.tests[0]
     assert len(calls) == 1 and t.status is Status.FAILED
@@ -102,12 +104,12 @@ def test_attempts_count_against_the_tests_budget_and_the_runs() -> None:
 
 
 def test_a_test_stopped_by_its_budget_or_the_providers_circuit_breaker_is_not_retried() -> None:
-    agent, calls = scripted(AgentRun(infrastructure_error="budget exceeded: max_tokens=50 (used 70)",
-                                       usage=Usage(total_tokens=70)))
+    agent, calls = scripted(
+        AgentRun(infrastructure_error="budget exceeded: max_tokens=50 (used 70)", usage=Usage(total_tokens=70))
+    )
     run(specs_named("t", retries=3, max_tokens=50), agent)
     assert len(calls) == 1
-    down = AgentRun(llm_faults=[LLMFault(kind="provider", purpose="agent", status=503, message="down")],
-                      usage=Usage(llm_calls=1))
+    down = AgentRun(llm_faults=[LLMFault(kind="provider", purpose="agent", status=503, message="down")], usage=Usage(llm_calls=1))
     agent, calls = scripted(down)
     outcome, _ = run(specs_named("a", "b", "c", "d", retries=1), agent, concurrency=1)
     # a tries twice, b once: the third unanswered run in a row trips the breaker, and nothing more starts.
@@ -121,12 +123,12 @@ def test_a_retry_never_replays_a_recorded_trace() -> None:
     assert [c["recording"] is not None for c in calls] == [True, False, False]  # replay, its fallback, the retry
 
 
-def baseline_run(preview: list[AgentRun], baseline: list[AgentRun], names: tuple[str, ...] = ("t",),
-                 **config: Any) -> tuple[RunResult, list[dict[str, Any]], list[Event]]:
+def baseline_run(
+    preview: list[AgentRun], baseline: list[AgentRun], names: tuple[str, ...] = ("t",), **config: Any
+) -> tuple[RunResult, list[dict[str, Any]], list[Event]]:
     calls: list[dict[str, Any]] = []
 
-    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any,
-                    **kw: Any) -> AgentRun:
+    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any, **kw: Any) -> AgentRun:
         calls.append({"name": spec.name, "url": url, "hosts": hosts, **kw})
         plays = baseline if "origin" in kw else preview
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={}))
@@ -139,8 +141,9 @@ def baseline_run(preview: list[AgentRun], baseline: list[AgentRun], names: tuple
 
 def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
-    outcome, calls, events = baseline_run([AgentRun(done=FAIL, usage=Usage(total_tokens=3))],
-                                          [AgentRun(done=PASS, usage=Usage(total_tokens=4))])
+    outcome, calls, events = baseline_run(
+        [AgentRun(done=FAIL, usage=Usage(total_tokens=3))], [AgentRun(done=PASS, usage=Usage(total_tokens=4))]
+    )
     t = outcome.tests[0]
     assert (t.status, t.regression, t.baseline.status if t.baseline else None) == (Status.FAILED, True, Status.PASSED)
     assert t.usage.total_tokens == 7 and outcome.baseline_url == "http://prod.test"
@@ -179,15 +182,16 @@ def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(m
     monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
     origins: list[str | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None,
-                    **kw: Any) -> AgentRun:
+    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None, **kw: Any) -> AgentRun:
         origins.append(origin)
         if keep_state is not None:
             keep_state(BrowserState({"cookies": [{"name": "sid", "value": "s3ss10n", "domain": "preview.test"}]}))
         return AgentRun(done=PASS if spec.name == "login" else FAIL)
 
-    tests = [TestSpec(name="login", task="log in", save_state="login", line=1),
-             TestSpec(name="orders", task="see orders", use_state="login", line=2)]
+    tests = [
+        TestSpec(name="login", task="log in", save_state="login", line=1),
+        TestSpec(name="orders", task="see orders", use_state="login", line=2),
+    ]
     outcome, _ = run(tests, agent, baseline_url="http://prod.test")
     orders = outcome.tests[1]
     assert orders.status is Status.FAILED and orders.baseline is not None and orders.regression is False
@@ -205,8 +209,10 @@ def test_fail_on_regressions_fails_for_regressions_errors_and_unconfirmed_failur
     assert cli.exit_code(run_of(old), "failed") == 1
     regressed = result("t", Status.FAILED, baseline=OtherRun(status=Status.PASSED, reason="x"), regression=True)
     assert cli.exit_code(run_of(old, regressed), "regressions") == 1
-    assert cli.exit_code(run_of(result("t", Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))),
-                         "regressions") == 1  # errored tests still fail it
+    assert (
+        cli.exit_code(run_of(result("t", Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))), "regressions")
+        == 1
+    )  # errored tests still fail it
     unconfirmed = result("t", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="x"), regression=False)
     assert cli.exit_code(run_of(unconfirmed), "regressions") == 1  # the baseline could not tell: fail closed
     assert cli.exit_code(run_of(result("t", Status.FAILED)), "regressions") == 1
@@ -222,40 +228,51 @@ def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: di
 
 
 def test_the_flags_and_the_actions_inputs_reach_the_run_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    outcome, config = cli_run(tmp_path, monkeypatch, "--retries", "2", "--baseline-url", "https://prod.example.com/",
-                              "--fail-on", "regressions")
+    outcome, config = cli_run(
+        tmp_path, monkeypatch, "--retries", "2", "--baseline-url", "https://prod.example.com/", "--fail-on", "regressions"
+    )
     assert outcome.exit_code == 0, outcome.output
     assert (config.retries, config.baseline_url, config.fail_on) == (2, "https://prod.example.com", "regressions")
-    outcome, config = cli_run(tmp_path, monkeypatch, env={"INPUT_RETRIES": "3", "INPUT_BASELINE-URL": "https://prod.x",
-                                                          "INPUT_FAIL-ON": "regressions"})
+    outcome, config = cli_run(
+        tmp_path, monkeypatch, env={"INPUT_RETRIES": "3", "INPUT_BASELINE-URL": "https://prod.x", "INPUT_FAIL-ON": "regressions"}
+    )
     assert (config.retries, config.baseline_url, config.fail_on) == (3, "https://prod.x", "regressions")
     outcome, config = cli_run(tmp_path, monkeypatch, env={"INPUT_RETRIES": "", "INPUT_BASELINE-URL": ""})
     assert (config.retries, config.baseline_url) == (None, None)  # the action's empty inputs
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--retries", "6"], "Invalid value for '--retries': 6 is not in the range 0<=x<=5."),
-    (["--retries", "-1"], "Invalid value for '--retries': -1 is not in the range 0<=x<=5."),
-    (["--baseline-url", "https://PR-7.example.com"],
-     "--baseline-url is the same as --base-url (https://pr-7.example.com); give the deployment to compare with"),
-    (["--baseline-url", "prod.example.com"], "--baseline-url must start with http:// or https:// (got 'prod.example.com')."),
-    (["--fail-on", "regressions"], "--fail-on regressions needs --baseline-url"),
-])
-def test_bad_flags_are_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
-                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--retries", "6"], "Invalid value for '--retries': 6 is not in the range 0<=x<=5."),
+        (["--retries", "-1"], "Invalid value for '--retries': -1 is not in the range 0<=x<=5."),
+        (
+            ["--baseline-url", "https://PR-7.example.com"],
+            "--baseline-url is the same as --base-url (https://pr-7.example.com); give the deployment to compare with",
+        ),
+        (["--baseline-url", "prod.example.com"], "--baseline-url must start with http:// or https:// (got 'prod.example.com')."),
+        (["--fail-on", "regressions"], "--fail-on regressions needs --baseline-url"),
+    ],
+)
+def test_bad_flags_are_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
     outcome, config = cli_run(tmp_path, monkeypatch, *args)
     assert outcome.exit_code == 2 and config is None
     assert message in outcome.output
 
 
-@pytest.mark.parametrize(("yaml", "message"), [
-    ("    retries: 6\n", "qa.yml:5: tests[0].retries: input should be less than or equal to 5 (got 6)."),
-    ("    retries: -1\n", "qa.yml:5: tests[0].retries: input should be greater than or equal to 0 (got -1)."),
-    ("    expect: {timeout: 0}\n", "qa.yml:5: tests[0].expect.timeout: input should be greater than 0 (got 0)."),
-    ("    timeout: 3\n    expect: {timeout: 4}\n",
-     "qa.yml:6: tests[0].expect.timeout: waits 4 s, longer than the test's timeout of 3 s; lower expect.timeout or "
-     "raise timeout."),
-])
+@pytest.mark.parametrize(
+    ("yaml", "message"),
+    [
+        ("    retries: 6\n", "qa.yml:5: tests[0].retries: input should be less than or equal to 5 (got 6)."),
+        ("    retries: -1\n", "qa.yml:5: tests[0].retries: input should be greater than or equal to 0 (got -1)."),
+        ("    expect: {timeout: 0}\n", "qa.yml:5: tests[0].expect.timeout: input should be greater than 0 (got 0)."),
+        (
+            "    timeout: 3\n    expect: {timeout: 4}\n",
+            "qa.yml:6: tests[0].expect.timeout: waits 4 s, longer than the test's timeout of 3 s; lower expect.timeout or "
+            "raise timeout.",
+        ),
+    ],
+)
 def test_bad_manifest_values_name_the_key(yaml: str, message: str) -> None:
     with pytest.raises(ManifestError) as caught:
         manifest.loads(f"version: 1\ntests:\n  - name: a\n    task: t\n{yaml}", "qa.yml")
@@ -263,14 +280,17 @@ def test_bad_manifest_values_name_the_key(yaml: str, message: str) -> None:
 
 
 def test_expect_timeout_in_defaults_applies_to_tests_with_their_own_checks() -> None:
-    m = manifest.loads(textwrap.dedent("""\
+    m = manifest.loads(
+        textwrap.dedent("""\
         version: 1
         defaults: {retries: 2, expect: {timeout: 9, url: /home}}
         tests:
           - {name: a, task: t}
           - {name: b, task: t, expect: {text: Hi}}
           - {name: c, task: t, retries: 0, expect: {text: Hi, timeout: 2}}
-        """), "qa.yml")
+        """),
+        "qa.yml",
+    )
     assert [(t.retries, t.expect.timeout, t.expect.url) for t in m.tests] == [(2, 9, "/home"), (2, 9, None), (0, 2, None)]
     assert manifest.loads("version: 1\ntests:\n  - {name: a, task: t}\n").tests[0].expect.timeout == 5
     short = manifest.loads("version: 1\ntests:\n  - {name: a, task: t, timeout: 2}\n").tests[0]

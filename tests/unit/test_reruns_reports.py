@@ -34,20 +34,34 @@ HOSTILE = "<b>x</b> | `y` ::error::z"
 
 
 def attempt(status: Status, reason: str = "first try broke") -> OtherRun:
-    return OtherRun(status=status, reason=reason, causes=["console error: boom"], duration_s=1,
-                    artifacts={"final_screenshot": "tests/x/attempt-1/final.png"})
+    return OtherRun(
+        status=status,
+        reason=reason,
+        causes=["console error: boom"],
+        duration_s=1,
+        artifacts={"final_screenshot": "tests/x/attempt-1/final.png"},
+    )
 
 
 RUN = run_of(
     result("flaky one", Status.PASSED, attempts=2, flaky=True, earlier_attempts=[attempt(Status.FAILED)]),
-    result("flaky after an error", Status.PASSED, attempts=3, flaky=True,
-           earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)]),
-    result("regressed", Status.FAILED, attempts=2, earlier_attempts=[attempt(Status.ERRORED)],
-           baseline=OtherRun(status=Status.PASSED, reason="fine there"), regression=True),
-    result("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"),
-           regression=False),
-    result("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"),
-           regression=False),
+    result(
+        "flaky after an error",
+        Status.PASSED,
+        attempts=3,
+        flaky=True,
+        earlier_attempts=[attempt(Status.ERRORED), attempt(Status.FAILED, HOSTILE)],
+    ),
+    result(
+        "regressed",
+        Status.FAILED,
+        attempts=2,
+        earlier_attempts=[attempt(Status.ERRORED)],
+        baseline=OtherRun(status=Status.PASSED, reason="fine there"),
+        regression=True,
+    ),
+    result("old failure", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="broken there too"), regression=False),
+    result("baseline errored", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="timed out"), regression=False),
     result("fine", Status.PASSED),
     baseline_url="https://prod.example.com",
 )
@@ -78,12 +92,16 @@ def test_junit_has_surefires_flaky_and_rerun_elements_in_its_order_and_validates
 
 
 def test_a_schema_without_the_surefire_elements_would_refuse_them() -> None:
-    rerun = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><failure message="m"/>'
-             '<rerunFailure type="failed" message="m">{}</rerunFailure></testcase></testsuite></testsuites>')
+    rerun = (
+        '<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><failure message="m"/>'
+        '<rerunFailure type="failed" message="m">{}</rerunFailure></testcase></testsuite></testsuites>'
+    )
     assert JUNIT_SCHEMA.is_valid(rerun.format("<stackTrace>t</stackTrace>"))
     assert not JUNIT_SCHEMA.is_valid(rerun.format(""))  # Surefire requires the stack trace
-    wrong_order = ('<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><rerunError type="e">'
-                   '<stackTrace>t</stackTrace></rerunError><failure message="m"/></testcase></testsuite></testsuites>')
+    wrong_order = (
+        '<testsuites><testsuite name="s" tests="1"><testcase name="a" time="1"><rerunError type="e">'
+        '<stackTrace>t</stackTrace></rerunError><failure message="m"/></testcase></testsuite></testsuites>'
+    )
     assert not JUNIT_SCHEMA.is_valid(wrong_order)
 
 
@@ -145,8 +163,9 @@ def test_each_attempts_evidence_is_kept_apart_and_the_last_one_is_the_tests(tmp_
     reporter = ArtifactsReporter(tmp_path)
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=["t"]))
     for label in ("attempt-1", "attempt-2", "baseline"):
-        reporter.handle(StepRecorded(name="t", number=1, goal=label, actions=[], url="", error=None,
-                                     screenshot_png=plain_png(), label=label))
+        reporter.handle(
+            StepRecorded(name="t", number=1, goal=label, actions=[], url="", error=None, screenshot_png=plain_png(), label=label)
+        )
         reporter.handle(FinalScreenshot(name="t", png=plain_png(), label=label))
         reporter.handle(Observed(name="t", kind="verdict", error=False, detail={"run": label}, label=label))
         reporter.handle(AttemptFinished(name="t", label=label, result=result("t", Status.FAILED)))

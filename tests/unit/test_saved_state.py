@@ -38,15 +38,25 @@ FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "wrong password"}
 
 
 def state(token: str = TOKEN) -> BrowserState:
-    return BrowserState({"cookies": [{"name": "sid", "value": token, "domain": "preview.test", "path": "/"},
-                                     {"name": "lang", "value": "en", "domain": "preview.test", "path": "/"}],
-                         "origins": [{"origin": "http://preview.test", "localStorage": [{"name": "u", "value": "ada"}]}]})
+    return BrowserState(
+        {
+            "cookies": [
+                {"name": "sid", "value": token, "domain": "preview.test", "path": "/"},
+                {"name": "lang", "value": "en", "domain": "preview.test", "path": "/"},
+            ],
+            "origins": [{"origin": "http://preview.test", "localStorage": [{"name": "u", "value": "ada"}]}],
+        }
+    )
 
 
 def login_and_three(**login: Any) -> list[TestSpec]:
     """The dependents come first in the manifest: only waiting puts them after the login."""
-    return [spec("a", 1, use_state="user"), spec("b", 2, use_state="user"), spec("c", 3, use_state="user"),
-            spec("login", 4, save_state="user", **login)]
+    return [
+        spec("a", 1, use_state="user"),
+        spec("b", 2, use_state="user"),
+        spec("c", 3, use_state="user"),
+        spec("login", 4, save_state="user", **login),
+    ]
 
 
 class Agent:
@@ -58,10 +68,17 @@ class Agent:
         self.finished: list[str] = []
         self.start_states: dict[str, BrowserState | None] = {}
 
-    async def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                       emit: Callable[[Event], None], recording: Recording | None = None,
-                       start_state: BrowserState | None = None,
-                       keep_state: Callable[[BrowserState], None] | None = None) -> AgentRun:
+    async def __call__(
+        self,
+        spec: TestSpec,
+        url: str,
+        hosts: list[str],
+        secrets: dict[str, str],
+        emit: Callable[[Event], None],
+        recording: Recording | None = None,
+        start_state: BrowserState | None = None,
+        keep_state: Callable[[BrowserState], None] | None = None,
+    ) -> AgentRun:
         self.started.append(spec.name)
         self.start_states[spec.name] = start_state
         await asyncio.sleep(self.delay)
@@ -69,8 +86,7 @@ class Agent:
             keep_state(state(f"{TOKEN}-{spec.name}" if spec.use_state else TOKEN))
         emit(Observed(name=spec.name, kind="console_error", error=True, detail={"text": f"url ?sid={TOKEN}; lang=en"}))
         self.finished.append(spec.name)
-        return AgentRun(done=self.login if spec.save_state else PASS, steps=1,
-                          final_url=f"http://preview.test/x?sid={TOKEN}")
+        return AgentRun(done=self.login if spec.save_state else PASS, steps=1, final_url=f"http://preview.test/x?sid={TOKEN}")
 
 
 @pytest.mark.parametrize("concurrency", [1, 2, 4])
@@ -87,8 +103,11 @@ def test_dependents_start_after_the_login_with_its_state_at_any_concurrency(conc
 
 def test_a_chain_of_setups_runs_in_order_each_from_the_state_before() -> None:
     agent = Agent()
-    tests = [spec("admin page", 1, use_state="admin"), spec("make admin", 2, use_state="user", save_state="admin"),
-             spec("login", 3, save_state="user")]
+    tests = [
+        spec("admin page", 1, use_state="admin"),
+        spec("make admin", 2, use_state="user", save_state="admin"),
+        spec("login", 3, save_state="user"),
+    ]
     result, _ = run(tests, agent, concurrency=3)
     assert agent.started == ["login", "make admin", "admin page"]
     assert agent.start_states["admin page"].cookies[0]["value"] == f"{TOKEN}-make admin"  # type: ignore[union-attr]
@@ -109,23 +128,31 @@ def test_a_login_that_fails_errors_its_dependents_without_running_them() -> None
 
 def test_through_a_chain_the_reason_names_each_setup() -> None:
     agent = Agent(login=FAIL)
-    tests = [spec("login", 1, save_state="user"), spec("make admin", 2, use_state="user", save_state="admin"),
-             spec("admin page", 3, use_state="admin")]
+    tests = [
+        spec("login", 1, save_state="user"),
+        spec("make admin", 2, use_state="user", save_state="admin"),
+        spec("admin page", 3, use_state="admin"),
+    ]
     result, _ = run(tests, agent)
-    assert result.tests[2].reason == ("setup test 'make admin' did not pass: setup test 'login' did not pass: "
-                                      "agent: wrong password")
+    assert result.tests[2].reason == (
+        "setup test 'make admin' did not pass: setup test 'login' did not pass: agent: wrong password"
+    )
 
 
 def test_a_skipped_login_errors_its_dependents_and_a_skipped_dependent_is_just_skipped() -> None:
     agent = Agent()
-    tests = [spec("login", 1, save_state="user", skip="login is broken, see #12"), spec("a", 2, use_state="user"),
-             spec("b", 3, use_state="user", skip=True)]
+    tests = [
+        spec("login", 1, save_state="user", skip="login is broken, see #12"),
+        spec("a", 2, use_state="user"),
+        spec("b", 3, use_state="user", skip=True),
+    ]
     result, _ = run(tests, agent)
     assert agent.started == []
     assert [(t.status, t.reason) for t in result.tests] == [
         (Status.SKIPPED, "login is broken, see #12"),
         (Status.ERRORED, "setup test 'login' did not pass: login is broken, see #12"),
-        (Status.SKIPPED, "skipped in the manifest")]
+        (Status.SKIPPED, "skipped in the manifest"),
+    ]
 
 
 def test_a_login_that_passes_but_leaves_no_state_is_errored_and_so_are_its_dependents() -> None:
@@ -139,8 +166,9 @@ def test_a_state_read_during_a_replay_that_fell_back_is_never_saved() -> None:
     """Only the attempt that decided the verdict may hand its state on."""
     started: list[str] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None, keep_state: Any = None,
-                    **kw: Any) -> AgentRun:
+    async def agent(
+        spec: TestSpec, *args: Any, recording: Recording | None = None, keep_state: Any = None, **kw: Any
+    ) -> AgentRun:
         started.append(spec.name)
         if recording is not None:  # the replay reads a state, then does not hold
             keep_state(state("from-the-replay-1234"))
@@ -180,8 +208,9 @@ def test_the_store_is_private_and_named_by_number_not_by_state(tmp_path: Path, m
 
 
 @pytest.mark.parametrize("cancel", [False, True])
-def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                       cancel: bool) -> None:
+def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cancel: bool
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     seen_during: list[Path] = []
 
@@ -195,8 +224,9 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(tmp_path:
 
     async def main() -> RunResult:
         cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true")
-        task = asyncio.ensure_future(runner_mod.Runner(Manifest(version=1, tests=login_and_three()), cfg, {}, agent,
-                                                       lambda e: None).run())
+        task = asyncio.ensure_future(
+            runner_mod.Runner(Manifest(version=1, tests=login_and_three()), cfg, {}, agent, lambda e: None).run()
+        )
         while not seen_during:
             await asyncio.sleep(0.01)
         if cancel:
@@ -210,8 +240,12 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(tmp_path:
 
 
 def shard_manifest() -> list[TestSpec]:
-    return [spec("login", 1, save_state="user"), spec("admin", 2, use_state="user", save_state="admin"),
-            *(spec(f"t{i}", 3 + i, use_state="admin" if i % 3 == 0 else "user") for i in range(9)), spec("free", 20)]
+    return [
+        spec("login", 1, save_state="user"),
+        spec("admin", 2, use_state="user", save_state="admin"),
+        *(spec(f"t{i}", 3 + i, use_state="admin" if i % 3 == 0 else "user") for i in range(9)),
+        spec("free", 20),
+    ]
 
 
 def test_with_setup_tests_adds_the_setups_a_selection_needs_in_manifest_order() -> None:
@@ -219,8 +253,11 @@ def test_with_setup_tests_adds_the_setups_a_selection_needs_in_manifest_order() 
     assert [t.name for t in with_setup_tests(tests, [tests[5]])] == ["login", "admin", "t3"]
     assert [t.name for t in with_setup_tests(tests, [tests[-1]])] == ["free"]
     assert cycle_from(tests, "t3") is None
-    looped = [spec("x", 1, save_state="a", use_state="b"), spec("y", 2, save_state="b", use_state="a"),
-              spec("z", 3, use_state="a")]
+    looped = [
+        spec("x", 1, save_state="a", use_state="b"),
+        spec("y", 2, save_state="b", use_state="a"),
+        spec("z", 3, use_state="a"),
+    ]
     assert cycle_from(looped, "z") == ["x", "y"] and cycle_from(looped, "y") == ["y", "x"]
 
 
@@ -232,18 +269,18 @@ def test_only_a_dependent_also_runs_its_setups_marked_as_such() -> None:
 
 
 def test_tags_and_changed_files_still_run_the_login_a_picked_test_needs() -> None:
-    tests = [spec("login", 1, save_state="user", paths=["src/auth/**"]),
-             spec("a", 2, use_state="user", tags=["smoke"], paths=["src/a/**"]),
-             spec("b", 3, use_state="user", paths=["src/b/**"])]
+    tests = [
+        spec("login", 1, save_state="user", paths=["src/auth/**"]),
+        spec("a", 2, use_state="user", tags=["smoke"], paths=["src/a/**"]),
+        spec("b", 3, use_state="user", paths=["src/b/**"]),
+    ]
     agent = Agent()
     result, _ = run(tests, agent, tags=["smoke"])
-    assert agent.started == ["login", "a"] and [(t.name, t.setup_only) for t in result.tests] == [("login", True),
-                                                                                                  ("a", False)]
+    assert agent.started == ["login", "a"] and [(t.name, t.setup_only) for t in result.tests] == [("login", True), ("a", False)]
     agent = Agent()
     result, _ = run(tests, agent, changed_files=["src/a/page.py"])  # the login's own files did not change
     assert agent.started == ["login", "a"]
-    assert [(t.name, t.status) for t in result.tests] == [("login", Status.PASSED), ("a", Status.PASSED),
-                                                          ("b", Status.SKIPPED)]
+    assert [(t.name, t.status) for t in result.tests] == [("login", Status.PASSED), ("a", Status.PASSED), ("b", Status.SKIPPED)]
 
 
 def test_each_shard_runs_the_setups_its_tests_need_and_the_merge_reports_every_test_once(tmp_path: Path) -> None:
@@ -256,7 +293,7 @@ def test_each_shard_runs_the_setups_its_tests_need_and_the_merge_reports_every_t
         assert {t.name for t in result.tests if not t.setup_only} == own
         for t in result.tests:
             if t.name.startswith("t"):
-                assert "login" in agent.started[:agent.started.index(t.name)]
+                assert "login" in agent.started[: agent.started.index(t.name)]
         assert all(t.status is Status.PASSED for t in result.tests)
         folder = tmp_path / f"shard-{index}"
         for t in result.tests:  # each shard's own copy of a test's evidence
@@ -277,8 +314,10 @@ def test_a_setup_test_whose_own_shard_is_missing_is_reported_by_its_worst_run() 
     def copy(status: Status) -> TestResult:
         return TestResult(name="login", file="qa.yml", line=1, status=status, reason=status.value, setup_only=True)
 
-    runs = [RunResult(manifest="qa.yml", base_url="http://p", started_at="2026", tests=[copy(s)])
-            for s in (Status.PASSED, Status.FAILED, Status.PASSED)]
+    runs = [
+        RunResult(manifest="qa.yml", base_url="http://p", started_at="2026", tests=[copy(s)])
+        for s in (Status.PASSED, Status.FAILED, Status.PASSED)
+    ]
     assert [t.status for t in merge_runs(runs).tests] == [Status.FAILED]
 
 
@@ -289,41 +328,61 @@ def test_a_test_started_signed_in_has_its_own_replay_cache_entry() -> None:
 
 
 MANIFEST_ERRORS = [
-    ("unknown state", "  - {name: login, task: x, save_state: user}\n  - {name: a, task: x, use_state: usr}\n",
-     "qa.yml:4: tests[1].use_state: no test saves a state named 'usr'; did you mean 'user'?"),
-    ("no state saved at all", "  - {name: a, task: x, use_state: admin}\n",
-     "qa.yml:3: tests[0].use_state: no test saves a state named 'admin'; add 'save_state: admin' to the test that logs in."),
-    ("saved twice", "  - {name: login, task: x, save_state: user}\n  - {name: again, task: x, save_state: user}\n",
-     "qa.yml:4: tests[1].save_state: state 'user' is already saved by test 'login' (line 3); give each save_state its "
-     "own name."),
-    ("a cycle", "  - {name: a, task: x, save_state: one, use_state: two}\n"
-                "  - {name: b, task: x, save_state: two, use_state: one}\n",
-     "qa.yml:3: tests[0].use_state: setup tests wait for each other in a cycle ('a' -> 'b' -> 'a', each waiting for the "
-     "test that saves its use_state); break the cycle."),
-    ("its own state", "  - {name: a, task: x, save_state: one, use_state: one}\n",
-     "qa.yml:3: tests[0].use_state: test 'a' starts from state 'one', which it saves itself; remove one of the two keys."),
-    ("a bad name", "  - {name: a, task: x, save_state: 'a/b'}\n",
-     "qa.yml:3: tests[0].save_state: a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-' (got 'a/b')."),
+    (
+        "unknown state",
+        "  - {name: login, task: x, save_state: user}\n  - {name: a, task: x, use_state: usr}\n",
+        "qa.yml:4: tests[1].use_state: no test saves a state named 'usr'; did you mean 'user'?",
+    ),
+    (
+        "no state saved at all",
+        "  - {name: a, task: x, use_state: admin}\n",
+        "qa.yml:3: tests[0].use_state: no test saves a state named 'admin'; add 'save_state: admin' to the test that logs in.",
+    ),
+    (
+        "saved twice",
+        "  - {name: login, task: x, save_state: user}\n  - {name: again, task: x, save_state: user}\n",
+        "qa.yml:4: tests[1].save_state: state 'user' is already saved by test 'login' (line 3); give each save_state its "
+        "own name.",
+    ),
+    (
+        "a cycle",
+        "  - {name: a, task: x, save_state: one, use_state: two}\n  - {name: b, task: x, save_state: two, use_state: one}\n",
+        "qa.yml:3: tests[0].use_state: setup tests wait for each other in a cycle ('a' -> 'b' -> 'a', each waiting for the "
+        "test that saves its use_state); break the cycle.",
+    ),
+    (
+        "its own state",
+        "  - {name: a, task: x, save_state: one, use_state: one}\n",
+        "qa.yml:3: tests[0].use_state: test 'a' starts from state 'one', which it saves itself; remove one of the two keys.",
+    ),
+    (
+        "a bad name",
+        "  - {name: a, task: x, save_state: 'a/b'}\n",
+        "qa.yml:3: tests[0].save_state: a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-' (got 'a/b').",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "tests", "message"), MANIFEST_ERRORS, ids=[c[0] for c in MANIFEST_ERRORS])
-def test_bad_state_references_are_one_line_errors_with_file_and_line(tmp_path: Path, case: str, tests: str,
-                                                                     message: str) -> None:
+def test_bad_state_references_are_one_line_errors_with_file_and_line(tmp_path: Path, case: str, tests: str, message: str) -> None:
     (tmp_path / "qa.yml").write_text("version: 1\ntests:\n" + tests, encoding="utf-8")
     proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, f"preview-qa: error: {message}\n")
 
 
 def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_path: Path) -> None:
-    (tmp_path / "qa.yml").write_text("version: 1\ndefaults: {use_state: user}\ntests:\n"
-                                     "  - {name: login, task: x, save_state: user}\n  - {name: a, task: x}\n")
+    (tmp_path / "qa.yml").write_text(
+        "version: 1\ndefaults: {use_state: user}\ntests:\n  - {name: login, task: x, save_state: user}\n  - {name: a, task: x}\n"
+    )
     proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr == (
         "preview-qa: error: qa.yml:4: tests[0].use_state: test 'login' starts from state 'user' (set in defaults), "
-        "which it saves itself; set 'use_state: null' on it.\n")
-    (tmp_path / "qa.yml").write_text("version: 1\ndefaults: {use_state: user}\ntests:\n"
-                                     "  - {name: login, task: x, save_state: user, use_state: null}\n  - {name: a, task: x}\n")
+        "which it saves itself; set 'use_state: null' on it.\n"
+    )
+    (tmp_path / "qa.yml").write_text(
+        "version: 1\ndefaults: {use_state: user}\ntests:\n"
+        "  - {name: login, task: x, save_state: user, use_state: null}\n  - {name: a, task: x}\n"
+    )
     proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 

@@ -33,8 +33,12 @@ VALIDATOR = ECMA(manifest_schema())
 
 
 def check_jsonschema(*files: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([tool("check-jsonschema"), "--schemafile", str(SCHEMA_FILE), *map(str, files)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [tool("check-jsonschema"), "--schemafile", str(SCHEMA_FILE), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_repository_copy_is_what_the_models_generate_and_what_the_cli_prints() -> None:
@@ -59,8 +63,9 @@ def test_every_key_has_a_description_for_the_editor_to_show() -> None:
     schema = manifest_schema()
     keys = {path.rsplit(".", 1)[1] for path, _ in _properties(schema)}
     assert {"version", "defaults", "tests", "name", "task", "expect", "tags", "paths", "url", "not_text"} <= set(keys)
-    undescribed = [path for path, prop in _properties(schema)
-                   if not prop.get("description") and not path.startswith(("$.if", "$.else"))]
+    undescribed = [
+        path for path, prop in _properties(schema) if not prop.get("description") and not path.startswith(("$.if", "$.else"))
+    ]
     assert undescribed == []
     assert "line" not in keys and "path" not in keys  # set by the loader, never written in a manifest
 
@@ -115,7 +120,7 @@ def test_known_bad_manifests_are_refused_by_the_schema_and_by_the_loader(tmp_pat
         with pytest.raises(ManifestError):
             manifest.loads(text)
         assert list(VALIDATOR.iter_errors(YamlSource.parse(text).data)), name
-        files.append(tmp_path / (name.replace(' ', '-') + '.yml'))
+        files.append(tmp_path / (name.replace(" ", "-") + ".yml"))
         files[-1].write_text(text, encoding="utf-8")
     checked = check_jsonschema(*files)
     assert checked.returncode == 1
@@ -125,26 +130,45 @@ def test_known_bad_manifests_are_refused_by_the_schema_and_by_the_loader(tmp_pat
 
 # --- generated manifests: the schema never refuses what the loader takes ---
 
+
 def _mostly(good: st.SearchStrategy[Any], bad: st.SearchStrategy[Any], odds: int = 12) -> st.SearchStrategy[Any]:
     """`bad` once in `odds` draws, so that a good share of the manifests is valid."""
     return st.integers(1, odds).flatmap(lambda n: bad if n == odds else good)  # hypothesis starts low: good first
 
 
-ANY = st.one_of(st.none(), st.booleans(), st.integers(-2, 600), st.floats(allow_nan=False), st.text(max_size=4),
-                st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+ANY = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 600),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
 NAMES = _mostly(st.sampled_from(["PW", "pw", "_x1"]), st.sampled_from(["1x", "a-b", "PW\n", ""]))
 TEXTS = st.one_of(st.text(max_size=5), st.lists(st.text(max_size=5), max_size=2))
-EXPECT = st.fixed_dictionaries({}, optional={
-    "url": _mostly(st.sampled_from(["/x", "dash"]), ANY), "text": _mostly(TEXTS, ANY), "not_text": _mostly(TEXTS, ANY),
-    "title": _mostly(st.text(min_size=1, max_size=4), ANY), "data": _mostly(st.dictionaries(st.text(max_size=3), ANY), ANY)})
+EXPECT = st.fixed_dictionaries(
+    {},
+    optional={
+        "url": _mostly(st.sampled_from(["/x", "dash"]), ANY),
+        "text": _mostly(TEXTS, ANY),
+        "not_text": _mostly(TEXTS, ANY),
+        "title": _mostly(st.text(min_size=1, max_size=4), ANY),
+        "data": _mostly(st.dictionaries(st.text(max_size=3), ANY), ANY),
+    },
+)
 OPTIONS = {
-    "start": _mostly(st.sampled_from(["/", "/login", "http://a.test", "https://a.test/x"]),
-                     st.sampled_from(["login", "", " /", "HTTP://a", "ftp://a", "//a", "http:x", "/\n"])),
+    "start": _mostly(
+        st.sampled_from(["/", "/login", "http://a.test", "https://a.test/x"]),
+        st.sampled_from(["login", "", " /", "HTTP://a", "ftp://a", "//a", "http:x", "/\n"]),
+    ),
     "task": _mostly(st.sampled_from(["check it", "go", "log in with <secret>pw</secret>"]), st.sampled_from(["", None, 3])),
     "secrets": _mostly(st.dictionaries(NAMES, NAMES, max_size=2), ANY),
     "expect": _mostly(EXPECT, st.one_of(ANY, st.fixed_dictionaries({"urll": ANY}))),
-    "output_schema": _mostly(st.sampled_from([None, {"type": "object"}, {"type": "object", "required": ["a"]}]),
-                             st.sampled_from([{}, {"type": "array"}, {"type": 3}, {"type": ["object"]}, "x"])),
+    "output_schema": _mostly(
+        st.sampled_from([None, {"type": "object"}, {"type": "object", "required": ["a"]}]),
+        st.sampled_from([{}, {"type": "array"}, {"type": 3}, {"type": ["object"]}, "x"]),
+    ),
     "max_steps": _mostly(st.integers(1, 500), st.one_of(st.integers(-1, 600), st.sampled_from([20.0, 20.5, True, "20"]))),
     "timeout": _mostly(st.floats(0.1, 86400), st.one_of(st.sampled_from([0, 86400, 86401, "30", True]), st.floats())),
     "allowed_domains": _mostly(st.lists(st.text(max_size=5), max_size=2), ANY),
@@ -152,33 +176,55 @@ OPTIONS = {
     "judge": _mostly(st.booleans(), st.sampled_from([1, 0, "true", None])),
     "max_tokens": _mostly(st.one_of(st.none(), st.integers(1, 10**6)), st.sampled_from([0, -1, 1.5, "10"])),
     "max_cost_usd": _mostly(st.one_of(st.none(), st.floats(0.01, 100), st.integers(1, 9)), st.sampled_from([0, -1, "1"])),
-    "tags": _mostly(st.lists(st.sampled_from(["smoke", "x/y:z.1-_", "_a"]), max_size=3),
-                    st.one_of(st.lists(st.sampled_from(["a b", "a,b", "", "-x", "x\n", "ü", 3]), min_size=1), ANY)),
-    "paths": _mostly(st.lists(st.sampled_from(["src/**", "*.py", "app/routes/cart.*", "src/", "docs/**/*.md"]), max_size=3),
-                     st.one_of(st.lists(st.sampled_from(["../x", "a/../b", "..", "...", "a/..\n", "[", "# c", "!x", "",
-                                                         "/", "src/[z-a]", "a\\", "   "]), min_size=1), ANY)),
+    "tags": _mostly(
+        st.lists(st.sampled_from(["smoke", "x/y:z.1-_", "_a"]), max_size=3),
+        st.one_of(st.lists(st.sampled_from(["a b", "a,b", "", "-x", "x\n", "ü", 3]), min_size=1), ANY),
+    ),
+    "paths": _mostly(
+        st.lists(st.sampled_from(["src/**", "*.py", "app/routes/cart.*", "src/", "docs/**/*.md"]), max_size=3),
+        st.one_of(
+            st.lists(
+                st.sampled_from(["../x", "a/../b", "..", "...", "a/..\n", "[", "# c", "!x", "", "/", "src/[z-a]", "a\\", "   "]),
+                min_size=1,
+            ),
+            ANY,
+        ),
+    ),
 }
 TEST_NAMES = _mostly(st.text(min_size=1, max_size=8), st.sampled_from(["", None, 3, "c" * 1001, "a"]))
-TESTS = st.builds(lambda required, optional, extra: {**required, **optional, **extra},
-                  _mostly(st.fixed_dictionaries({"name": TEST_NAMES, "task": OPTIONS["task"]}),
-                          st.fixed_dictionaries({}, optional={"name": TEST_NAMES, "task": OPTIONS["task"]})),
-                  st.fixed_dictionaries({}, optional={k: v for k, v in OPTIONS.items() if k != "task"}),
-                  _mostly(st.just({}), st.one_of(st.fixed_dictionaries({"line": ANY}), st.fixed_dictionaries({"nmae": ANY})), 6))
-DEFAULTS = st.builds(lambda options, name: {**options, **name}, st.fixed_dictionaries({}, optional=OPTIONS),
-                     _mostly(st.just({}), st.fixed_dictionaries({"name": ANY})))
+TESTS = st.builds(
+    lambda required, optional, extra: {**required, **optional, **extra},
+    _mostly(
+        st.fixed_dictionaries({"name": TEST_NAMES, "task": OPTIONS["task"]}),
+        st.fixed_dictionaries({}, optional={"name": TEST_NAMES, "task": OPTIONS["task"]}),
+    ),
+    st.fixed_dictionaries({}, optional={k: v for k, v in OPTIONS.items() if k != "task"}),
+    _mostly(st.just({}), st.one_of(st.fixed_dictionaries({"line": ANY}), st.fixed_dictionaries({"nmae": ANY})), 6),
+)
+DEFAULTS = st.builds(
+    lambda options, name: {**options, **name},
+    st.fixed_dictionaries({}, optional=OPTIONS),
+    _mostly(st.just({}), st.fixed_dictionaries({"name": ANY})),
+)
 MANIFESTS = st.builds(
     lambda known, extra: {**known, **extra},
-    st.fixed_dictionaries({"version": _mostly(st.just(1), st.sampled_from([1.0, 2, True, "1", None])),
-                           "tests": _mostly(st.lists(_mostly(TESTS, ANY), min_size=1, max_size=3), ANY)},
-                          optional={"defaults": _mostly(DEFAULTS, ANY)}),
-    _mostly(st.just({}), st.one_of(st.fixed_dictionaries({"path": ANY}), st.fixed_dictionaries({"testz": ANY})), 6))
+    st.fixed_dictionaries(
+        {
+            "version": _mostly(st.just(1), st.sampled_from([1.0, 2, True, "1", None])),
+            "tests": _mostly(st.lists(_mostly(TESTS, ANY), min_size=1, max_size=3), ANY),
+        },
+        optional={"defaults": _mostly(DEFAULTS, ANY)},
+    ),
+    _mostly(st.just({}), st.one_of(st.fixed_dictionaries({"path": ANY}), st.fixed_dictionaries({"testz": ANY})), 6),
+)
 
 # What the loader checks that JSON Schema cannot state; only these may be refused by the loader alone. YAML has NaN
 # (`.nan`) and JSON has none: a schema's bounds hold for it vacuously, the loader's refuse it.
 BEYOND_THE_SCHEMA = re.compile(
     r"duplicate test name|but 'secrets' does not declare|not a valid JSON Schema|not a valid gitignore-style glob"
     r"|matches nothing|excludes files but nothing before it|input should be a valid integer \(got -?\d+\.0\)"
-    r"|longer than the test's timeout|\(got nan\)")
+    r"|longer than the test's timeout|\(got nan\)"
+)
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -58,38 +58,46 @@ def test_tags_pick_any_of_the_given_and_skip_tags_leave_out() -> None:
     assert chosen() == (["Home", "Checkout", "Docs", "Slow search"], {})
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"tags": ["smok"]}, "--tag 'smok': no test in qa.yml has this tag (its tags: checkout, regression, slow, smoke)."),
-    ({"skip_tags": ["flaky"]}, "--skip-tag 'flaky': no test in qa.yml has this tag"),
-    ({"only": ["Hmoe"]}, "--only names no test called 'Hmoe'; check the names in qa.yml."),
-    ({"only": ["Docs"], "tags": ["smoke"]}, "no test is left to run once --only, --tag and --skip-tag are applied"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"tags": ["smok"]}, "--tag 'smok': no test in qa.yml has this tag (its tags: checkout, regression, slow, smoke)."),
+        ({"skip_tags": ["flaky"]}, "--skip-tag 'flaky': no test in qa.yml has this tag"),
+        ({"only": ["Hmoe"]}, "--only names no test called 'Hmoe'; check the names in qa.yml."),
+        ({"only": ["Docs"], "tags": ["smoke"]}, "no test is left to run once --only, --tag and --skip-tag are applied"),
+    ],
+)
 def test_a_filter_that_names_nothing_is_an_error(config: dict[str, Any], message: str) -> None:
     with pytest.raises(SelectionError, match=None) as caught:
         chosen(**config)
     assert str(caught.value).startswith(message)
 
 
-@pytest.mark.parametrize(("changed", "runs"), [
-    (["src/checkout/pay.py"], {"Home", "Checkout"}),
-    (["app/routes/cart.tsx"], {"Home", "Checkout"}),
-    (["README.md"], {"Home", "Docs"}),
-    (["docs/guide/intro.md"], {"Home", "Docs"}),  # a glob without a slash matches at any depth, as in .gitignore
-    (["CHANGELOG.md"], {"Home"}),  # the negation takes it back
-    (["src/search/deep/index.py"], {"Home", "Slow search"}),  # `src/search/`: everything under that folder
-    (["lib/src/search/index.py"], {"Home"}),  # a slash inside a glob anchors it at the root, as in .gitignore
-    (["src/checkout"], {"Home"}),  # the folder itself is not a file under it
-    (["src/search.py", "app/routes/cart"], {"Home"}),
-    ([], {"Home"}),  # the CLI never passes an empty list (it runs everything and says so); the rule itself is plain
-])
+@pytest.mark.parametrize(
+    ("changed", "runs"),
+    [
+        (["src/checkout/pay.py"], {"Home", "Checkout"}),
+        (["app/routes/cart.tsx"], {"Home", "Checkout"}),
+        (["README.md"], {"Home", "Docs"}),
+        (["docs/guide/intro.md"], {"Home", "Docs"}),  # a glob without a slash matches at any depth, as in .gitignore
+        (["CHANGELOG.md"], {"Home"}),  # the negation takes it back
+        (["src/search/deep/index.py"], {"Home", "Slow search"}),  # `src/search/`: everything under that folder
+        (["lib/src/search/index.py"], {"Home"}),  # a slash inside a glob anchors it at the root, as in .gitignore
+        (["src/checkout"], {"Home"}),  # the folder itself is not a file under it
+        (["src/search.py", "app/routes/cart"], {"Home"}),
+        ([], {"Home"}),  # the CLI never passes an empty list (it runs everything and says so); the rule itself is plain
+    ],
+)
 def test_changed_files_run_the_tests_whose_paths_match_and_every_test_without_paths(changed: list[str], runs: set[str]) -> None:
     names, skipped = chosen(changed_files=changed)
     assert names == ["Home", "Checkout", "Docs", "Slow search"]  # all reported
     assert set(names) - set(skipped) == runs and set(skipped.values()) <= {NOT_CHANGED}
 
 
-@given(changed=st.lists(st.sampled_from(["src/checkout/a.py", "README.md", "src/search/x", "other"]), max_size=3),
-       count=st.integers(1, 4))
+@given(
+    changed=st.lists(st.sampled_from(["src/checkout/a.py", "README.md", "src/search/x", "other"]), max_size=3),
+    count=st.integers(1, 4),
+)
 def test_shards_share_the_selected_tests_each_exactly_once(changed: list[str], count: int) -> None:
     everything = chosen(changed_files=changed)
     shards = [chosen(changed_files=changed, shard=(i, count)) for i in range(1, count + 1)]
@@ -106,17 +114,25 @@ def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_acros
     shards = [run(SPEC.tests, agent, changed_files=["src/checkout/a.py"], shard=(i, 2))[0] for i in (1, 2)]
     merged = merge_runs(shards)
     assert [(t.name, t.status, t.reason) for t in merged.tests] == [
-        ("Home", Status.PASSED, "fine"), ("Checkout", Status.PASSED, "fine"),
-        ("Docs", Status.SKIPPED, NOT_CHANGED), ("Slow search", Status.SKIPPED, NOT_CHANGED)]
+        ("Home", Status.PASSED, "fine"),
+        ("Checkout", Status.PASSED, "fine"),
+        ("Docs", Status.SKIPPED, NOT_CHANGED),
+        ("Slow search", Status.SKIPPED, NOT_CHANGED),
+    ]
     assert all(t.execution == "none" and t.steps == 0 for t in merged.tests if t.status is Status.SKIPPED)
 
 
 # --- through the CLI: one line, exit 2, nothing written ---
 
+
 def _run(tmp_path: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
     (tmp_path / "qa.yml").write_text(MANIFEST, encoding="utf-8")
-    proc = run_preview_qa(["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--out", "out", *args],
-                          env=clean_env(), cwd=tmp_path, timeout=120)
+    proc = run_preview_qa(
+        ["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--out", "out", *args],
+        env=clean_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert not (tmp_path / "out").exists()
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -124,12 +140,17 @@ def _run(tmp_path: Path, *args: str, stdin: str | None = None) -> tuple[int, str
 TAGS = "(its tags: checkout, regression, slow, smoke)."
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--tag", "smoke,chekout"], f"--tag 'chekout': no test in qa.yml has this tag {TAGS}"),
-    (["--skip-tag", "flaky"], f"--skip-tag 'flaky': no test in qa.yml has this tag {TAGS}"),
-    (["--changed-files", "nope.txt"],
-     "--changed-files nope.txt: no such file; give a file with one changed path a line, or - to read them from stdin."),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tag", "smoke,chekout"], f"--tag 'chekout': no test in qa.yml has this tag {TAGS}"),
+        (["--skip-tag", "flaky"], f"--skip-tag 'flaky': no test in qa.yml has this tag {TAGS}"),
+        (
+            ["--changed-files", "nope.txt"],
+            "--changed-files nope.txt: no such file; give a file with one changed path a line, or - to read them from stdin.",
+        ),
+    ],
+)
 def test_bad_selection_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     code, stdout, stderr = _run(tmp_path, *args)
     assert (code, stdout, stderr) == (2, "", f"preview-qa: error: {message}\n")
@@ -137,8 +158,12 @@ def test_bad_selection_input_is_one_line_and_exit_2(tmp_path: Path, args: list[s
 
 def test_the_action_input_tags_is_a_comma_or_space_separated_list(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text(MANIFEST, encoding="utf-8")
-    proc = run_preview_qa(["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k"], cwd=tmp_path,
-                          env=clean_env(**{"INPUT_TAGS": "smoke, nope", "INPUT_SKIP-TAGS": ""}), timeout=120)
+    proc = run_preview_qa(
+        ["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k"],
+        cwd=tmp_path,
+        env=clean_env(**{"INPUT_TAGS": "smoke, nope", "INPUT_SKIP-TAGS": ""}),
+        timeout=120,
+    )
     assert proc.returncode == 2 and "--tag 'nope': no test in qa.yml has this tag" in proc.stderr
 
 

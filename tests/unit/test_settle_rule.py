@@ -89,5 +89,9 @@ def test_an_unknown_request_finishing_changes_nothing() -> None:
 
 def test_dialogs_are_answered_one_way() -> None:
     assert [answer_for(t, None) for t in ("alert", "confirm", "beforeunload", "prompt")] == [
-        Answer.OK, Answer.OK, Answer.LEAVE, Answer.CANCEL]
+        Answer.OK,
+        Answer.OK,
+        Answer.LEAVE,
+        Answer.CANCEL,
+    ]
     assert answer_for("prompt", "Ada") is Answer.TEXT

@@ -14,8 +14,14 @@ from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.safe_stderr import SafeStderr, inert, join_stderr_to_stdout
 from tests.fakes.github import read_log
 
-HOSTILE = ["::error::pwned", "   ::add-mask::x", "\t::warning file=a::b",
-           "\x1c::error::behind a control", "text ##[error]legacy", "##[set-output name=a;]b"]
+HOSTILE = [
+    "::error::pwned",
+    "   ::add-mask::x",
+    "\t::warning file=a::b",
+    "\x1c::error::behind a control",
+    "text ##[error]legacy",
+    "##[set-output name=a;]b",
+]
 
 
 @pytest.mark.parametrize("line", HOSTILE)
@@ -37,8 +43,7 @@ def test_safe_stderr_redacts_and_defuses_whole_lines() -> None:
     assert inner.getvalue() == ""
     stream.write("x hunter2+secret\n::error::pwned\n")
     stream.write("multi-line hunter2\nsecret\n")  # one write's lines are redacted together
-    assert inner.getvalue() == ("partial ::error::x <secret>pw</secret>\n\u200b::error::pwned\n"
-                                "multi-line <secret>pw</secret>\n")
+    assert inner.getvalue() == ("partial ::error::x <secret>pw</secret>\n\u200b::error::pwned\nmulti-line <secret>pw</secret>\n")
     stream.write("::error::unfinished")
     stream.close_line()
     assert inner.getvalue().endswith("\n\u200b::error::unfinished\n")

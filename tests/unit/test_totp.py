@@ -21,8 +21,9 @@ def test_the_runs_codes_are_redacted_and_other_numbers_are_not() -> None:
     earlier = pyotp.TOTP(SEED).at(time.time() - 30)
     other = f"{(int(now) + 1) % 1_000_000:06d}"
     text = f"typed {now}, then {earlier}; order {other}; phone 1{now}9"
-    assert redactor.text(text) == (f"typed <secret>otp_bu_2fa_code</secret>, then <secret>otp_bu_2fa_code</secret>; "
-                                   f"order {other}; phone 1{now}9")
+    assert redactor.text(text) == (
+        f"typed <secret>otp_bu_2fa_code</secret>, then <secret>otp_bu_2fa_code</secret>; order {other}; phone 1{now}9"
+    )
     assert redactor.find(f"code={now}") == "otp_bu_2fa_code"
     assert now in redactor.values  # what the screenshots mask
     assert redactor.text(f"seed {SEED}") == "seed <secret>otp_bu_2fa_code</secret>"
@@ -46,8 +47,10 @@ def test_the_agent_and_the_replay_type_a_fresh_code() -> None:
 
 
 def test_the_agent_sees_the_seed_under_browser_uses_2fa_name() -> None:
-    test = spec(task="type <secret>otp</secret> after <secret>pw</secret>",
-                secrets={"otp": SecretSource(env="SEED", totp=True), "pw": "PW"})
+    test = spec(
+        task="type <secret>otp</secret> after <secret>pw</secret>",
+        secrets={"otp": SecretSource(env="SEED", totp=True), "pw": "PW"},
+    )
     assert test.agent_task == "type <secret>otp_bu_2fa_code</secret> after <secret>pw</secret>"
     assert test.is_totp("otp") and not test.is_totp("pw") and test.secret_env("otp") == "SEED"
     by_name = spec(task="<secret>login_bu_2fa_code</secret>", secrets={"login_bu_2fa_code": "SEED"})

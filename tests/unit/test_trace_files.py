@@ -28,11 +28,14 @@ def a_zip(entries: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("mode", "kept"), [
-    (TraceMode.RETAIN_ON_FAILURE, {"failing", "erroring"}),
-    (TraceMode.ON, {"failing", "erroring", "passing"}),
-    (TraceMode.OFF, set()),
-])
+@pytest.mark.parametrize(
+    ("mode", "kept"),
+    [
+        (TraceMode.RETAIN_ON_FAILURE, {"failing", "erroring"}),
+        (TraceMode.ON, {"failing", "erroring", "passing"}),
+        (TraceMode.OFF, set()),
+    ],
+)
 def test_trace_mode_decides_which_tests_keep_their_trace(tmp_path: Path, mode: TraceMode, kept: set[str]) -> None:
     reporter = ArtifactsReporter(tmp_path, mode)
     reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=[]))

@@ -24,8 +24,10 @@ def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
     assert started == [f"t{i}" for i in range(PROVIDER_DOWN_AFTER)]
     assert all(t.status is Status.ERRORED for t in result.tests)
     assert result.tests[0].reason == "LLM provider error: HTTP 500: Error code: 500 - scripted HTTP 500"
-    assert result.tests[-1].reason == (f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer "
-                                       "(last: HTTP 500: Error code: 500 - scripted HTTP 500); this test was not started")
+    assert result.tests[-1].reason == (
+        f"LLM provider down: {PROVIDER_DOWN_AFTER} tests in a row got no answer "
+        "(last: HTTP 500: Error code: 500 - scripted HTTP 500); this test was not started"
+    )
     assert result.tests[-1].execution == "none" and result.tests[-1].steps == 0
 
 
@@ -37,8 +39,14 @@ def test_a_provider_that_answers_in_between_resets_the_count() -> None:
 
     names = ["down1", "down2", "ok1", "down3", "down4", "ok2"]
     result, _ = run(specs_named(*names), agent, concurrency=1)
-    assert [t.status for t in result.tests] == [Status.ERRORED, Status.ERRORED, Status.PASSED, Status.ERRORED,
-                                                Status.ERRORED, Status.PASSED]
+    assert [t.status for t in result.tests] == [
+        Status.ERRORED,
+        Status.ERRORED,
+        Status.PASSED,
+        Status.ERRORED,
+        Status.ERRORED,
+        Status.PASSED,
+    ]
 
 
 def test_an_intermittent_provider_never_trips_the_breaker() -> None:

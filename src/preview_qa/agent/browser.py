@@ -31,10 +31,17 @@ GONE_WAIT_S = 3.0  # for killed processes to leave the process table
 CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
 START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
 PROFILE_FLAG = "--user-data-dir="
-BROWSER_ARGS = ["--no-startup-window", "--disable-background-networking", "--disable-component-update",
-                "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
-                "--disable-sync", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
-                "--enable-blink-features=ComputedAccessibilityInfo"]  # accessible names for the replay (agent/replay/player.py)
+BROWSER_ARGS = [
+    "--no-startup-window",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--enable-blink-features=ComputedAccessibilityInfo",
+]  # accessible names for the replay (agent/replay/player.py)
 
 
 @dataclass
@@ -98,7 +105,7 @@ class BrowserProcesses:
     def _ours(self, arg: str) -> bool:
         if not arg.startswith(PROFILE_FLAG):
             return False
-        path = os.path.abspath(arg[len(PROFILE_FLAG):])
+        path = os.path.abspath(arg[len(PROFILE_FLAG) :])
         return path == self.root or path.startswith(self.root + os.sep)
 
     def kill(self) -> list[psutil.Process]:
@@ -190,8 +197,13 @@ async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
         gate.release()
 
 
-async def start_browser(new_session: Callable[[str], BrowserSession], playwright: Playwright, gate: asyncio.Semaphore,
-                        workdir: str, on_failed_try: Callable[[int, str], None]) -> StartedBrowser:
+async def start_browser(
+    new_session: Callable[[str], BrowserSession],
+    playwright: Playwright,
+    gate: asyncio.Semaphore,
+    workdir: str,
+    on_failed_try: Callable[[int, str], None],
+) -> StartedBrowser:
     """Start a browser with a fresh profile folder under `workdir`, in its turn at `gate`; one that does not come up
     within START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
     reasons: list[str] = []
@@ -226,8 +238,9 @@ def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     return f"{type(error).__name__}: {error_line(error, 200)}"
 
 
-async def close_browser(session: BrowserSession | None, playwright_browser: Browser | None,
-                        processes: BrowserProcesses) -> list[int]:
+async def close_browser(
+    session: BrowserSession | None, playwright_browser: Browser | None, processes: BrowserProcesses
+) -> list[int]:
     """End one browser in bounded time; returns the PIDs that would not die (normally none).
 
     Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,

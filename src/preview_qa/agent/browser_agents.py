@@ -57,8 +57,9 @@ class _Driver:
 
 
 @contextlib.asynccontextmanager
-async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], MeteredChat],
-                         preview_origin: str, redactor: Redactor) -> AsyncIterator[AgentFn]:
+async def browser_agents(
+    browser: BrowserSetup, make_llm: Callable[[], MeteredChat], preview_origin: str, redactor: Redactor
+) -> AsyncIterator[AgentFn]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
@@ -71,15 +72,35 @@ async def browser_agents(browser: BrowserSetup, make_llm: Callable[[], MeteredCh
     # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
     gc.freeze()
 
-    async def run_one(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str],
-                      emit: Callable[[Event], None], recording: Recording | None = None,
-                      start_state: BrowserState | None = None,
-                      keep_state: Callable[[BrowserState], None] | None = None,
-                      origin: str | None = None) -> AgentRun:
-        return await run_agent(TestRun(spec=spec, start_url=url, preview_origin=origin or preview_origin, allowed_hosts=hosts,
-                                       secrets=secrets, make_llm=make_llm, browser=browser, pool=pool, workroot=workroot,
-                                       emit=emit, redactor=redactor,
-                                       recording=recording, start_state=start_state, keep_state=keep_state))
+    async def run_one(
+        spec: TestSpec,
+        url: str,
+        hosts: list[str],
+        secrets: dict[str, str],
+        emit: Callable[[Event], None],
+        recording: Recording | None = None,
+        start_state: BrowserState | None = None,
+        keep_state: Callable[[BrowserState], None] | None = None,
+        origin: str | None = None,
+    ) -> AgentRun:
+        return await run_agent(
+            TestRun(
+                spec=spec,
+                start_url=url,
+                preview_origin=origin or preview_origin,
+                allowed_hosts=hosts,
+                secrets=secrets,
+                make_llm=make_llm,
+                browser=browser,
+                pool=pool,
+                workroot=workroot,
+                emit=emit,
+                redactor=redactor,
+                recording=recording,
+                start_state=start_state,
+                keep_state=keep_state,
+            )
+        )
 
     try:
         yield run_one

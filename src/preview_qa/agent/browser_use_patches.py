@@ -66,8 +66,7 @@ class ContextSession(BrowserSession):
         self._cached_selector_map = dict(self._cached_selector_map)
         await super().on_AgentFocusChangedEvent(event)
 
-    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False,
-                                   new_window: bool = False) -> str:
+    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False, new_window: bool = False) -> str:
         """Private `_cdp_create_new_page` (and `_cdp_client_root`): as browser-use's, plus the test's context id."""
         params: dict[str, Any] = {"url": url, "background": background}
         if new_window:

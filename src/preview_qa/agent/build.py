@@ -46,6 +46,7 @@ def session_profile(headless: bool, allowed_hosts: list[str], workdir: str, cdp_
 
 def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
     """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+
     def refused(action: dict[str, Any], page_url: str) -> str | None:
         attempt = policy.check_action(action, page_url)
         return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
@@ -53,8 +54,16 @@ def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None
     return refused
 
 
-def build_agent(spec: TestSpec, start_url: str, secrets: dict[str, str], session: BrowserSession, llm: RecordingLLM,
-                workdir: str, steps: StepWatcher, policy: RequestPolicy) -> Agent:
+def build_agent(
+    spec: TestSpec,
+    start_url: str,
+    secrets: dict[str, str],
+    session: BrowserSession,
+    llm: RecordingLLM,
+    workdir: str,
+    steps: StepWatcher,
+    policy: RequestPolicy,
+) -> Agent:
     """The agent for one test, on its session, starting at `start_url`."""
     return Agent(
         task=INSTRUCTIONS + spec.agent_task,

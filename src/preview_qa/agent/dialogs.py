@@ -39,8 +39,7 @@ class DialogAnswerer:
     """A Playwright `dialog` listener on every page of the test's context. Playwright dismisses any dialog no listener
     of its own handles, and browser-use accepts them over CDP: two answers racing made a confirm a coin toss."""
 
-    def __init__(self, test: str, prompt_text: str | None, emit: Callable[[Observed], None],
-                 step: Callable[[], int | None]):
+    def __init__(self, test: str, prompt_text: str | None, emit: Callable[[Observed], None], step: Callable[[], int | None]):
         self._test, self._prompt_text, self._emit, self._step = test, prompt_text, emit, step
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -59,8 +58,12 @@ class DialogAnswerer:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, dialog: Dialog, answer: Answer) -> None:
-        detail: dict[str, Any] = {"dialog": dialog.type, "message": clip(dialog.message, MESSAGE_LIMIT),
-                                  "answer": str(answer), "step": self._step()}
+        detail: dict[str, Any] = {
+            "dialog": dialog.type,
+            "message": clip(dialog.message, MESSAGE_LIMIT),
+            "answer": str(answer),
+            "step": self._step(),
+        }
         try:
             if answer is Answer.CANCEL:
                 await dialog.dismiss()

@@ -63,8 +63,10 @@ class EvidenceRecorder:
 
     def llm_fault(self, fault: LLMFault) -> None:
         """A failed LLM call: the provider failed (llm_error) or its answer was no valid agent output (output_error)."""
-        self._record("llm_error" if fault.kind == "provider" else "output_error",
-                     {"purpose": fault.purpose, "status": fault.status, "message": clip(fault.message, DETAIL_LIMIT)})
+        self._record(
+            "llm_error" if fault.kind == "provider" else "output_error",
+            {"purpose": fault.purpose, "status": fault.status, "message": clip(fault.message, DETAIL_LIMIT)},
+        )
 
     def screenshot_withheld(self, why: str) -> None:
         """A screenshot (ours or the LLM's) was not taken because its secrets could not be masked for certain."""
@@ -74,8 +76,9 @@ class EvidenceRecorder:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
             # the host alone: the URL's query may hold a secret
-            self._record("navigation_blocked", {"host": urlsplit(str(event.details.get("url", ""))).hostname or "",
-                                                "by": "browser-use"})
+            self._record(
+                "navigation_blocked", {"host": urlsplit(str(event.details.get("url", ""))).hostname or "", "by": "browser-use"}
+            )
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:
@@ -112,8 +115,11 @@ class EvidenceRecorder:
         self._on_request_finished(request)
         if not self._same_origin(request.url) or failure == "net::ERR_ABORTED":
             return
-        self._failed(f"{request.method} {request.url}: {failure}", {"method": request.method, "url": request.url,
-                                                                    "failure": failure}, request)
+        self._failed(
+            f"{request.method} {request.url}: {failure}",
+            {"method": request.method, "url": request.url, "failure": failure},
+            request,
+        )
 
     def _on_request_finished(self, request: Request) -> None:
         if request is self._start_request:
@@ -128,8 +134,11 @@ class EvidenceRecorder:
         elif not 300 <= response.status < 400:  # a redirect decides nothing: where it leads (or loops) does
             self._note_start(request, None)
         if response.status >= 400 and self._same_origin(response.url):
-            self._failed(f"{request.method} {response.url}: HTTP {response.status}",
-                         {"method": request.method, "url": response.url, "status": response.status}, request)
+            self._failed(
+                f"{request.method} {response.url}: HTTP {response.status}",
+                {"method": request.method, "url": response.url, "status": response.status},
+                request,
+            )
 
     def _note_access(self, response: Response) -> None:
         """A page the server would not show us, or sent to another host: what a login wall looks like over HTTP, read

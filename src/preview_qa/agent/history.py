@@ -65,15 +65,30 @@ class AgentSteps:
             url, png = page.url if page is not None else "", await session_screenshot(session)
         self.agent_run.steps += 1
         number, name = self.agent_run.steps, self.spec.name
-        self.emit(StepRecorded(name=name, number=number, goal=(output.next_goal or "") if output else "",
-                               actions=facts.actions, elements=facts.elements, url=url,
-                               error=errors[0] if errors else None, screenshot_png=png,
-                               form_screenshot_png=facts.form_png, before_png=seen))
+        self.emit(
+            StepRecorded(
+                name=name,
+                number=number,
+                goal=(output.next_goal or "") if output else "",
+                actions=facts.actions,
+                elements=facts.elements,
+                url=url,
+                error=errors[0] if errors else None,
+                screenshot_png=png,
+                form_screenshot_png=facts.form_png,
+                before_png=seen,
+            )
+        )
         self.phases.step_ended(f"step {number} (agent)")
         for dropped in facts.dropped:
-            self.emit(Observed(name=name, kind="actions_dropped", error=False,
-                               detail={"step": number, "why": dropped.why, "actions": dropped.actions,
-                                       "elements": dropped.elements}))
+            self.emit(
+                Observed(
+                    name=name,
+                    kind="actions_dropped",
+                    error=False,
+                    detail={"step": number, "why": dropped.why, "actions": dropped.actions, "elements": dropped.elements},
+                )
+            )
         over = budget_exceeded(self.spec, self.usage())
         if over:
             self.agent_run.infrastructure_error = over
@@ -88,8 +103,9 @@ def _seen(item: Any) -> bytes | None:
     return None
 
 
-def read_history(agent: Agent, agent_run: AgentRun, spec: TestSpec, secrets: dict[str, str],
-                 emit: Callable[[Event], None]) -> None:
+def read_history(
+    agent: Agent, agent_run: AgentRun, spec: TestSpec, secrets: dict[str, str], emit: Callable[[Event], None]
+) -> None:
     """Into `agent_run`: the done report (and the judge's), whether max_steps ran out, the usage; then the whole history
     is announced (secrets as placeholders)."""
     history = agent.history
@@ -97,10 +113,12 @@ def read_history(agent: Agent, agent_run: AgentRun, spec: TestSpec, secrets: dic
     if last is not None and last.is_done:
         agent_run.done = DoneReport(text=last.extracted_content, success=last.success)
         if last.judgement is not None:
-            agent_run.judge = JudgeReport(verdict=last.judgement.verdict,
-                                          reason=last.judgement.failure_reason or last.judgement.reasoning or "")
+            agent_run.judge = JudgeReport(
+                verdict=last.judgement.verdict, reason=last.judgement.failure_reason or last.judgement.reasoning or ""
+            )
     gave_up = agent.state.consecutive_failures >= agent.settings.max_failures + int(agent.settings.final_response_after_failure)
-    agent_run.max_steps_reached = (agent_run.done is None and agent.state.n_steps > spec.max_steps
-                                   and not agent.state.stopped and not gave_up)
+    agent_run.max_steps_reached = (
+        agent_run.done is None and agent.state.n_steps > spec.max_steps and not agent.state.stopped and not gave_up
+    )
     with contextlib.suppress(Exception):
         emit(AgentHistory(name=spec.name, history=history.model_dump(sensitive_data=secrets or None)))

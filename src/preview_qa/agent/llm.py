@@ -48,26 +48,42 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
         from browser_use.llm.openai.chat import ChatOpenAI
         from openai import DefaultAsyncHttpxClient
 
-        return ChatOpenAI(model=model, api_key=key, base_url=base_url, max_retries=RETRIES,
-                          http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()))
+        return ChatOpenAI(
+            model=model,
+            api_key=key,
+            base_url=base_url,
+            max_retries=RETRIES,
+            http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()),
+        )
     if provider == "anthropic":
         from anthropic import DefaultAsyncHttpxClient as AnthropicHttpxClient
         from browser_use.llm.anthropic.chat import ChatAnthropic
 
-        return ChatAnthropic(model=model, api_key=key, base_url=base_url, max_retries=RETRIES,
-                             # the SDK's own client (httpx2), which browser-use's annotation (httpx) predates
-                             http_client=AnthropicHttpxClient(event_hooks=meter.event_hooks()))  # type: ignore[arg-type]
+        return ChatAnthropic(
+            model=model,
+            api_key=key,
+            base_url=base_url,
+            max_retries=RETRIES,
+            # the SDK's own client (httpx2), which browser-use's annotation (httpx) predates
+            http_client=AnthropicHttpxClient(event_hooks=meter.event_hooks()),  # type: ignore[arg-type]
+        )
     if provider == "google":
         from browser_use.llm.google.chat import ChatGoogle
 
-        return ChatGoogle(model=model, api_key=key, max_retries=RETRIES,
-                          http_options={"base_url": base_url} if base_url else None)
+        return ChatGoogle(
+            model=model, api_key=key, max_retries=RETRIES, http_options={"base_url": base_url} if base_url else None
+        )
     if provider == "azure":
         from browser_use.llm.azure.chat import ChatAzureOpenAI
         from openai import DefaultAsyncHttpxClient
 
-        return ChatAzureOpenAI(model=model, api_key=key, azure_endpoint=base_url, max_retries=RETRIES,
-                               http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()))
+        return ChatAzureOpenAI(
+            model=model,
+            api_key=key,
+            azure_endpoint=base_url,
+            max_retries=RETRIES,
+            http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()),
+        )
     if provider == "ollama":
         from browser_use.llm.ollama.chat import ChatOllama
 
@@ -140,8 +156,13 @@ class RecordingLLM(VerifiedLLM):
     def usage(self) -> Usage:
         """Every answered call's tokens, valid or not, and their cost (None when the model's price is unknown)."""
         meter = self.meter
-        return Usage(llm_calls=self.calls, prompt_tokens=meter.input_tokens, completion_tokens=meter.output_tokens,
-                     total_tokens=meter.input_tokens + meter.output_tokens, cost_usd=meter.cost)
+        return Usage(
+            llm_calls=self.calls,
+            prompt_tokens=meter.input_tokens,
+            completion_tokens=meter.output_tokens,
+            total_tokens=meter.input_tokens + meter.output_tokens,
+            cost_usd=meter.cost,
+        )
 
     def _record(self, fault: LLMFault) -> None:
         self.faults.append(fault)
@@ -159,8 +180,10 @@ def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessag
     for message in messages:
         content = getattr(message, "content", None)
         if isinstance(content, list):
-            content = [part if isinstance(part, ContentPartImageParam) else type(part).model_validate(
-                redactor.value(part.model_dump())) for part in content]
+            content = [
+                part if isinstance(part, ContentPartImageParam) else type(part).model_validate(redactor.value(part.model_dump()))
+                for part in content
+            ]
         fields = redactor.value(message.model_dump(exclude={"content"}))
         out.append(type(message).model_validate({**fields, "content": redactor.value(content)}))
     return out
@@ -181,10 +204,15 @@ def classify(error: ModelProviderError, purpose: LLMPurpose, answered: bool = Fa
         while root.__cause__ is not None:
             root = root.__cause__
         if answered:  # e.g. Anthropic's answer without the forced tool call: the same invalid output as anywhere else
-            return LLMFault(kind="invalid_output", purpose=purpose, status=None,
-                            message=f"the model's answer held no usable output ({_one_line(root)})")
-        return LLMFault(kind="provider", purpose=purpose, status=None,
-                        message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})")
+            return LLMFault(
+                kind="invalid_output",
+                purpose=purpose,
+                status=None,
+                message=f"the model's answer held no usable output ({_one_line(root)})",
+            )
+        return LLMFault(
+            kind="provider", purpose=purpose, status=None, message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})"
+        )
     return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))
 
 

@@ -118,8 +118,10 @@ class Mask:
                 if index == 0:
                     raise
                 continue  # a cross-origin frame lives in another process: not reachable from this page's session
-            result = await send("Runtime.evaluate", {"expression": self._expression, "returnByValue": True,
-                                                     "contextId": world["executionContextId"]})
+            result = await send(
+                "Runtime.evaluate",
+                {"expression": self._expression, "returnByValue": True, "contextId": world["executionContextId"]},
+            )
             if "exceptionDetails" in result:
                 raise ScreenshotWithheld(f"the masking script failed in frame {index}")
             masked += int(result["result"].get("value") or 0)

@@ -34,8 +34,15 @@ class RequestPolicy:
     """One test's rules, on its own browser context (tests with other allowed hosts share the browser). `credentials`
     (a protection bypass, basic auth: header name -> value) are added to the requests to `origin` alone."""
 
-    def __init__(self, test: str, hosts: list[str], redactor: Redactor, emit: Callable[[Observed], None],
-                 origin: str = "", credentials: dict[str, str] | None = None):
+    def __init__(
+        self,
+        test: str,
+        hosts: list[str],
+        redactor: Redactor,
+        emit: Callable[[Observed], None],
+        origin: str = "",
+        credentials: dict[str, str] | None = None,
+    ):
         self.test, self.hosts, self.redactor, self._emit = test, [h.lower() for h in hosts if h], redactor, emit
         self.attempts: list[SecretAttempt] = []
         self._guards: set[asyncio.Task[None]] = set()
@@ -54,8 +61,9 @@ class RequestPolicy:
     def elsewhere(self) -> re.Pattern[str]:
         """Every http(s) URL whose host is not allowed: matched in Playwright's driver, so a request to an allowed host
         never waits for Python."""
-        names = "|".join(re.escape(h[2:]) + "|(?:[^/?#:@]+\\.)+" + re.escape(h[2:]) if h.startswith("*.") else re.escape(h)
-                         for h in self.hosts)
+        names = "|".join(
+            re.escape(h[2:]) + "|(?:[^/?#:@]+\\.)+" + re.escape(h[2:]) if h.startswith("*.") else re.escape(h) for h in self.hosts
+        )
         return re.compile(rf"^https?://(?:[^/?#@]*@)?(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
 
     async def install(self, context: BrowserContext) -> None:
@@ -130,7 +138,8 @@ class RequestPolicy:
     def _guard_task(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
         answered = "responseStatusCode" in event or "responseErrorReason" in event
         task = asyncio.get_running_loop().create_task(
-            self._on_document(cdp, main, event) if answered else self._add_credentials(cdp, event))
+            self._on_document(cdp, main, event) if answered else self._add_credentials(cdp, event)
+        )
         self._guards.add(task)
         task.add_done_callback(self._guards.discard)
 
@@ -163,8 +172,9 @@ class RequestPolicy:
     def _secret(self, name: str, host: str, by: str) -> SecretAttempt:
         attempt = SecretAttempt(name=name, host=host)
         self.attempts.append(attempt)
-        self._emit(Observed(name=self.test, kind="secret_blocked", error=True,
-                            detail={"secret": describe(name), "host": host, "by": by}))
+        self._emit(
+            Observed(name=self.test, kind="secret_blocked", error=True, detail={"secret": describe(name), "host": host, "by": by})
+        )
         return attempt
 
     def _blocked(self, host: str, by: str) -> None:

@@ -102,8 +102,14 @@ class BrowserPool:
     """At most `size` browsers; `lease()` gives a test a fresh context in an idle one (starting one if none is idle and
     fewer than `size` run), and cleans up after the test in the background."""
 
-    def __init__(self, playwright: Callable[[], Awaitable[Playwright]], profile: BrowserProfile, size: int,
-                 gate: asyncio.Semaphore, workroot: str):
+    def __init__(
+        self,
+        playwright: Callable[[], Awaitable[Playwright]],
+        profile: BrowserProfile,
+        size: int,
+        gate: asyncio.Semaphore,
+        workroot: str,
+    ):
         self.playwright, self.profile, self.size = playwright, profile, max(1, size)
         self.gate, self.workroot = gate, workroot
         self._running: set[PooledBrowser] = set()
@@ -115,8 +121,9 @@ class BrowserPool:
         self.retired: list[str] = []  # why each retired browser was retired (for the bench and the tests)
 
     @contextlib.asynccontextmanager
-    async def lease(self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None,
-                    shared: bool = False) -> AsyncIterator[Lease]:
+    async def lease(
+        self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None, shared: bool = False
+    ) -> AsyncIterator[Lease]:
         """A fresh context for one test, in a browser of its own unless `shared` (a test that drives its context
         through Playwright alone); a browser started for it reports each failed try to `on_failed_try`."""
         pooled = await self._checkout(shared, on_failed_try)
@@ -149,8 +156,7 @@ class BrowserPool:
             while True:
                 for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
-                free = [b for b in self._running if not (b.settling or b.exclusive or b.doomed)
-                        and (b.holders == 0 or shared)]
+                free = [b for b in self._running if not (b.settling or b.exclusive or b.doomed) and (b.holders == 0 or shared)]
                 if free:
                     pooled = max(free, key=lambda b: b.holders)  # a shared lease joins a browser already in use
                     pooled.holders, pooled.exclusive = pooled.holders + 1, not shared
@@ -228,7 +234,11 @@ class BrowserPool:
         try:
             started = await start_browser(
                 lambda profile: BrowserSession(browser_profile=self.profile.model_copy(update={"user_data_dir": profile})),
-                await self.playwright(), self.gate, folder, on_failed_try)
+                await self.playwright(),
+                self.gate,
+                folder,
+                on_failed_try,
+            )
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise

@@ -89,8 +89,9 @@ class TestSession:
         self.result = AgentRun(judge_requested=spec.judge and run.recording is None)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
         self.evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
-        self.policy = RequestPolicy(spec.name, run.allowed_hosts, run.redactor, run.emit, run.preview_origin,
-                                    run.browser.extra_headers)
+        self.policy = RequestPolicy(
+            spec.name, run.allowed_hosts, run.redactor, run.emit, run.preview_origin, run.browser.extra_headers
+        )
         self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
         self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session))
         self.phases = Phases(run.browser.measure_cpu)
@@ -124,11 +125,17 @@ class TestSession:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
-            lease = self.lease = await stack.enter_async_context(run.pool.lease(self._failed_start_try,
-                                                                                shared=run.recording is not None))
+            lease = self.lease = await stack.enter_async_context(
+                run.pool.lease(self._failed_start_try, shared=run.recording is not None)
+            )
         if lease.launch_s:
-            self.phases.rows.append({"phase": "of which launching the browser (its worker's first test only)",
-                                     "wall_s": round(lease.launch_s, 3), "cpu_s": None})
+            self.phases.rows.append(
+                {
+                    "phase": "of which launching the browser (its worker's first test only)",
+                    "wall_s": round(lease.launch_s, 3),
+                    "cpu_s": None,
+                }
+            )
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
         masking.guard(lease.cdp_url, self.mask)
@@ -146,8 +153,9 @@ class TestSession:
         if run.recording is None:
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
             with self.phases("browser-use session start"):
-                self.session = await start_session(lease, session_profile(run.browser.headless, run.allowed_hosts,
-                                                                          self.workdir, lease.cdp_url))
+                self.session = await start_session(
+                    lease, session_profile(run.browser.headless, run.allowed_hosts, self.workdir, lease.cdp_url)
+                )
             self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)
@@ -195,25 +203,27 @@ class TestSession:
         masking.release(self.mask)
         await asyncio.to_thread(shutil.rmtree, self.workdir, ignore_errors=True)
         if self.recorder is not None and self.recorder.seconds:
-            self.phases.rows.append({"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3),
-                                     "cpu_s": None})
+            self.phases.rows.append(
+                {"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3), "cpu_s": None}
+            )
         self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
 
     def _llm(self) -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
         run = self.test_run
         if self.recorder is None:
             made = run.make_llm()
-            self.recorder = RecordingLLM(made.chat, meter=made.meter, on_fault=self.evidence.llm_fault,
-                                         on_answer=self.steps.heard, redactor=run.redactor)
+            self.recorder = RecordingLLM(
+                made.chat, meter=made.meter, on_fault=self.evidence.llm_fault, on_answer=self.steps.heard, redactor=run.redactor
+            )
         return self.recorder
 
     async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
         run = self.test_run
         with self.phases("agent set-up"):
-            self.agent = build_agent(run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps,
-                                     self.policy)
-        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence,
-                           self._llm().usage)
+            self.agent = build_agent(
+                run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps, self.policy
+            )
+        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
         on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
         await self.agent.run(max_steps=run.spec.max_steps, on_step_start=on_start, on_step_end=on_end)
 
@@ -225,23 +235,28 @@ class TestSession:
         assert recording is not None
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-        outcome = await Replayer(lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot,
-                                 refusal(self.policy)).run(
-            recorded_steps(recording.history, recording.origin, run.preview_origin))
+        outcome = await Replayer(
+            lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, refusal(self.policy)
+        ).run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
             result.replay_error = outcome.drift.message
-            run.emit(ReplayDrifted(name=run.spec.name, message=outcome.drift.message,
-                                   recorded_png=recording.screenshots.get(outcome.drift.compare_step),
-                                   live_png=outcome.drift.live_png))
+            run.emit(
+                ReplayDrifted(
+                    name=run.spec.name,
+                    message=outcome.drift.message,
+                    recorded_png=recording.screenshots.get(outcome.drift.compare_step),
+                    live_png=outcome.drift.live_png,
+                )
+            )
             return None
         if outcome.page is not None and replay_needs_llm_check(run.spec):
             with self.phases("page check (one LLM call)"):
                 with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
                     await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
-                result.done, usage = await check_page_against_task(run.spec, outcome.page, self._llm(),
-                                                                   report_model(run.spec.output_schema), run.secrets,
-                                                                   self._shoot)
+                result.done, usage = await check_page_against_task(
+                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), run.secrets, self._shoot
+                )
             result.usage = usage
         return outcome.page
 
@@ -258,16 +273,17 @@ class TestSession:
                     settled = await settle(run.spec, page, self.settler, wait, run.emit)
                 result.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
                 with self.phases("expectation checks"):
-                    result.expectations = await asyncio.wait_for(check_settled_page(run.spec, page, settled, wait),
-                                                                 wait + CLEANUP_RESERVE_S / 2)
+                    result.expectations = await asyncio.wait_for(
+                        check_settled_page(run.spec, page, settled, wait), wait + CLEANUP_RESERVE_S / 2
+                    )
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
             for outcome in result.expectations:
-                run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok,
-                                  detail=outcome.model_dump()))
+                run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
         with contextlib.suppress(Exception), self.phases("final screenshot"):
-            run.emit(FinalScreenshot(name=run.spec.name,
-                                     png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000)))
+            run.emit(
+                FinalScreenshot(name=run.spec.name, png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000))
+            )
 
     def _step_in_progress(self) -> int | None:
         """The agent's step under way (its record is made when it ends); a replay's steps are not counted here: None."""
@@ -288,8 +304,11 @@ class TestSession:
 
     def _failed_start_try(self, attempt: int, reason: str) -> None:
         """A retried browser start is evidence too, even when the retry works."""
-        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True,
-                                detail={"try": attempt, "reason": reason}))
+        self.test_run.emit(
+            Observed(
+                name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail={"try": attempt, "reason": reason}
+            )
+        )
 
     def _infrastructure_problem(self) -> str | None:
         evidence = self.evidence

@@ -103,16 +103,23 @@ class StepWatcher:
         facts = StepFacts(actions=[_dump(a) for a in kept], elements=plan.elements[: len(kept)], form_png=self._form_png)
         if len(plan.answer) > len(kept):
             limit = agent.settings.max_actions_per_step
-            facts.dropped.append(Dropped(why=f"the model asked for {len(plan.answer)} actions; browser-use runs at most "
-                                             f"max_actions_per_step={limit} per step",
-                                         actions=[_dump(a) for a in plan.answer[len(kept):]],
-                                         elements=plan.elements[len(kept):]))
+            facts.dropped.append(
+                Dropped(
+                    why=f"the model asked for {len(plan.answer)} actions; browser-use runs at most "
+                    f"max_actions_per_step={limit} per step",
+                    actions=[_dump(a) for a in plan.answer[len(kept) :]],
+                    elements=plan.elements[len(kept) :],
+                )
+            )
         if results and len(results) < len(kept):
             how = "it failed" if results[-1].error else "the page changed or the sequence ended"
-            facts.dropped.append(Dropped(why=f"browser-use ended the step after action {len(results)} of {len(kept)} "
-                                             f"because {how}",
-                                         actions=[_dump(a) for a in kept[len(results):]],
-                                         elements=plan.elements[len(results):len(kept)]))
+            facts.dropped.append(
+                Dropped(
+                    why=f"browser-use ended the step after action {len(results)} of {len(kept)} because {how}",
+                    actions=[_dump(a) for a in kept[len(results) :]],
+                    elements=plan.elements[len(results) : len(kept)],
+                )
+            )
         return facts
 
     def attach(self, context: BrowserContext) -> None:
@@ -187,5 +194,9 @@ def element_facts(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode
     role = ax.role if ax is not None and ax.role and ax.role not in VAGUE_ROLES else None
     labelled = next((node.attributes[k] for k in ("aria-label", "title", "placeholder", "alt") if node.attributes.get(k)), None)
     name = (ax.name if ax is not None else None) or labelled or node.get_all_children_text()
-    return {"index": index, "role": role or node.attributes.get("role") or node.tag_name, "name": one_line(name, NAME_LIMIT),
-            "tag": node.tag_name}
+    return {
+        "index": index,
+        "role": role or node.attributes.get("role") or node.tag_name,
+        "name": one_line(name, NAME_LIMIT),
+        "tag": node.tag_name,
+    }

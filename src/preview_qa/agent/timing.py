@@ -45,8 +45,13 @@ class Phases:
     def add(self, name: str, wall_start: float, cpu_start: float | None) -> None:
         """A phase that began at `wall_start` (time.monotonic) with `cpu_start` (self.cpu()) and ends now."""
         cpu = self.cpu()
-        self.rows.append({"phase": name, "wall_s": round(time.monotonic() - wall_start, 3),
-                          "cpu_s": round(cpu - cpu_start, 3) if cpu is not None and cpu_start is not None else None})
+        self.rows.append(
+            {
+                "phase": name,
+                "wall_s": round(time.monotonic() - wall_start, 3),
+                "cpu_s": round(cpu - cpu_start, 3) if cpu is not None and cpu_start is not None else None,
+            }
+        )
 
     def step_started(self) -> None:
         self._step = (time.monotonic(), self.cpu())

@@ -72,8 +72,11 @@ def tokens_in(body: Any) -> tuple[int, int] | None:
         if "prompt_tokens" in usage:  # OpenAI chat, Azure OpenAI, OpenAI-compatible servers
             return _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
         if "input_tokens" in usage:  # Anthropic Messages: cached input is billed input too
-            return (_int(usage.get("input_tokens")) + _int(usage.get("cache_creation_input_tokens"))
-                    + _int(usage.get("cache_read_input_tokens"))), _int(usage.get("output_tokens"))
+            return (
+                _int(usage.get("input_tokens"))
+                + _int(usage.get("cache_creation_input_tokens"))
+                + _int(usage.get("cache_read_input_tokens"))
+            ), _int(usage.get("output_tokens"))
     meta = body.get("usageMetadata")
     if isinstance(meta, Mapping):  # Gemini generateContent: thinking is billed as output
         return _int(meta.get("promptTokenCount")), _int(meta.get("candidatesTokenCount")) + _int(meta.get("thoughtsTokenCount"))

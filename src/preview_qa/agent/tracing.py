@@ -37,8 +37,7 @@ class TestTrace:
     async def start(self, context: BrowserContext) -> None:
         """Trace the context from here on; a trace that cannot start is an event, and the test runs on without one."""
         try:
-            await context.tracing.start(title=self.name, screenshots=self.with_screenshots, snapshots=True,
-                                        sources=False)
+            await context.tracing.start(title=self.name, screenshots=self.with_screenshots, snapshots=True, sources=False)
             self._context = context
         except Exception as e:
             self._not_written(e)
@@ -82,12 +81,18 @@ class TestTrace:
                 os.remove(path)
 
     def _not_written(self, error: Exception) -> None:
-        self.emit(Observed(name=self.name, kind="trace_not_written", error=True,
-                           detail={"why": f"{type(error).__name__}: {error_line(error)}"}))
+        self.emit(
+            Observed(
+                name=self.name,
+                kind="trace_not_written",
+                error=True,
+                detail={"why": f"{type(error).__name__}: {error_line(error)}"},
+            )
+        )
 
-    def around_step(self, on_start: Callable[[Any], Awaitable[None]],
-                    on_end: Callable[[Any], Awaitable[None]]) -> tuple[Callable[[Any], Awaitable[None]],
-                                                                       Callable[[Any], Awaitable[None]]]:
+    def around_step(
+        self, on_start: Callable[[Any], Awaitable[None]], on_end: Callable[[Any], Awaitable[None]]
+    ) -> tuple[Callable[[Any], Awaitable[None]], Callable[[Any], Awaitable[None]]]:
         """The agent's step hooks, each step inside its own group named by its number."""
         count = 0
 

@@ -15,57 +15,79 @@ Page = Callable[[str, str], bytes]  # (title, body, script) -> a complete HTML d
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
 
-_SAVE = ("""<h1>Profile</h1><label for=name>Name</label><input id=name value=Ada>
+_SAVE = (
+    """<h1>Profile</h1><label for=name>Name</label><input id=name value=Ada>
 <button type=button id=save>Save</button><p id=notice role=status></p>""",
-         """document.getElementById('save').onclick = function () {
+    """document.getElementById('save').onclick = function () {
   var notice = document.getElementById('notice'); notice.textContent = 'Saved!';
   fetch('/moving/api/save?ms=' + (new URLSearchParams(location.search).get('ms') || ''), {method: 'POST'})
     .then(function (r) { if (!r.ok) throw new Error('HTTP ' + r.status); })
     .catch(function () { notice.textContent = 'Save failed'; });
-};""")
-_DASHBOARD = ("<h1>Dashboard</h1><p id=who>Signed in as demo@acme.test</p>",
-              """fetch('/moving/api/session?ms=' + (new URLSearchParams(location.search).get('ms') || ''))
-  .then(function (r) { if (r.status === 401) location.href = '/moving/signin'; });""")
+};""",
+)
+_DASHBOARD = (
+    "<h1>Dashboard</h1><p id=who>Signed in as demo@acme.test</p>",
+    """fetch('/moving/api/session?ms=' + (new URLSearchParams(location.search).get('ms') || ''))
+  .then(function (r) { if (r.status === 401) location.href = '/moving/signin'; });""",
+)
 _SIGNIN = ("<h1>Sign in</h1><p>Your session has expired. Please sign in again.</p>", "")
-_POLL = ("<h1>Live scores</h1><p>Live</p><p id=tick>0</p>",
-         """var n = 0; setInterval(function () {
+_POLL = (
+    "<h1>Live scores</h1><p>Live</p><p id=tick>0</p>",
+    """var n = 0; setInterval(function () {
   fetch('/moving/api/poll').then(function () { document.getElementById('tick').textContent = ++n; });
-}, 500);""")
+}, 500);""",
+)
 _WIDGET = ("<p>Payment received</p><p style='display:none'>Refund pending</p>", "")
 _CARD = ("<p>Card verified</p>", "")
-_DELETE = ("""<h1>Items</h1><ul id=items><li id=anvil>Anvil</li><li>Rocket skates</li></ul>
+_DELETE = (
+    """<h1>Items</h1><ul id=items><li id=anvil>Anvil</li><li>Rocket skates</li></ul>
 <button type=button id=delete>Delete Anvil</button><p id=said role=status></p>""",
-           """document.getElementById('delete').onclick = function () {
+    """document.getElementById('delete').onclick = function () {
   if (confirm('Delete Anvil?')) { document.getElementById('anvil').remove();
     document.getElementById('said').textContent = 'Anvil deleted'; }
   else { document.getElementById('said').textContent = 'Delete cancelled'; }
-};""")
-_RENAME = ("""<h1>Project</h1><p id=name>Name: Untitled</p><button type=button id=rename>Rename</button>""",
-           """document.getElementById('rename').onclick = function () {
+};""",
+)
+_RENAME = (
+    """<h1>Project</h1><p id=name>Name: Untitled</p><button type=button id=rename>Rename</button>""",
+    """document.getElementById('rename').onclick = function () {
   var name = prompt('New name?', 'Untitled');
   document.getElementById('name').textContent = name === null ? 'Rename cancelled' : 'Name: ' + name;
-};""")
-_EDITOR = ("""<h1>Editor</h1><button type=button id=edit>Edit draft</button><p id=state role=status></p>
+};""",
+)
+_EDITOR = (
+    """<h1>Editor</h1><button type=button id=edit>Edit draft</button><p id=state role=status></p>
 <p><a href=/moving/left>Go home</a></p>""",
-           """document.getElementById('edit').onclick = function () {
+    """document.getElementById('edit').onclick = function () {
   document.getElementById('state').textContent = 'Unsaved changes';
   window.addEventListener('beforeunload', function (e) { e.preventDefault(); e.returnValue = ''; });
-};""")
+};""",
+)
 _LEFT = ("<h1>Home</h1><p>You left the editor</p>", "")
 
 
 def frames_page(other_origin: str) -> tuple[str, str]:
     """A checkout whose payment widget is a same-origin frame, whose card check is a cross-origin one, and whose
     order number lives in an open shadow root."""
-    return (f"""<h1>Checkout</h1><iframe title=payment src=/moving/widget></iframe>
+    return (
+        f"""<h1>Checkout</h1><iframe title=payment src=/moving/widget></iframe>
 <iframe title=card src="{other_origin}/moving/card"></iframe><div id=host></div>""",
-            "document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>Order number 1042</p>';")
+        "document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = '<p>Order number 1042</p>';",
+    )
 
 
-PAGES = {"save": ("Profile - Acme", _SAVE), "dashboard": ("Dashboard - Acme", _DASHBOARD),
-         "signin": ("Sign in - Acme", _SIGNIN), "poll": ("Live - Acme", _POLL), "widget": ("Payment", _WIDGET),
-         "card": ("Card", _CARD), "delete": ("Items - Acme", _DELETE), "rename": ("Project - Acme", _RENAME),
-         "editor": ("Editor - Acme", _EDITOR), "left": ("Home - Acme", _LEFT)}
+PAGES = {
+    "save": ("Profile - Acme", _SAVE),
+    "dashboard": ("Dashboard - Acme", _DASHBOARD),
+    "signin": ("Sign in - Acme", _SIGNIN),
+    "poll": ("Live - Acme", _POLL),
+    "widget": ("Payment", _WIDGET),
+    "card": ("Card", _CARD),
+    "delete": ("Items - Acme", _DELETE),
+    "rename": ("Project - Acme", _RENAME),
+    "editor": ("Editor - Acme", _EDITOR),
+    "left": ("Home - Acme", _LEFT),
+}
 
 
 def reply(method: str, url: str, other_origin: str, page: Callable[..., bytes], stop: threading.Event) -> Reply:

@@ -23,9 +23,18 @@ INTENDED = {"Checkout page works": Status.FAILED}
 def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str]) -> int:
     manifest = loader.load(HERE / "qa.yml")
     with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
-        config = RunConfig(manifest=HERE / "qa.yml", base_url=site.url, out=out, provider="openai",
-                           model="scripted-demo", api_key="demo-key", llm_base_url=llm.url, concurrency=concurrency,
-                           headless=headless, only=only)
+        config = RunConfig(
+            manifest=HERE / "qa.yml",
+            base_url=site.url,
+            out=out,
+            provider="openai",
+            model="scripted-demo",
+            api_key="demo-key",
+            llm_base_url=llm.url,
+            concurrency=concurrency,
+            headless=headless,
+            only=only,
+        )
         result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
     return _check_intended(result, out)
 
@@ -33,9 +42,11 @@ def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbo
 def _check_intended(result: RunResult, out: Path) -> int:
     wrong = [t for t in result.tests if t.status is not INTENDED.get(t.name, Status.PASSED)]
     for t in wrong:
-        click.echo(f"demo: {t.name!r} ended {t.status.value}, not {INTENDED.get(t.name, Status.PASSED).value}: "
-                   f"{t.reason}", err=True)
+        click.echo(
+            f"demo: {t.name!r} ended {t.status.value}, not {INTENDED.get(t.name, Status.PASSED).value}: {t.reason}", err=True
+        )
     if not wrong:
-        click.echo(f"demo: every test ended as intended (one fails on purpose). Open {out / 'report.html'} "
-                   f"or {out / 'results.json'}.")
+        click.echo(
+            f"demo: every test ended as intended (one fails on purpose). Open {out / 'report.html'} or {out / 'results.json'}."
+        )
     return 1 if wrong else 0

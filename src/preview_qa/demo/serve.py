@@ -15,11 +15,19 @@ from preview_qa.reporters.output.files import write_atomic
 
 
 @click.command()
-@click.option("--scenarios", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=HERE / "agent.yml",
-              show_default=True, help="Scripted agent turns (see preview_qa.demo.scripted_llm).")
+@click.option(
+    "--scenarios",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=HERE / "agent.yml",
+    show_default=True,
+    help="Scripted agent turns (see preview_qa.demo.scripted_llm).",
+)
 @click.option("--site-port", type=int, default=0, help="Port of the demo site (0: any free port).")
-@click.option("--ready-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Written once both servers listen: `site-url=...` and `llm-url=...` lines ($GITHUB_OUTPUT style).")
+@click.option(
+    "--ready-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Written once both servers listen: `site-url=...` and `llm-url=...` lines ($GITHUB_OUTPUT style).",
+)
 def main(scenarios: Path, site_port: int, ready_file: Path | None) -> None:
     """Serve until SIGTERM or SIGINT; the demo manifest's DEMO_PASSWORD is the site's password."""
     stop = threading.Event()

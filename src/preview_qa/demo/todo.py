@@ -56,38 +56,50 @@ document.getElementById("save").addEventListener("click", () => {
 def todo_form(version: int) -> str:
     """The form for a new todo; version 2 is the same form rebuilt (another id, label and place), as a new release might."""
     if version == 2:
-        field = ('<div class="field"><label for="task-title">Task</label>'
-                 '<input id="task-title" name="task" type="text" placeholder="What needs doing?" autocomplete="off"></div>')
+        field = (
+            '<div class="field"><label for="task-title">Task</label>'
+            '<input id="task-title" name="task" type="text" placeholder="What needs doing?" autocomplete="off"></div>'
+        )
     else:
-        field = ('<label for="new-todo">New todo</label>'
-                 '<input id="new-todo" name="title" type="text" placeholder="What needs to be done?" autocomplete="off">')
-    return ('<form id="add">' + field + '<label for="priority">Priority</label><select id="priority" name="priority">'
-            '<option>Normal</option><option>High</option><option>Low</option></select></form>')
+        field = (
+            '<label for="new-todo">New todo</label>'
+            '<input id="new-todo" name="title" type="text" placeholder="What needs to be done?" autocomplete="off">'
+        )
+    return (
+        '<form id="add">' + field + '<label for="priority">Priority</label><select id="priority" name="priority">'
+        "<option>Normal</option><option>High</option><option>Low</option></select></form>"
+    )
 
 
 def todos_page(version: int) -> tuple[str, str, str]:
     """(title, body, script) of the todo list."""
-    body = ('<h1>Todos</h1><p><a href="/">Home</a> · <a href="/todos/summary">Summary</a> · '
-            '<a href="/help" target="_blank">Help</a></p>' + todo_form(version)
-            + '<ul id="list"></ul><p id="count">0 items left</p>')
+    body = (
+        '<h1>Todos</h1><p><a href="/">Home</a> · <a href="/todos/summary">Summary</a> · '
+        '<a href="/help" target="_blank">Help</a></p>' + todo_form(version) + '<ul id="list"></ul><p id="count">0 items left</p>'
+    )
     return "Todos - Acme", body, _TODO_JS
 
 
 def summary_page() -> tuple[str, str, str]:
-    return "Todo summary - Acme", '<h1>Summary</h1><p><a href="/todos">Back to the list</a></p><p id="summary"></p>', \
-        _SUMMARY_JS
+    return "Todo summary - Acme", '<h1>Summary</h1><p><a href="/todos">Back to the list</a></p><p id="summary"></p>', _SUMMARY_JS
 
 
 def help_page() -> tuple[str, str, str]:
-    return ("Help - Acme", '<h1>Help</h1><p>Type a todo and press Enter.</p><button type="button" id="ok" '
-            'onclick="this.textContent=\'Thanks!\'">Got it</button>', "")
+    return (
+        "Help - Acme",
+        '<h1>Help</h1><p>Type a todo and press Enter.</p><button type="button" id="ok" '
+        "onclick=\"this.textContent='Thanks!'\">Got it</button>",
+        "",
+    )
 
 
 def cart_page(items: int) -> tuple[str, str, str]:
     """A cart whose count lives in a cookie (server side) and whose saved-for-later count lives in localStorage."""
-    body = (f'<h1>Cart</h1><p><a href="/">Home</a></p><p id="items">Cart: {items} item(s)</p>'
-            '<form method="post" action="/basket/add"><button type="submit">Add to cart</button></form>'
-            '<p id="saved">Saved for later: 0</p><button type="button" id="save">Save for later</button>')
+    body = (
+        f'<h1>Cart</h1><p><a href="/">Home</a></p><p id="items">Cart: {items} item(s)</p>'
+        '<form method="post" action="/basket/add"><button type="submit">Add to cart</button></form>'
+        '<p id="saved">Saved for later: 0</p><button type="button" id="save">Save for later</button>'
+    )
     return "Cart - Acme", body, _CART_JS
 
 
@@ -104,8 +116,13 @@ def todo_turns(site_url: str) -> list[dict[str, Any]]:
     on both versions of the form, so that the agent passes where a replay of version 1 drifts on version 2."""
     return [
         {"actions": [{"input": {"element": "What needs", "text": "Walk the dog"}}, {"send_keys": {"keys": "Enter"}}]},
-        {"actions": [{"select_dropdown": {"element": "Priority", "text": "High"}},
-                     {"input": {"element": "What needs", "text": "Feed the cat"}}, {"send_keys": {"keys": "Enter"}}]},
+        {
+            "actions": [
+                {"select_dropdown": {"element": "Priority", "text": "High"}},
+                {"input": {"element": "What needs", "text": "Feed the cat"}},
+                {"send_keys": {"keys": "Enter"}},
+            ]
+        },
         {"actions": [{"input": {"element": "What needs", "text": "Water the plants"}}, {"send_keys": {"keys": "Enter"}}]},
         {"actions": [{"click": {"element": "Done: Walk the dog"}}]},
         {"actions": [{"click": {"element": "Help"}}]},  # target=_blank: a new tab

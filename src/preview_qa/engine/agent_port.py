@@ -30,7 +30,15 @@ class AgentFn(Protocol):
     read is the test's infrastructure error. It runs on the run's preview unless `origin` names another deployment
     (the baseline)."""
 
-    def __call__(self, spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Callable[[Event], None],
-                 recording: Recording | None = None, start_state: BrowserState | None = None,
-                 keep_state: Callable[[BrowserState], None] | None = None,
-                 origin: str | None = None) -> Awaitable[AgentRun]: ...
+    def __call__(
+        self,
+        spec: TestSpec,
+        url: str,
+        hosts: list[str],
+        secrets: dict[str, str],
+        emit: Callable[[Event], None],
+        recording: Recording | None = None,
+        start_state: BrowserState | None = None,
+        keep_state: Callable[[BrowserState], None] | None = None,
+        origin: str | None = None,
+    ) -> Awaitable[AgentRun]: ...

@@ -24,8 +24,11 @@ def not_healed(verdict: Verdict, drift: str | None) -> Verdict:
     if verdict.status is Status.ERRORED or verdict.status is Status.PASSED:
         return verdict
     why = drift or f"the replay did not pass ({verdict.reason})"
-    return Verdict(status=Status.FAILED, reason=f"{why}; heal: false, so the agent did not take over",
-                   causes=[verdict.reason, *verdict.causes] if drift else verdict.causes)
+    return Verdict(
+        status=Status.FAILED,
+        reason=f"{why}; heal: false, so the agent did not take over",
+        causes=[verdict.reason, *verdict.causes] if drift else verdict.causes,
+    )
 
 
 def healed_recordings_kept(env: Mapping[str, str]) -> bool:

@@ -30,10 +30,16 @@ def merge_runs(runs: list[RunResult]) -> RunResult:
     tests = _each_once([t for run in runs for t in run.tests])
     notices = list(dict.fromkeys(r.notice for r in runs if r.notice))
     baseline_errors = list(dict.fromkeys(r.baseline_error for r in runs if r.baseline_error))
-    return RunResult(manifest=runs[0].manifest, base_url=runs[0].base_url, started_at=min(r.started_at for r in runs),
-                     duration_s=max(r.duration_s for r in runs), tests=sorted(tests, key=lambda t: (t.file, t.line)),
-                     notice="; ".join(notices) or None, baseline_url=runs[0].baseline_url,
-                     baseline_error="; ".join(baseline_errors) or None)
+    return RunResult(
+        manifest=runs[0].manifest,
+        base_url=runs[0].base_url,
+        started_at=min(r.started_at for r in runs),
+        duration_s=max(r.duration_s for r in runs),
+        tests=sorted(tests, key=lambda t: (t.file, t.line)),
+        notice="; ".join(notices) or None,
+        baseline_url=runs[0].baseline_url,
+        baseline_error="; ".join(baseline_errors) or None,
+    )
 
 
 def _each_once(tests: list[TestResult]) -> list[TestResult]:

@@ -13,8 +13,13 @@ READY = range(200, 400)
 READY_AUTH = (401, 403)  # protected previews answer, they just want credentials the browser may have
 
 
-async def wait_for_preview(url: str, timeout: float, headers: dict[str, str] | None = None,
-                           interval: float = 2.0, on_protected: Callable[[int], None] | None = None) -> str | None:
+async def wait_for_preview(
+    url: str,
+    timeout: float,
+    headers: dict[str, str] | None = None,
+    interval: float = 2.0,
+    on_protected: Callable[[int], None] | None = None,
+) -> str | None:
     """None once `url` answers 2xx/3xx/401/403 (a 401/403 told to `on_protected`); otherwise, when `timeout` runs
     out, what happened last."""
     deadline = time.monotonic() + timeout

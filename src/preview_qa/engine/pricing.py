@@ -12,8 +12,12 @@ if TYPE_CHECKING:
 
 # The browser-use cloud is in no public price list: its own published prices (browser_use/tokens/custom_pricing.py
 # in browser-use 0.13.14), USD per million input and output tokens.
-BROWSER_USE_CLOUD = {"bu-2-0": (0.60, 3.50), "bu-latest": (0.60, 3.50), "bu-1-0": (0.60, 3.50),
-                     "bu-2-0-mini-preview": (0.15, 1.50)}
+BROWSER_USE_CLOUD = {
+    "bu-2-0": (0.60, 3.50),
+    "bu-latest": (0.60, 3.50),
+    "bu-1-0": (0.60, 3.50),
+    "bu-2-0-mini-preview": (0.15, 1.50),
+}
 BROWSER_USE_CLOUD_DATED = "browser-use 0.13.14"
 OVERRIDE = "--price-per-mtok"
 
@@ -45,8 +49,9 @@ def parse_override(text: str) -> tuple[float, float]:
             raise ValueError
         prices = float(parts[0]), float(parts[1])
     except ValueError:
-        raise ValueError(f"{OVERRIDE} must be two numbers 'IN,OUT' (USD per million input and output tokens), "
-                         f"got {text!r}.") from None
+        raise ValueError(
+            f"{OVERRIDE} must be two numbers 'IN,OUT' (USD per million input and output tokens), got {text!r}."
+        ) from None
     if min(prices) < 0:
         raise ValueError(f"{OVERRIDE} cannot be negative (got {text!r}).")
     return prices
@@ -79,8 +84,10 @@ def _bundled(provider: str, model: str) -> Price | None:
 
 def unpriced(budget: str, provider: str, model: str) -> str:
     """Why a cost budget is refused: no price is known for the model, and how to give one."""
-    return (f"{budget} cannot be enforced: no price is known for model '{model}' of provider '{provider}'; give its "
-            f"price with {OVERRIDE} IN,OUT (USD per million input and output tokens) or drop the budget.")
+    return (
+        f"{budget} cannot be enforced: no price is known for model '{model}' of provider '{provider}'; give its "
+        f"price with {OVERRIDE} IN,OUT (USD per million input and output tokens) or drop the budget."
+    )
 
 
 def budget_exceeded(spec: TestSpec, used: Usage) -> str | None:

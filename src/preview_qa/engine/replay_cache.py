@@ -28,14 +28,22 @@ class RecordingCache:
 
     def __init__(self, folder: Path, manifest: Manifest, provider: str, model: str | None):
         self.folder = folder
-        self._defines = {"format": CACHE_FORMAT, "manifest_version": manifest.version, "provider": provider,
-                         "model": default_model(provider, model), "browser_use": version("browser-use")}
+        self._defines = {
+            "format": CACHE_FORMAT,
+            "manifest_version": manifest.version,
+            "provider": provider,
+            "model": default_model(provider, model),
+            "browser_use": version("browser-use"),
+        }
 
     def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
         """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
         The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ."""
-        test = spec.model_dump(mode="json", include={"task", "start", "expect", "output_schema", "allowed_domains",
-                                                     "secrets"}, exclude={"expect": {"timeout"}})
+        test = spec.model_dump(
+            mode="json",
+            include={"task", "start", "expect", "output_schema", "allowed_domains", "secrets"},
+            exclude={"expect": {"timeout"}},
+        )
         if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
         where = {} if target == RunTarget.PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
@@ -56,12 +64,23 @@ class RecordingCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
-    def store(self, spec: TestSpec, origin: str, history: dict[str, Any], target: RunTarget = RunTarget.PREVIEW,
-              screenshots: dict[int, bytes] | None = None) -> None:
+    def store(
+        self,
+        spec: TestSpec,
+        origin: str,
+        history: dict[str, Any],
+        target: RunTarget = RunTarget.PREVIEW,
+        screenshots: dict[int, bytes] | None = None,
+    ) -> None:
         """File a passing run: its history and, to show beside a later replay that drifts, each step's page as seen."""
-        entry = {"format": CACHE_FORMAT, "key": self.key(spec, target), "test": spec.name, "origin": origin,
-                 "history": history,
-                 "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()}}
+        entry = {
+            "format": CACHE_FORMAT,
+            "key": self.key(spec, target),
+            "test": spec.name,
+            "origin": origin,
+            "history": history,
+            "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
+        }
         write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
 
 
@@ -71,8 +90,9 @@ class CacheReporter(Reporter):
     It reads the same AgentHistory event as the artifacts reporter, after the runner has replaced every secret value
     with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
 
-    def __init__(self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None,
-                 keep_healed: bool = True):
+    def __init__(
+        self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None, keep_healed: bool = True
+    ):
         self.cache = cache
         self.keep_healed = keep_healed  # engine/healing.healed_recordings_kept: off in a pull request's run
         self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}

@@ -42,17 +42,24 @@ def combine(attempts: list[TestResult]) -> TestResult:
     last = attempts[-1]
     if len(attempts) == 1:
         return last
-    return last.model_copy(update={
-        "attempts": len(attempts),
-        "flaky": last.status is Status.PASSED,  # only failures are retried: a pass at the end followed one
-        "earlier_attempts": [other_run(a) for a in attempts[:-1]],
-        "duration_s": round(sum(a.duration_s for a in attempts), 2),
-        "usage": sum((a.usage for a in attempts), Usage()),
-    })
+    return last.model_copy(
+        update={
+            "attempts": len(attempts),
+            "flaky": last.status is Status.PASSED,  # only failures are retried: a pass at the end followed one
+            "earlier_attempts": [other_run(a) for a in attempts[:-1]],
+            "duration_s": round(sum(a.duration_s for a in attempts), 2),
+            "usage": sum((a.usage for a in attempts), Usage()),
+        }
+    )
 
 
 def compared(preview: TestResult, baseline: TestResult) -> TestResult:
     """The preview's result with its run on the baseline: a regression when it passed there. The baseline run's LLM
     calls are the test's too (usage); its duration is its own (the test's result did not wait for it)."""
-    return preview.model_copy(update={"baseline": other_run(baseline), "regression": baseline.status is Status.PASSED,
-                                      "usage": preview.usage + baseline.usage})
+    return preview.model_copy(
+        update={
+            "baseline": other_run(baseline),
+            "regression": baseline.status is Status.PASSED,
+            "usage": preview.usage + baseline.usage,
+        }
+    )

@@ -45,7 +45,6 @@ TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
 
 
-
 def start_url(base_url: str, start: str) -> str:
     return start if "://" in start else base_url.rstrip("/") + start
 
@@ -64,16 +63,22 @@ class Recordings(Protocol):
 class Runner:
     """Runs a manifest's tests and passes every event, secrets redacted, to `publish`."""
 
-    def __init__(self, manifest: Manifest, config: RunConfig, secrets: dict[str, dict[str, str]],
-                 agent: AgentFn, publish: Callable[[Event], None], recordings: Recordings | None = None,
-                 redactor: Redactor | None = None,
-                 browser_start_s: float = 0.0):
+    def __init__(
+        self,
+        manifest: Manifest,
+        config: RunConfig,
+        secrets: dict[str, dict[str, str]],
+        agent: AgentFn,
+        publish: Callable[[Event], None],
+        recordings: Recordings | None = None,
+        redactor: Redactor | None = None,
+        browser_start_s: float = 0.0,
+    ):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
-        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers,
-                                                       config.basic_auth_password)
+        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
@@ -91,10 +96,14 @@ class Runner:
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
-        result = RunResult(manifest=self.manifest.path, base_url=self.config.base_url, started_at=started,
-                           baseline_url=self.config.baseline_url)
-        self.publish(RunStarted(manifest=self.manifest.path, base_url=self.config.base_url,
-                                test_names=[t.name for t in self.selection.tests]))
+        result = RunResult(
+            manifest=self.manifest.path, base_url=self.config.base_url, started_at=started, baseline_url=self.config.baseline_url
+        )
+        self.publish(
+            RunStarted(
+                manifest=self.manifest.path, base_url=self.config.base_url, test_names=[t.name for t in self.selection.tests]
+            )
+        )
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         try:
             unreachable = await self._wait_for_preview()
@@ -125,8 +134,9 @@ class Runner:
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:
             return None
-        return await wait_for_preview(self.config.base_url, self.config.wait_timeout, self.config.preview_headers,
-                                      on_protected=self._protected)
+        return await wait_for_preview(
+            self.config.base_url, self.config.wait_timeout, self.config.preview_headers, on_protected=self._protected
+        )
 
     def _protected(self, status: int) -> None:
         self._warnings.append(protected_preview_line(status))
@@ -180,8 +190,7 @@ class Runner:
         decision = decide(spec, agent_run)
         drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
         heals = may_heal(spec)
-        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts \
-                and heals:
+        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts and heals:
             # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
             replay_usage = agent_run.usage
@@ -192,13 +201,23 @@ class Runner:
         if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
         self._note_provider(agent_run)
-        emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green,
-                      detail=verdict.model_dump(mode="json")))
+        emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green, detail=verdict.model_dump(mode="json")))
         return TestResult(
-            name=spec.name, file=self.manifest.path, line=spec.line, status=verdict.status, reason=verdict.reason,
-            causes=verdict.causes, duration_s=round(time.monotonic() - clock, 2), steps=agent_run.steps,
-            execution=agent_run.execution, agent_report=report_as_dict(decision.report), expectations=decision.expectations,
-            evidence=agent_run.evidence, usage=agent_run.usage, final_url=agent_run.final_url, replay_drift=drift,
+            name=spec.name,
+            file=self.manifest.path,
+            line=spec.line,
+            status=verdict.status,
+            reason=verdict.reason,
+            causes=verdict.causes,
+            duration_s=round(time.monotonic() - clock, 2),
+            steps=agent_run.steps,
+            execution=agent_run.execution,
+            agent_report=report_as_dict(decision.report),
+            expectations=decision.expectations,
+            evidence=agent_run.evidence,
+            usage=agent_run.usage,
+            final_url=agent_run.final_url,
+            replay_drift=drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
             healed=agent_run.execution is Execution.REPLAY_FELL_BACK and verdict.status is Status.PASSED,
         )
@@ -212,11 +231,11 @@ class Runner:
         """`publish`, with the evidence of one labelled run (an attempt, the baseline run) marked as that run's."""
         if label is None:
             return self.publish
-        return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence)
-                                          else event)
+        return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence) else event)
 
-    async def _attempt(self, spec: TestSpec, target: RunTarget, recording: Recording | None,
-                       emit: Callable[[Event], None]) -> AgentRun:
+    async def _attempt(
+        self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
+    ) -> AgentRun:
         base_url = self._base_url(target)
         url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
@@ -224,9 +243,11 @@ class Runner:
             # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
             where = self._state_options(spec) if target == RunTarget.PREVIEW else {"origin": origin_of(base_url)}
             return await asyncio.wait_for(
-                self._agent(spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit,
-                            recording=recording, **where),
-                self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S)
+                self._agent(
+                    spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit, recording=recording, **where
+                ),
+                self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S,
+            )
         except TimeoutError:
             return AgentRun(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
@@ -238,12 +259,14 @@ class Runner:
     async def _compare_with_baseline(self, semaphore: asyncio.Semaphore) -> str | None:
         """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
         same manifest; passing tests are not re-run. None, or why the baseline could not be used."""
-        failing = [t for t in self.selection.tests if self._finished[t.name].status in RETRIED
-                   and self._finished[t.name].execution is not Execution.NOT_RUN]
+        failing = [
+            t
+            for t in self.selection.tests
+            if self._finished[t.name].status in RETRIED and self._finished[t.name].execution is not Execution.NOT_RUN
+        ]
         if self.config.baseline_url is None or not failing:
             return None
-        unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout,
-                                             self.config.preview_headers)
+        unreachable = await wait_for_preview(self.config.baseline_url, self.config.wait_timeout, self.config.preview_headers)
         if unreachable:
             return f"--baseline-url is unreachable: {unreachable}"
         async with asyncio.TaskGroup() as group:
@@ -255,11 +278,20 @@ class Runner:
         async with semaphore:
             # A saved login belongs to the preview's host: on the baseline the test would run signed out, and a
             # failure there would wrongly excuse this one.
-            why_not = self._run_budget_spent() or self._provider_down or (
-                f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
-                if spec.use_state is not None else None)
-            baseline = (self._unrun(spec, Status.ERRORED, why_not) if why_not else
-                        await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True))
+            why_not = (
+                self._run_budget_spent()
+                or self._provider_down
+                or (
+                    f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+                    if spec.use_state is not None
+                    else None
+                )
+            )
+            baseline = (
+                self._unrun(spec, Status.ERRORED, why_not)
+                if why_not
+                else await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True)
+            )
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
             self._finished[spec.name] = compared(self._finished[spec.name], baseline)
 
@@ -293,15 +325,23 @@ class Runner:
             return verdict
         state = self._kept.pop(spec.name, None)
         if state is None:
-            return Verdict(status=Status.ERRORED, reason="the test passed, but its browser state was not saved",
-                           causes=[verdict.reason])
+            return Verdict(
+                status=Status.ERRORED, reason="the test passed, but its browser state was not saved", causes=[verdict.reason]
+            )
         self._states.save(spec.save_state, state)
         return verdict
 
     def _with_overrides(self, spec: TestSpec) -> TestSpec:
         """The command line's per-test budgets and retries outrank the manifest's."""
-        changes = {k: v for k, v in (("max_tokens", self.config.max_tokens), ("max_cost_usd", self.config.max_cost_usd),
-                                     ("retries", self.config.retries)) if v is not None}
+        changes = {
+            k: v
+            for k, v in (
+                ("max_tokens", self.config.max_tokens),
+                ("max_cost_usd", self.config.max_cost_usd),
+                ("retries", self.config.retries),
+            )
+            if v is not None
+        }
         return spec.model_copy(update=changes) if changes else spec
 
     def _run_budget_spent(self, running: Usage | None = None) -> str | None:
@@ -325,12 +365,15 @@ class Runner:
             return
         self._provider_streak += 1
         if self._provider_streak >= PROVIDER_DOWN_AFTER and self._provider_down is None:
-            self._provider_down = (f"LLM provider down: {self._provider_streak} tests in a row got no answer "
-                                   f"(last: {outage}); this test was not started")
+            self._provider_down = (
+                f"LLM provider down: {self._provider_streak} tests in a row got no answer "
+                f"(last: {outage}); this test was not started"
+            )
 
     def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
-        return TestResult(name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason,
-                          execution=Execution.NOT_RUN)
+        return TestResult(
+            name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason, execution=Execution.NOT_RUN
+        )
 
     def _finish(self, result: TestResult) -> None:
         if result.name in self.selection.setups:
@@ -353,4 +396,3 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
     if isinstance(event, TraceRecorded):
         changes["zip"] = redact_trace(event.zip, redactor)
     return dataclasses.replace(event, **changes)
-

@@ -39,8 +39,11 @@ class BrowserState:
 
     def secret_values(self, state: str) -> dict[str, str]:
         """Placeholder name -> value for every cookie value worth redacting from the run's output."""
-        return {f"{state} cookie {c.get('name', '')}": str(c["value"]) for c in self.cookies
-                if len(str(c.get("value") or "")) >= MIN_REDACTED_COOKIE}
+        return {
+            f"{state} cookie {c.get('name', '')}": str(c["value"])
+            for c in self.cookies
+            if len(str(c.get("value") or "")) >= MIN_REDACTED_COOKIE
+        }
 
     def __repr__(self) -> str:
         return f"BrowserState({len(self.cookies)} cookies, {len(self.origins)} origins)"

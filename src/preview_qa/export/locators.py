@@ -33,12 +33,39 @@ class Locator:
 
 # ARIA's implicit roles of the tags browser-use records; a tag or input type missing here has none Playwright can use
 # (a password or file input), so a label or placeholder finds it instead.
-_TAG_ROLES = {"a": "link", "button": "button", "textarea": "textbox", "img": "img", "option": "option",
-              "h1": "heading", "h2": "heading", "h3": "heading", "h4": "heading", "h5": "heading", "h6": "heading",
-              "li": "listitem", "summary": "button", "details": "group", "dialog": "dialog", "nav": "navigation"}
-_INPUT_ROLES = {"text": "textbox", "email": "textbox", "tel": "textbox", "url": "textbox", "search": "searchbox",
-                "checkbox": "checkbox", "radio": "radio", "submit": "button", "button": "button", "reset": "button",
-                "image": "button", "range": "slider", "number": "spinbutton"}
+_TAG_ROLES = {
+    "a": "link",
+    "button": "button",
+    "textarea": "textbox",
+    "img": "img",
+    "option": "option",
+    "h1": "heading",
+    "h2": "heading",
+    "h3": "heading",
+    "h4": "heading",
+    "h5": "heading",
+    "h6": "heading",
+    "li": "listitem",
+    "summary": "button",
+    "details": "group",
+    "dialog": "dialog",
+    "nav": "navigation",
+}
+_INPUT_ROLES = {
+    "text": "textbox",
+    "email": "textbox",
+    "tel": "textbox",
+    "url": "textbox",
+    "search": "searchbox",
+    "checkbox": "checkbox",
+    "radio": "radio",
+    "submit": "button",
+    "button": "button",
+    "reset": "button",
+    "image": "button",
+    "range": "slider",
+    "number": "spinbutton",
+}
 TEST_ID_ATTRIBUTES = ("data-testid", "data-test-id", "data-test", "data-cy")
 
 
@@ -79,15 +106,24 @@ def locate(element: dict[str, Any]) -> Locator:
         if attributes.get(attribute):
             return Locator(By.TEST_ID, attributes[attribute], name=attribute)
     if attributes.get("id") and _plain_id(attributes["id"]):
-        return Locator(By.CSS, f"#{attributes['id']}",
-                       fallback="no role with a name, label, placeholder, text or test id was recorded: its id")
+        return Locator(
+            By.CSS,
+            f"#{attributes['id']}",
+            fallback="no role with a name, label, placeholder, text or test id was recorded: its id",
+        )
     if attributes.get("name"):
         tag = str(element.get("node_name") or "").lower() or "*"
         value = attributes["name"].replace("\\", "\\\\").replace('"', '\\"')
-        return Locator(By.CSS, f'{tag}[name="{value}"]',
-                       fallback="no role with a name, label, placeholder, text or test id was recorded: its name attribute")
-    return Locator(By.XPATH, "/" + str(element.get("x_path") or "").lstrip("/"),
-                   fallback="nothing but its place in the page was recorded: an XPath, which breaks when the layout does")
+        return Locator(
+            By.CSS,
+            f'{tag}[name="{value}"]',
+            fallback="no role with a name, label, placeholder, text or test id was recorded: its name attribute",
+        )
+    return Locator(
+        By.XPATH,
+        "/" + str(element.get("x_path") or "").lstrip("/"),
+        fallback="nothing but its place in the page was recorded: an XPath, which breaks when the layout does",
+    )
 
 
 def _plain_id(value: str) -> bool:

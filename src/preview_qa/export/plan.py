@@ -15,11 +15,38 @@ from preview_qa.results import one_line
 
 SECRET = re.compile(r"<secret>(\w+)</secret>")
 # Playwright's key names for what browser-use's send_keys writes (the replay's table, agent/replay/actions.py).
-KEYS = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "alt": "Alt",
-        "option": "Alt", "shift": "Shift", "esc": "Escape", "escape": "Escape", "enter": "Enter", "return": "Enter",
-        "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Delete"}
-NAMED_KEYS = {*KEYS.values(), "ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown",
-              "Insert", "ControlOrMeta", *(f"F{i}" for i in range(1, 13))}
+KEYS = {
+    "ctrl": "Control",
+    "control": "Control",
+    "cmd": "Meta",
+    "command": "Meta",
+    "meta": "Meta",
+    "alt": "Alt",
+    "option": "Alt",
+    "shift": "Shift",
+    "esc": "Escape",
+    "escape": "Escape",
+    "enter": "Enter",
+    "return": "Enter",
+    "tab": "Tab",
+    "space": "Space",
+    "backspace": "Backspace",
+    "delete": "Delete",
+}
+NAMED_KEYS = {
+    *KEYS.values(),
+    "ArrowUp",
+    "ArrowDown",
+    "ArrowLeft",
+    "ArrowRight",
+    "Home",
+    "End",
+    "PageUp",
+    "PageDown",
+    "Insert",
+    "ControlOrMeta",
+    *(f"F{i}" for i in range(1, 13)),
+}
 
 
 class Op(StrEnum):
@@ -107,11 +134,14 @@ def plan_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str) 
     become paths under the base URL."""
     # placeholder -> its environment variable; a 2FA seed's placeholder is the agent's (name_bu_2fa_code), and its
     # variable holds the seed, not the code to type: such a step is a TODO (see _operation)
-    secrets = {spec.agent_placeholder(name): source if isinstance(source, str) else source.env
-               for name, source in spec.secrets.items()}
+    secrets = {
+        spec.agent_placeholder(name): source if isinstance(source, str) else source.env for name, source in spec.secrets.items()
+    }
     totp = {spec.agent_placeholder(name) for name in spec.secrets if spec.is_totp(name)}
-    steps = [StepPlan(s.number, comment_text(s.goal), [_operation(s, a, secrets, totp, origin) for a in s.actions])
-             for s in recorded_steps(history, origin, origin)]
+    steps = [
+        StepPlan(s.number, comment_text(s.goal), [_operation(s, a, secrets, totp, origin) for a in s.actions])
+        for s in recorded_steps(history, origin, origin)
+    ]
     assertions, unchecked = _assertions(spec)
     todos = sum(1 for s in steps for o in s.operations if o.op is Op.TODO) + len(unchecked)
     return Plan(spec.name, where, steps, assertions, unchecked, todos)
@@ -122,13 +152,15 @@ def comment_text(text: str, limit: int = 200) -> str:
     return one_line("".join(c if c.isprintable() else " " for c in text), limit)
 
 
-def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, str], totp: set[str],
-               origin: str) -> Operation:
+def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, str], totp: set[str], origin: str) -> Operation:
     said = comment_text(action.describe())
     code = next((name for name in SECRET.findall(str(action.params)) if name in totp), None)
     if code is not None:
-        return Operation(Op.TODO, step.number, note=f"{said}: types a fresh 2FA code from the seed in "
-                                                    f"{secrets[code]}, e.g. with pyotp.TOTP(seed).now()")
+        return Operation(
+            Op.TODO,
+            step.number,
+            note=f"{said}: types a fresh 2FA code from the seed in {secrets[code]}, e.g. with pyotp.TOTP(seed).now()",
+        )
     if action.name == VERDICT:
         return Operation(Op.NOTE, step.number, note="the agent's verdict: the checks of expect: below decide instead")
     if action.skip is not None:
@@ -142,7 +174,7 @@ def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, st
     match action.name:
         case "navigate":
             url = str(p.get("url", ""))
-            url = url[len(origin):] or "/" if url.startswith(origin) else url
+            url = url[len(origin) :] or "/" if url.startswith(origin) else url
             return Operation(Op.GOTO_NEW_TAB if p.get("new_tab") else Op.GOTO, step.number, text=_text(url, secrets))
         case "click" if p.get("coordinate_x") is not None:
             return Operation(Op.CLICK_AT, step.number, x=float(p["coordinate_x"]), y=float(p.get("coordinate_y", 0)))
@@ -161,8 +193,7 @@ def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, st
     return Operation(Op.TODO, step.number, note=f"{said}: no Playwright call does what this agent action did")
 
 
-def _on_element(step: RecordedStep, action: RecordedAction, locator: Locator, secrets: dict[str, str],
-                said: str) -> Operation:
+def _on_element(step: RecordedStep, action: RecordedAction, locator: Locator, secrets: dict[str, str], said: str) -> Operation:
     p, n = action.params, step.number
     text = _text(str(p.get("text", "")), secrets)
     match action.name:
@@ -208,7 +239,7 @@ def _text(value: str, secrets: dict[str, str]) -> Text:
         env = secrets.get(match.group(1))
         if env is None:
             continue
-        parts += [value[at:match.start()], Secret(env)]
+        parts += [value[at : match.start()], Secret(env)]
         at = match.end()
     parts.append(value[at:])
     return [p for p in parts if p != ""]
@@ -224,12 +255,22 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
     unchecked: list[str] = []
     for key, value in expect.data.items():  # checked on the agent's report, which an exported test has not
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-            found.append(Assertion(Check.TEXT, str(value).strip(), ms, note=(
-                f"expect.data.{comment_text(key, 60)} was checked on the data the agent read off the page: here, "
-                "that its value is shown on the final page")))
+            found.append(
+                Assertion(
+                    Check.TEXT,
+                    str(value).strip(),
+                    ms,
+                    note=(
+                        f"expect.data.{comment_text(key, 60)} was checked on the data the agent read off the page: here, "
+                        "that its value is shown on the final page"
+                    ),
+                )
+            )
         else:
-            unchecked.append(f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
-                             "checked on the data the agent read off the page; assert where the page shows it")
+            unchecked.append(
+                f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
+                "checked on the data the agent read off the page; assert where the page shows it"
+            )
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
     return found, unchecked

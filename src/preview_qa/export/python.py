@@ -16,8 +16,16 @@ def render(plan: Plan) -> str:
     uses_secret = any(isinstance(p, Secret) for s in plan.steps for o in s.operations for p in o.text)
     uses_re = any(a.check in (Check.URL, Check.TITLE) for a in plan.assertions)
     imports = ["import os"] * uses_secret + ["import re"] * uses_re
-    lines = [f'"""{_docstring(plan)}"""', "", *imports, *[""] * bool(imports), "from playwright.sync_api import Page, expect",
-             "", "", f"def {function_name(plan.test)}(page: Page) -> None:"]
+    lines = [
+        f'"""{_docstring(plan)}"""',
+        "",
+        *imports,
+        *[""] * bool(imports),
+        "from playwright.sync_api import Page, expect",
+        "",
+        "",
+        f"def {function_name(plan.test)}(page: Page) -> None:",
+    ]
     body: list[str] = []
     for step in plan.steps:
         body.append(f"# step {step.number}" + (f": {step.goal}" if step.goal else ""))
@@ -39,9 +47,14 @@ def function_name(test: str) -> str:
 
 def _docstring(plan: Plan) -> str:
     todo = f" {plan.todos} TODO(s) below need a person." if plan.todos else ""
-    return (f"{comment_text(plan.test, 120)!s} ({comment_text(plan.where, 200)}), exported by preview-qa from a passing "
+    return (
+        (
+            f"{comment_text(plan.test, 120)!s} ({comment_text(plan.where, 200)}), exported by preview-qa from a passing "
             f"run.{todo}\n\nRun it with pytest-playwright: pytest --base-url https://your-preview.example.com\n"
-            ).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+        )
+        .replace("\\", "\\\\")
+        .replace('"""', '\\"\\"\\"')
+    )
 
 
 def _operation(o: Operation) -> list[str]:
@@ -63,8 +76,10 @@ def _operation(o: Operation) -> list[str]:
         Op.TYPE: lambda: f"page.keyboard.type({_text(o.text)})",
         Op.SWITCH_TAB: lambda: f"page = page.context.pages[{int(o.number)}]\npage.bring_to_front()",
         Op.CLOSE_TAB: lambda: f"page.context.pages[{int(o.number)}].close()\npage = page.context.pages[-1]",
-        Op.SCROLL_TO_TEXT: lambda: (f"if page.get_by_text({_text(o.text)}).count():  # browser-use goes on without it\n"
-                                    f"    page.get_by_text({_text(o.text)}).first.scroll_into_view_if_needed()"),
+        Op.SCROLL_TO_TEXT: lambda: (
+            f"if page.get_by_text({_text(o.text)}).count():  # browser-use goes on without it\n"
+            f"    page.get_by_text({_text(o.text)}).first.scroll_into_view_if_needed()"
+        ),
         Op.WAIT: lambda: f"page.wait_for_timeout({o.number:g})",
         Op.NOTE: lambda: f"# not exported: {o.note}",
         Op.TODO: lambda: f"# TODO step {o.step}: {o.note}",
@@ -91,10 +106,9 @@ def _assertion(a: Assertion) -> list[str]:
     code = {
         Check.URL: f"expect(page).to_have_url({pattern}, timeout={a.timeout_ms})",
         Check.TITLE: f"expect(page).to_have_title({pattern}, timeout={a.timeout_ms})",
-        Check.TEXT: f"expect(page.get_by_text({_str(a.value)}).filter(visible=True).first).to_be_visible("
-                    f"timeout={a.timeout_ms})",
+        Check.TEXT: f"expect(page.get_by_text({_str(a.value)}).filter(visible=True).first).to_be_visible(timeout={a.timeout_ms})",
         Check.NOT_TEXT: f"expect(page.get_by_text({_str(a.value)}).filter(visible=True)).to_have_count(0, "
-                        f"timeout={a.timeout_ms})",
+        f"timeout={a.timeout_ms})",
     }[a.check]
     return [*note, code]
 

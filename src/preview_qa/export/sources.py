@@ -56,8 +56,10 @@ def from_cache(cache: RecordingCache, spec: TestSpec) -> Source:
     """The recording a run with the same test definition, provider and model would replay."""
     recording = cache.load(spec)
     if recording is None:
-        raise ExportError(f"{cache.folder} holds no recording of {spec.name!r} for this test definition, provider and "
-                          "model; pass the --provider and --model the run used, or export from its results folder.")
+        raise ExportError(
+            f"{cache.folder} holds no recording of {spec.name!r} for this test definition, provider and "
+            "model; pass the --provider and --model the run used, or export from its results folder."
+        )
     return Source(recording.history, recording.origin)
 
 

@@ -24,9 +24,12 @@ _ESCAPE_HELPER = r"""function escapeRegExp(text: string): string {
 def render(plan: Plan) -> str:
     """The spec file's source text."""
     todo = f" {plan.todos} TODO(s) below need a person." if plan.todos else ""
-    head = [f"// {comment_text(plan.test, 120)} ({comment_text(plan.where, 200)}), exported by preview-qa from a "
-            f"passing run.{todo}", "// Run it with @playwright/test: baseURL (use.baseURL in playwright.config) is the "
-            "preview's URL.", "import { test, expect } from '@playwright/test';", ""]
+    head = [
+        f"// {comment_text(plan.test, 120)} ({comment_text(plan.where, 200)}), exported by preview-qa from a passing run.{todo}",
+        "// Run it with @playwright/test: baseURL (use.baseURL in playwright.config) is the preview's URL.",
+        "import { test, expect } from '@playwright/test';",
+        "",
+    ]
     uses_secret = any(isinstance(p, Secret) for s in plan.steps for o in s.operations for p in o.text)
     if uses_secret:
         head += [_SECRET_HELPER, ""]
@@ -41,8 +44,10 @@ def render(plan: Plan) -> str:
     for assertion in plan.assertions:
         body += _assertion(assertion)
     body += [f"// TODO: {note}" for note in plan.unchecked]
-    return "\n".join([*head, f"test({_str(plan.test)}, async ({{ page: firstPage }}) => {{",
-                      *("  " + line for line in body), "});"]) + "\n"
+    return (
+        "\n".join([*head, f"test({_str(plan.test)}, async ({{ page: firstPage }}) => {{", *("  " + line for line in body), "});"])
+        + "\n"
+    )
 
 
 def _operation(o: Operation) -> list[str]:
@@ -55,21 +60,24 @@ def _operation(o: Operation) -> list[str]:
         Op.CLICK: lambda: f"await {target}.click();",
         Op.CLICK_AT: lambda: f"await page.mouse.click({o.x:g}, {o.y:g});",
         Op.FILL: lambda: f"await {target}.fill({_text(o.text)});",
-        Op.APPEND: lambda: (f"await {target}.focus();\nawait page.keyboard.press('End');\n"
-                            f"await page.keyboard.insertText({_text(o.text)});"),
+        Op.APPEND: lambda: (
+            f"await {target}.focus();\nawait page.keyboard.press('End');\nawait page.keyboard.insertText({_text(o.text)});"
+        ),
         Op.SELECT: lambda: f"await {target}.selectOption({_text(o.text)});",
         Op.UPLOAD: lambda: f"await {target}.setInputFiles({_text(o.text)});  // the file uploaded when recorded",
-        Op.SCROLL_ELEMENT: lambda: (f"await {target}.evaluate((el, dy) => el.scrollBy(0, dy * el.clientHeight), "
-                                    f"{o.number:g});"),
+        Op.SCROLL_ELEMENT: lambda: f"await {target}.evaluate((el, dy) => el.scrollBy(0, dy * el.clientHeight), {o.number:g});",
         Op.SCROLL_PAGE: lambda: f"await page.evaluate((dy) => window.scrollBy(0, dy * window.innerHeight), {o.number:g});",
         Op.PRESS: lambda: f"await page.keyboard.press({_text(o.text)});",
         Op.TYPE: lambda: f"await page.keyboard.type({_text(o.text)});",
         Op.SWITCH_TAB: lambda: f"page = page.context().pages()[{int(o.number)}];\nawait page.bringToFront();",
-        Op.CLOSE_TAB: lambda: (f"await page.context().pages()[{int(o.number)}].close();\n"
-                               "page = page.context().pages().at(-1) ?? page;"),
-        Op.SCROLL_TO_TEXT: lambda: (f"if (await page.getByText({_text(o.text)}).count()) {{  // browser-use goes on "
-                                    f"without it\n  await page.getByText({_text(o.text)}).first().scrollIntoViewIfNeeded();"
-                                    "\n}"),
+        Op.CLOSE_TAB: lambda: (
+            f"await page.context().pages()[{int(o.number)}].close();\npage = page.context().pages().at(-1) ?? page;"
+        ),
+        Op.SCROLL_TO_TEXT: lambda: (
+            f"if (await page.getByText({_text(o.text)}).count()) {{  // browser-use goes on "
+            f"without it\n  await page.getByText({_text(o.text)}).first().scrollIntoViewIfNeeded();"
+            "\n}"
+        ),
         Op.WAIT: lambda: f"await page.waitForTimeout({o.number:g});",
         Op.NOTE: lambda: f"// not exported: {o.note}",
         Op.TODO: lambda: f"// TODO step {o.step}: {o.note}",

@@ -41,8 +41,7 @@ def parse(source: YamlSource) -> Manifest:
     if isinstance(raw_tests, list):
         merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
         merged["tests"] = [
-            {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t
-            for i, t in enumerate(merged["tests"])
+            {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t for i, t in enumerate(merged["tests"])
         ]
     manifest = _validate(Manifest, {**merged, "path": source.file}, source, ())
     manifest._source = source
@@ -58,8 +57,12 @@ def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
         return test
     merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
     default_expect, own_expect = defaults.get("expect"), test.get("expect")
-    if isinstance(default_expect, dict) and "timeout" in default_expect and isinstance(own_expect, dict) \
-            and "timeout" not in own_expect:
+    if (
+        isinstance(default_expect, dict)
+        and "timeout" in default_expect
+        and isinstance(own_expect, dict)
+        and "timeout" not in own_expect
+    ):
         merged["expect"] = {**own_expect, "timeout": default_expect["timeout"]}
     return merged
 
@@ -78,17 +81,23 @@ def _check_tests(manifest: Manifest) -> None:
     seen: dict[str, int] = {}
     for i, test in enumerate(manifest.tests):
         if test.name in seen:
-            raise manifest.error(("tests", i, "name"), f"duplicate test name '{test.name}' (also test {seen[test.name] + 1}); "
-                                                     "names must be unique.")
+            raise manifest.error(
+                ("tests", i, "name"),
+                f"duplicate test name '{test.name}' (also test {seen[test.name] + 1}); names must be unique.",
+            )
         seen[test.name] = i
         for placeholder in test.secret_placeholders:
             if placeholder not in test.secrets:
-                raise manifest.error(("tests", i, "task"), f"uses <secret>{placeholder}</secret> but 'secrets' does not "
-                                                         f"declare '{placeholder}'; add it under secrets.")
+                raise manifest.error(
+                    ("tests", i, "task"),
+                    f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'; add it under secrets.",
+                )
         if "timeout" in test.expect.model_fields_set and test.expect.timeout > test.timeout:  # else the test's bounds it
-            raise manifest.error(("tests", i, "expect", "timeout"),
-                                 f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
-                                 "lower expect.timeout or raise timeout.")
+            raise manifest.error(
+                ("tests", i, "expect", "timeout"),
+                f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
+                "lower expect.timeout or raise timeout.",
+            )
 
 
 def _check_states(manifest: Manifest) -> None:
@@ -99,8 +108,11 @@ def _check_states(manifest: Manifest) -> None:
             continue
         if test.save_state in saved:
             first = manifest.tests[saved[test.save_state]]
-            raise manifest.error(("tests", i, "save_state"), f"state '{test.save_state}' is already saved by test "
-                                 f"'{first.name}' (line {first.line}); give each save_state its own name.")
+            raise manifest.error(
+                ("tests", i, "save_state"),
+                f"state '{test.save_state}' is already saved by test "
+                f"'{first.name}' (line {first.line}); give each save_state its own name.",
+            )
         saved[test.save_state] = i
     saved_by = savers(manifest.tests)
     for i, test in enumerate(manifest.tests):
@@ -109,20 +121,28 @@ def _check_states(manifest: Manifest) -> None:
         origin = _from_defaults(manifest, i, "use_state")
         if test.use_state not in saved_by:
             guess = difflib.get_close_matches(test.use_state, list(saved_by), n=1)
-            hint = (f"did you mean '{guess[0]}'?" if guess else
-                    f"add 'save_state: {test.use_state}' to the test that logs in" +
-                    (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else "."))
+            hint = (
+                f"did you mean '{guess[0]}'?"
+                if guess
+                else f"add 'save_state: {test.use_state}' to the test that logs in"
+                + (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else ".")
+            )
             raise manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
         cycle = cycle_from(manifest.tests, test.name)
         if cycle is None or test.name not in cycle:
             continue
         if len(cycle) == 1:
             fix = "set 'use_state: null' on it" if origin else "remove one of the two keys"
-            raise manifest.error(("tests", i, "use_state"), f"test '{test.name}' starts from state '{test.use_state}'"
-                                 f"{origin}, which it saves itself; {fix}.")
+            raise manifest.error(
+                ("tests", i, "use_state"),
+                f"test '{test.name}' starts from state '{test.use_state}'{origin}, which it saves itself; {fix}.",
+            )
         chain = " -> ".join(f"'{name}'" for name in [*cycle, cycle[0]])
-        raise manifest.error(("tests", i, "use_state"), f"setup tests wait for each other in a cycle ({chain}, each "
-                             f"waiting for the test that saves its use_state){origin}; break the cycle.")
+        raise manifest.error(
+            ("tests", i, "use_state"),
+            f"setup tests wait for each other in a cycle ({chain}, each "
+            f"waiting for the test that saves its use_state){origin}; break the cycle.",
+        )
 
 
 def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
@@ -190,12 +210,16 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str,
         for placeholder in test.secrets:
             env = test.secret_env(placeholder)
             if not environ.get(env):
-                raise manifest.error(("tests", i, "secrets", placeholder),
-                                     f"environment variable {env} is not set; export it (or pass it as a workflow secret).")
+                raise manifest.error(
+                    ("tests", i, "secrets", placeholder),
+                    f"environment variable {env} is not set; export it (or pass it as a workflow secret).",
+                )
             if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
-                raise manifest.error(("tests", i, "secrets", placeholder),
-                                     f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
-                                     f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.")
+                raise manifest.error(
+                    ("tests", i, "secrets", placeholder),
+                    f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
+                    f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.",
+                )
             if test.is_totp(placeholder):
                 problem = seed_problem(environ[env])
                 if problem:

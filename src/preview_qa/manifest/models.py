@@ -24,12 +24,23 @@ START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
 _ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
-_SECRET_SOURCE: JsonDict = {"type": "object", "additionalProperties": False, "required": ["env"], "properties": {
-    "env": {**_ENV_SCHEMA, "description": "The environment variable holding the value."},
-    "totp": {"type": "boolean", "description": "The value is a TOTP seed (base32): the agent and the replay type a "
-                                               "fresh code where the task says <secret>name</secret>."}}}
-_SECRET_NAMES: JsonDict = {"propertyNames": {"pattern": ENV_NAME},
-                           "additionalProperties": {"anyOf": [_ENV_SCHEMA, _SECRET_SOURCE]}}
+_SECRET_SOURCE: JsonDict = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["env"],
+    "properties": {
+        "env": {**_ENV_SCHEMA, "description": "The environment variable holding the value."},
+        "totp": {
+            "type": "boolean",
+            "description": "The value is a TOTP seed (base32): the agent and the replay type a "
+            "fresh code where the task says <secret>name</secret>.",
+        },
+    },
+}
+_SECRET_NAMES: JsonDict = {
+    "propertyNames": {"pattern": ENV_NAME},
+    "additionalProperties": {"anyOf": [_ENV_SCHEMA, _SECRET_SOURCE]},
+}
 
 
 def _ecma(pattern: str) -> re.Pattern[str]:
@@ -75,35 +86,61 @@ class Accessibility(_Strict):
     """axe-core on the final page: violations at or above an impact fail the test."""
 
     # strict would refuse "serious" for the enum from YAML; the value is still checked against the four names
-    impact: Annotated[Impact, Field(strict=False)] = Field(default=Impact.SERIOUS, description=(
-        "The least severe impact that fails the test: minor, moderate, serious (the default) or critical."))
-    skip_rules: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "minLength": 1}},
-                                  description="axe-core rule ids not run, e.g. color-contrast.")
-    exclude: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "minLength": 1}},
-                               description="CSS selectors of parts of the page not checked, e.g. '#third-party-widget'.")
+    impact: Annotated[Impact, Field(strict=False)] = Field(
+        default=Impact.SERIOUS,
+        description=("The least severe impact that fails the test: minor, moderate, serious (the default) or critical."),
+    )
+    skip_rules: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "minLength": 1}},
+        description="axe-core rule ids not run, e.g. color-contrast.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "minLength": 1}},
+        description="CSS selectors of parts of the page not checked, e.g. '#third-party-widget'.",
+    )
 
 
 class Expectations(_Strict):
     """Deterministic checks, run by code on the final page after the agent is done."""
 
     url: str | None = Field(default=None, min_length=1, description="The final page's URL contains this string.")
-    text: OneOrMore = Field(default_factory=list, description=(
-        "Text that must be visible on the final page (case-insensitive, whitespace-normalised, rendered and not "
-        "hidden): one string or a list, each must be there."))
-    not_text: OneOrMore = Field(default_factory=list, description=(
-        "Text that must not be visible on the final page: one string or a list, none may be there."))
-    title: str | None = Field(default=None, min_length=1,
-                              description="The final page's title contains this (case-insensitive).")
-    data: dict[str, Any] = Field(default_factory=dict, description=(
-        "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
-        "(strings compared trimmed; 3 equals 3.0, never true)."))
-    accessibility: Accessibility | None = Field(default=None, description=(
-        "Run axe-core (bundled, offline) on the final page: any violation at or above `impact` fails the test. "
-        "`accessibility: {}` uses the defaults."))
-    timeout: float = Field(default=5, gt=0, description=(
-        "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
-        "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
-        "applies also to tests with an expect of their own."))
+    text: OneOrMore = Field(
+        default_factory=list,
+        description=(
+            "Text that must be visible on the final page (case-insensitive, whitespace-normalised, rendered and not "
+            "hidden): one string or a list, each must be there."
+        ),
+    )
+    not_text: OneOrMore = Field(
+        default_factory=list,
+        description=("Text that must not be visible on the final page: one string or a list, none may be there."),
+    )
+    title: str | None = Field(default=None, min_length=1, description="The final page's title contains this (case-insensitive).")
+    data: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
+            "(strings compared trimmed; 3 equals 3.0, never true)."
+        ),
+    )
+    accessibility: Accessibility | None = Field(
+        default=None,
+        description=(
+            "Run axe-core (bundled, offline) on the final page: any violation at or above `impact` fails the test. "
+            "`accessibility: {}` uses the defaults."
+        ),
+    )
+    timeout: float = Field(
+        default=5,
+        gt=0,
+        description=(
+            "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
+            "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
+            "applies also to tests with an expect of their own."
+        ),
+    )
 
     @property
     def has_page_checks(self) -> bool:
@@ -112,11 +149,20 @@ class Expectations(_Strict):
         return bool(self.url or self.text or self.not_text or self.title)
 
 
-TASK = ("What the agent does and checks, in plain language (any language); <secret>name</secret> stands for a "
-        "secret declared under secrets.")
-OutputSchema = Annotated[dict[str, Any], WithJsonSchema(
-    {"type": "object", "required": ["type"],
-     "properties": {"type": {"const": "object", "description": "The extracted data is an object."}}})]
+TASK = (
+    "What the agent does and checks, in plain language (any language); <secret>name</secret> stands for a "
+    "secret declared under secrets."
+)
+OutputSchema = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"const": "object", "description": "The extracted data is an object."}},
+        }
+    ),
+]
 
 
 def glob_problem(pattern: str, first: bool = False) -> str | None:
@@ -144,8 +190,10 @@ class SecretSource(_Strict):
 class Dialogs(_Strict):
     """How the page's dialogs are answered (alert, confirm and beforeunload are always accepted)."""
 
-    prompt: str | None = Field(default=None, description=(
-        "The text typed into every prompt() dialog before it is accepted; without it a prompt is cancelled."))
+    prompt: str | None = Field(
+        default=None,
+        description=("The text typed into every prompt() dialog before it is accepted; without it a prompt is cancelled."),
+    )
 
 
 class TestOptions(_Strict):
@@ -153,55 +201,109 @@ class TestOptions(_Strict):
 
     __test__ = False
 
-    start: str = Field(default="/", json_schema_extra={"pattern": START}, description=(
-        "Where the browser starts: a path under --base-url (starting with '/'), or an absolute http(s) URL."))
+    start: str = Field(
+        default="/",
+        json_schema_extra={"pattern": START},
+        description=("Where the browser starts: a path under --base-url (starting with '/'), or an absolute http(s) URL."),
+    )
     task: str | None = Field(default=None, min_length=1, description=TASK)
     secrets: dict[str, str | SecretSource] = Field(
-        default_factory=dict, json_schema_extra=_SECRET_NAMES,
-        description=("Placeholder name -> the environment variable holding the value (or {env, totp: true} for a "
-                     "TOTP seed). The LLM only ever sees <secret>name</secret>; every output has the value replaced "
-                     "by it."))
-    expect: Expectations = Field(default_factory=Expectations, description=(
-        "Deterministic checks, run by code on the final page after the agent is done: any that fails fails the test, "
-        "whatever the agent said."))
-    output_schema: OutputSchema | None = Field(default=None, description=(
-        "A JSON Schema (type: object) of the data the agent must extract and return; its data must satisfy it."))
+        default_factory=dict,
+        json_schema_extra=_SECRET_NAMES,
+        description=(
+            "Placeholder name -> the environment variable holding the value (or {env, totp: true} for a "
+            "TOTP seed). The LLM only ever sees <secret>name</secret>; every output has the value replaced "
+            "by it."
+        ),
+    )
+    expect: Expectations = Field(
+        default_factory=Expectations,
+        description=(
+            "Deterministic checks, run by code on the final page after the agent is done: any that fails fails the test, "
+            "whatever the agent said."
+        ),
+    )
+    output_schema: OutputSchema | None = Field(
+        default=None,
+        description=("A JSON Schema (type: object) of the data the agent must extract and return; its data must satisfy it."),
+    )
     max_steps: int = Field(default=20, ge=1, le=500, description="Agent steps before the test fails as unfinished.")
-    timeout: float = Field(default=300, gt=0, le=24 * 3600, description=(
-        "Seconds for the whole test (browser start, agent, checks, evidence) before it errors."))
-    allowed_domains: list[str] = Field(default_factory=list, description=(
-        "Hosts the agent may visit besides the preview's own."))
-    allow_javascript: bool = Field(default=False, description=(
-        "Give the agent browser-use's evaluate action, which runs JavaScript the model wrote on the page: a risk (a "
-        "page can talk the model into reading and sending anything the page holds), so off unless a test needs it."))
-    dialogs: Dialogs = Field(default_factory=Dialogs, description=(
-        "Dialogs are answered one way, whoever drives the page: alert OK, confirm OK, beforeunload leave, prompt "
-        "cancel, or the text given here as prompt; each one is an event in the test's evidence."))
+    timeout: float = Field(
+        default=300,
+        gt=0,
+        le=24 * 3600,
+        description=("Seconds for the whole test (browser start, agent, checks, evidence) before it errors."),
+    )
+    allowed_domains: list[str] = Field(default_factory=list, description=("Hosts the agent may visit besides the preview's own."))
+    allow_javascript: bool = Field(
+        default=False,
+        description=(
+            "Give the agent browser-use's evaluate action, which runs JavaScript the model wrote on the page: a risk (a "
+            "page can talk the model into reading and sending anything the page holds), so off unless a test needs it."
+        ),
+    )
+    dialogs: Dialogs = Field(
+        default_factory=Dialogs,
+        description=(
+            "Dialogs are answered one way, whoever drives the page: alert OK, confirm OK, beforeunload leave, prompt "
+            "cancel, or the text given here as prompt; each one is an event in the test's evidence."
+        ),
+    )
     skip: bool | str = Field(default=False, description="true, or the reason: the test is reported as skipped, not run.")
-    judge: bool = Field(default=False, description=(
-        "Also ask browser-use's judge: its 'fail' fails the test, its 'pass' adds nothing."))
-    max_tokens: int | None = Field(default=None, ge=1, description=(
-        "Per-test LLM token budget: past it the test stops as errored (--max-tokens overrides it)."))
-    max_cost_usd: float | None = Field(default=None, gt=0, description=(
-        "Per-test LLM cost budget in US dollars: past it the test stops as errored (--max-cost-usd overrides it)."))
-    tags: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "pattern": TAG}},
-                            description=("Labels to pick tests by: `run --tag T` runs the tests with any of the given "
-                                         "tags, `--skip-tag T` leaves them out. Letters, digits and _ . : / -"))
+    judge: bool = Field(
+        default=False, description=("Also ask browser-use's judge: its 'fail' fails the test, its 'pass' adds nothing.")
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description=("Per-test LLM token budget: past it the test stops as errored (--max-tokens overrides it)."),
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description=("Per-test LLM cost budget in US dollars: past it the test stops as errored (--max-cost-usd overrides it)."),
+    )
+    tags: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "pattern": TAG}},
+        description=(
+            "Labels to pick tests by: `run --tag T` runs the tests with any of the given "
+            "tags, `--skip-tag T` leaves them out. Letters, digits and _ . : / -"
+        ),
+    )
     paths: list[str] = Field(
         default_factory=list,
         json_schema_extra={"items": {"type": "string", "minLength": 1, "not": {"pattern": OUTSIDE_REPO}}},
-        description=("Repository files this test covers: gitignore-style globs relative to the repository root, e.g. "
-                     "src/checkout/**. Given changed files (--changed-files, or the action's changed-only), the test "
-                     "runs only when one of them matches; a test without paths always runs."))
-    use_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
-        "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
-        "under this name by the test with that save_state, which runs first. null opts out of a default."))
-    heal: bool = Field(default=True, description=(
-        "When the test's cached replay no longer matches the app, let the agent take over: a pass is reported as "
-        "healed. false: the drifted replay fails the test instead (a release gate); --fail-on healed fails the run."))
-    retries: int = Field(default=0, ge=0, le=5, description=(
-        "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
-        "(--retries overrides it); a test that passes on a retry is reported flaky."))
+        description=(
+            "Repository files this test covers: gitignore-style globs relative to the repository root, e.g. "
+            "src/checkout/**. Given changed files (--changed-files, or the action's changed-only), the test "
+            "runs only when one of them matches; a test without paths always runs."
+        ),
+    )
+    use_state: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": STATE_NAME},
+        description=(
+            "Start signed in: in a fresh browser that already holds the state (cookies, localStorage, IndexedDB) saved "
+            "under this name by the test with that save_state, which runs first. null opts out of a default."
+        ),
+    )
+    heal: bool = Field(
+        default=True,
+        description=(
+            "When the test's cached replay no longer matches the app, let the agent take over: a pass is reported as "
+            "healed. false: the drifted replay fails the test instead (a release gate); --fail-on healed fails the run."
+        ),
+    )
+    retries: int = Field(
+        default=0,
+        ge=0,
+        le=5,
+        description=(
+            "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
+            "(--retries overrides it); a test that passes on a retry is reported flaky."
+        ),
+    )
 
     _use_state_name = field_validator("use_state")(_state_name)
 
@@ -261,13 +363,21 @@ class Defaults(TestOptions):
 class TestSpec(TestOptions):
     """One natural-language browser test."""
 
-    name: str = Field(min_length=1, max_length=1000, description=(
-        "Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."))
+    name: str = Field(
+        min_length=1,
+        max_length=1000,
+        description=("Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."),
+    )
     task: str = Field(min_length=1, description=TASK)
     line: SkipJsonSchema[int] = Field(default=0, exclude=True)  # where the test starts in the manifest (not a key)
-    save_state: str | None = Field(default=None, json_schema_extra={"pattern": STATE_NAME}, description=(
-        "When this test passes, keep its browser state (a login) under this name, for the tests with that use_state. "
-        "A credential: it never reaches an output, and is deleted when the run ends."))
+    save_state: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": STATE_NAME},
+        description=(
+            "When this test passes, keep its browser state (a login) under this name, for the tests with that use_state. "
+            "A credential: it never reaches an output, and is deleted when the run ends."
+        ),
+    )
 
     _save_state_name = field_validator("save_state")(_state_name)
 
@@ -285,6 +395,7 @@ class TestSpec(TestOptions):
     def agent_task(self) -> str:
         """The task as the agent gets it: a TOTP seed's placeholder under browser-use's 2FA name, so that typing it
         types a fresh code (the loader resolves the seed under that name)."""
+
         def named(match: re.Match[str]) -> str:
             name = match.group(1)
             return f"<secret>{self.agent_placeholder(name)}</secret>" if name in self.secrets else match.group(0)
@@ -310,8 +421,10 @@ class Manifest(_Strict):
     """A whole manifest, version 1."""
 
     version: Literal[1] = Field(description="The manifest format's version: 1.")
-    defaults: Defaults = Field(default_factory=Defaults, description=(
-        "Keys given to every test (any test key but name); a test's own value replaces the default."))
+    defaults: Defaults = Field(
+        default_factory=Defaults,
+        description=("Keys given to every test (any test key but name); a test's own value replaces the default."),
+    )
     tests: list[TestSpec] = Field(min_length=1, description="The tests, reported in this order.")
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)
     _source: YamlSource | None = PrivateAttr(default=None)

@@ -28,8 +28,10 @@ def manifest_schema() -> dict[str, Any]:
     # The loader merges `defaults` into each test before it checks the test, so a test may leave `task` to defaults.
     spec = generated["$defs"]["TestSpec"]
     spec["required"] = [key for key in spec["required"] if key != "task"]
-    generated["if"] = {"required": ["defaults"],
-                       "properties": {"defaults": {"required": ["task"], "properties": {"task": {"type": "string"}}}}}
+    generated["if"] = {
+        "required": ["defaults"],
+        "properties": {"defaults": {"required": ["task"], "properties": {"task": {"type": "string"}}}},
+    }
     generated["else"] = {"properties": {"tests": {"items": {"required": ["task"]}}}}
     generated.pop("title", None)
     return {"$schema": DIALECT, "$id": SCHEMA_URL, "title": "preview-qa manifest", **generated}

@@ -60,4 +60,4 @@ def cycle_from(tests: Sequence[Stateful], start: str) -> list[str] | None:
     while current is not None and current not in path:
         path.append(current)
         current = needs.get(current)
-    return None if current is None else path[path.index(current):]
+    return None if current is None else path[path.index(current) :]

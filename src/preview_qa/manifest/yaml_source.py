@@ -86,11 +86,19 @@ class _Builder:
     def build(self, node: yaml.Node, loc: Loc) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
-                              f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.")
+            raise ManifestError(
+                self.file,
+                node.start_mark.line + 1,
+                format_loc(loc) or None,
+                f"the document expands to more than {MAX_NODES} values (an alias bomb?); simplify it.",
+            )
         if len(loc) > MAX_DEPTH:
-            raise ManifestError(self.file, node.start_mark.line + 1, None,
-                              f"values are nested more than {MAX_DEPTH} levels deep (a recursive alias?); flatten them.")
+            raise ManifestError(
+                self.file,
+                node.start_mark.line + 1,
+                None,
+                f"values are nested more than {MAX_DEPTH} levels deep (a recursive alias?); flatten them.",
+            )
         self.lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, loc)
@@ -100,21 +108,30 @@ class _Builder:
             return self._scalars.construct_object(node, deep=True)
         except yaml.YAMLError as e:  # an unknown tag (`!foo`, `!!python/object`) or a malformed !!binary, !!timestamp...
             problem = (getattr(e, "problem", None) or str(e)).strip()
-            raise ManifestError(self.file, node.start_mark.line + 1, format_loc(loc) or None,
-                              f"invalid YAML value: {problem}.") from None
+            raise ManifestError(
+                self.file, node.start_mark.line + 1, format_loc(loc) or None, f"invalid YAML value: {problem}."
+            ) from None
 
     def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         for key_node, value_node in _merged_pairs(node):
             key = self.build(key_node, (*loc, "<key>"))
             if isinstance(key, list | dict):
-                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(loc) or None,
-                                  "a key must be a plain value, not a list or mapping.")
+                raise ManifestError(
+                    self.file,
+                    key_node.start_mark.line + 1,
+                    format_loc(loc) or None,
+                    "a key must be a plain value, not a list or mapping.",
+                )
             name = str(key)
             child = (*loc, name)
             if name in out:
-                raise ManifestError(self.file, key_node.start_mark.line + 1, format_loc(child),
-                                  f"duplicate key '{name}' (first given on line {self.lines[child]}); keep one.")
+                raise ManifestError(
+                    self.file,
+                    key_node.start_mark.line + 1,
+                    format_loc(child),
+                    f"duplicate key '{name}' (first given on line {self.lines[child]}); keep one.",
+                )
             self.lines[child] = key_node.start_mark.line + 1
             out[name] = self.build(value_node, child)
             self.lines[child] = key_node.start_mark.line + 1

@@ -63,8 +63,11 @@ class ArtifactsReporter(Reporter):
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.out.mkdir(parents=True, exist_ok=True)
-            self._run = RunResult(manifest=event.manifest, base_url=event.base_url,
-                                  started_at=datetime.fromtimestamp(event.at, UTC).isoformat(timespec="seconds"))
+            self._run = RunResult(
+                manifest=event.manifest,
+                base_url=event.base_url,
+                started_at=datetime.fromtimestamp(event.at, UTC).isoformat(timespec="seconds"),
+            )
             self._write_results(self._run)
         elif isinstance(event, StepRecorded):
             self._step(event)
@@ -79,8 +82,10 @@ class ArtifactsReporter(Reporter):
                 if png:
                     self._in_background(_save_screenshot, folder / filename, png)
         elif isinstance(event, AgentHistory):
-            write_atomic(self._dir(event.name, event.label) / "history.json",
-                         json.dumps(event.history, indent=1, default=str, ensure_ascii=False))
+            write_atomic(
+                self._dir(event.name, event.label) / "history.json",
+                json.dumps(event.history, indent=1, default=str, ensure_ascii=False),
+            )
         elif isinstance(event, TraceRecorded):
             self._traces[(event.name, event.label)] = event.zip
         elif isinstance(event, AttemptFinished):
@@ -108,13 +113,26 @@ class ArtifactsReporter(Reporter):
 
     def _step(self, event: StepRecorded) -> None:
         folder = self._dir(event.name, event.label)
-        for png, filename in ((event.form_screenshot_png, form_screenshot(event.number)),
-                              (event.screenshot_png, step_screenshot(event.number))):
+        for png, filename in (
+            (event.form_screenshot_png, form_screenshot(event.number)),
+            (event.screenshot_png, step_screenshot(event.number)),
+        ):
             if png:
                 self._in_background(_save_screenshot, folder / filename, png)
-        self._log(folder, "step", event.error is not None, event.at,
-                  {"number": event.number, "goal": event.goal, "actions": event.actions, "elements": event.elements,
-                   "url": event.url, "result_error": event.error})
+        self._log(
+            folder,
+            "step",
+            event.error is not None,
+            event.at,
+            {
+                "number": event.number,
+                "goal": event.goal,
+                "actions": event.actions,
+                "elements": event.elements,
+                "url": event.url,
+                "result_error": event.error,
+            },
+        )
 
     def _keep_traces(self, name: str, label: str | None, status: Status) -> None:
         """Write a run's trace.zip (already redacted by the runner) if --trace keeps it for that run's status."""
@@ -124,8 +142,7 @@ class ArtifactsReporter(Reporter):
             self._in_background(write_atomic, self._dir(name, label) / TRACE, data)
 
     def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
-        line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind,
-                "error": error, **detail}
+        line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind, "error": error, **detail}
         with (folder / EVENTS).open("a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
 
@@ -183,9 +200,8 @@ def results_document(run: RunResult) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         **doc,
         "status": run.status.value,
-        "totals": {s.value: run.count(s) for s in Status} | {"total": len(run.tests), "flaky": len(run.flaky),
-                                                              "healed": len(run.healed),
-                                                              "regressions": len(run.regressions)},
+        "totals": {s.value: run.count(s) for s in Status}
+        | {"total": len(run.tests), "flaky": len(run.flaky), "healed": len(run.healed), "regressions": len(run.regressions)},
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],
     }

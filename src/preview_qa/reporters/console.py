@@ -37,8 +37,10 @@ class ConsoleReporter(Reporter):
             r = event.result
             # say when the cache decided how it ran
             how = f", {r.execution.value}" if r.execution in (Execution.REPLAYED, Execution.REPLAY_FELL_BACK) else ""
-            self.console.print(f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/]{_marks(r)} {escape(r.name)} "
-                               f"({r.duration_s:.1f}s{how}): {escape(r.reason)}")
+            self.console.print(
+                f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/]{_marks(r)} {escape(r.name)} "
+                f"({r.duration_s:.1f}s{how}): {escape(r.reason)}"
+            )
             if r.replay_drift:
                 self.console.print(f"      {escape(r.replay_drift)}", style="yellow")
             if r.healed:  # the recorded step above, against what replaced it
@@ -52,26 +54,40 @@ class ConsoleReporter(Reporter):
         if event.label != RunTarget.BASELINE and r.status.is_green:
             return
         where = "on the baseline" if event.label == RunTarget.BASELINE else event.label
-        self.console.print(f"    {MARK[r.status]} {escape(r.name)} {where}: [{STYLE[r.status]}]{r.status.value}[/] "
-                           f"({r.duration_s:.1f}s): {escape(r.reason)}", style="dim")
+        self.console.print(
+            f"    {MARK[r.status]} {escape(r.name)} {where}: [{STYLE[r.status]}]{r.status.value}[/] "
+            f"({r.duration_s:.1f}s): {escape(r.reason)}",
+            style="dim",
+        )
 
     def _summary(self, run: RunResult) -> None:
         table = Table(title="preview-qa results", show_lines=False, expand=False)
         for column in ("Test", "Status", "Reason", "Duration", "Steps", "Tokens", "Path"):
             table.add_column(column, overflow="fold")
         for t in run.tests:
-            table.add_row(escape(t.name), f"[{STYLE[t.status]}]{t.status.value}[/]{_marks(t)}", escape(t.reason),
-                          f"{t.duration_s:.1f}s", str(t.steps), str(t.usage.total_tokens or ""),
-                          "" if t.execution is Execution.NOT_RUN else t.execution.value)
+            table.add_row(
+                escape(t.name),
+                f"[{STYLE[t.status]}]{t.status.value}[/]{_marks(t)}",
+                escape(t.reason),
+                f"{t.duration_s:.1f}s",
+                str(t.steps),
+                str(t.usage.total_tokens or ""),
+                "" if t.execution is Execution.NOT_RUN else t.execution.value,
+            )
         self.console.print(table)
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
-        counts += "".join(f", {len(tests)} {what}" for what, tests in (("flaky", run.flaky), ("healed", run.healed),
-                                                                        ("regression(s)", run.regressions)) if tests)
+        counts += "".join(
+            f", {len(tests)} {what}"
+            for what, tests in (("flaky", run.flaky), ("healed", run.healed), ("regression(s)", run.regressions))
+            if tests
+        )
         usage = run.usage
         cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd else ""
-        self.console.print(f"[bold]{run.status.value.upper()}[/]: {counts or 'no tests'} in {run.duration_s:.1f}s "
-                           f"({usage.llm_calls} LLM calls, {usage.total_tokens} tokens{cost})",
-                           style=STYLE[run.status])
+        self.console.print(
+            f"[bold]{run.status.value.upper()}[/]: {counts or 'no tests'} in {run.duration_s:.1f}s "
+            f"({usage.llm_calls} LLM calls, {usage.total_tokens} tokens{cost})",
+            style=STYLE[run.status],
+        )
         if run.notice:
             self.console.print(f"note: {escape(run.notice)}")
         if run.baseline_error:

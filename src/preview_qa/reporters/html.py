@@ -28,8 +28,12 @@ from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResul
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
-EXECUTION_WORDS = {Execution.AGENT: "agent", Execution.REPLAYED: "replayed", Execution.REPLAY_FELL_BACK: "replay → agent",
-                   Execution.NOT_RUN: "not run"}
+EXECUTION_WORDS = {
+    Execution.AGENT: "agent",
+    Execution.REPLAYED: "replayed",
+    Execution.REPLAY_FELL_BACK: "replay → agent",
+    Execution.NOT_RUN: "not run",
+}
 
 
 @dataclass
@@ -79,28 +83,39 @@ class HtmlReporter(Reporter):
 
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
-        return _template().render(run=run, tests=tests, totals=[(s, run.count(s)) for s in Status], usage=run.usage,
-                                  generated=datetime.now(UTC).isoformat(timespec="seconds"), EXECUTION_WORDS=EXECUTION_WORDS)
+        return _template().render(
+            run=run,
+            tests=tests,
+            totals=[(s, run.count(s)) for s in Status],
+            usage=run.usage,
+            generated=datetime.now(UTC).isoformat(timespec="seconds"),
+            EXECUTION_WORDS=EXECUTION_WORDS,
+        )
 
     def _view(self, test: TestResult) -> TestView:
-        view = TestView(result=test, anchor=safe_name(test.name),
-                        agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "")
+        view = TestView(
+            result=test,
+            anchor=safe_name(test.name),
+            agent_report=json.dumps(test.agent_report, indent=1, ensure_ascii=False) if test.agent_report else "",
+        )
         view.attempts = attempts_of(test)
         shots = [*test.artifacts.get("screenshots", []), *test.artifacts.get("form_screenshots", [])]
         events = read_events(self.out, test)
         folder = last_run_dir(self.out, test)  # with retries, the last attempt's
         for step in steps_of(events):
             after, form = (f"{folder}/{name(step.number)}" for name in (step_screenshot, form_screenshot))
-            view.steps.append(StepView(step=step, screenshot=after if after in shots else None,
-                                       form_screenshot=form if form in shots else None))
+            view.steps.append(
+                StepView(step=step, screenshot=after if after in shots else None, form_screenshot=form if form in shots else None)
+            )
         for line in events:
             kind = line.get("type")
             if kind == "replay_fell_back":
                 view.fallback_reason = clip(str(line.get("reason") or ""), TEXT_LIMIT)
             elif line.get("error") is True and kind not in NOT_ERRORS:
                 if len(view.errors) < ERROR_LIMIT:
-                    view.errors.append(ErrorView(kind=str(kind), at=str(line.get("ts", ""))[11:23],
-                                                 text=clip(_describe(line), TEXT_LIMIT)))
+                    view.errors.append(
+                        ErrorView(kind=str(kind), at=str(line.get("ts", ""))[11:23], text=clip(_describe(line), TEXT_LIMIT))
+                    )
                 else:
                     view.errors_left_off += 1
         return view
@@ -112,8 +127,13 @@ def attempts_of(test: TestResult) -> int | None:
 
 
 def _template() -> Template:
-    env = Environment(loader=PackageLoader("preview_qa.reporters", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("preview_qa.reporters", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     return env.get_template("report.html.j2")
 
 

@@ -24,11 +24,25 @@ _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\
 
 # A testcase's children in the order of Maven Surefire's schema (surefire-test-report-3.0.xsd), which is where the
 # rerun and flaky elements come from; properties, which Surefire keeps on the suite only, come first as in junit-10.
-CHILD_ORDER = ("properties", "failure", "rerunFailure", "flakyFailure", "skipped", "error", "rerunError", "flakyError",
-               "system-out", "system-err")
+CHILD_ORDER = (
+    "properties",
+    "failure",
+    "rerunFailure",
+    "flakyFailure",
+    "skipped",
+    "error",
+    "rerunError",
+    "flakyError",
+    "system-out",
+    "system-err",
+)
 # An earlier attempt, as Surefire records it: by whether the test passed in the end, and how that attempt ended.
-EARLIER = {(True, Status.FAILED): FlakyFailure, (True, Status.ERRORED): FlakyError,
-           (False, Status.FAILED): RerunFailure, (False, Status.ERRORED): RerunError}
+EARLIER = {
+    (True, Status.FAILED): FlakyFailure,
+    (True, Status.ERRORED): FlakyError,
+    (False, Status.FAILED): RerunFailure,
+    (False, Status.ERRORED): RerunError,
+}
 
 
 class _Case(SurefireCase):
@@ -136,8 +150,12 @@ def _ordered(case: SurefireCase) -> None:
 
 def usage_properties(usage: Usage) -> dict[str, str]:
     """Tokens and cost as JUnit properties (a test's, or the run's totals)."""
-    values = {"llm_calls": usage.llm_calls, "prompt_tokens": usage.prompt_tokens,
-              "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens}
+    values = {
+        "llm_calls": usage.llm_calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
     found = {k: str(v) for k, v in values.items()}
     if usage.cost_usd is not None:
         found["cost_usd"] = f"{usage.cost_usd:.6f}"

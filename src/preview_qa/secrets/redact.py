@@ -28,11 +28,19 @@ def forms(value: str) -> list[str]:
     """The concrete encodings of `value` a page, URL or serialiser produces: raw, percent-encoded (quote and
     quote_plus, upper- and lower-case hex), JSON-escaped and HTML-escaped. `Redactor` matches more (any mix of
     these per character, double encodings); this list is what can be told to others (GitHub's masks, the browser)."""
-    percent = [quote(value, safe="", errors="surrogatepass"), quote(value, errors="surrogatepass"),
-               quote_plus(value, safe="/", errors="surrogatepass"), quote_plus(value, errors="surrogatepass")]
+    percent = [
+        quote(value, safe="", errors="surrogatepass"),
+        quote(value, errors="surrogatepass"),
+        quote_plus(value, safe="/", errors="surrogatepass"),
+        quote_plus(value, errors="surrogatepass"),
+    ]
     lower = [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), p) for p in percent]
-    escaped = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], html.escape(value),
-               html.escape(value, quote=False)]
+    escaped = [
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        html.escape(value),
+        html.escape(value, quote=False),
+    ]
     return list(dict.fromkeys([value, *percent, *lower, *escaped, *base64_forms(value)]))
 
 
@@ -43,7 +51,7 @@ def base64_forms(value: str) -> list[str]:
     found = []
     for before in range(3):
         encoded = base64.b64encode(b"\0" * before + data).decode("ascii").rstrip("=")
-        core = encoded[-(-8 * before // 6):(8 * (before + len(data))) // 6]  # only characters of `value`'s own bits
+        core = encoded[-(-8 * before // 6) : (8 * (before + len(data))) // 6]  # only characters of `value`'s own bits
         found += [core, core.replace("+", "-").replace("/", "_")]
     return list(dict.fromkeys(found))
 
@@ -68,8 +76,11 @@ def _char_forms(char: str) -> list[str]:
     named = html.escape(char)
     in_html += ["&(?:amp;)*" + re.escape(named[1:])] if named != char else []
     in_html += ["&(?:amp;)*apos;"] if char == "'" else []
-    found = [*in_html, "".join(f"%(?:25)*{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")),
-             "".join(rf"\\+u{unit:04X}" for unit in units)]  # percent-encoded (maybe twice); JSON (maybe in JSON)
+    found = [
+        *in_html,
+        "".join(f"%(?:25)*{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")),
+        "".join(rf"\\+u{unit:04X}" for unit in units),
+    ]  # percent-encoded (maybe twice); JSON (maybe in JSON)
     short = json.dumps(char)[1:-1]
     if char == "/" or (short.startswith("\\") and not short.startswith("\\u")):  # JSON's \" \\ \/ \n ...
         letter = short[1:] if char != "/" else "/"
@@ -77,8 +88,16 @@ def _char_forms(char: str) -> list[str]:
     return found
 
 
-_SPACE = [r"\s", r"\+", r"%(?:25)*(?:20|09|0A|0D)", r"\\+[ntr]", r"\\+u00A0", "&(?:amp;)*(?:nbsp|#160|#xA0);",
-          r"&(?:amp;)*#(?:32|9|10|13);", r"&(?:amp;)*#x(?:20|9|A|D);"]
+_SPACE = [
+    r"\s",
+    r"\+",
+    r"%(?:25)*(?:20|09|0A|0D)",
+    r"\\+[ntr]",
+    r"\\+u00A0",
+    "&(?:amp;)*(?:nbsp|#160|#xA0);",
+    r"&(?:amp;)*#(?:32|9|10|13);",
+    r"&(?:amp;)*#x(?:20|9|A|D);",
+]
 
 
 class _Token:
@@ -133,8 +152,12 @@ class _Secret:
         self.name, self.placeholder = name, f"<secret>{name}</secret>"
         self.whole = re.compile("".join(t.regex for t in self.tokens), re.IGNORECASE)
         # base64 is case-sensitive, and a percent-encoded URL or form body spells its + / = as %2B %2F %3D
-        self.encoded = re.compile("|".join(re.escape(f).replace(r"\+", "(?:\\+|%2[Bb])").replace("/", "(?:/|%2[Ff])")
-                                           for f in sorted(base64_forms(value), key=len, reverse=True)))
+        self.encoded = re.compile(
+            "|".join(
+                re.escape(f).replace(r"\+", "(?:\\+|%2[Bb])").replace("/", "(?:/|%2[Ff])")
+                for f in sorted(base64_forms(value), key=len, reverse=True)
+            )
+        )
         # a start inside a word is part of that word (`attribu-tes...`), unless the secret itself starts with a symbol
         boundary = r"(?<![^\W_])" if value[:1].isalnum() else ""
         self.start = re.compile(boundary + "".join(t.regex for t in self.tokens[:CUT_MIN]), re.IGNORECASE)
@@ -152,7 +175,7 @@ class _Secret:
             if cut is None:
                 at = found.start() + 1
                 continue
-            out += [text[done:found.start()], self.placeholder]
+            out += [text[done : found.start()], self.placeholder]
             done = at = cut
         return "".join(out) + text[done:] if out else text
 
@@ -184,8 +207,13 @@ class Redactor:
         return [*self._values, *(code for totp in self._totps for code in totp.codes())]
 
     @classmethod
-    def of_tests(cls, secrets: Mapping[str, Mapping[str, str]], api_key: str | None = None,
-                 headers: Mapping[str, str] | None = None, basic_auth_password: str | None = None) -> Redactor:
+    def of_tests(
+        cls,
+        secrets: Mapping[str, Mapping[str, str]],
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        basic_auth_password: str | None = None,
+    ) -> Redactor:
         """Every test's secrets at once (test name -> placeholder -> value), and the run's API key, header values and
         basic-auth password."""
         found = {name: value for values in secrets.values() for name, value in values.items()}
@@ -199,8 +227,9 @@ class Redactor:
     def add(self, secrets: Mapping[str, str]) -> None:
         """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
         found = [(v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH]
-        pairs = sorted([*zip(self._values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)],
-                       key=lambda p: -len(p[0]))
+        pairs = sorted(
+            [*zip(self._values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)], key=lambda p: -len(p[0])
+        )
         self._values, self._secrets = [v for v, _ in pairs], [s for _, s in pairs]
         self._totps += [TotpCodes(k, v) for k, v in secrets.items() if is_totp(k)]
 

@@ -16,8 +16,6 @@ API_PAGES = 30  # GitHub lists at most 3,000 files of a pull request: 30 pages o
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-
-
 @dataclass(frozen=True)
 class ChangedFiles:
     """The changed files, or None to select nothing by them (every test runs); `note` tells the user which and why."""
@@ -50,8 +48,9 @@ def read_list(source: str, stdin: TextIO) -> list[str]:
     try:
         text = Path(source).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ChangedFilesError(f"--changed-files {source}: no such file; give a file with one changed path a line, "
-                                "or - to read them from stdin.") from None
+        raise ChangedFilesError(
+            f"--changed-files {source}: no such file; give a file with one changed path a line, or - to read them from stdin."
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise ChangedFilesError(f"--changed-files {source}: cannot read it ({getattr(e, 'strerror', None) or e}).") from None
     return _paths(text.splitlines())
@@ -99,8 +98,11 @@ def _git_diff(workspace: Path, base: object, head: object) -> list[str] | None:
     if git is None or not (isinstance(base, str) and _SHA.fullmatch(base) and isinstance(head, str) and _SHA.fullmatch(head)):
         return None
     try:
-        done = subprocess.run([git, "-C", str(workspace), "diff", "--name-only", "--no-renames", "-z", f"{base}...{head}"],
-                              capture_output=True, timeout=60)
+        done = subprocess.run(
+            [git, "-C", str(workspace), "diff", "--name-only", "--no-renames", "-z", f"{base}...{head}"],
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:  # a shallow checkout (the default) lacks the base or the merge base

@@ -15,8 +15,6 @@ from preview_qa.selection.shard import in_shard
 NOT_CHANGED = "no changed file under its paths"
 
 
-
-
 @dataclass(frozen=True)
 class Selection:
     """The tests the run reports, in manifest order, and why the selection skips some of them."""
@@ -49,8 +47,11 @@ def select(manifest: Manifest, config: RunConfig) -> Selection:
 def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, str]) -> Selection:
     needed = {t.name for t in with_setup_tests(manifest.tests, [t for t in tests if t.name not in skipped])}
     chosen = {t.name for t in tests}
-    return Selection([t for t in manifest.tests if t.name in chosen | needed],
-                     {name: reason for name, reason in skipped.items() if name not in needed}, needed - chosen)
+    return Selection(
+        [t for t in manifest.tests if t.name in chosen | needed],
+        {name: reason for name, reason in skipped.items() if name not in needed},
+        needed - chosen,
+    )
 
 
 def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
@@ -64,13 +65,17 @@ def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
         if missing:
             known = ", ".join(sorted(tags)) or "none"
             raise SelectionError(f"{flag} {missing[0]!r}: no test in {config.manifest} has this tag (its tags: {known}).")
-    tests = [t for t in manifest.tests
-             if (not config.only or t.name in config.only)
-             and (not config.tags or set(t.tags) & set(config.tags))
-             and not set(t.tags) & set(config.skip_tags)]
+    tests = [
+        t
+        for t in manifest.tests
+        if (not config.only or t.name in config.only)
+        and (not config.tags or set(t.tags) & set(config.tags))
+        and not set(t.tags) & set(config.skip_tags)
+    ]
     if not tests:
-        raise SelectionError("no test is left to run once --only, --tag and --skip-tag are applied; "
-                             f"check them against {config.manifest}.")
+        raise SelectionError(
+            f"no test is left to run once --only, --tag and --skip-tag are applied; check them against {config.manifest}."
+        )
     return tests
 
 

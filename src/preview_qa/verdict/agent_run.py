@@ -22,6 +22,8 @@ class BlockedBy(StrEnum):
     CAPTCHA = "captcha"
     BOT_CHECK = "bot_check"  # a "checking your browser" page, a WAF challenge
     UNEXPECTED_SIGN_IN = "unexpected_sign_in"  # the app asked to sign in although the test gave no way to
+
+
 LLMPurpose = Literal["agent", "judge"]  # what an LLM call was for: the agent's steps, or browser-use's judge
 
 
@@ -35,13 +37,15 @@ class AgentReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: AgentStatus = Field(description="pass if the app behaves as the test says; fail if it does not; blocked if "
-                                            "the site kept you from carrying out the test at all")
+    status: AgentStatus = Field(
+        description="pass if the app behaves as the test says; fail if it does not; blocked if "
+        "the site kept you from carrying out the test at all"
+    )
     # Validated non-empty, but not said in the JSON schema: OpenAI's strict structured outputs refuse `minLength`.
     # Stripped first: a blank reason names no evidence.
     reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
-        min_length=1, description="one sentence: the concrete evidence for the status",
-        json_schema_extra=_without_min_length)
+        min_length=1, description="one sentence: the concrete evidence for the status", json_schema_extra=_without_min_length
+    )
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
     blocked_by: BlockedBy | None = Field(default=None, description="only with status blocked: what blocked you")
 

@@ -18,8 +18,11 @@ def check_data(expected: dict[str, Any], data: dict[str, Any]) -> list[Expectati
         got = _lookup(data, key)
         found = "no such key" if got is _MISSING else json.dumps(got, ensure_ascii=False)
         ok = got is not _MISSING and _same(want, got)
-        out.append(ExpectationOutcome(check=f"data.{key}", expected=json.dumps(want, ensure_ascii=False),
-                                      found=clip(found, SHOWN), ok=ok))
+        out.append(
+            ExpectationOutcome(
+                check=f"data.{key}", expected=json.dumps(want, ensure_ascii=False), found=clip(found, SHOWN), ok=ok
+            )
+        )
     return out
 
 

@@ -42,8 +42,9 @@ def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | N
     if spec.output_schema is not None:
         if report.data is None:
             return None, "the agent returned no extracted data although the test declares an output_schema"
-        error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(spec.output_schema)(
-            spec.output_schema).iter_errors(report.data))
+        error = jsonschema.exceptions.best_match(
+            jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(report.data)
+        )
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path) or "top level"
             return None, f"the agent's extracted data breaks output_schema at {where}: {one_line(error.message, 200)}"
@@ -71,14 +72,17 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
     return Decision(verdict, None if unused else report, expectations)
 
 
-def _verdict(spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None,
-             expectations: list[ExpectationOutcome]) -> Verdict:
+def _verdict(
+    spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None, expectations: list[ExpectationOutcome]
+) -> Verdict:
     failed_checks = [e for e in expectations if not e.ok]
     evidence = [*agent_run.access_denied, *_evidence_causes(agent_run)]
     if agent_run.secret_attempts:  # first: no report, error or check outweighs a secret the agent tried to carry off
         block = [blocked_line(report.blocked_by)] if report is not None and report.status == "blocked" else []
-        return _fail(secret_line(agent_run.secret_attempts[0]),
-                     [*(secret_line(a) for a in agent_run.secret_attempts[1:]), *block, *evidence])
+        return _fail(
+            secret_line(agent_run.secret_attempts[0]),
+            [*(secret_line(a) for a in agent_run.secret_attempts[1:]), *block, *evidence],
+        )
     if agent_run.infrastructure_error:
         return _error(agent_run.infrastructure_error, evidence)
     if agent_run.replay_error:
@@ -135,8 +139,10 @@ def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: 
     failed = [_describe_check(e) for e in expectations if not e.ok]
     if failed:
         return _fail(failed[0], [*failed[1:], *evidence])
-    return Verdict(status=Status.PASSED, reason=f"replayed the recorded steps without the agent; all {len(expectations)} "
-                                                "expectation(s) hold on the final page")
+    return Verdict(
+        status=Status.PASSED,
+        reason=f"replayed the recorded steps without the agent; all {len(expectations)} expectation(s) hold on the final page",
+    )
 
 
 def provider_outage(agent_run: AgentRun) -> str | None:
@@ -156,8 +162,10 @@ def _no_report(spec: TestSpec, agent_run: AgentRun, evidence: list[str]) -> Verd
     if agent_run.max_steps_reached:
         return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
     if last is not None:
-        return _fail(f"the agent's output was invalid and it never reported a verdict: {last.message}",
-                     [*_fault_counts(agent_faults), *evidence])
+        return _fail(
+            f"the agent's output was invalid and it never reported a verdict: {last.message}",
+            [*_fault_counts(agent_faults), *evidence],
+        )
     return _fail("the agent stopped without reporting a verdict", evidence)
 
 
@@ -175,14 +183,18 @@ def _judge_problem(agent_run: AgentRun) -> Verdict | None:
 
 
 def _fail(reason: str, causes: list[str]) -> Verdict:
-    return Verdict(status=Status.FAILED, reason=one_line(reason, REASON_LIMIT),
-                   causes=[one_line(c, REASON_LIMIT) for c in causes])
+    return Verdict(
+        status=Status.FAILED, reason=one_line(reason, REASON_LIMIT), causes=[one_line(c, REASON_LIMIT) for c in causes]
+    )
 
 
 def _error(reason: str, causes: list[str]) -> Verdict:
     """Errors carry text from exceptions and providers: one line, clipped, and never empty."""
-    return Verdict(status=Status.ERRORED, reason=one_line(reason, REASON_LIMIT) or "an error without any message",
-                   causes=[one_line(c, REASON_LIMIT) for c in causes])
+    return Verdict(
+        status=Status.ERRORED,
+        reason=one_line(reason, REASON_LIMIT) or "an error without any message",
+        causes=[one_line(c, REASON_LIMIT) for c in causes],
+    )
 
 
 def _describe_check(e: ExpectationOutcome) -> str:

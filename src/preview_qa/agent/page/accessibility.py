@@ -47,14 +47,21 @@ async def violations_on(page: Page, wanted: Accessibility) -> list[Violation]:
                 await frame.evaluate(source)
     await page.main_frame.evaluate(source)
     context = {"exclude": list(wanted.exclude)}  # the include left out is the whole document
-    options: dict[str, Any] = {"resultTypes": ["violations"], "frameWaitTime": FRAME_WAIT_MS,
-                               "rules": {rule: {"enabled": False} for rule in wanted.skip_rules}}
+    options: dict[str, Any] = {
+        "resultTypes": ["violations"],
+        "frameWaitTime": FRAME_WAIT_MS,
+        "rules": {rule: {"enabled": False} for rule in wanted.skip_rules},
+    }
     found = await page.main_frame.evaluate(_RUN, [context, options])
     if found.get("version") != axe_version():
         raise RuntimeError(f"the page replaced axe-core (found version {found.get('version')!r})")
     if found.get("unknown"):
         names = ", ".join(map(repr, found["unknown"]))
-        raise ValueError(f"expect.accessibility.skip_rules names {names}, which axe-core {axe_version()} does not "
-                         "have; leave it out or use one of axe-core's rule ids (docs/manifest.md#accessibility)")
-    return [Violation(rule=str(v["rule"]), impact=v["impact"], help=str(v["help"]),
-                      targets=[str(t) for t in v["targets"]]) for v in found["violations"]]
+        raise ValueError(
+            f"expect.accessibility.skip_rules names {names}, which axe-core {axe_version()} does not "
+            "have; leave it out or use one of axe-core's rule ids (docs/manifest.md#accessibility)"
+        )
+    return [
+        Violation(rule=str(v["rule"]), impact=v["impact"], help=str(v["help"]), targets=[str(t) for t in v["targets"]])
+        for v in found["violations"]
+    ]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 POLL_S = 0.1  # between two looks at every frame, as Playwright's own expect retries
 
+
 async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
     """Evaluate url, title, text and not_text on the live page, then accessibility (axe-core, no wait). Like
     Playwright's own `expect`, each check waits for its condition to hold (not_text: for the text to be gone), all at
@@ -43,13 +44,13 @@ async def check_page(expect: Expectations, page: Page, wait_s: float | None = No
 
 async def _url(page: Page, url: str, wait: float) -> ExpectationOutcome:
     ok, waited = await _holds(_assert_that(page).to_have_url(re.compile(re.escape(url)), timeout=_ms(wait)))
-    return ExpectationOutcome(check="url", expected=f"URL containing {url!r}",
-                              found=page.url if ok else await found_url(page), ok=ok, waited_s=waited)
+    return ExpectationOutcome(
+        check="url", expected=f"URL containing {url!r}", found=page.url if ok else await found_url(page), ok=ok, waited_s=waited
+    )
 
 
 async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
-    ok, waited = await _holds(
-        _assert_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=_ms(wait)))
+    ok, waited = await _holds(_assert_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=_ms(wait)))
     found = repr(clip(await page.title(), SHOWN)) if ok else await found_title(page)
     return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok, waited_s=waited)
 
@@ -57,15 +58,18 @@ async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
 async def _text(page: Page, text: str, wait: float) -> ExpectationOutcome:
     frame, waited = await _wait_for_text(page, text, wait, shown=True)
     found = f"it is visible{frame_name(frame)}" if frame is not None else await found_instead_of_text(page, text)
-    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=frame is not None,
-                              waited_s=waited)
+    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=frame is not None, waited_s=waited)
 
 
 async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
     frame, waited = await _wait_for_text(page, text, wait, shown=False)
-    return ExpectationOutcome(check="not_text", expected=f"no visible text {text!r}",
-                              found="it is not visible" if frame is None else await where_text_is(page, text),
-                              ok=frame is None, waited_s=waited)
+    return ExpectationOutcome(
+        check="not_text",
+        expected=f"no visible text {text!r}",
+        found="it is not visible" if frame is None else await where_text_is(page, text),
+        ok=frame is None,
+        waited_s=waited,
+    )
 
 
 async def _wait_for_text(page: Page, text: str, wait: float, shown: bool) -> tuple[Frame | None, float]:

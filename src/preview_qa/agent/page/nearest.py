@@ -49,9 +49,12 @@ def nearest_line(expected: str, lines: list[str]) -> Nearest | None:
     if best_index < 0 or best_score < RESEMBLES:
         return None
     line = lines[best_index]
-    return Nearest(line=_around(line, want, LINE_LIMIT), score=best_score,
-                   before=clip(lines[best_index - 1], CONTEXT_LIMIT) if best_index > 0 else None,
-                   after=clip(lines[best_index + 1], CONTEXT_LIMIT) if best_index + 1 < len(lines) else None)
+    return Nearest(
+        line=_around(line, want, LINE_LIMIT),
+        score=best_score,
+        before=clip(lines[best_index - 1], CONTEXT_LIMIT) if best_index > 0 else None,
+        after=clip(lines[best_index + 1], CONTEXT_LIMIT) if best_index + 1 < len(lines) else None,
+    )
 
 
 def describe_nearest(nearest: Nearest | None, line_count: int) -> str:

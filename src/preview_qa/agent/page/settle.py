@@ -39,8 +39,15 @@ class Settled:
         return said
 
     def detail(self) -> dict[str, Any]:
-        return {"outcome": str(self.outcome), "waited_s": round(self.waited_s, 2), "waited_for": self.waited_for,
-                "from_url": self.from_url, "to_url": self.to_url, "moved": self.moved, "summary": self.line()}
+        return {
+            "outcome": str(self.outcome),
+            "waited_s": round(self.waited_s, 2),
+            "waited_for": self.waited_for,
+            "from_url": self.from_url,
+            "to_url": self.to_url,
+            "moved": self.moved,
+            "summary": self.line(),
+        }
 
 
 class PageSettler:
@@ -92,8 +99,14 @@ class PageSettler:
             await asyncio.sleep(min(LOOK_S, max(0.005, rule.next_look(_now(), since, bound_s))))
         rule.note_waits(_now(), since)
         outcome = Settling.BOUND_REACHED if state is Settling.BUSY else state  # a closed page is judged as it is
-        return Settled(outcome, _now() - since, rule.longest_waits(), from_url=from_url,
-                       to_url="" if page.is_closed() else page.url, moved=rule.moved)
+        return Settled(
+            outcome,
+            _now() - since,
+            rule.longest_waits(),
+            from_url=from_url,
+            to_url="" if page.is_closed() else page.url,
+            moved=rule.moved,
+        )
 
 
 def _label(request: Request, page_url: str) -> str:

@@ -15,21 +15,38 @@ if TYPE_CHECKING:
     from preview_qa.agent.replay.recording import RecordedAction, RecordedStep
 
 ACTION_TIMEOUT_MS = 5_000  # for one action on a found element (a select's option to appear, a file to be set)
-_KEYS = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "command": "Meta", "meta": "Meta", "alt": "Alt",
-         "option": "Alt", "shift": "Shift", "esc": "Escape", "escape": "Escape", "enter": "Enter", "return": "Enter",
-         "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Delete"}
+_KEYS = {
+    "ctrl": "Control",
+    "control": "Control",
+    "cmd": "Meta",
+    "command": "Meta",
+    "meta": "Meta",
+    "alt": "Alt",
+    "option": "Alt",
+    "shift": "Shift",
+    "esc": "Escape",
+    "escape": "Escape",
+    "enter": "Enter",
+    "return": "Enter",
+    "tab": "Tab",
+    "space": "Space",
+    "backspace": "Backspace",
+    "delete": "Delete",
+}
 
 OnElement = Callable[["Replayer", "RecordedStep", "RecordedAction", "ElementHandle", "RecordedStep | None"], Awaitable[None]]
 OnPage = Callable[["Replayer", "RecordedStep", "RecordedAction", "RecordedStep | None"], Awaitable[None]]
 
 
-async def _click(r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle,
-                 later: RecordedStep | None) -> None:
+async def _click(
+    r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle, later: RecordedStep | None
+) -> None:
     await r.click(lambda: element.click(force=True, timeout=ACTION_TIMEOUT_MS), later)
 
 
-async def _input(r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle,
-                 later: RecordedStep | None) -> None:
+async def _input(
+    r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle, later: RecordedStep | None
+) -> None:
     text = r.real_text(step, action, str(action.params.get("text", "")))
     if action.params.get("clear", True):
         await element.fill(text, force=True, timeout=ACTION_TIMEOUT_MS)
@@ -39,8 +56,9 @@ async def _input(r: Replayer, step: RecordedStep, action: RecordedAction, elemen
         await r.page.keyboard.insert_text(text)
 
 
-async def _select(r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle,
-                  later: RecordedStep | None) -> None:
+async def _select(
+    r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle, later: RecordedStep | None
+) -> None:
     text = r.real_text(step, action, str(action.params.get("text", "")))
     try:
         await element.select_option(label=text, force=True, timeout=ACTION_TIMEOUT_MS)
@@ -48,13 +66,15 @@ async def _select(r: Replayer, step: RecordedStep, action: RecordedAction, eleme
         await element.select_option(value=text, force=True, timeout=ACTION_TIMEOUT_MS)
 
 
-async def _upload(r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle,
-                  later: RecordedStep | None) -> None:
+async def _upload(
+    r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle, later: RecordedStep | None
+) -> None:
     await element.set_input_files(str(action.params.get("path", "")), timeout=ACTION_TIMEOUT_MS)
 
 
-async def _scroll_element(r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle,
-                          later: RecordedStep | None) -> None:
+async def _scroll_element(
+    r: Replayer, step: RecordedStep, action: RecordedAction, element: ElementHandle, later: RecordedStep | None
+) -> None:
     await element.evaluate("(el, dy) => el.scrollBy(0, dy * el.clientHeight)", _scrolled(action.params))
 
 
@@ -96,18 +116,30 @@ async def _scroll_page(r: Replayer, step: RecordedStep, action: RecordedAction, 
 
 async def _find_text(r: Replayer, step: RecordedStep, action: RecordedAction, later: RecordedStep | None) -> None:
     with contextlib.suppress(Exception):  # browser-use too goes on when the text is not there
-        await r.page.get_by_text(str(action.params.get("text", ""))).first.scroll_into_view_if_needed(
-            timeout=ACTION_TIMEOUT_MS)
+        await r.page.get_by_text(str(action.params.get("text", ""))).first.scroll_into_view_if_needed(timeout=ACTION_TIMEOUT_MS)
 
 
 async def _wait(r: Replayer, step: RecordedStep, action: RecordedAction, later: RecordedStep | None) -> None:
     await asyncio.sleep(min(max(float(action.params.get("seconds", 3)) - 1, 0), 30))  # browser-use's own reckoning
 
 
-ON_ELEMENT: dict[str, OnElement] = {"click": _click, "input": _input, "select_dropdown": _select,
-                                    "upload_file": _upload, "scroll": _scroll_element}
-ON_PAGE: dict[str, OnPage] = {"navigate": _navigate, "go_back": _go_back, "send_keys": _send_keys, "switch": _switch,
-                              "close": _switch, "scroll": _scroll_page, "find_text": _find_text, "wait": _wait}
+ON_ELEMENT: dict[str, OnElement] = {
+    "click": _click,
+    "input": _input,
+    "select_dropdown": _select,
+    "upload_file": _upload,
+    "scroll": _scroll_element,
+}
+ON_PAGE: dict[str, OnPage] = {
+    "navigate": _navigate,
+    "go_back": _go_back,
+    "send_keys": _send_keys,
+    "switch": _switch,
+    "close": _switch,
+    "scroll": _scroll_page,
+    "find_text": _find_text,
+    "wait": _wait,
+}
 
 
 def page_action(action: RecordedAction) -> OnPage | None:

@@ -81,8 +81,14 @@ class ReplayOutcome:
 
 
 class _Drifted(Exception):
-    def __init__(self, step: RecordedStep, action: RecordedAction | None, problem: str, live_png: bytes | None = None,
-                 compare: RecordedStep | None = None):
+    def __init__(
+        self,
+        step: RecordedStep,
+        action: RecordedAction | None,
+        problem: str,
+        live_png: bytes | None = None,
+        compare: RecordedStep | None = None,
+    ):
         what = action.describe() if action is not None else "the page"
         super().__init__(f"step {step.number}: {what}: {problem}")
         self.step, self.live_png, self.compare = step, live_png, compare or step
@@ -99,9 +105,17 @@ class Replayer:
     """Runs recorded steps in a test's browser context and announces each as a StepRecorded event; `shoot` takes a
     page's (masked) screenshot."""
 
-    def __init__(self, context: BrowserContext, page: Page, secrets: dict[str, str], test: str,
-                 emit: Callable[[StepRecorded], None], phases: Phases, shoot: Callable[[Page], Awaitable[bytes | None]],
-                 guard: Callable[[dict[str, Any], str], str | None]):
+    def __init__(
+        self,
+        context: BrowserContext,
+        page: Page,
+        secrets: dict[str, str],
+        test: str,
+        emit: Callable[[StepRecorded], None],
+        phases: Phases,
+        shoot: Callable[[Page], Awaitable[bytes | None]],
+        guard: Callable[[dict[str, Any], str], str | None],
+    ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
 
@@ -118,8 +132,12 @@ class Replayer:
                 outcome.drift = Drift(drift.step.number, str(drift), drift.live_png, drift.compare.number)
                 return outcome
             except Exception as e:  # a replay that cannot go on for any reason is incomplete, never partly passed
-                outcome.drift = Drift(step.number, f"step {step.number}: the replay broke off: {type(e).__name__}: "
-                                                   f"{error_line(e)}", await self._screenshot(), step.number)
+                outcome.drift = Drift(
+                    step.number,
+                    f"step {step.number}: the replay broke off: {type(e).__name__}: {error_line(e)}",
+                    await self._screenshot(),
+                    step.number,
+                )
                 return outcome
             previous = ran or previous
             outcome.steps += int(step.number > 0)
@@ -178,8 +196,7 @@ class Replayer:
             self._announce(step, done, elements, None, await self._screenshot())
         return step, last
 
-    async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None,
-                   later: RecordedStep | None) -> None:
+    async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None, later: RecordedStep | None) -> None:
         """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
         if found is not None:
             on_element = ON_ELEMENT.get(action.name)
@@ -213,8 +230,9 @@ class Replayer:
         if position is None or position >= len(pages):
             raise _Drifted(step, action, f"tab not found ({len(pages)} open)")
         if not same_place(step.tabs[position].url, pages[position].url):
-            raise _Drifted(step, action, f"tab {position + 1} shows {pages[position].url}, the recording's showed "
-                                         f"{step.tabs[position].url}")
+            raise _Drifted(
+                step, action, f"tab {position + 1} shows {pages[position].url}, the recording's showed {step.tabs[position].url}"
+            )
         return pages[position]
 
     def real_text(self, step: RecordedStep, action: RecordedAction, text: str) -> str:
@@ -245,8 +263,16 @@ class Replayer:
                 handle, i, element, facts = live[index]
                 found = (await handle.get_property(str(i))).as_element()
                 if found is not None:
-                    return _Found(found, {"index": action.params.get("index"), "role": facts["role"] or tag,
-                                          "name": one_line(element.name or "", NAME_LIMIT), "tag": tag}, handles)
+                    return _Found(
+                        found,
+                        {
+                            "index": action.params.get("index"),
+                            "role": facts["role"] or tag,
+                            "name": one_line(element.name or "", NAME_LIMIT),
+                            "tag": tag,
+                        },
+                        handles,
+                    )
             for handle in handles:
                 with contextlib.suppress(Exception):
                     await handle.dispose()
@@ -257,13 +283,30 @@ class Replayer:
     async def _screenshot(self) -> bytes | None:
         return await self.shoot(self.page)
 
-    def _announce(self, step: RecordedStep, actions: list[dict[str, Any]], elements: list[dict[str, Any] | None],
-                  error: str | None, png: bytes | None) -> None:
-        self.emit(StepRecorded(name=self.test, number=step.number, goal=step.goal, actions=actions, elements=elements,
-                               url=self.page.url, error=error, screenshot_png=png))
+    def _announce(
+        self,
+        step: RecordedStep,
+        actions: list[dict[str, Any]],
+        elements: list[dict[str, Any] | None],
+        error: str | None,
+        png: bytes | None,
+    ) -> None:
+        self.emit(
+            StepRecorded(
+                name=self.test,
+                number=step.number,
+                goal=step.goal,
+                actions=actions,
+                elements=elements,
+                url=self.page.url,
+                error=error,
+                screenshot_png=png,
+            )
+        )
 
 
 def _live(tag: str, facts: dict[str, Any]) -> LiveElement:
     attributes = {k: v for k, v in (facts.get("attributes") or {}).items() if v is not None}
-    return LiveElement(tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes,
-                       visible=bool(facts["visible"]))
+    return LiveElement(
+        tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes, visible=bool(facts["visible"])
+    )

@@ -12,13 +12,32 @@ from urllib.parse import urlsplit
 from preview_qa.results import clip
 
 # Actions that change nothing on the page: replaying them needs an LLM (extract) or touches only the agent's own notes.
-READS_ONLY = frozenset({"extract", "search_page", "find_elements", "screenshot", "save_as_pdf", "dropdown_options",
-                        "read_file", "write_file", "replace_file"})
+READS_ONLY = frozenset(
+    {
+        "extract",
+        "search_page",
+        "find_elements",
+        "screenshot",
+        "save_as_pdf",
+        "dropdown_options",
+        "read_file",
+        "write_file",
+        "replace_file",
+    }
+)
 VERDICT = "done"  # the cached verdict is never replayed: a replay is judged afresh on the live page
 _ID_SEGMENT = re.compile(r"\d+|[0-9a-f]{8,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _ROLES = {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "img": "image", "option": "option"}
-_INPUT_ROLES = {"checkbox": "checkbox", "radio": "radio", "submit": "button", "button": "button", "reset": "button",
-                "file": "file input", "range": "slider", "search": "searchbox"}
+_INPUT_ROLES = {
+    "checkbox": "checkbox",
+    "radio": "radio",
+    "submit": "button",
+    "button": "button",
+    "reset": "button",
+    "file": "file input",
+    "range": "slider",
+    "search": "searchbox",
+}
 
 
 @dataclass(frozen=True)
@@ -55,8 +74,7 @@ class RecordedAction:
         if self.name in known:
             return known[self.name]
         shown = {k: v for k, v in p.items() if k != "index"}
-        return clip(f"{self.name} {json.dumps(shown, ensure_ascii=False)}" + (f" on {target}" if self.needs_element else ""),
-                    200)
+        return clip(f"{self.name} {json.dumps(shown, ensure_ascii=False)}" + (f" on {target}" if self.needs_element else ""), 200)
 
 
 @dataclass(frozen=True)
@@ -96,13 +114,21 @@ def recorded_steps(history: dict[str, Any], old_origin: str, new_origin: str) ->
             element = elements[i] if i < len(elements) else None
             actions.append(RecordedAction(name, params, element, _skip_reason(name, i, results)))
         metadata = item.get("metadata") or {}
-        tabs = [RecordedTab(str(t.get("tab_id") or t.get("target_id") or "")[-4:], moved(str(t.get("url") or ""),
-                                                                                        old_origin, new_origin))
-                for t in state.get("tabs") or []]
-        steps.append(RecordedStep(number=int(metadata.get("step_number", position)),
-                                  goal=str(output.get("next_goal") or ""),
-                                  url=moved(str(state.get("url") or ""), old_origin, new_origin), tabs=tabs,
-                                  actions=actions))
+        tabs = [
+            RecordedTab(
+                str(t.get("tab_id") or t.get("target_id") or "")[-4:], moved(str(t.get("url") or ""), old_origin, new_origin)
+            )
+            for t in state.get("tabs") or []
+        ]
+        steps.append(
+            RecordedStep(
+                number=int(metadata.get("step_number", position)),
+                goal=str(output.get("next_goal") or ""),
+                url=moved(str(state.get("url") or ""), old_origin, new_origin),
+                tabs=tabs,
+                actions=actions,
+            )
+        )
     return steps
 
 
@@ -120,7 +146,7 @@ def _skip_reason(name: str, i: int, results: list[dict[str, Any]]) -> str | None
 
 
 def moved(url: str, old: str, new: str) -> str:
-    return new + url[len(old):] if old != new and url.startswith(old) else url
+    return new + url[len(old) :] if old != new and url.startswith(old) else url
 
 
 def _moved(params: dict[str, Any], old: str, new: str) -> dict[str, Any]:
@@ -133,8 +159,11 @@ def same_place(recorded: str, live: str) -> bool:
     if not recorded.startswith(("http://", "https://")):
         return True  # the recording did not know (about:blank before the first navigation)
     r, found = urlsplit(recorded), urlsplit(live)
-    return ((r.scheme, r.netloc) == (found.scheme, found.netloc) and _shape(r.path) == _shape(found.path)
-            and _shape(r.fragment) == _shape(found.fragment))
+    return (
+        (r.scheme, r.netloc) == (found.scheme, found.netloc)
+        and _shape(r.path) == _shape(found.path)
+        and _shape(r.fragment) == _shape(found.fragment)
+    )
 
 
 def _shape(path: str) -> list[str]:
@@ -147,10 +176,24 @@ def describe_element(element: dict[str, Any] | None) -> str:
         return "an element that was not recorded"
     attributes = element.get("attributes") or {}
     tag = str(element.get("node_name") or "element").lower()
-    role = attributes.get("role") or (_INPUT_ROLES.get(attributes.get("type", "text"), "textbox") if tag == "input"
-                                      else _ROLES.get(tag, tag))
-    name = next((str(v) for v in (element.get("ax_name"), attributes.get("aria-label"), attributes.get("placeholder"),
-                                  attributes.get("title"), attributes.get("name"), attributes.get("id")) if v), "")
+    role = attributes.get("role") or (
+        _INPUT_ROLES.get(attributes.get("type", "text"), "textbox") if tag == "input" else _ROLES.get(tag, tag)
+    )
+    name = next(
+        (
+            str(v)
+            for v in (
+                element.get("ax_name"),
+                attributes.get("aria-label"),
+                attributes.get("placeholder"),
+                attributes.get("title"),
+                attributes.get("name"),
+                attributes.get("id"),
+            )
+            if v
+        ),
+        "",
+    )
     return f"{role} '{clip(' '.join(name.split()), 60)}'" if name else role
 
 

@@ -33,9 +33,16 @@ class GitHubApi:
 
     def __init__(self, api_url: str, repository: str, token: str):
         self.repository = repository
-        self.client = httpx.Client(base_url=api_url.rstrip("/"), timeout=30.0, headers={
-            "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "preview-qa"})
+        self.client = httpx.Client(
+            base_url=api_url.rstrip("/"),
+            timeout=30.0,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "preview-qa",
+            },
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Self | None:

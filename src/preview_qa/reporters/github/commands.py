@@ -48,25 +48,42 @@ def error_annotations(run: RunResult, relative: Any) -> list[str]:
     shared = [t for t in failing if run.notice and t.reason == run.notice]
     lines = []
     if shared and run.notice:
-        lines.append(annotation("error", f"{len(shared)} test(s) did not run: {run.notice}",
-                                file=relative(run.manifest), title=f"preview-qa: {run.notice.split(':')[0]}"))
+        lines.append(
+            annotation(
+                "error",
+                f"{len(shared)} test(s) did not run: {run.notice}",
+                file=relative(run.manifest),
+                title=f"preview-qa: {run.notice.split(':')[0]}",
+            )
+        )
     for test in failing:
         if test not in shared:
             lines.append(annotation("error", test.reason, file=relative(test.file), line=test.line, title=test.name))
     if len(lines) > ERRORS_PER_STEP:
         more = len(lines) - ERRORS_PER_STEP
         lines = lines[:ERRORS_PER_STEP]
-        lines.append(annotation("warning", f"{more} more failed or errored test(s) are listed in the job summary.",
-                                file=relative(run.manifest), title="preview-qa: more failures"))
+        lines.append(
+            annotation(
+                "warning",
+                f"{more} more failed or errored test(s) are listed in the job summary.",
+                file=relative(run.manifest),
+                title="preview-qa: more failures",
+            )
+        )
     return lines
 
 
 def outputs(run: RunResult, out: Path) -> str:
     """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
     values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
-    values |= {"total": str(len(run.tests)), "flaky": str(len(run.flaky)), "healed": str(len(run.healed)),
-               "regressions": str(len(run.regressions)),
-               "results-path": str(out / RESULTS), "junit-path": str(out / JUNIT)}
+    values |= {
+        "total": str(len(run.tests)),
+        "flaky": str(len(run.flaky)),
+        "healed": str(len(run.healed)),
+        "regressions": str(len(run.regressions)),
+        "results-path": str(out / RESULTS),
+        "junit-path": str(out / JUNIT),
+    }
     text = ""
     for name, value in values.items():
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"

@@ -33,25 +33,37 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     before `limit` UTF-8 bytes."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
-    head = [f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
-            f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
-            f"{md_cell(run.base_url)} in {run.duration_s:.1f} s", ""]
+    head = [
+        f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
+        f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
+        f"{md_cell(run.base_url)} in {run.duration_s:.1f} s",
+        "",
+    ]
     if run.healed:
         names = ", ".join(md_cell(t.name, 120) for t in run.healed)
-        head += [f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
-                 "`--fail-on healed` or `heal: false` make that fail)", ""]
+        head += [
+            f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
+            "`--fail-on healed` or `heal: false` make that fail)",
+            "",
+        ]
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
     head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
-    rows = [f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s "
-            f"| {t.steps} |" for t in run.tests]
+    rows = [
+        f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
+        for t in run.tests
+    ]
     failures = [card_markdown(t, relative, run.base_url) for t in run.tests if not t.status.is_green]
-    drifts = [f"- {md_cell(t.name, 120)}: {md_cell(t.replay_drift)} (the recorded and the live page: "
-              f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n"
-              for t in run.tests if t.replay_drift and t.status.is_green]  # a failure's card tells its own drift
-    evidence = ("Screenshots, event logs and results.json: "
-                + (f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."))
+    drifts = [
+        f"- {md_cell(t.name, 120)}: {md_cell(t.replay_drift)} (the recorded and the live page: "
+        f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n"
+        for t in run.tests
+        if t.replay_drift and t.status.is_green
+    ]  # a failure's card tells its own drift
+    evidence = "Screenshots, event logs and results.json: " + (
+        f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."
+    )
     items = [(row + "\n", "row") for row in rows]
     items += [(block, "heading") for block in [_groups(run)] if block]
     items += [("\n#### Failures\n", "heading")] if failures else []
@@ -70,8 +82,10 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
         if size > budget:
             rest = [kind for _, kind in items[index:]]
             drifts_left = f" and {rest.count('drift')} more replay drift(s)" if rest.count("drift") else ""
-            text += (f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
-                     f"{rest.count('failure')} more failure detail(s){drifts_left} are in results.json._\n")
+            text += (
+                f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
+                f"{rest.count('failure')} more failure detail(s){drifts_left} are in results.json._\n"
+            )
             text += "\n</details>\n" if "unfold" in rest and "fold" not in rest else ""
             break
         text += part
@@ -83,12 +97,23 @@ def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: st
     the steps as a numbered list; every untrusted string through md_cell."""
     card = failure_card(test, base_url)
     where = md_cell(f"{relative(test.file)}:{test.line}") if test.file else ""
-    parts = [f"{EMOJI[test.status]} **{md_cell(test.name, 120)}**{f' · {where}' if where else ''}",
-             f"**{md_cell(card.headline, 500)}**"]
+    parts = [
+        f"{EMOJI[test.status]} **{md_cell(test.name, 120)}**{f' · {where}' if where else ''}",
+        f"**{md_cell(card.headline, 500)}**",
+    ]
     if card.checks:
-        parts.append("\n".join(["| Check | Expected | Found | Waited |", "|---|---|---|--:|",
-                                *[f"| {md_cell(c.check, 60)} | {md_cell(c.expected)} | {md_cell(c.found)} | "
-                                  f"{md_cell(c.waited)} |" for c in card.checks]]))
+        parts.append(
+            "\n".join(
+                [
+                    "| Check | Expected | Found | Waited |",
+                    "|---|---|---|--:|",
+                    *[
+                        f"| {md_cell(c.check, 60)} | {md_cell(c.expected)} | {md_cell(c.found)} | {md_cell(c.waited)} |"
+                        for c in card.checks
+                    ],
+                ]
+            )
+        )
     parts += [md_cell(card.agent, 500)] if card.agent else []
     parts += ["\n".join(f"- {md_cell(c, 500)}" for c in card.causes)] if card.causes else []
     parts += [f"Replay: {md_cell(card.drift)} (the agent took over)"] if card.drift else []
@@ -115,15 +140,22 @@ def _step(step: StepLine) -> str:
 def _marks(test: TestResult) -> str:
     return "".join(f" · _{md_cell(m, 100)}_" for m in test.marks)
 
+
 def _groups(run: RunResult) -> str:
     """Whether a red test is this pull request's fault: regressions, failing on the baseline too, and flaky tests."""
-    groups = [("🔴 Regressions (they pass on the baseline)", run.regressions),
-              ("🟠 Failing on the baseline too", [t for t in run.tests if t.fails_on_baseline_too]),
-              ("🟡 Flaky (passed after a retry)", run.flaky)]
+    groups = [
+        ("🔴 Regressions (they pass on the baseline)", run.regressions),
+        ("🟠 Failing on the baseline too", [t for t in run.tests if t.fails_on_baseline_too]),
+        ("🟡 Flaky (passed after a retry)", run.flaky),
+    ]
     if run.baseline_url:
-        groups.insert(2, ("⚪ Not confirmed on the baseline (it errored there, or did not run)",
-                          [t for t in run.tests if not t.status.is_green and not t.regression
-                           and not t.fails_on_baseline_too]))
+        groups.insert(
+            2,
+            (
+                "⚪ Not confirmed on the baseline (it errored there, or did not run)",
+                [t for t in run.tests if not t.status.is_green and not t.regression and not t.fails_on_baseline_too],
+            ),
+        )
     elif not run.flaky:
         return ""
     text = "\n#### Compared with the baseline\n" if run.baseline_url else "\n#### Flaky tests\n"

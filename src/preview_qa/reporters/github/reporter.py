@@ -29,8 +29,14 @@ COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (work
 class GitHubReporter(Reporter):
     """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
 
-    def __init__(self, env: Mapping[str, str], out: Path, comment: bool = True, stream: TextIO | None = None,
-                 secret_values: Iterable[str | None] = ()):
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        out: Path,
+        comment: bool = True,
+        stream: TextIO | None = None,
+        secret_values: Iterable[str | None] = (),
+    ):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
         self.secret_values = list(secret_values)
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
@@ -121,8 +127,10 @@ class GitHubReporter(Reporter):
             self._degraded(str(e))
 
     def _degraded(self, why: str) -> None:
-        notice = (f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
-                  "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
-                  "`workflow_run` pattern in preview-qa's README.")
+        notice = (
+            f"preview-qa could not post its pull request comment ({why}). On pull requests from forks the token "
+            "is read-only: the results are in this job summary; to comment anyway, use the two-workflow "
+            "`workflow_run` pattern in preview-qa's README."
+        )
         self._print(annotation("warning", notice, title="preview-qa: no PR comment"))
         self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")

@@ -66,27 +66,34 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
     if report_reason and f"agent: {report_reason}" != test.reason:
         agent = f"The agent reported {report.get('status') or 'no status'}: {report_reason}"
         told.add(agent_said_pass_line(report_reason))
-    card = FailureCard(headline=headline, agent=agent, drift=test.replay_drift,
-                       causes=[c for c in test.causes if c not in told and c != test.replay_drift],
-                       folder=test_dir(test.name))
-    card.checks = [FailedCheck(e.check, e.expected, e.found, f"{e.waited_s:.1f} s" if e.waited_s is not None else "")
-                   for e in failed]
+    card = FailureCard(
+        headline=headline,
+        agent=agent,
+        drift=test.replay_drift,
+        causes=[c for c in test.causes if c not in told and c != test.replay_drift],
+        folder=test_dir(test.name),
+    )
+    card.checks = [
+        FailedCheck(e.check, e.expected, e.found, f"{e.waited_s:.1f} s" if e.waited_s is not None else "") for e in failed
+    ]
     card.evidence, card.evidence_more = _evidence(test)
     card.steps = _steps(test.steps_in_words, base_url)
-    marked = next((s for s in test.steps_in_words if s.number in {line.number for line in card.steps if line.went_wrong}),
-                  None)
+    marked = next((s for s in test.steps_in_words if s.number in {line.number for line in card.steps if line.went_wrong}), None)
     shots = [(marked.screenshot, f"step {marked.number}")] if marked and marked.screenshot else []
     if failed and isinstance(final := test.artifacts.get("final_screenshot"), str):
         shots.append((final, "the page the checks read"))
     if test.replay_drift:
-        shots += [(str(test.artifacts[k]), what) for k, what in (("replay_drift_recorded", "the step as recorded"),
-                                                                  ("replay_drift_live", "the step as it is now"))
-                  if isinstance(test.artifacts.get(k), str)]
+        shots += [
+            (str(test.artifacts[k]), what)
+            for k, what in (("replay_drift_recorded", "the step as recorded"), ("replay_drift_live", "the step as it is now"))
+            if isinstance(test.artifacts.get(k), str)
+        ]
     if shots:
         card.folder = shots[0][0].rpartition("/")[0]  # with retries, the last attempt's folder
     card.screenshots = [(path.rpartition("/")[2], what) for path, what in shots]
-    card.other_runs = [f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}"
-                       for n, a in enumerate(test.earlier_attempts, start=1)]
+    card.other_runs = [
+        f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}" for n, a in enumerate(test.earlier_attempts, start=1)
+    ]
     if test.baseline is not None:
         card.other_runs.append(f"On the baseline: {test.baseline.status.value}: {test.baseline.reason}")
     return card
@@ -96,8 +103,13 @@ def card_text(card: FailureCard) -> str:
     """The card as plain text (JUnit's failure body): the same facts, in the same order."""
     lines = [card.headline]
     if card.checks:
-        lines += ["Failed checks:", *[f"- {c.check}: expected {c.expected}, found {c.found}"
-                                      f"{f' (waited {c.waited})' if c.waited else ''}" for c in card.checks]]
+        lines += [
+            "Failed checks:",
+            *[
+                f"- {c.check}: expected {c.expected}, found {c.found}{f' (waited {c.waited})' if c.waited else ''}"
+                for c in card.checks
+            ],
+        ]
     lines += [card.agent] if card.agent else []
     lines += [f"- {c}" for c in card.causes]
     if card.drift:
@@ -108,8 +120,9 @@ def card_text(card: FailureCard) -> str:
     if card.steps:
         lines.append("Steps:")
         for step in card.steps:
-            lines.append(f"{step.number}. {step.did}{f' → {step.page}' if step.page else ''}"
-                         f"{'   ← went wrong' if step.went_wrong else ''}")
+            lines.append(
+                f"{step.number}. {step.did}{f' → {step.page}' if step.page else ''}{'   ← went wrong' if step.went_wrong else ''}"
+            )
             lines += [f"   error: {step.error}"] if step.error else []
             lines += [f"   {n}" for n in step.not_run]
     lines += card.other_runs
@@ -120,9 +133,15 @@ def card_text(card: FailureCard) -> str:
 
 def _evidence(test: TestResult) -> tuple[list[str], int]:
     ev = test.evidence
-    shown = [f"{label}: {first}" for first, label in ((ev.first_page_error, "Page error"),
-                                                     (ev.first_failed_request, "Failed request"),
-                                                     (ev.first_console_error, "Console error")) if first]
+    shown = [
+        f"{label}: {first}"
+        for first, label in (
+            (ev.first_page_error, "Page error"),
+            (ev.first_failed_request, "Failed request"),
+            (ev.first_console_error, "Console error"),
+        )
+        if first
+    ]
     total = ev.page_errors + ev.failed_requests + ev.console_errors
     return shown[:EVIDENCE_SHOWN], max(0, total - len(shown[:EVIDENCE_SHOWN]))
 
@@ -133,8 +152,16 @@ def _steps(steps: list[StepInWords], base_url: str) -> list[StepLine]:
     lines, page = [], None
     for step in steps:
         shown = _page(step.page, base_url)
-        lines.append(StepLine(step.number, "; ".join(step.actions) or "Did nothing", shown if shown != page else "",
-                              step.error, step.not_run, step.number == wrong))
+        lines.append(
+            StepLine(
+                step.number,
+                "; ".join(step.actions) or "Did nothing",
+                shown if shown != page else "",
+                step.error,
+                step.not_run,
+                step.number == wrong,
+            )
+        )
         page = shown
     return lines
 

@@ -106,10 +106,15 @@ def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
     for key, shots in (("screenshots", step_screenshots(folder)), ("form_screenshots", step_screenshots(folder, "-form"))):
         if shots:
             found[key] = [f"{rel}/{s.name}" for s in shots]
-    for key, filename in (("final_screenshot", "final.png"), ("events", EVENTS),
-                          ("history", "history.json"), ("animation", "run.gif"),
-                          ("replay_drift_recorded", DRIFT_RECORDED), ("replay_drift_live", DRIFT_LIVE),
-                          ("trace", TRACE)):
+    for key, filename in (
+        ("final_screenshot", "final.png"),
+        ("events", EVENTS),
+        ("history", "history.json"),
+        ("animation", "run.gif"),
+        ("replay_drift_recorded", DRIFT_RECORDED),
+        ("replay_drift_live", DRIFT_LIVE),
+        ("trace", TRACE),
+    ):
         if (folder / filename).exists():
             found[key] = f"{rel}/{filename}"
     return found
@@ -123,17 +128,28 @@ def with_artifacts(out: Path, run: RunResult) -> RunResult:
 def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
     """A copy of the test with each of its runs' files: its last run's are its own, the earlier attempts' and the
     baseline run's are beside their outcomes."""
-    earlier = [a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
-               for n, a in enumerate(test.earlier_attempts, start=1)]
-    baseline = test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, RunTarget.BASELINE)}) \
-        if test.baseline is not None else None
+    earlier = [
+        a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
+        for n, a in enumerate(test.earlier_attempts, start=1)
+    ]
+    baseline = (
+        test.baseline.model_copy(update={"artifacts": artifacts_of(out, test.name, RunTarget.BASELINE)})
+        if test.baseline is not None
+        else None
+    )
     folder = last_run_dir(out, test)
     steps = in_words(steps_of(read_events(out, test)))
     for step in steps:
         shot = f"{folder}/{step_screenshot(step.number)}"
         step.screenshot = shot if (out / shot).is_file() else None
-    return test.model_copy(update={"artifacts": _files_in(out, folder), "earlier_attempts": earlier,
-                                   "baseline": baseline, "steps_in_words": steps or test.steps_in_words})
+    return test.model_copy(
+        update={
+            "artifacts": _files_in(out, folder),
+            "earlier_attempts": earlier,
+            "baseline": baseline,
+            "steps_in_words": steps or test.steps_in_words,
+        }
+    )
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

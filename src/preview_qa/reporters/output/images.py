@@ -47,8 +47,15 @@ def animation(frames: list[bytes]) -> bytes | None:
     if len(images) < 2:
         return None
     out = io.BytesIO()
-    images[0].save(out, "GIF", save_all=True, append_images=images[1:], loop=0,
-                   duration=[FRAME_MS] * (len(images) - 1) + [LAST_FRAME_MS], disposal=1)
+    images[0].save(
+        out,
+        "GIF",
+        save_all=True,
+        append_images=images[1:],
+        loop=0,
+        duration=[FRAME_MS] * (len(images) - 1) + [LAST_FRAME_MS],
+        disposal=1,
+    )
     return out.getvalue()
 
 

@@ -45,26 +45,38 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
     for line in events:
         if line.get("type") == "step":
             number = _int(line.get("number"))
-            steps[number] = Step(number=number, goal=clip(str(line.get("goal") or ""), TEXT_LIMIT),
-                                 url=str(line.get("url") or ""),
-                                 error=clip(str(line["result_error"]), TEXT_LIMIT) if line.get("result_error") else None,
-                                 actions=_actions(line))
+            steps[number] = Step(
+                number=number,
+                goal=clip(str(line.get("goal") or ""), TEXT_LIMIT),
+                url=str(line.get("url") or ""),
+                error=clip(str(line["result_error"]), TEXT_LIMIT) if line.get("result_error") else None,
+                actions=_actions(line),
+            )
         elif line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
-            steps[_int(line.get("step"))].dropped.append(Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT),
-                                                                 actions=_actions(line)))
+            steps[_int(line.get("step"))].dropped.append(
+                Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT), actions=_actions(line))
+            )
     for line in events:  # a dialog is logged while its step runs, before the step's own record
         if line.get("type") == "dialog" and _int(line.get("step")) in steps:
-            steps[_int(line.get("step"))].dialogs.append(clip(
-                f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT))
+            steps[_int(line.get("step"))].dialogs.append(
+                clip(f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT)
+            )
     return list(steps.values())
 
 
 def in_words(steps: list[Step]) -> list[StepInWords]:
     """The steps as results.json and the failure card tell them (screenshots are added by who knows the folder); a
     dialog the step opened is told after its actions."""
-    return [StepInWords(number=s.number, actions=[a.text for a in s.actions] + [f"Answered {d}" for d in s.dialogs],
-                        page=s.url, error=s.error,
-                        not_run=[f"{a.text} (not run: {d.why})" for d in s.dropped for a in d.actions]) for s in steps]
+    return [
+        StepInWords(
+            number=s.number,
+            actions=[a.text for a in s.actions] + [f"Answered {d}" for d in s.dialogs],
+            page=s.url,
+            error=s.error,
+            not_run=[f"{a.text} (not run: {d.why})" for d in s.dropped for a in d.actions],
+        )
+        for s in steps
+    ]
 
 
 def describe_action(action: dict[str, Any], element: dict[str, Any] | None) -> ActionLine:
@@ -120,8 +132,9 @@ def _generic(name: str, params: dict[str, Any], target: str) -> str:
 
 
 _WORDS: dict[str, Callable[[str, dict[str, Any], str], str]] = {
-    "click": lambda n, p, t: f"Clicked{_on(t)}" if t else
-    f"Clicked at ({_value(p.get('coordinate_x'))}, {_value(p.get('coordinate_y'))})",
+    "click": lambda n, p, t: (
+        f"Clicked{_on(t)}" if t else f"Clicked at ({_value(p.get('coordinate_x'))}, {_value(p.get('coordinate_y'))})"
+    ),
     "input": lambda n, p, t: f"Typed {_value(p.get('text')) or 'nothing'} into{_on(t) or ' the focused element'}",
     "navigate": lambda n, p, t: f"Opened {_value(p.get('url'), 200)}" + (" in a new tab" if p.get("new_tab") else ""),
     "go_back": lambda n, p, t: "Went back",
