@@ -31,25 +31,7 @@ def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
 def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
     """The table of tests and a card per failure (the first CARDS_OPEN open, the rest folded), cut (with a note)
     before `limit` UTF-8 bytes."""
-    counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
-    counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
-    head = [
-        f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
-        f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
-        f"{md_cell(run.base_url)} in {run.duration_s:.1f} s",
-        "",
-    ]
-    if run.healed:
-        names = ", ".join(md_cell(t.name, 120) for t in run.healed)
-        head += [
-            f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
-            "`--fail-on healed` or `heal: false` make that fail)",
-            "",
-        ]
-    for notice in (run.notice, run.baseline_error):
-        if notice:
-            head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
-    head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
+    head = _head(run, relative)
     rows = [
         f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
         for t in run.tests
@@ -90,6 +72,30 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
             break
         text += part
     return text + f"\n{evidence}\n"
+
+
+def _head(run: RunResult, relative: Any) -> list[str]:
+    """The summary's first lines: the run's status and counts, the healed tests, its notices, the table's header."""
+    counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
+    counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
+    head = [
+        f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
+        f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
+        f"{md_cell(run.base_url)} in {run.duration_s:.1f} s",
+        "",
+    ]
+    if run.healed:
+        names = ", ".join(md_cell(t.name, 120) for t in run.healed)
+        head += [
+            f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
+            "`--fail-on healed` or `heal: false` make that fail)",
+            "",
+        ]
+    for notice in (run.notice, run.baseline_error):
+        if notice:
+            head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
+    head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
+    return head
 
 
 def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: str) -> str:
