@@ -1,3 +1,4 @@
+# Over 400 lines: every command's flags are declared here, one click decorator each (the logic is in app.py).
 """The `preview-qa` command: flags -> RunConfig -> app; domain errors -> one-line click errors; result -> exit code."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# Over 400 lines: each key carries its description, which is the user's documentation (JSON Schema, editor help).
 """The test manifest's pydantic models: every key, its rule and its JSON Schema, unknown keys refused."""
 
 from __future__ import annotations
