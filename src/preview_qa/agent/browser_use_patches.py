@@ -116,10 +116,10 @@ async def _no_loading_animation(self: AboutBlankWatchdog, target_id: Any, browse
     refuses. A test's first page stays blank until the agent's first navigation instead."""
 
 
-async def _no_dialog_answers(self: PopupsWatchdog, event: Any) -> None:
+async def on_TabCreatedEvent(self: PopupsWatchdog, event: Any) -> None:  # browser-use finds it by this name
     """5. browser-use's popups watchdog answers every dialog over CDP the moment it opens (a prompt always with Cancel),
-    racing ours (agent/dialogs.py); every session in this process is ours, so its tab hook (found by its name) does
-    nothing."""
+    racing ours (agent/dialogs.py); every session in this process is ours, so its tab hook does nothing. Its name is
+    browser-use's: its event bus registers a handler by the function's own name."""
 
 
 _applied = False
@@ -130,5 +130,5 @@ def apply() -> None:
     global _applied
     if not _applied:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
-        PopupsWatchdog.on_TabCreatedEvent = _no_dialog_answers  # type: ignore[method-assign]
+        PopupsWatchdog.on_TabCreatedEvent = on_TabCreatedEvent  # type: ignore[method-assign]
         _applied = True
