@@ -137,6 +137,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
         "skipped": "1",
         "total": "3",
         "flaky": "0",
+        "healed": "0",
         "regressions": "0",
         "results-path": "results/results.json",
         "junit-path": "results/junit.xml",
