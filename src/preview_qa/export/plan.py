@@ -8,31 +8,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from preview_qa.agent.replay.recording import VERDICT, RecordedAction, RecordedStep, recorded_steps
+from preview_qa.agent.replay.recording import KEYS, VERDICT, RecordedAction, RecordedStep, recorded_steps
 from preview_qa.export.locators import Locator, locate
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import one_line
 
 SECRET = re.compile(r"<secret>(\w+)</secret>")
-# Playwright's key names for what browser-use's send_keys writes (the replay's table, agent/replay/actions.py).
-KEYS = {
-    "ctrl": "Control",
-    "control": "Control",
-    "cmd": "Meta",
-    "command": "Meta",
-    "meta": "Meta",
-    "alt": "Alt",
-    "option": "Alt",
-    "shift": "Shift",
-    "esc": "Escape",
-    "escape": "Escape",
-    "enter": "Enter",
-    "return": "Enter",
-    "tab": "Tab",
-    "space": "Space",
-    "backspace": "Backspace",
-    "delete": "Delete",
-}
 NAMED_KEYS = {
     *KEYS.values(),
     "ArrowUp",

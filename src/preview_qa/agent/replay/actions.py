@@ -8,6 +8,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.replay.recording import KEYS
+
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle
 
@@ -15,24 +17,6 @@ if TYPE_CHECKING:
     from preview_qa.agent.replay.recording import RecordedAction, RecordedStep
 
 ACTION_TIMEOUT_MS = 5_000  # for one action on a found element (a select's option to appear, a file to be set)
-_KEYS = {
-    "ctrl": "Control",
-    "control": "Control",
-    "cmd": "Meta",
-    "command": "Meta",
-    "meta": "Meta",
-    "alt": "Alt",
-    "option": "Alt",
-    "shift": "Shift",
-    "esc": "Escape",
-    "escape": "Escape",
-    "enter": "Enter",
-    "return": "Enter",
-    "tab": "Tab",
-    "space": "Space",
-    "backspace": "Backspace",
-    "delete": "Delete",
-}
 
 OnElement = Callable[["Replayer", "RecordedStep", "RecordedAction", "ElementHandle", "RecordedStep | None"], Awaitable[None]]
 OnPage = Callable[["Replayer", "RecordedStep", "RecordedAction", "RecordedStep | None"], Awaitable[None]]
@@ -94,7 +78,7 @@ async def _go_back(r: Replayer, step: RecordedStep, action: RecordedAction, late
 
 
 async def _send_keys(r: Replayer, step: RecordedStep, action: RecordedAction, later: RecordedStep | None) -> None:
-    keys = "+".join(_KEYS.get(k.lower(), k) for k in str(action.params.get("keys", "")).split("+"))
+    keys = "+".join(KEYS.get(k.lower(), k) for k in str(action.params.get("keys", "")).split("+"))
     try:
         await r.page.keyboard.press(keys)
     except Exception:  # not a key nor a shortcut: text, which browser-use types

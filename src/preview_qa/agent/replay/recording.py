@@ -11,6 +11,26 @@ from urllib.parse import urlsplit
 
 from preview_qa.results import clip
 
+# Playwright's key names for what browser-use's send_keys writes: the replay presses them, an export writes them.
+KEYS = {
+    "ctrl": "Control",
+    "control": "Control",
+    "cmd": "Meta",
+    "command": "Meta",
+    "meta": "Meta",
+    "alt": "Alt",
+    "option": "Alt",
+    "shift": "Shift",
+    "esc": "Escape",
+    "escape": "Escape",
+    "enter": "Enter",
+    "return": "Enter",
+    "tab": "Tab",
+    "space": "Space",
+    "backspace": "Backspace",
+    "delete": "Delete",
+}
+
 # Actions that change nothing on the page: replaying them needs an LLM (extract) or touches only the agent's own notes.
 READS_ONLY = frozenset(
     {
