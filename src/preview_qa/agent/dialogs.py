@@ -8,6 +8,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.page import every_page
 from preview_qa.events import Observed
 from preview_qa.results import clip
 
@@ -44,9 +45,7 @@ class DialogAnswerer:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def attach(self, context: BrowserContext) -> None:
-        context.on("page", self._watch)
-        for page in context.pages:
-            self._watch(page)
+        every_page(context, self._watch)
 
     def _watch(self, page: Page) -> None:
         page.on("dialog", self._on_dialog)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.page import every_page
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import Observed, ObservedKind
 from preview_qa.results import EvidenceSummary, clip
@@ -47,9 +48,7 @@ class EvidenceRecorder:
     def attach(self, browser: Browser, context: BrowserContext) -> None:
         """Watch the test's own context in a browser that other tests use before and after it."""
         browser.on("disconnected", self._on_disconnected)
-        context.on("page", self._watch)
-        for page in context.pages:
-            self._watch(page)
+        every_page(context, self._watch)
 
     def detach(self, browser: Browser) -> None:
         browser.remove_listener("disconnected", self._on_disconnected)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from browser_use import BrowserSession, Tools
 from browser_use.agent.views import ActionResult
 
+from preview_qa.agent.page import every_page
 from preview_qa.results import one_line
 
 if TYPE_CHECKING:
@@ -125,9 +126,7 @@ class StepWatcher:
     def attach(self, context: BrowserContext) -> None:
         """Follow main-frame navigations in every page of the test's context, so that `settle` knows when one is under
         way."""
-        context.on("page", self._watch)
-        for page in context.pages:
-            self._watch(page)
+        every_page(context, self._watch)
 
     async def settle(self, page: Page | None) -> None:
         """Wait (bounded) until no navigation is under way and the page has loaded: a step's screenshot and URL show

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.page import every_page
 from preview_qa.agent.page.quiet import QuietRule, Settling
 
 if TYPE_CHECKING:
@@ -57,9 +58,7 @@ class PageSettler:
         self._rules: dict[Page, QuietRule] = {}
 
     def attach(self, context: BrowserContext) -> None:
-        context.on("page", self._watch)
-        for page in context.pages:
-            self._watch(page)
+        every_page(context, self._watch)
 
     def _watch(self, page: Page) -> None:
         rule = self._rules.setdefault(page, QuietRule(last_activity=_now()))
