@@ -36,6 +36,11 @@ BROWSER_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
+    # Chromium's own sign-in (accounts.google.com) and on-demand component updates (update.googleapis.com) start even
+    # with --disable-background-networking and --disable-component-update: both are pointed at port 9, which Chromium
+    # refuses to connect to (ERR_UNSAFE_PORT), so nothing leaves. A page's own links to these hosts are not affected.
+    "--gaia-url=http://127.0.0.1:9",
+    "--component-updater=url-source=http://127.0.0.1:9",
     "--disable-sync",
     "--disable-quic",
     "--no-first-run",
