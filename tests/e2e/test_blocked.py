@@ -5,7 +5,7 @@ errored, never failed or passed, with the input that unlocks it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -79,3 +79,29 @@ def test_the_http_fact_is_an_event(walled: CliRun) -> None:
     lines = (walled.out / str(walled.test("home")["artifacts"]["events"])).read_text(encoding="utf-8").splitlines()
     denied = [json.loads(line) for line in lines if '"access_denied"' in line]
     assert [e["type"] for e in denied] == ["access_denied"], denied
+
+
+def test_a_start_page_sent_to_another_host_is_no_unreachable_preview(run_cli: Callable[..., CliRun]) -> None:
+    """The preview answers the start URL with a redirect to a host the test may not visit (a host's login on its own
+    domain): the test is errored with what happened and the two ways on, not "preview unreachable", and no LLM call
+    is made."""
+    done = run_cli(
+        """\
+        version: 1
+        tests:
+          - name: sent away
+            start: /elsewhere/login
+            task: "Check the login page."
+            max_steps: 3
+        """,
+        [],
+    )
+    assert done.exit_code == 1, done.stdout + done.stderr
+    test = done.test("sent away")
+    assert test["status"] == "errored", test
+    assert test["reason"] == (
+        "the preview sent the start page to another host, localhost, which this test may not visit: if that is its "
+        "host's login, give the protection-bypass header with `extra-headers` (or `http-credentials` for basic auth); "
+        "if the test should go there, add localhost to its `allowed_domains`"
+    )
+    assert done.llm is not None and done.llm.requests == []

@@ -45,6 +45,7 @@ class RequestPolicy:
     ):
         self.test, self.hosts, self.redactor, self._emit = test, [h.lower() for h in hosts if h], redactor, emit
         self.attempts: list[SecretAttempt] = []
+        self.navigations_blocked: list[str] = []  # the hosts a page's own navigation was stopped from, in order
         self._guards: set[asyncio.Task[None]] = set()
         self._origin, self._credentials = origin.lower(), credentials or {}
 
@@ -178,6 +179,7 @@ class RequestPolicy:
         return attempt
 
     def _blocked(self, host: str, by: str) -> None:
+        self.navigations_blocked.append(host)
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
 
 

@@ -312,6 +312,13 @@ class TestSession:
 
     def _infrastructure_problem(self) -> str | None:
         evidence = self.evidence
+        if evidence.start_failure is not None and self.policy.navigations_blocked:  # it answered, with another host
+            host = self.policy.navigations_blocked[0]
+            return (
+                f"the preview sent the start page to another host, {host}, which this test may not visit: if that is "
+                "its host's login, give the protection-bypass header with `extra-headers` (or `http-credentials` for "
+                f"basic auth); if the test should go there, add {host} to its `allowed_domains`"
+            )
         if evidence.start_failure is not None:
             return f"preview unreachable: {evidence.start_failure}"
         if evidence.start_loading is not None:
