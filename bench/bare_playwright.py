@@ -1,5 +1,6 @@
-"""The floor for bench/speed.py's replay: the bench's login tests as bare Playwright does them (one browser, a fresh
-context per test, N at a time, a screenshot after the login and one of the final page), nothing of ours."""
+"""The anchor for bench/speed.py's replay: the bench's login tests as the leanest careful bare Playwright script does
+them (one browser, a fresh context per test, N at a time, a screenshot after the login and one of the final page, and
+the network idle before asserting, as preview-qa settles the page before its checks), nothing of ours."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ async def main(base_url: str, tests: int, concurrency: int, password: str, chrom
                 await page.fill("input[name=email]", "demo@acme.test")
                 await page.fill("input[type=password]", password)
                 await page.click("button")
-                await page.wait_for_load_state("load")
+                await page.wait_for_load_state("networkidle")
                 await page.screenshot()
                 await page.get_by_text("Signed in as demo@acme.test").wait_for()
                 await page.screenshot()
