@@ -68,7 +68,8 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, cache.load if cache else None, redactor))
+        recordings = cache.lookup if cache else None
+        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, recordings, redactor))
 
     return with_reporters(reporters, run)
 

@@ -21,6 +21,7 @@ ObservedKind = Literal[
     "expectation",
     "verdict",
     "replay_fell_back",  # what the checks, the verdict and the replay cache decided
+    "recording_not_replayed",  # a recording made under another device or locale than the test's (engine/replay_cache.py)
     "timings",  # where the test's time went: wall (and CPU) seconds per phase
     "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause

@@ -60,6 +60,57 @@ class ExpectationOutcome(BaseModel):
     waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
 
 
+class ColorScheme(StrEnum):
+    """The `prefers-color-scheme` a test's browser reports."""
+
+    LIGHT = "light"
+    DARK = "dark"
+    NO_PREFERENCE = "no-preference"
+
+
+class Viewport(BaseModel):
+    """A page's size in CSS pixels."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    width: int = Field(ge=1, le=10000, description="CSS pixels.")
+    height: int = Field(ge=1, le=10000, description="CSS pixels.")
+
+
+class Emulation(BaseModel):
+    """What a test's browser context emulated (results.json's `emulation`): a device's options under the test's own
+    keys. A test with none of them runs on the default desktop (1280x800) and has no emulation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    device: str | None = None  # Playwright's device name, e.g. "iPhone 15"
+    viewport: Viewport | None = None
+    device_scale_factor: float | None = None
+    is_mobile: bool | None = None
+    has_touch: bool | None = None
+    user_agent: str | None = None
+    locale: str | None = None
+    timezone: str | None = None
+    color_scheme: ColorScheme | None = None
+
+    def label(self) -> str:
+        """One line for the reports: "iPhone 15, 393x659 at 3x, mobile, touch, locale de-DE"."""
+        parts = [self.device] if self.device else []
+        if self.viewport is not None:
+            scale = f" at {self.device_scale_factor:g}x" if self.device_scale_factor not in (None, 1) else ""
+            parts.append(f"{self.viewport.width}x{self.viewport.height}{scale}")
+        parts += [word for word, on in (("mobile", self.is_mobile), ("touch", self.has_touch)) if on]
+        parts += [f"{key} {value}" for key, value in (("locale", self.locale), ("timezone", self.timezone)) if value]
+        if self.color_scheme is not None:
+            parts.append(f"{self.color_scheme} color scheme")
+        return ", ".join(parts)
+
+
+def emulation_label(emulation: Emulation | None) -> str:
+    """What a test's browser emulated, in words; the default desktop when nothing."""
+    return "the default desktop (1280x800)" if emulation is None else emulation.label()
+
+
 class StepInWords(BaseModel):
     """One agent step as a reviewer reads it: what it did, in words, and the page it ended on (results.json's
     `steps_in_words`, from the test's events.jsonl)."""
@@ -153,6 +204,7 @@ class TestResult(BaseModel):
     baseline: OtherRun | None = None  # how it ended on the baseline, for a test that failed or errored on the preview
     regression: bool | None = None  # compared with the baseline: true when it passed there
     steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
+    emulation: Emulation | None = None  # the device, viewport, locale... its browser emulated; None: the default desktop
 
     @property
     def fails_on_baseline_too(self) -> bool:

@@ -191,6 +191,12 @@ def test_data_checks_become_text_on_the_page_or_a_todo() -> None:
     assert "# TODO: expect.data.items must be [1, 2]" in source
 
 
+def test_a_test_on_a_device_says_so_as_a_todo() -> None:
+    source = python_of({"history": []}, spec("Menu", device="iPhone 15", locale="de-DE"))
+    assert "# TODO: it passed under iPhone 15, 393x659 at 3x, mobile, touch, locale de-DE; run it with the same" in source
+    assert "TODO" not in python_of({"history": []}, spec("Menu"))
+
+
 def write_results(folder: Path, status: str, history: dict[str, Any] | None) -> None:
     test_folder = folder / "tests" / "log-in"
     test_folder.mkdir(parents=True)

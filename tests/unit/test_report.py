@@ -11,7 +11,7 @@ from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
 from preview_qa.reporters.output.files import test_dir as folder_of
-from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
+from preview_qa.results import Emulation, ExpectationOutcome, RunResult, Status, TestResult, Viewport
 from tests.builders import result
 
 HOSTILE = 'Pricing <script>alert(1)</script> "quoted" <img src=x onerror=alert(2)>'
@@ -216,3 +216,9 @@ def test_events_of_a_folder_elsewhere_are_not_read(tmp_path: Path) -> None:
         RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=[test])
     )
     assert "from outside" not in page and "merged" in page
+
+
+def test_a_test_on_a_device_says_which(tmp_path: Path) -> None:
+    phone = Emulation(device="iPhone 15", viewport=Viewport(width=393, height=659), device_scale_factor=3, is_mobile=True)
+    page = _render(tmp_path, [result("phone", emulation=phone), result("desktop")])
+    assert page.count("Emulated: ") == 1 and "Emulated: iPhone 15, 393x659 at 3x, mobile</p>" in page

@@ -190,6 +190,14 @@ OPTIONS = {
             ANY,
         ),
     ),
+    "device": _mostly(st.sampled_from([None, "iPhone 15", "Pixel 7"]), st.sampled_from(["", "iPhone 99", 3, True])),
+    "viewport": _mostly(
+        st.one_of(st.none(), st.fixed_dictionaries({"width": st.integers(1, 10000), "height": st.integers(1, 10000)})),
+        st.one_of(ANY, st.fixed_dictionaries({"width": st.integers(-1, 10001)}, optional={"height": ANY, "depth": ANY})),
+    ),
+    "locale": _mostly(st.sampled_from([None, "en", "de-DE", "zh-Hant-TW"]), st.sampled_from(["", "de DE", "d", "de-DE\n", 3])),
+    "timezone": _mostly(st.sampled_from([None, "Europe/Berlin", "UTC"]), st.sampled_from(["", "Mars/Olympus", 3])),
+    "color_scheme": _mostly(st.sampled_from([None, "light", "dark", "no-preference"]), st.sampled_from(["black", "", 1, True])),
 }
 TEST_NAMES = _mostly(st.text(min_size=1, max_size=8), st.sampled_from(["", None, 3, "c" * 1001, "a"]))
 TESTS = st.builds(
@@ -223,7 +231,7 @@ MANIFESTS = st.builds(
 BEYOND_THE_SCHEMA = re.compile(
     r"duplicate test name|but 'secrets' does not declare|not a valid JSON Schema|not a valid gitignore-style glob"
     r"|matches nothing|excludes files but nothing before it|input should be a valid integer \(got -?\d+\.0\)"
-    r"|longer than the test's timeout|\(got nan\)"
+    r"|longer than the test's timeout|\(got nan\)|unknown device|unknown timezone"
 )
 
 

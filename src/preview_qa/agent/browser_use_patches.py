@@ -3,7 +3,7 @@
 Read this module when upgrading browser-use: each item names what it relies on.
 1. The environment browser-use reads when first imported (set here, before any of its imports; agent/__init__.py
    imports this module first).
-2. `ContextSession`: browser-use's session with two private methods overridden and two private attributes touched.
+2. `ContextSession`: browser-use's session with three private methods overridden and two private attributes touched.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
    browser-use takes can be masked (agent/masking.py).
@@ -50,16 +50,27 @@ class ContextSession(BrowserSession):
     """2. browser-use's session on a pooled browser (agent/pool.py), with two differences: tabs it opens itself (a
     `navigate` in a new tab) belong to the test's own context, not to the browser's shared default one; and each step
     keeps its elements for the replay cache (on a tab switch browser-use empties its element map in place, and that map
-    is also the one of the step that opened the tab, whose history then lost the element it clicked)."""
+    is also the one of the step that opened the tab, whose history then lost the element it clicked). And in a context
+    that emulates a device, browser-use never resizes a page back to its profile's viewport."""
 
     _context_id: str | None = PrivateAttr(default=None)
+    _emulated: bool = PrivateAttr(default=False)
     # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
     # client with its TLS set-up; one idle client serves every session.
     _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
 
-    def in_context(self, context_id: str) -> ContextSession:
-        self._context_id = context_id
+    def in_context(self, context_id: str, emulated: bool = False) -> ContextSession:
+        self._context_id, self._emulated = context_id, emulated
         return self
+
+    async def _cdp_set_viewport(
+        self, width: int, height: int, device_scale_factor: float = 1.0, mobile: bool = False, target_id: str | None = None
+    ) -> None:
+        """Private `_cdp_set_viewport`: browser-use sets its profile's viewport on every tab it opens or focuses, and
+        always as a desktop one (mobile: false); in a context made with the test's device (agent/pool.py), Playwright
+        emulates it on every page already, and browser-use's override would undo its mobile emulation."""
+        if not self._emulated:
+            await super()._cdp_set_viewport(width, height, device_scale_factor, mobile, target_id)
 
     async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
         # Private `_cached_selector_map`: what browser-use empties is now a copy of its own.

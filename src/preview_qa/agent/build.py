@@ -15,9 +15,11 @@ from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import RequestPolicy
 from preview_qa.agent.step_watcher import StepWatcher, WatchedTools
 from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport
 from preview_qa.verdict.decide import secret_line
 
+DESKTOP = {"width": 1280, "height": 800}
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
 Carry out the test below on the site, then finish with the done action. In its data, set "status" to "pass" if the
 application behaves as the test describes, or "fail" if it does not, and give "reason": one short sentence with the
@@ -30,8 +32,13 @@ The test:
 """
 
 
-def session_profile(headless: bool, allowed_hosts: list[str], workdir: str, cdp_url: str) -> BrowserProfile:
-    """browser-use's session for one test, on the pooled browser at `cdp_url`."""
+def session_profile(
+    headless: bool, allowed_hosts: list[str], workdir: str, cdp_url: str, emulation: Emulation | None = None
+) -> BrowserProfile:
+    """browser-use's session for one test, on the pooled browser at `cdp_url`: at 1280x800, or at the size of the page
+    the test's context emulates (its scale too), which browser-use reads when it has no page to measure."""
+    viewport = emulation.viewport.model_dump() if emulation is not None and emulation.viewport is not None else DESKTOP
+    scale = emulation.device_scale_factor if emulation is not None and emulation.viewport is not None else None
     return BrowserProfile(
         cdp_url=cdp_url,
         headless=headless,
@@ -39,8 +46,9 @@ def session_profile(headless: bool, allowed_hosts: list[str], workdir: str, cdp_
         keep_alive=True,  # the checks and the final screenshot need the page after the agent is done
         enable_default_extensions=False,
         allowed_domains=allowed_hosts,
-        window_size={"width": 1280, "height": 800},
-        viewport={"width": 1280, "height": 800},
+        window_size=viewport,
+        viewport=viewport,
+        device_scale_factor=scale,
     )
 
 

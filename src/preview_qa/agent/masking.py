@@ -149,7 +149,9 @@ def _around(cdp_url: str) -> Around | None:
 
 
 async def screenshot(page: Any, mask: Mask, **options: Any) -> bytes:
-    """A Playwright page's screenshot, masked like browser-use's (over a CDP session of its own)."""
+    """A Playwright page's screenshot, masked like browser-use's (over a CDP session of its own). One pixel a CSS pixel,
+    as browser-use's are: a device's screenshot is its viewport's size, not three times it."""
+    options = {"scale": "css", **options}
     if not mask.redactor.values:
         return await page.screenshot(**options)
     cdp = await page.context.new_cdp_session(page)

@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from browser_use import BrowserProfile, BrowserSession
 
@@ -30,12 +30,36 @@ from preview_qa.agent.browser import (
     start_browser,
 )
 from preview_qa.agent.browser_use_patches import ContextSession
+from preview_qa.results import Emulation
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 
 LET_GO_TIMEOUT_S = 10.0  # for each step of the launching session letting go of a new browser
+
+
+def context_options(emulation: Emulation | None) -> dict[str, Any]:
+    """Playwright's options for a test's context. Without a viewport of its own, none (no_viewport): browser-use sizes
+    the page itself, as on a browser of its own (agent/build.py); with one, Playwright emulates it, and the device's
+    scale, mobile, touch and user agent with it, for the agent, the replay, the checks and the screenshots alike."""
+    if emulation is None:
+        return {"no_viewport": True}
+    own = {
+        "locale": emulation.locale,
+        "timezone_id": emulation.timezone,
+        "color_scheme": emulation.color_scheme and emulation.color_scheme.value,
+        "user_agent": emulation.user_agent,
+    }
+    if emulation.viewport is None:
+        return {"no_viewport": True, **{k: v for k, v in own.items() if v is not None}}
+    device = {
+        "viewport": emulation.viewport.model_dump(),
+        "device_scale_factor": emulation.device_scale_factor,
+        "is_mobile": emulation.is_mobile,
+        "has_touch": emulation.has_touch,
+    }
+    return {k: v for k, v in {**device, **own}.items() if v is not None}
 
 
 @dataclass(eq=False)
@@ -69,6 +93,7 @@ class Lease:
     context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
     tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
     session: ContextSession | None = None  # browser-use's, disconnected after the test before its context closes
+    emulated: bool = False  # Playwright emulates the test's viewport in the context: browser-use must not resize it
     launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
@@ -85,7 +110,7 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
     times out on a busy machine) is tried once more; twice, and the browser is retired after the test."""
     problem = ""
     for _ in range(START_TRIES):
-        session = ContextSession(browser_profile=profile).in_context(lease.context_id)
+        session = ContextSession(browser_profile=profile).in_context(lease.context_id, lease.emulated)
         try:
             await session.start()
             lease.session = session
@@ -122,20 +147,30 @@ class BrowserPool:
 
     @contextlib.asynccontextmanager
     async def lease(
-        self, on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None, shared: bool = False
+        self,
+        on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None,
+        shared: bool = False,
+        emulation: Emulation | None = None,
     ) -> AsyncIterator[Lease]:
-        """A fresh context for one test, in a browser of its own unless `shared` (a test that drives its context
-        through Playwright alone); a browser started for it reports each failed try to `on_failed_try`."""
+        """A fresh context for one test, emulating its device if any, in a browser of its own unless `shared` (a test
+        that drives its context through Playwright alone); a browser started for it reports each failed try to
+        `on_failed_try`."""
         pooled = await self._checkout(shared, on_failed_try)
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
+        options = context_options(emulation)
         try:
-            context, page, context_id = ready or await self._new_context(pooled)
+            if ready is not None and options != context_options(None):  # made for a test without emulation
+                with contextlib.suppress(Exception):  # one left open retires the browser after the test (_leftovers)
+                    await ready[0].close()
+                ready = None
+            context, page, context_id = ready or await self._new_context(pooled, options)
         except BaseException as e:
             if isinstance(e, Exception):  # not a cancellation: the browser's own trouble
                 pooled.doomed = pooled.doomed or "its next context could not be made"
             await self._check_out_of(pooled)
             raise
-        lease = Lease(pooled, context, page, context_id, launch_s=0.0 if pooled.tests else pooled.launch_s)
+        launch_s = 0.0 if pooled.tests else pooled.launch_s
+        lease = Lease(pooled, context, page, context_id, launch_s=launch_s, emulated="viewport" in options)
         pooled.tests += 1
         try:
             yield lease
@@ -208,7 +243,7 @@ class BrowserPool:
             why += await _leftovers(pooled.browser)
         if not why:
             with contextlib.suppress(Exception):
-                pooled.ready = await self._new_context(pooled)
+                pooled.ready = await self._new_context(pooled, context_options(None))
         if why or pooled.ready is None:
             await self._retire(pooled, "; ".join(why) or "its next context could not be made")
             return
@@ -216,9 +251,8 @@ class BrowserPool:
             pooled.settling = pooled.exclusive = False
             self._changed.notify_all()
 
-    async def _new_context(self, pooled: PooledBrowser) -> tuple[BrowserContext, Page, str]:
-        # no_viewport: browser-use sizes the page itself, as on a browser of its own
-        context = await pooled.browser.new_context(no_viewport=True)  # preview credentials: agent/network.py
+    async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> tuple[BrowserContext, Page, str]:
+        context = await pooled.browser.new_context(**options)  # preview credentials: agent/network.py
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
         try:

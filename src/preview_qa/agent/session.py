@@ -126,7 +126,7 @@ class TestSession:
         run = self.test_run
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
             lease = self.lease = await stack.enter_async_context(
-                run.pool.lease(self._failed_start_try, shared=run.recording is not None)
+                run.pool.lease(self._failed_start_try, shared=run.recording is not None, emulation=run.spec.emulation)
             )
         if lease.launch_s:
             self.phases.rows.append(
@@ -153,9 +153,9 @@ class TestSession:
         if run.recording is None:
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
             with self.phases("browser-use session start"):
-                self.session = await start_session(
-                    lease, session_profile(run.browser.headless, run.allowed_hosts, self.workdir, lease.cdp_url)
-                )
+                where = (run.allowed_hosts, self.workdir, lease.cdp_url)
+                profile = session_profile(run.browser.headless, *where, run.spec.emulation)
+                self.session = await start_session(lease, profile)
             self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)

@@ -123,6 +123,28 @@ _HOME = _page(
     + "</ul>",
 )
 
+# A layout for small screens: under 600 px wide (a phone's, with the viewport meta tag) the desktop links give way to a
+# menu button, and the menu holds a link only phones get; the page also says the locale, time zone and color scheme.
+_MENU = _page(
+    "Menu - Acme",
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    "<style>.menu-button,#mobile-menu{display:none}@media (max-width:600px){.desktop-nav{display:none}"
+    ".menu-button{display:block}#mobile-menu.open{display:block}}</style>"
+    '<h1>Acme store</h1><nav class="desktop-nav"><a href="/">Home</a> <a href="/product">Products</a></nav>'
+    '<button class="menu-button" aria-controls="mobile-menu" aria-expanded="false">Menu</button>'
+    '<ul id="mobile-menu"><li><a href="/">Home</a></li><li><a href="/cart">Track your order</a></li></ul>'
+    '<p id="env"></p>',
+    script="""
+const button = document.querySelector(".menu-button");
+button.addEventListener("click", () => {
+  button.setAttribute("aria-expanded", String(document.getElementById("mobile-menu").classList.toggle("open")));
+});
+const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const scheme = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+document.getElementById("env").textContent = `Language ${navigator.language}, time zone ${zone}, ${scheme} scheme`;
+""",
+)
+
 _PRODUCT = _page(
     "Acme Anvil - Acme",
     '<h1>Acme Anvil</h1><p><a href="/">Home</a></p><p>A very heavy anvil, ideal for cartoons.</p>'
@@ -379,6 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/signup": _signup_form(),
             "/2fa": _two_factor_form(),
             "/product": _PRODUCT,
+            "/menu": _MENU,
             "/broken": _BROKEN,
             "/hostile": _HOSTILE,
             "/external": _EXTERNAL,

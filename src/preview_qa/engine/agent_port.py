@@ -23,6 +23,14 @@ class Recording:
     screenshots: dict[int, bytes] = field(default_factory=dict)  # each step's page as the agent saw it, by step number
 
 
+@dataclass(frozen=True)
+class RecordedElsewhere:
+    """No recording of the test under its own device and locale, but one under others (`label` says which): a
+    recording replays only as it was recorded, so the agent runs the test afresh."""
+
+    label: str
+
+
 class AgentFn(Protocol):
     """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay/player.py). With a
     start_state, its browser holds that state before the first navigation; with keep_state, the browser's state at the

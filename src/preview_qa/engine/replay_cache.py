@@ -1,4 +1,5 @@
-"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test."""
+"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test;
+one made under a device (or locale) is filed apart, and replays only under the same one."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import RecordedElsewhere, Recording
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
-from preview_qa.results import Execution, Status, TestResult
+from preview_qa.results import Emulation, Execution, Status, TestResult, emulation_label
 
 CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
 RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
@@ -38,7 +39,16 @@ class RecordingCache:
 
     def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
         """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
-        The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ."""
+        The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ. A test's
+        emulation (device, viewport, locale...) follows as a suffix: the same test's recordings under other devices are
+        found by the same start (see `lookup`), and a test without one keeps the key of earlier versions."""
+        emulation = spec.emulation
+        if emulation is None:
+            return self._definition(spec, target)
+        options = json.dumps(emulation.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return f"{self._definition(spec, target)}.{hashlib.sha256(options.encode()).hexdigest()[:16]}"
+
+    def _definition(self, spec: TestSpec, target: RunTarget) -> str:
         test = spec.model_dump(
             mode="json",
             include={"task", "start", "expect", "output_schema", "allowed_domains", "secrets"},
@@ -64,6 +74,18 @@ class RecordingCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
+    def lookup(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | RecordedElsewhere | None:
+        """The runner's lookup: the recording for this test under its own device and locale; else, when the same test
+        was recorded under other ones, which (the run says why the agent runs); else None."""
+        found = self.load(spec, target)
+        if found is not None:
+            return found
+        own = self.path(spec, target)
+        for other in sorted(self.folder.glob(f"{self._definition(spec, target)}*.json")):
+            if other != own:
+                return RecordedElsewhere(_recorded_under(other))
+        return None
+
     def store(
         self,
         spec: TestSpec,
@@ -78,6 +100,7 @@ class RecordingCache:
             "key": self.key(spec, target),
             "test": spec.name,
             "origin": origin,
+            "emulation": None if spec.emulation is None else spec.emulation.model_dump(mode="json"),
             "history": history,
             "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
         }
@@ -119,6 +142,15 @@ class CacheReporter(Reporter):
             return  # the recording that passed on the default branch stays: this drift may be the PR's regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and history and spec is not None:
             self.cache.store(spec, self.origins[target], history, target, seen)
+
+
+def _recorded_under(path: Path) -> str:
+    """What a recording was made under, in words (an entry of earlier versions has no emulation: the desktop)."""
+    try:
+        emulation = json.loads(path.read_text(encoding="utf-8")).get("emulation")
+        return emulation_label(None if emulation is None else Emulation.model_validate(emulation))
+    except (OSError, ValueError, AttributeError):
+        return "device options that could not be read"
 
 
 def _target(label: str | None) -> RunTarget:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
-from preview_qa.engine.agent_port import AgentFn, Recording
+from preview_qa.engine.agent_port import AgentFn, RecordedElsewhere, Recording
 from preview_qa.engine.healing import may_heal, not_healed
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
@@ -33,7 +33,7 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict
+from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict, emulation_label
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
@@ -55,9 +55,10 @@ def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
 
 
 class Recordings(Protocol):
-    """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept."""
+    """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept; or that it
+    was recorded only under another device or locale."""
 
-    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None: ...
+    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | RecordedElsewhere | None: ...
 
 
 class Runner:
@@ -185,7 +186,7 @@ class Runner:
         """One run of the test on the preview or the baseline, decided; its events carry `label`."""
         emit = self._labelled(label)
         clock = time.monotonic()
-        recording = self._recording(spec, target) if replay else None
+        recording = self._recording(spec, target, emit) if replay else None
         agent_run = await self._attempt(spec, target, recording, emit)
         decision = decide(spec, agent_run)
         drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
@@ -220,12 +221,19 @@ class Runner:
             replay_drift=drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
             healed=agent_run.execution is Execution.REPLAY_FELL_BACK and verdict.status is Status.PASSED,
+            emulation=spec.emulation,
         )
 
-    def _recording(self, spec: TestSpec, target: RunTarget) -> Recording | None:
+    def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recording | None:
         if self._recordings is None:
             return None
-        return self._recordings(spec) if target == RunTarget.PREVIEW else self._recordings(spec, target)
+        found = self._recordings(spec) if target == RunTarget.PREVIEW else self._recordings(spec, target)
+        if isinstance(found, RecordedElsewhere):
+            now = emulation_label(spec.emulation)
+            reason = f"recorded under {found.label}, not under this test's {now}: the agent runs it afresh"
+            emit(Observed(name=spec.name, kind="recording_not_replayed", error=False, detail={"reason": reason}))
+            return None
+        return found
 
     def _labelled(self, label: str | None) -> Callable[[Event], None]:
         """`publish`, with the evidence of one labelled run (an attempt, the baseline run) marked as that run's."""

@@ -254,4 +254,9 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             )
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
+    if spec.emulation is not None:  # the export writes no browser options: the file would run on a desktop
+        unchecked.append(
+            f"it passed under {comment_text(spec.emulation.label(), 200)}; run it with the same options "
+            "(Playwright's devices, locale, timezoneId, colorScheme)"
+        )
     return found, unchecked

@@ -9,12 +9,23 @@ from typing import Annotated, Any, Literal
 
 import jsonschema
 from pathspec import GitIgnoreSpec
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, WithJsonSchema, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from preview_qa.errors import ManifestError
+from preview_qa.manifest.devices import device_problem, emulation, timezone_problem
 from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
+from preview_qa.results import ColorScheme, Emulation, Viewport
 
 SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
 TOTP_SUFFIX = "bu_2fa_code"  # browser-use's 2FA convention (secrets/totp.py)
@@ -24,6 +35,7 @@ TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
 START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
+LOCALE = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"  # a BCP 47 language tag: en, de-DE, zh-Hant-TW
 _ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
 _SECRET_SOURCE: JsonDict = {
     "type": "object",
@@ -49,7 +61,9 @@ def _ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern.replace("$", r"\Z"))
 
 
-_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE = map(_ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME))
+_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE, _LOCALE_RE = map(
+    _ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME, LOCALE)
+)
 
 
 class _Strict(BaseModel):
@@ -306,7 +320,53 @@ class TestOptions(_Strict):
         ),
     )
 
+    device: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "Emulate this device, by Playwright's name for it (e.g. 'iPhone 15', 'Pixel 7', 'iPad Mini'): its viewport, "
+            "scale, mobile and touch, and user agent, for the agent, the replay, the checks and the screenshots. "
+            "viewport, locale, timezone and color_scheme replace the device's. null opts out of a default."
+        ),
+    )
+    viewport: Viewport | None = Field(
+        default=None,
+        description="The page's size in CSS pixels ({width, height}); without it and a device, 1280x800.",
+    )
+    locale: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": LOCALE},
+        description="The browser's locale (navigator.language, Accept-Language, number and date formats), e.g. de-DE.",
+    )
+    timezone: str | None = Field(
+        default=None, min_length=1, description="The browser's time zone, an IANA name such as Europe/Berlin."
+    )
+    # strict would refuse "dark" for the enum from YAML; the value is still checked against the three names
+    color_scheme: Annotated[ColorScheme | None, Field(strict=False)] = Field(
+        default=None, description="What the page's prefers-color-scheme media query matches: light, dark or no-preference."
+    )
+
     _use_state_name = field_validator("use_state")(_state_name)
+
+    @property
+    def emulation(self) -> Emulation | None:
+        """The test's device and locale as its browser context emulates them; None: the default desktop."""
+        return emulation(self.device, self.viewport, self.locale, self.timezone, self.color_scheme)
+
+    @field_validator("device", "timezone")
+    @classmethod
+    def _known_name(cls, v: str | None, info: ValidationInfo) -> str | None:
+        problem = None if v is None else (device_problem if info.field_name == "device" else timezone_problem)(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("locale")
+    @classmethod
+    def _locale_tag(cls, v: str | None) -> str | None:
+        if v is not None and not _LOCALE_RE.search(v):
+            raise ValueError("a locale is a language tag such as en, de-DE or zh-Hant-TW")
+        return v
 
     @field_validator("start")
     @classmethod
