@@ -18,6 +18,7 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from preview_qa.providers import DEFAULT_MODELS, Provider
 
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
 ISOLATED_PREFIXES = (
@@ -120,16 +121,20 @@ def scripted_run(
     env: dict[str, str] | None = None,
     latency: float = 0.0,
     timeout: float = 600,
+    provider: Provider = "openai",
 ) -> Iterator[CliRun]:
-    """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios`, run `preview-qa run` against the
-    fixture site into `folder/out`; the LLM server stays up (for request assertions) until the block ends."""
+    """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios` over `provider`'s protocol, run
+    `preview-qa run` against the fixture site into `folder/out`; the LLM server stays up (for request assertions) until
+    the block ends. The model is "scripted" for OpenAI, else the provider's default (the browser-use cloud takes no
+    other name)."""
     path = folder / "qa.yml"
     path.write_text(textwrap.dedent(manifest), encoding="utf-8")
     args = ["run", str(path), "--base-url", site.url, "--out", str(folder / "out")]
     with contextlib.ExitStack() as stack:
-        llm = stack.enter_context(ScriptedLLM(scenarios, latency=latency)) if scenarios is not None else None
+        llm = stack.enter_context(ScriptedLLM(scenarios, latency=latency, provider=provider)) if scenarios is not None else None
         if llm is not None:
-            args += ["--llm-base-url", llm.url, "--api-key", "test-key", "--model", "scripted"]
+            model = "scripted" if provider == "openai" else DEFAULT_MODELS[provider]
+            args += ["--provider", provider, "--llm-base-url", llm.url, "--api-key", "test-key", "--model", model]
         proc = run_preview_qa([*args, *extra], env=env or clean_env(), timeout=timeout)
         yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
 

@@ -259,7 +259,7 @@ def test_unmatched_task_is_a_500_and_requests_are_recorded(serve: Any) -> None:
     resp = client.post("/chat/completions", json=body)
     assert resp.status_code == 500 and "no scripted scenario matches the task" in resp.json()["error"]["message"]
     assert llm.requests == [body]
-    assert llm.calls == [{"scenario": None, "kind": "agent", "step": 1, "status": 500}]
+    assert llm.calls == [{"scenario": None, "kind": "agent", "step": 1, "status": 500, "path": "/v1/chat/completions"}]
 
 
 def test_connection_faults_and_stop_does_not_hang(serve: Any) -> None:

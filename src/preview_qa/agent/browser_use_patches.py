@@ -10,6 +10,8 @@ Read this module when upgrading browser-use: each item names what it relies on.
 5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced, before a run's browsers, so that
    no test's first page fetches browser-use's logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that
    browser-use answers no dialog (agent/dialogs.py answers every one, one way, on purpose).
+6. `MeteredChatBrowserUse`: the browser-use cloud's chat class with its private `_make_request` wrapped, so that every
+   answer's tokens are counted.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
+from browser_use.llm.browser_use.chat import ChatBrowserUse
 from pydantic import PrivateAttr
 
 SCREENSHOT = "Page.captureScreenshot"
@@ -131,6 +134,21 @@ async def on_TabCreatedEvent(self: PopupsWatchdog, event: Any) -> None:  # brows
     """5. browser-use's popups watchdog answers every dialog over CDP the moment it opens (a prompt always with Cancel),
     racing ours (agent/dialogs.py); every session in this process is ours, so its tab hook does nothing. Its name is
     browser-use's: its event bus registers a handler by the function's own name."""
+
+
+class MeteredChatBrowserUse(ChatBrowserUse):
+    """6. The browser-use cloud's chat model, telling `on_answer` each answer's parsed JSON as its private `_make_request`
+    (one HTTP call, browser-use's own) returns it: the class builds a new httpx client per call, which takes no hook,
+    and drops the usage of an answer whose output it cannot validate, which the cloud bills all the same."""
+
+    def __init__(self, *, on_answer: Callable[[Any], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_answer = on_answer
+
+    async def _make_request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = await super()._make_request(payload)
+        self.on_answer(answer)
+        return answer
 
 
 _applied = False

@@ -15,7 +15,7 @@ from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderE
 from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
-from preview_qa.agent.browser_use_patches import VerifiedLLM
+from preview_qa.agent.browser_use_patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.token_meter import TokenMeter
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
@@ -37,7 +37,7 @@ class MeteredChat:
 
 def make_llm(settings: LLMSettings) -> MeteredChat:
     """browser-use's chat model for the provider settings that `providers.resolve` checked, its HTTP client hooked so
-    that every answer's tokens are counted (where the SDK takes a client; else RecordingLLM counts the parsed ones)."""
+    that every answer's tokens are counted (the browser-use cloud's: its parsed answers, agent/browser_use_patches.py)."""
     meter = TokenMeter(find_price(settings.provider, settings.model, settings.price_per_mtok))
     return MeteredChat(_chat(settings, meter), meter)
 
@@ -68,11 +68,7 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
             http_client=AnthropicHttpxClient(event_hooks=meter.event_hooks()),  # type: ignore[arg-type]
         )
     if provider == "google":
-        from browser_use.llm.google.chat import ChatGoogle
-
-        return ChatGoogle(
-            model=model, api_key=key, max_retries=RETRIES, http_options={"base_url": base_url} if base_url else None
-        )
+        return _google(model, key, base_url, meter)
     if provider == "azure":
         from browser_use.llm.azure.chat import ChatAzureOpenAI
         from openai import DefaultAsyncHttpxClient
@@ -88,9 +84,24 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
         from browser_use.llm.ollama.chat import ChatOllama
 
         return ChatOllama(model=model, host=base_url, client_params={"event_hooks": meter.event_hooks()})
-    from browser_use.llm.browser_use.chat import ChatBrowserUse
+    # its max_retries counts every attempt: 1 + RETRIES, as the other SDKs' retries
+    return MeteredChatBrowserUse(on_answer=meter.answered, model=model, api_key=key, base_url=base_url, max_retries=RETRIES + 1)
 
-    return ChatBrowserUse(model=model, api_key=key, base_url=base_url)
+
+def _google(model: str, key: str | None, base_url: str | None, meter: TokenMeter) -> BaseChatModel:
+    import httpx
+    from browser_use.llm.google.chat import ChatGoogle
+    from google.genai import types
+
+    options = types.HttpOptions(
+        base_url=base_url,
+        # a client of our own, hooked, instead of google-genai's default aiohttp session, which takes no hook
+        httpx_async_client=httpx.AsyncClient(event_hooks=meter.event_hooks()),
+        retry_options=types.HttpRetryOptions(attempts=RETRIES + 1),  # HTTP errors: retried by the SDK, as the others'
+    )
+    # max_retries=1: browser-use's own loop would only ask again after an answer it could not parse, which no other
+    # provider's chat class does
+    return ChatGoogle(model=model, api_key=key, max_retries=1, http_options=options)
 
 
 @dataclass
@@ -139,7 +150,7 @@ class RecordingLLM(VerifiedLLM):
             self._record(classify(e, purpose, answered=self.meter.answers > answers))
             raise
         except Exception as e:
-            self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=_one_line(e)))
+            self._record(unusable(e, purpose) if self.meter.answers > answers else provider_fault(e, purpose))
             raise
         except asyncio.CancelledError:
             # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
@@ -147,8 +158,6 @@ class RecordingLLM(VerifiedLLM):
             raise
         finally:
             self.seconds += time.monotonic() - started
-        if not self.meter.hooked and response.usage is not None:  # no HTTP hook: the parsed answers' own counts
-            self.meter.add(response.usage.prompt_tokens, response.usage.completion_tokens)
         if self.on_answer is not None:
             self.on_answer(response.completion)
         return response
@@ -196,24 +205,51 @@ def classify(error: ModelProviderError, purpose: LLMPurpose, answered: bool = Fa
     if isinstance(error, ModelOutputTruncatedError):
         return LLMFault(kind="invalid_output", purpose=purpose, status=None, message="the model's output was truncated")
     if isinstance(cause, ValidationError | json.JSONDecodeError):
-        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message=_validation_summary(cause))
-    status = 429 if isinstance(error, ModelRateLimitError) else error.status_code
-    if cause is not None and not isinstance(getattr(cause, "status_code", None), int) and status == 502:
-        # browser-use's default 502 stands for "no HTTP answer at all": name what really happened instead
-        root = cause
-        while root.__cause__ is not None:
-            root = root.__cause__
-        if answered:  # e.g. Anthropic's answer without the forced tool call: the same invalid output as anywhere else
-            return LLMFault(
-                kind="invalid_output",
-                purpose=purpose,
-                status=None,
-                message=f"the model's answer held no usable output ({_one_line(root)})",
-            )
-        return LLMFault(
-            kind="provider", purpose=purpose, status=None, message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})"
-        )
+        return unusable(cause, purpose)
+    status = _http_status(cause)  # the provider's own, where browser-use guesses one (Gemini's 500 as 503, Ollama's as 502)
+    if status is None:
+        status = 429 if isinstance(error, ModelRateLimitError) else error.status_code
+        if cause is not None and status == 502:
+            # browser-use's default 502 stands for "no HTTP answer at all": name what really happened instead
+            # (an answer was heard: e.g. Anthropic's answer without the forced tool call, invalid output as anywhere else)
+            return unusable(cause, purpose) if answered else provider_fault(cause, purpose)
     return LLMFault(kind="provider", purpose=purpose, status=status, message=_one_line(error))
+
+
+def unusable(error: BaseException, purpose: LLMPurpose) -> LLMFault:
+    """The provider answered, and its answer held no output the agent could use: invalid output, like anywhere else."""
+    if isinstance(error, ValidationError | json.JSONDecodeError):
+        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message=_validation_summary(error))
+    root = _root(error)
+    return LLMFault(
+        kind="invalid_output",
+        purpose=purpose,
+        status=None,
+        message=f"the model's answer held no usable output ({_one_line(root)})",
+    )
+
+
+def provider_fault(error: BaseException, purpose: LLMPurpose) -> LLMFault:
+    """No answer was heard: the provider failed, named by what really happened (the innermost cause)."""
+    root = _root(error)
+    return LLMFault(
+        kind="provider", purpose=purpose, status=None, message=f"no HTTP answer ({type(root).__name__}: {_one_line(root)})"
+    )
+
+
+def _root(error: BaseException) -> BaseException:
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return error
+
+
+def _http_status(cause: BaseException | None) -> int | None:
+    """The HTTP status of the provider's answer, from its SDK's own exception: `status_code` (OpenAI, Anthropic,
+    Ollama) or google-genai's `code`."""
+    from google.genai.errors import APIError
+
+    status = cause.code if isinstance(cause, APIError) else getattr(cause, "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 def _validation_summary(error: ValidationError | json.JSONDecodeError) -> str:

@@ -24,11 +24,11 @@ class HttpAnswer(Protocol):
 
 @dataclass
 class TokenMeter:
-    """Counts the tokens the provider says each answer used. It hears the HTTP answers themselves where the SDK lets us
-    hook its client (`hooked`): browser-use drops the usage of an answer it cannot parse, yet the provider bills it."""
+    """Counts the tokens the provider says each answer used. It hears every provider's answers themselves (a hook on the
+    SDK's HTTP client; the browser-use cloud's parsed answers): browser-use drops the usage of an answer it cannot
+    parse, yet the provider bills it."""
 
     price: Price | None
-    hooked: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -49,17 +49,21 @@ class TokenMeter:
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
             return
         await response.aread()
-        self.answers += 1
         try:
             body = json.loads(response.content)
         except ValueError:
-            return
+            body = None
+        self.answered(body)
+
+    def answered(self, body: Any) -> None:
+        """One complete answer heard, `body` its parsed JSON (None if it was not JSON): counted, its tokens added."""
+        self.answers += 1
         found = tokens_in(body)
         if found is not None:
             self.add(*found)
 
     def event_hooks(self) -> dict[str, list[Any]]:
-        self.hooked = True
+        """httpx's `event_hooks` for an SDK's HTTP client: every answer is heard."""
         return {"response": [self.heard]}
 
 

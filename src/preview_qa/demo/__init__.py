@@ -1,1 +1,1 @@
-"""Offline test world: a fixture web app and a scripted OpenAI-compatible LLM server."""
+"""Offline test world: a fixture web app and a scripted LLM server (any provider's protocol)."""

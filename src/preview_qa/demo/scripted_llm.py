@@ -1,4 +1,8 @@
-"""ScriptedLLM: an OpenAI-compatible chat-completions server that plays scripted browser-use agent turns.
+"""ScriptedLLM: a server that plays scripted browser-use agent turns, over OpenAI chat or another provider's protocol.
+
+`ScriptedLLM(scenarios, provider="anthropic")` speaks that provider's own wire format (demo/wire.py, one per provider in
+providers.py): the same script, read from its requests and answered in its answers, with its own usage fields. Its
+`url` is the base URL that provider's client takes (`--llm-base-url`).
 
 Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
 
@@ -15,9 +19,11 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
           goal: "log in"          # optional: next_goal / evaluation_previous_goal / memory text
         - done: {status: pass, reason: "...", data: {orders: 3}}  # -> [{"done": {"data": <this mapping>}}]
           done_success: false     # optional: adds "success": false to the done action
-        - http_status: 500        # answer with an OpenAI-style error JSON (429 may add `retry_after: 1`)
-        - raw: "I think it passed!"   # message content sent verbatim
-        - content: {...}          # message content = json.dumps(this) verbatim (schema-breaking output)
+        - http_status: 500        # answer with the provider's own error JSON (429 may add `retry_after: 1`)
+        - raw: "I think it passed!"   # prose instead of the structured output: the message content verbatim
+                                  # (Anthropic: a text block and no tool call; the browser-use cloud: a string)
+        - content: {...}          # structured output = json.dumps(this) verbatim (schema-breaking output;
+                                  # Anthropic: the forced tool's input, if an object, else a text block)
         - reset: true             # close the socket without answering
         - hang: true              # never answer (until stop())
         - truncate: true          # send a Content-Length larger than the body, then close
@@ -36,7 +42,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -46,6 +51,7 @@ from typing import Any, NamedTuple, cast
 import yaml
 
 from preview_qa.demo.site import BackgroundServer, OwnedHTTPServer
+from preview_qa.demo.wire import WIRES, Output, Wire, WireError
 
 Scenario = dict[str, Any]
 Turn = dict[str, Any]
@@ -196,22 +202,18 @@ def judge_content(judge: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _completion(content: str, body: dict[str, Any]) -> dict[str, Any]:
+def _output(turn: Turn, body: dict[str, Any]) -> Output:
+    """The model's output for a normal (non-fault) turn, with token counts from the request's and the output's size."""
+    if "raw" in turn:
+        text, structured = str(turn["raw"]), False
+    elif "content" in turn:
+        text, structured = json.dumps(turn["content"]), True
+    elif "judge" in turn:
+        text, structured = json.dumps(judge_content(turn["judge"])), True
+    else:
+        text, structured = json.dumps(agent_content(turn, body)), True
     prompt = sum(len(t) for t in message_texts(body, None)) // 4
-    completion = len(content) // 4
-    return {
-        "id": f"chatcmpl-scripted-{time.monotonic_ns()}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": str(body.get("model") or "scripted"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-    }
-
-
-def _error(status: int, message: str) -> dict[str, Any]:
-    kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
-    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+    return Output(text, structured, prompt, len(text) // 4)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -235,30 +237,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
+        wire = self.llm.wire
+        if wire.provider == "openai" and self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "demo"}]})
         else:
-            self._json(404, _error(404, f"unknown path {self.path}"))
+            self._json(404, wire.error(404, f"unknown path {self.path}"))
 
     def do_POST(self) -> None:
+        wire = self.llm.wire
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            raw = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            body = wire.chat(self.path, {k.lower(): v for k, v in self.headers.items()}, raw if isinstance(raw, dict) else {})
         except (ValueError, UnicodeDecodeError):
-            self._json(400, _error(400, "request body is not JSON"))
+            self._refuse(WireError(400, "request body is not JSON"))
             return
-        turn, call = self.llm.plan(body if isinstance(body, dict) else {})
+        except WireError as e:
+            self._refuse(e)
+            return
+        turn, call = self.llm.plan(body, self.path)
         if self.llm.sleep(self.llm.latency + float(turn.get("delay") or 0)):
             call["status"] = 0
             return
         try:
-            self._answer(turn, body, call)
+            self._answer(turn, body, raw, call)
         except ScriptError as e:
             call["status"] = 500
-            self._json(500, _error(500, str(e)))
+            self._json(500, wire.error(500, str(e)))
         except OSError:
             pass  # the client went away
 
-    def _answer(self, turn: Turn, body: dict[str, Any], call: dict[str, Any]) -> None:
+    def _refuse(self, error: WireError) -> None:
+        """A request the real provider would refuse, refused as it would be, and recorded as such."""
+        self.llm.refused(self.path, error.status)
+        self._json(error.status, self.llm.wire.error(error.status, str(error)))
+
+    def _answer(self, turn: Turn, body: dict[str, Any], raw: dict[str, Any], call: dict[str, Any]) -> None:
+        wire = self.llm.wire
         if turn.get("reset") or turn.get("hang"):
             call["status"] = 0
             while turn.get("hang") and not self.llm.sleep(0.1):
@@ -269,18 +283,11 @@ class _Handler(BaseHTTPRequestHandler):
             status = int(turn["http_status"])
             call["status"] = status
             headers = {"Retry-After": str(turn["retry_after"])} if "retry_after" in turn else None
-            self._json(status, _error(status, str(turn.get("message", f"scripted HTTP {status}"))), headers)
+            self._json(status, wire.error(status, str(turn.get("message", f"scripted HTTP {status}"))), headers)
             return
-        if "raw" in turn:
-            content = str(turn["raw"])
-        elif "content" in turn:
-            content = json.dumps(turn["content"])
-        elif "judge" in turn:
-            content = json.dumps(judge_content(turn["judge"]))
-        else:
-            content = json.dumps(agent_content(turn, body))
-        payload = json.dumps(_completion(content, body)).encode()
+        answer = wire.answer(_output(turn, body), raw)
         if turn.get("truncate"):
+            payload = json.dumps(answer).encode()
             call["status"] = 0
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -290,21 +297,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
-        self._json(200, json.loads(payload))
+        self._json(200, answer)
 
 
 class ScriptedLLM(BackgroundServer):
     """The scripted LLM server. `start()` returns a base URL ending in /v1 for `ChatOpenAI(base_url=...)`."""
 
     handler = _Handler
-    url_suffix = "/v1"
 
-    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0) -> None:
+    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0, provider: str = "openai") -> None:
         super().__init__()
         self.scenarios: list[Scenario] = [scenarios] if isinstance(scenarios, dict) else list(scenarios)
         self.latency = latency
-        self.requests: list[dict[str, Any]] = []  # every JSON body received, in order
-        self.calls: list[dict[str, Any]] = []  # {"scenario", "kind", "step", "status" (0: no complete answer)}
+        self.wire: Wire = WIRES[provider]
+        self.url_suffix = self.wire.url_suffix
+        self.requests: list[dict[str, Any]] = []  # every request, read as an OpenAI chat body (wire.py), in order
+        # {"scenario", "kind" ("agent", "judge", "other"; "refused": not a request the provider would take), "step",
+        #  "status" (0: no complete answer), "path"}
+        self.calls: list[dict[str, Any]] = []
         self._seen: dict[tuple[str, str, int | None], int] = defaultdict(int)
 
     def sleep(self, seconds: float) -> bool:
@@ -317,7 +327,11 @@ class ScriptedLLM(BackgroundServer):
                 return scenario
         return None
 
-    def plan(self, body: dict[str, Any]) -> tuple[Turn, dict[str, Any]]:
+    def refused(self, path: str, status: int) -> None:
+        with self._lock:
+            self.calls.append({"scenario": None, "kind": "refused", "step": None, "status": status, "path": path})
+
+    def plan(self, body: dict[str, Any], path: str) -> tuple[Turn, dict[str, Any]]:
         """Record the request; return the turn to play and the call record (status filled in by the handler)."""
         kind, step = request_kind(body), step_number(body)
         scenario = self.find_scenario(task_text(body))
@@ -326,6 +340,7 @@ class ScriptedLLM(BackgroundServer):
             "kind": kind,
             "step": step,
             "status": 200,
+            "path": path,
         }
         with self._lock:
             self.requests.append(body)
