@@ -22,7 +22,7 @@ from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import todo_turns
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.manifest.loader import load
-from tests.conftest import CliRun, clean_env
+from tests.conftest import CliRun, clean_env, run_args
 from tests.fakes.github import runner_env
 
 pytestmark = pytest.mark.e2e
@@ -95,22 +95,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
                     sys.executable,
                     "-m",
                     "preview_qa",
-                    "run",
-                    str(manifest),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / out),
-                    "--cache",
-                    str(folder / "cache"),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "k",
-                    "--model",
-                    "scripted",
-                    "--concurrency",
-                    "2",
+                    *run_args(manifest, site.url, folder / out, llm, "--cache", str(folder / "cache"), "--concurrency", "2"),
                     "--no-comment",
                 ],
                 env=env,
@@ -236,22 +221,7 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
                 sys.executable,
                 "-m",
                 "preview_qa",
-                "run",
-                str(qa),
-                "--base-url",
-                site.url,
-                "--out",
-                str(tmp_path / "out"),
-                "--cache",
-                str(tmp_path / "cache"),
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--concurrency",
-                "4",
+                *run_args(qa, site.url, tmp_path / "out", llm, "--cache", str(tmp_path / "cache"), "--concurrency", "4"),
             ],
             env=env,
             capture_output=True,
