@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +113,60 @@ def run_preview_qa(
     )
 
 
+def run_in_process(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI called in this process (click's CliRunner) with exactly `env` as its environment and temp folder, in
+    `cwd`: the same exit code, stdout and stderr, without a new interpreter importing browser-use for each run. For
+    tests that do not check the process itself (signals, its real exit, what its children write on file descriptor 2,
+    what it leaves running)."""
+    from click.testing import CliRunner
+
+    from preview_qa import cli
+
+    saved, saved_tempdir = dict(os.environ), tempfile.tempdir
+    os.environ.clear()
+    os.environ.update(env or clean_env())
+    tempfile.tempdir = None  # found again from TMPDIR, as a new process would
+    try:
+        with contextlib.chdir(cwd or Path.cwd()):
+            outcome = CliRunner().invoke(cli.main, args)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        tempfile.tempdir = saved_tempdir
+    stderr = outcome.stderr
+    if outcome.exc_info is not None and not isinstance(outcome.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*outcome.exc_info))  # as Python prints it, with exit code 1
+    return subprocess.CompletedProcess(args, outcome.exit_code, outcome.stdout, stderr)
+
+
+def run_args(manifest: Path, base_url: str, out: Path, llm: ScriptedLLM | None, *extra: str) -> list[str]:
+    """`preview-qa run` of `manifest` against `base_url` into `out`, with the scripted LLM when there is one."""
+    args = ["run", str(manifest), "--base-url", base_url, "--out", str(out)]
+    if llm is not None:  # the model is "scripted" over OpenAI, else the provider's default (the cloud takes no other)
+        provider = llm.wire.provider
+        model = "scripted" if provider == "openai" else DEFAULT_MODELS[provider]
+        args += ["--provider", provider, "--llm-base-url", llm.url, "--api-key", "test-key", "--model", model]
+    return [*args, *extra]
+
+
+def preview_qa_run(
+    manifest: Path,
+    base_url: str,
+    out: Path,
+    llm: ScriptedLLM | None,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    process: bool = False,
+    timeout: float = 300,
+) -> CliRun:
+    """One `preview-qa run` (see run_args): in this process, or as a process of its own with `process=True`."""
+    args = run_args(manifest, base_url, out, llm, *extra)
+    proc = run_preview_qa(args, env, timeout) if process else run_in_process(args, env)
+    return CliRun(proc.returncode, proc.stdout, proc.stderr, out, llm)
+
+
 @contextlib.contextmanager
 def scripted_run(
     folder: Path,
@@ -122,26 +178,22 @@ def scripted_run(
     latency: float = 0.0,
     timeout: float = 600,
     provider: Provider = "openai",
+    process: bool = False,
 ) -> Iterator[CliRun]:
     """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios` over `provider`'s protocol, run
-    `preview-qa run` against the fixture site into `folder/out`; the LLM server stays up (for request assertions) until
-    the block ends. The model is "scripted" for OpenAI, else the provider's default (the browser-use cloud takes no
-    other name)."""
+    `preview-qa run` against the fixture site into `folder/out` (in this process, or as a process of its own with
+    `process=True`); the LLM server stays up (for request assertions) until the block ends."""
     path = folder / "qa.yml"
     path.write_text(textwrap.dedent(manifest), encoding="utf-8")
-    args = ["run", str(path), "--base-url", site.url, "--out", str(folder / "out")]
     with contextlib.ExitStack() as stack:
         llm = stack.enter_context(ScriptedLLM(scenarios, latency=latency, provider=provider)) if scenarios is not None else None
-        if llm is not None:
-            model = "scripted" if provider == "openai" else DEFAULT_MODELS[provider]
-            args += ["--provider", provider, "--llm-base-url", llm.url, "--api-key", "test-key", "--model", model]
-        proc = run_preview_qa([*args, *extra], env=env or clean_env(), timeout=timeout)
-        yield CliRun(proc.returncode, proc.stdout, proc.stderr, folder / "out", llm)
+        yield preview_qa_run(path, site.url, folder / "out", llm, *extra, env=env, process=process, timeout=timeout)
 
 
 @pytest.fixture
 def run_cli(tmp_path: Path, site: DemoSite) -> Callable[..., CliRun]:
-    """`run_cli(manifest_yaml, scenarios, *extra_args, env=None)`: one `preview-qa run` against the fixture site."""
+    """`run_cli(manifest_yaml, scenarios, *extra_args, env=None, process=False)`: one `preview-qa run` against the
+    fixture site (see scripted_run)."""
 
     def run(
         manifest: str,
@@ -150,8 +202,11 @@ def run_cli(tmp_path: Path, site: DemoSite) -> Callable[..., CliRun]:
         env: dict[str, str] | None = None,
         latency: float = 0.0,
         timeout: float = 300,
+        process: bool = False,
     ) -> CliRun:
-        with scripted_run(tmp_path, site, manifest, scenarios, *extra, env=env, latency=latency, timeout=timeout) as done:
+        with scripted_run(
+            tmp_path, site, manifest, scenarios, *extra, env=env, latency=latency, timeout=timeout, process=process
+        ) as done:
             return done
 
     return run

@@ -17,7 +17,7 @@ import psutil
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import clean_env
+from tests.conftest import clean_env, run_args
 
 
 def running_with(text: str) -> list[str]:
@@ -51,30 +51,13 @@ def run_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 def start_cli(
-    folder: Path, manifest: str, site: DemoSite, llm_url: str, *extra: str, env: dict[str, str]
+    folder: Path, manifest: str, site: DemoSite, llm: ScriptedLLM, *extra: str, env: dict[str, str]
 ) -> subprocess.Popen[str]:
     """`preview-qa run` in the background against the fixture site; results go to folder/out."""
     path = folder / "qa.yml"
     path.write_text(textwrap.dedent(manifest), encoding="utf-8")
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "preview_qa",
-            "run",
-            str(path),
-            "--base-url",
-            site.url,
-            "--out",
-            str(folder / "out"),
-            "--llm-base-url",
-            llm_url,
-            "--api-key",
-            "k",
-            "--model",
-            "scripted",
-            *extra,
-        ],
+        [sys.executable, "-m", "preview_qa", *run_args(path, site.url, folder / "out", llm, *extra)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

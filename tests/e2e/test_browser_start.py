@@ -1,16 +1,22 @@
 """End to end with a Chromium that fails to start (PREVIEW_QA_CHROMIUM = a fake): the start is tried twice, the test
-errors with a reason that names the browser start, the run exits, and nothing of either try is left running."""
+errors with a reason that names the browser start, the run exits, and nothing of either try is left running. One run
+per mode, all at once."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
+from tests.e2e.conftest import short_tmp
 from tests.e2e.processes import QUICK, left_behind, run_env, start_cli
 from tests.fakes.chromium import launcher
 
@@ -29,30 +35,48 @@ REASONS = {
 }
 
 
-def run_with_fake(mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite) -> tuple[int, str, dict, int]:
-    launches = browser_tmp / "launches.log"
-    env = run_env(
-        browser_tmp,
-        PREVIEW_QA_CHROMIUM=launcher(str(tmp_path)),
-        FAKE_CHROMIUM_MODE=mode,
-        FAKE_CHROMIUM_LOG=str(launches),
-        FAKE_CHROMIUM_REAL="/usr/bin/chromium",
-    )
-    with ScriptedLLM(QUICK) as llm:
-        proc = start_cli(tmp_path, MANIFEST, site, llm.url, env=env)
-        try:
-            _, stderr = proc.communicate(timeout=400)
-        finally:
-            proc.kill()
-    test = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"][0]
-    return proc.returncode, stderr, test, len(launches.read_text().splitlines())
+@dataclass
+class Start:
+    code: int
+    stderr: str
+    test: dict[str, Any]  # the one test's entry in results.json
+    launches: int  # how many times the fake Chromium was launched
+    out: Path
+    browser_tmp: Path  # the run's TMPDIR, where every process it started is found by
+
+
+@pytest.fixture(scope="module")
+def starts(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[dict[str, Start]]:
+    """One run per fake Chromium mode, all at once: the modes that never answer spend their start timeouts (twice
+    30 s each) waiting, not computing, so they wait side by side instead of one after another."""
+    with contextlib.ExitStack() as stack, ScriptedLLM(QUICK) as llm:
+        procs = {}
+        for mode in [*REASONS, "flaky"]:
+            folder, tmp = tmp_path_factory.mktemp(mode), stack.enter_context(short_tmp())
+            env = run_env(
+                tmp,
+                PREVIEW_QA_CHROMIUM=launcher(str(folder)),
+                FAKE_CHROMIUM_MODE=mode,
+                FAKE_CHROMIUM_LOG=str(tmp / "launches.log"),
+                FAKE_CHROMIUM_REAL="/usr/bin/chromium",
+            )
+            procs[mode] = folder, tmp, start_cli(folder, MANIFEST, site, llm, env=env)
+        done = {}
+        for mode, (folder, tmp, proc) in procs.items():
+            try:
+                _, stderr = proc.communicate(timeout=400)
+            finally:
+                proc.kill()
+            [test] = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))["tests"]
+            launches = len((tmp / "launches.log").read_text().splitlines())
+            done[mode] = Start(proc.returncode, stderr, test, launches, folder / "out", tmp)
+        yield done
 
 
 @pytest.mark.parametrize("mode", list(REASONS))
-def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(
-    mode: str, tmp_path: Path, browser_tmp: Path, site: DemoSite
-) -> None:
-    code, stderr, test, launches = run_with_fake(mode, tmp_path, browser_tmp, site)
+def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(starts: dict[str, Start], mode: str) -> None:
+    run = starts[mode]
+    code, stderr, test, launches = run.code, run.stderr, run.test, run.launches
     assert code == 1, stderr[-3000:]
     assert "Traceback" not in stderr
     assert launches == 2
@@ -62,14 +86,15 @@ def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(
     seconds = [int(s) for s in re.findall(r"within (\d+) s", test["reason"])]
     assert test["duration_s"] >= sum(seconds), test  # the duration and the reason tell the same story
     assert test["usage"]["llm_calls"] == 0
-    assert left_behind(browser_tmp) == []  # neither try's browser, nor the helper it started
+    assert left_behind(run.browser_tmp) == []  # neither try's browser, nor the helper it started
 
 
-def test_a_browser_that_fails_once_is_retried_and_the_test_runs(tmp_path: Path, browser_tmp: Path, site: DemoSite) -> None:
-    code, stderr, test, launches = run_with_fake("flaky", tmp_path, browser_tmp, site)
+def test_a_browser_that_fails_once_is_retried_and_the_test_runs(starts: dict[str, Start]) -> None:
+    run = starts["flaky"]
+    code, stderr, test, launches = run.code, run.stderr, run.test, run.launches
     assert (code, test["status"], test["reason"]) == (0, "passed", "The price is $19.99."), stderr[-3000:]
     assert launches == 2
-    events = [json.loads(line) for line in (tmp_path / "out" / test["artifacts"]["events"]).read_text().splitlines()]
+    events = [json.loads(line) for line in (run.out / test["artifacts"]["events"]).read_text().splitlines()]
     failed = [e for e in events if e["type"] == "browser_start_failed"]
     assert [(e["try"], e["reason"]) for e in failed] == [(1, "it exited before opening its debugging port")]
-    assert left_behind(browser_tmp) == []
+    assert left_behind(run.browser_tmp) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from preview_qa.demo.site import DemoSite
-from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
+from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
 
 pytestmark = pytest.mark.e2e
 
@@ -79,26 +79,10 @@ def test_tokens_and_cost_are_counted_from_our_own_count(budget_run: CliRun) -> N
 def test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run(tmp_path: Path, site: DemoSite) -> None:
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n", encoding="utf-8")
-    proc = run_preview_qa(
-        [
-            "run",
-            str(manifest),
-            "--base-url",
-            site.url,
-            "--out",
-            str(tmp_path / "out"),
-            "--llm-base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "my-own-finetune",
-            "--max-cost-usd",
-            "0.01",
-        ],
-        env=clean_env(**OFFLINE),
-        timeout=120,
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == (
+    args = ["--llm-base-url", "http://127.0.0.1:9/v1", "--model", "my-own-finetune", "--max-cost-usd", "0.01"]
+    run = preview_qa_run(manifest, site.url, tmp_path / "out", None, *args, env=clean_env(**OFFLINE))
+    assert run.exit_code == 2, run.stderr
+    assert run.stderr.strip() == (
         "preview-qa: error: --max-cost-usd cannot be enforced: no price is known for model 'my-own-finetune' of "
         "provider 'openai'; give its price with --price-per-mtok IN,OUT (USD per million input and output tokens) "
         "or drop the budget."

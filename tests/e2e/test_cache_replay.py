@@ -15,7 +15,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_preview_qa
+from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, preview_qa_run
 
 pytestmark = pytest.mark.e2e
 
@@ -125,30 +125,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
 
         def cli(out: str, *extra: str) -> CliRun:
             first = len(llm.calls)
-            proc = run_preview_qa(
-                [
-                    "run",
-                    str(manifest),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / out),
-                    "--cache",
-                    str(cache),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "test-key",
-                    "--model",
-                    "scripted",
-                    "--concurrency",
-                    "3",
-                    *extra,
-                ],
-                env=env,
-            )
+            args = ("--cache", str(cache), "--concurrency", "3", *extra)
+            run = preview_qa_run(manifest, site.url, folder / out, llm, *args, env=env)
             calls[out] = llm.calls[first:]
-            return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
+            return run
 
         record = cli("record")
         recorded = entries(cache)

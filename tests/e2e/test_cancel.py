@@ -48,7 +48,7 @@ def test_cancel_mid_run(sig: signal.Signals, tmp_path: Path, site: DemoSite) -> 
     out = tmp_path / "out"
     profiles: set[str] = set()
     with ScriptedLLM(SCENARIOS) as llm:
-        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=clean_env())
+        proc = start_cli(tmp_path, MANIFEST, site, llm, "--concurrency", "1", env=clean_env())
         wait_until_asked(proc, llm, "[slow]", 1, profiles)
         profiles.update(chromium_profiles(proc.pid))
         proc.send_signal(sig)
@@ -104,7 +104,7 @@ def test_every_cancel_ends_with_130_its_results_and_no_browser(
         ),
     )
     with ScriptedLLM(SCENARIOS) as llm:
-        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=env)
+        proc = start_cli(tmp_path, MANIFEST, site, llm, "--concurrency", "1", env=env)
 
         def reached() -> bool:
             assert proc.poll() is None, proc.communicate()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, clean_env, run_preview_qa
+from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_in_process
 
 pytestmark = pytest.mark.e2e
 DEMO_MANIFEST = Path(__file__).parents[2] / "src" / "preview_qa" / "demo" / "qa.yml"
@@ -30,17 +30,16 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def exported(tmp_path_factory: pytest.TempPathFactory, demo_run: CliRun) -> Iterator[dict[str, Path]]:
     """The demo run once, and each of its passing tests exported in both languages."""
     folder = tmp_path_factory.mktemp("export")
-    demo = run_preview_qa(["demo", "--out", str(folder / "results")], timeout=600)
-    assert demo.returncode == 0, demo.stderr
+    assert demo_run.exit_code == 0, demo_run.stderr
     files: dict[str, Path] = {}
     for lang in ("python", "ts"):
         (folder / lang).mkdir()
         for name in PASSING:
-            done = run_preview_qa(
-                ["export", str(DEMO_MANIFEST), "--test", name, "--results", str(folder / "results"), "--lang", lang],
+            done = run_in_process(
+                ["export", str(DEMO_MANIFEST), "--test", name, "--results", str(demo_run.out), "--lang", lang],
                 cwd=folder / lang,
             )
             assert done.returncode == 0, done.stderr

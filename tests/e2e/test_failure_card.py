@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from preview_qa.config import find_chromium
-from tests.conftest import CliRun, clean_env, run_preview_qa
-from tests.fakes.github import rendered, runner_env, visible
+from tests.conftest import CliRun
+from tests.fakes.github import rendered, visible
 
 CSS_VARIABLE = "GITHUB_MARKDOWN_CSS"  # github-markdown-light.css from npm's github-markdown-css (.ci/run installs it)
 SHOT_VARIABLE = "PREVIEW_QA_CARD_SCREENSHOT"  # where to keep the screenshot, for a look by a person
@@ -25,7 +24,7 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style><
 </style></head><body><article class="markdown-body">{body}</article></body></html>"""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # the demo_run's scope: so that it is asked first, and a skip spares the demo run
 def css() -> str:
     path = os.environ.get(CSS_VARIABLE, "")
     if not path or not Path(path).is_file():
@@ -34,16 +33,6 @@ def css() -> str:
             f"{CSS_VARIABLE}=DIR/node_modules/github-markdown-css/github-markdown-light.css (.ci/run does)"
         )
     return Path(path).read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliRun]:
-    """`preview-qa demo` inside a (fake) GitHub Actions step: it writes the PR comment's body, comment.md."""
-    workspace = tmp_path_factory.mktemp("ws")
-    out = workspace / "out"
-    env = clean_env(**runner_env(workspace))
-    proc = run_preview_qa(["demo", "--out", str(out)], env=env, cwd=workspace)
-    yield CliRun(proc.returncode, proc.stdout, proc.stderr, out, None)
 
 
 def card_of(comment: str) -> str:
@@ -73,7 +62,10 @@ def look(html_page: str, shot: Path) -> dict[str, Any]:
             browser.close()
 
 
-def test_the_demos_failure_card_fits_900_px_says_each_fact_once_and_shows_no_json(demo: CliRun, css: str, tmp_path: Path) -> None:
+def test_the_demos_failure_card_fits_900_px_says_each_fact_once_and_shows_no_json(
+    css: str, demo_run: CliRun, tmp_path: Path
+) -> None:
+    demo = demo_run  # after css: no demo run when the stylesheet is missing and the test skips
     assert demo.exit_code == 0, demo.stderr[-2000:]
     comment = (demo.out / "comment.md").read_text(encoding="utf-8")
     card = card_of(comment)

@@ -12,7 +12,7 @@ import pytest
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
-from tests.conftest import CliRun, clean_env, run_preview_qa, scripted_run
+from tests.conftest import CliRun, preview_qa_run, scripted_run
 from tests.e2e.processes import closed_port
 
 pytestmark = pytest.mark.e2e
@@ -150,28 +150,8 @@ def test_a_provider_down_for_the_whole_run_stops_costing_time(tmp_path: Path, si
     manifest = tmp_path / "qa.yml"
     manifest.write_text(BREAKER_MANIFEST, encoding="utf-8")
     with ScriptedLLM([{"name": "down", "match": "[down]", "turns": [{"http_status": 500}]}]) as llm:
-        proc = run_preview_qa(
-            [
-                "run",
-                str(manifest),
-                "--base-url",
-                site.url,
-                "--out",
-                str(tmp_path / "out"),
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--concurrency",
-                "1",
-            ],
-            env=clean_env(),
-            timeout=600,
-        )
+        run = preview_qa_run(manifest, site.url, tmp_path / "out", llm, "--concurrency", "1")
         asked = len(llm.requests)
-    run = CliRun(proc.returncode, proc.stdout, proc.stderr, tmp_path / "out", None)
     assert run.exit_code == 1, run.stderr
     tests = run.results["tests"]
     assert [t["reason"].split(":")[0] for t in tests] == ["LLM provider error"] * PROVIDER_DOWN_AFTER + ["LLM provider down"] * (

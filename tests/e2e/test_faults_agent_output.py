@@ -3,7 +3,6 @@ Chromium, never pass a test and never crash the run. Few cases (each is a CLI ru
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import preview_qa_run
 from tests.strategies import RAN, json_value, non_utf8, report_objects
 
 pytestmark = pytest.mark.e2e
@@ -67,29 +66,10 @@ def test_no_generated_agent_output_passes_through_the_real_stack(
     )
     scenarios = [{"match": f"[case-{i}]", "turns": t} for i, t in enumerate(outputs)]
     with ScriptedLLM(scenarios) as llm:
-        proc = run_preview_qa(
-            [
-                "run",
-                str(manifest),
-                "--base-url",
-                site.url,
-                "--out",
-                str(folder / "out"),
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--concurrency",
-                "3",
-            ],
-            env=clean_env(),
-            timeout=600,
-        )
-    assert proc.returncode == 1, proc.stderr[-3000:]
-    assert "Traceback" not in proc.stderr
-    results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
+        run = preview_qa_run(manifest, site.url, folder / "out", llm, "--concurrency", "3")
+    assert run.exit_code == 1, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr
+    results = run.results
     assert len(results["tests"]) == len(outputs)
     for test, played in zip(results["tests"], outputs, strict=True):
         assert test["status"] in ("failed", "errored"), (test, played)

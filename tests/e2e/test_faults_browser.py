@@ -32,7 +32,7 @@ def test_chromium_killed_mid_test(tmp_path: Path, site: DemoSite) -> None:
     out = tmp_path / "out"
     profiles: set[str] = set()
     with ScriptedLLM(SCENARIOS) as llm:
-        proc = start_cli(tmp_path, MANIFEST, site, llm.url, "--concurrency", "1", env=clean_env())
+        proc = start_cli(tmp_path, MANIFEST, site, llm, "--concurrency", "1", env=clean_env())
         wait_until_asked(proc, llm, "[victim]", 2, profiles)
         victim_profiles = chromium_profiles(proc.pid)
         assert len(victim_profiles) == 1

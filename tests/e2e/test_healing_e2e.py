@@ -15,7 +15,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import CliRun, clean_env, run_preview_qa
+from tests.conftest import CliRun, clean_env, preview_qa_run
 from tests.fakes.github import read_outputs, runner_env
 
 pytestmark = pytest.mark.e2e
@@ -86,29 +86,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
             manifest = folder / f"qa-{out}.yml"
             manifest.write_text(textwrap.dedent(MANIFEST.format(heal=heal)), encoding="utf-8")
             first = len(llm.calls)
-            proc = run_preview_qa(
-                [
-                    "run",
-                    str(manifest),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / out),
-                    "--cache",
-                    str(cache),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "test-key",
-                    "--model",
-                    "scripted",
-                    "--no-comment",
-                    *extra,
-                ],
-                env=run_env,
-            )
+            args = ("--cache", str(cache), "--no-comment", *extra)
+            run = preview_qa_run(manifest, site.url, folder / out, llm, *args, env=run_env)
             agent_calls[out] = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
-            return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
+            return run
 
         record = cli("record", "true", env)
         assert record.exit_code == 0, record.stdout + record.stderr

@@ -15,7 +15,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import clean_env
+from tests.conftest import clean_env, run_args
 from tests.e2e.processes import chromium_profiles, no_orphans_left
 
 pytestmark = pytest.mark.e2e
@@ -66,20 +66,7 @@ def run(tmp_path: Path, site: DemoSite, order: str, concurrency: int) -> tuple[d
                 sys.executable,
                 "-m",
                 "preview_qa",
-                "run",
-                str(tmp_path / "qa.yml"),
-                "--base-url",
-                site.url,
-                "--out",
-                str(tmp_path / "out"),
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--concurrency",
-                str(concurrency),
+                *run_args(tmp_path / "qa.yml", site.url, tmp_path / "out", llm, "--concurrency", str(concurrency)),
             ],
             env=clean_env(),
             stdout=subprocess.DEVNULL,

@@ -15,7 +15,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
-from tests.conftest import DEMO_PASSWORD, clean_env, run_preview_qa
+from tests.conftest import DEMO_PASSWORD, clean_env, preview_qa_run, run_preview_qa
 
 pytestmark = pytest.mark.e2e
 
@@ -57,33 +57,25 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     with DemoSite(password=DEMO_PASSWORD, basic_auth=(USER, PASSWORD)) as site, ScriptedLLM(SCENARIOS) as llm:
         for name in ("agent", "replay"):
             before = len(site.header_log)
-            proc = run_preview_qa(
-                [
-                    "run",
-                    str(folder / "qa.yml"),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / name),
-                    "--cache",
-                    str(folder / "cache"),
-                    "--extra-header",
-                    f"x-vercel-protection-bypass: {TOKEN}",
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "test-key",
-                    "--model",
-                    "scripted",
-                ],
+            # A process of its own: its stderr is the process's, with what its children write there.
+            run = preview_qa_run(
+                folder / "qa.yml",
+                site.url,
+                folder / name,
+                llm,
+                "--cache",
+                str(folder / "cache"),
+                "--extra-header",
+                f"x-vercel-protection-bypass: {TOKEN}",
                 env=env,
+                process=True,
             )
             output = (
-                proc.stdout
-                + proc.stderr
+                run.stdout
+                + run.stderr
                 + "".join(p.read_text(encoding="utf-8", errors="replace") for p in (folder / name).rglob("*") if p.is_file())
             )
-            done[name] = Run(proc.returncode, output, site.header_log[before:])
+            done[name] = Run(run.exit_code, output, site.header_log[before:])
     yield done
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +20,7 @@ from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import todo_turns
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.manifest.loader import load
-from tests.conftest import CliRun, clean_env
+from tests.conftest import CliRun, clean_env, run_args, run_in_process
 from tests.fakes.github import runner_env
 
 pytestmark = pytest.mark.e2e
@@ -90,35 +88,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         def cli(out: str) -> CliRun:
             first = len(llm.calls)
             Path(env["GITHUB_STEP_SUMMARY"]).write_text("", encoding="utf-8")
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "preview_qa",
-                    "run",
-                    str(manifest),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / out),
-                    "--cache",
-                    str(folder / "cache"),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "k",
-                    "--model",
-                    "scripted",
-                    "--concurrency",
-                    "2",
-                    "--no-comment",
-                ],
-                env=env,
-                cwd=workspace,
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
+            args = run_args(manifest, site.url, folder / out, llm, "--cache", str(folder / "cache"), "--concurrency", "2")
+            proc = run_in_process([*args, "--no-comment"], env=env, cwd=workspace)
             calls[out], requests[out] = llm.calls[first:], llm.requests[first:]
             return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
 
@@ -231,32 +202,8 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
     with DemoSite() as site, ScriptedLLM(scenarios(site)) as llm:
         env = clean_env()
         del env["PREVIEW_QA_NO_CACHE"]
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "preview_qa",
-                "run",
-                str(qa),
-                "--base-url",
-                site.url,
-                "--out",
-                str(tmp_path / "out"),
-                "--cache",
-                str(tmp_path / "cache"),
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--concurrency",
-                "4",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
+        proc = run_in_process(
+            run_args(qa, site.url, tmp_path / "out", llm, "--cache", str(tmp_path / "cache"), "--concurrency", "4"), env=env
         )
         assert site_url != site.url  # a new preview: the recording is moved onto it
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"]

@@ -15,7 +15,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import CliRun, clean_env, run_preview_qa
+from tests.conftest import CliRun, clean_env, preview_qa_run
 
 pytestmark = pytest.mark.e2e
 
@@ -112,31 +112,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
 
         def cli(out: str, manifest: str, *extra: str) -> CliRun:
             marks = len(site.app_tokens), len(site.app_visits), len(site.request_log), len(llm.calls)
-            proc = run_preview_qa(
-                [
-                    "run",
-                    str(folder / manifest),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / out),
-                    "--cache",
-                    str(cache),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "test-key",
-                    "--model",
-                    "scripted",
-                    "--concurrency",
-                    "2",
-                    *extra,
-                ],
-                env=env,
+            run = preview_qa_run(
+                folder / manifest, site.url, folder / out, llm, "--cache", str(cache), "--concurrency", "2", *extra, env=env
             )
             tokens[out], visits[out] = site.app_tokens[marks[0] :], site.app_visits[marks[1] :]
             requests[out], calls[out] = site.request_log[marks[2] :], llm.calls[marks[3] :]
-            return CliRun(proc.returncode, proc.stdout, proc.stderr, folder / out, llm)
+            return run
 
         first = cli("first", "qa.yml")
         site.end_sessions()  # the first run's login no longer works: a replay must log in again to pass

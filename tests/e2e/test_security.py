@@ -15,7 +15,7 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, scripted_run
+from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_args, scripted_run
 from tests.fakes.github import read_log, runner_env
 from tests.repo import JUNIT_SCHEMA
 
@@ -93,7 +93,10 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def secure_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("security"), site, MANIFEST, SCENARIOS, "--concurrency", "3", "--verbose") as run:
+    # A process of its own: its stderr is the process's, with what its children (the Playwright driver) write there.
+    with scripted_run(
+        tmp_path_factory.mktemp("security"), site, MANIFEST, SCENARIOS, "--concurrency", "3", "--verbose", process=True
+    ) as run:
         yield run
 
 
@@ -183,25 +186,7 @@ def test_a_hostile_page_and_agent_cannot_issue_workflow_commands_or_script_the_r
     env = clean_env(**runner_env(workspace))
     with ScriptedLLM([{"match": "[hostile-gh]", "turns": [{"done": {"status": "pass", "reason": HOSTILE_REASON}}]}]) as llm:
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "preview_qa",
-                "run",
-                "qa.yml",
-                "--base-url",
-                site.url,
-                "--out",
-                "out",
-                "--llm-base-url",
-                llm.url,
-                "--api-key",
-                "k",
-                "--model",
-                "scripted",
-                "--no-comment",
-                "-v",
-            ],
+            [sys.executable, "-m", "preview_qa", *run_args(Path("qa.yml"), site.url, Path("out"), llm, "--no-comment", "-v")],
             env=env,
             cwd=workspace,
             text=True,

@@ -107,7 +107,7 @@ def run_short_tests(
             tmp_path,
             short_tests(count),
             site,
-            llm.url,
+            llm,
             "--concurrency",
             str(concurrency),
             env=run_env(browser_tmp, PREVIEW_QA_CHROMIUM=str(chromium)),

@@ -13,7 +13,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DEMO_TOTP_SEED, DemoSite
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, preview_qa_run, run_preview_qa
 
 pytestmark = pytest.mark.e2e
 
@@ -60,35 +60,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     with DemoSite() as site, ScriptedLLM(SCENARIOS) as llm:
         for name in ("agent", "replay"):
             before = len(site.totp_codes)
-            proc = run_preview_qa(
-                [
-                    "run",
-                    str(folder / "qa.yml"),
-                    "--base-url",
-                    site.url,
-                    "--out",
-                    str(folder / name),
-                    "--cache",
-                    str(folder / "cache"),
-                    "--llm-base-url",
-                    llm.url,
-                    "--api-key",
-                    "test-key",
-                    "--model",
-                    "scripted",
-                ],
-                env=env,
+            # A process of its own: its stderr is the process's, with what its children write there.
+            run = preview_qa_run(
+                folder / "qa.yml", site.url, folder / name, llm, "--cache", str(folder / "cache"), env=env, process=True
             )
             output = (
-                proc.stdout
-                + proc.stderr
+                run.stdout
+                + run.stderr
                 + "".join(
                     p.read_text(encoding="utf-8", errors="replace")
                     for p in (folder / name).rglob("*")
                     if p.is_file() and p.suffix not in (".png", ".zip")
                 )
             )
-            done[name] = Run(proc.returncode, output, site.totp_codes[before:])
+            done[name] = Run(run.exit_code, output, site.totp_codes[before:])
     yield done
 
 

@@ -15,7 +15,7 @@ from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.export import Language, export_test
 from preview_qa.manifest.models import Manifest
 from tests.builders import spec
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, run_in_process
 
 ORIGIN = "http://127.0.0.1:4000"
 EMAIL = {
@@ -225,17 +225,17 @@ tests:
 def test_the_command_writes_a_passing_runs_test_and_refuses_the_rest(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text(MANIFEST, encoding="utf-8")
     write_results(tmp_path / "out", "passed", login_history())
-    done = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--results", "out"], cwd=tmp_path)
+    done = run_in_process(["export", "qa.yml", "--test", "Log in works", "--results", "out"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     written = (tmp_path / "test_log_in_works.py").read_text(encoding="utf-8")
     assert 'os.environ["APP_PASSWORD"]' in written and "<secret>" not in written
-    again = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--results", "out"], cwd=tmp_path)
+    again = run_in_process(["export", "qa.yml", "--test", "Log in works", "--results", "out"], cwd=tmp_path)
     assert again.returncode == 2 and "already exists" in again.stderr
 
     write_results(tmp_path / "failed", "failed", login_history())
-    refused = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--results", "failed", "-o", "-"], cwd=tmp_path)
+    refused = run_in_process(["export", "qa.yml", "--test", "Log in works", "--results", "failed", "-o", "-"], cwd=tmp_path)
     assert refused.returncode == 2 and "only a passing run is exported" in refused.stderr
-    unknown = run_preview_qa(["export", "qa.yml", "--test", "Nope", "--results", "out", "-o", "-"], cwd=tmp_path)
+    unknown = run_in_process(["export", "qa.yml", "--test", "Nope", "--results", "out", "-o", "-"], cwd=tmp_path)
     assert unknown.returncode == 2 and "has no test named 'Nope'" in unknown.stderr
 
 
@@ -245,14 +245,14 @@ def test_the_command_exports_from_the_replay_cache(tmp_path: Path) -> None:
 
     manifest: Manifest = loader.load(tmp_path / "qa.yml")
     RecordingCache(tmp_path / "cache", manifest, "openai", None).store(manifest.tests[0], ORIGIN, login_history())
-    done = run_preview_qa(
+    done = run_in_process(
         ["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--lang", "ts", "-o", "-"],
         cwd=tmp_path,
         env=clean_env(),
     )
     assert done.returncode == 0, done.stderr
     assert 'test("Log in works", async ({ page: firstPage }) => {' in done.stdout
-    other_model = run_preview_qa(["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--model", "x"], cwd=tmp_path)
+    other_model = run_in_process(["export", "qa.yml", "--test", "Log in works", "--cache", "cache", "--model", "x"], cwd=tmp_path)
     assert other_model.returncode == 2 and "holds no recording" in other_model.stderr
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from preview_qa.manifest.schema import MODELINE
-from tests.conftest import run_preview_qa
+from tests.conftest import run_in_process
 from tests.repo import ROOT, SCHEMA_FILE, tool
 
 WORKFLOW = Path(".github/workflows/preview-qa.yml")
@@ -18,16 +18,16 @@ WORKFLOW = Path(".github/workflows/preview-qa.yml")
 
 def test_init_writes_a_manifest_and_a_workflow_that_pass_validate_the_schema_and_actionlint(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # actionlint finds its project by the repository
-    done = run_preview_qa(["init"], cwd=tmp_path, timeout=60)
+    done = run_in_process(["init"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == ["wrote qa.yml", f"wrote {WORKFLOW}"]
     manifest = (tmp_path / "qa.yml").read_text(encoding="utf-8")
     assert manifest.startswith(MODELINE + "\n")
     assert "expect:" in manifest and "<secret>password</secret>" in manifest and "tags:" in manifest
 
-    validated = run_preview_qa(["validate", "--offline"], cwd=tmp_path, timeout=60)
+    validated = run_in_process(["validate", "--offline"], cwd=tmp_path)
     assert (validated.returncode, validated.stdout) == (0, "qa.yml: 2 test(s), valid.\n")
-    secret_env = run_preview_qa(["validate", "--secret-env"], cwd=tmp_path, timeout=60)
+    secret_env = run_in_process(["validate", "--secret-env"], cwd=tmp_path)
     assert secret_env.stdout.split() == ["QA_PASSWORD"]
     workflow = yaml.safe_load((tmp_path / WORKFLOW).read_text(encoding="utf-8"))
     assert workflow["jobs"]["qa"]["steps"][1]["env"] == {"QA_PASSWORD": "${{ secrets.QA_PASSWORD }}"}  # what it reads
@@ -46,13 +46,13 @@ def test_init_writes_a_manifest_and_a_workflow_that_pass_validate_the_schema_and
 
 def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text("version: 1\n# mine\n", encoding="utf-8")
-    refused = run_preview_qa(["init"], cwd=tmp_path, timeout=60)
+    refused = run_in_process(["init"], cwd=tmp_path)
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr == "preview-qa: error: qa.yml already exists; nothing was written (--force overwrites).\n"
     assert (tmp_path / "qa.yml").read_text(encoding="utf-8") == "version: 1\n# mine\n"
     assert not (tmp_path / WORKFLOW).exists()  # not even the file that was missing
 
-    forced = run_preview_qa(["init", "--force"], cwd=tmp_path, timeout=60)
+    forced = run_in_process(["init", "--force"], cwd=tmp_path)
     assert forced.returncode == 0 and (tmp_path / "qa.yml").read_text(encoding="utf-8").startswith(MODELINE)
     assert (tmp_path / WORKFLOW).exists()
 

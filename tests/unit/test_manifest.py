@@ -11,7 +11,7 @@ from preview_qa.demo.site import DemoSite
 from preview_qa.errors import ManifestError
 from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, run_in_process
 
 OK_TEST = "  - name: a\n    task: t\n"
 
@@ -292,9 +292,7 @@ def _cli(tmp_path: Path, site: DemoSite, text: str, *args: str, env: dict[str, s
     path.write_text(text, encoding="utf-8")
     out = tmp_path / "out"
     seen = len(site.requests)
-    proc = run_preview_qa(
-        ["run", str(path), "--base-url", site.url, "--out", str(out), *args], env=env or clean_env(), timeout=120
-    )
+    proc = run_in_process(["run", str(path), "--base-url", site.url, "--out", str(out), *args], env=env or clean_env())
     assert len(site.requests) == seen, "nothing may reach the preview when the configuration is wrong"
     assert not out.exists(), "nothing may be written when the configuration is wrong"
     assert proc.stdout == ""
@@ -340,10 +338,10 @@ def test_cli_manifest_error_exits_2(tmp_path: Path, site: DemoSite) -> None:
 def test_cli_validate(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_text(f"version: 1\ntests:\n{OK_TEST}", encoding="utf-8")
-    ok = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
+    ok = run_in_process(["validate", str(path), "--offline"])
     assert (ok.returncode, ok.stdout) == (0, f"{path}: 1 test(s), valid.\n")
     path.write_text("version: 1\ntests:\n  - name: a\n    task: t\n    task: u\n", encoding="utf-8")
-    bad = run_preview_qa(["validate", str(path), "--offline"], timeout=60)
+    bad = run_in_process(["validate", str(path), "--offline"])
     assert (bad.returncode, bad.stderr) == (
         2,
         f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one.\n",
@@ -356,23 +354,21 @@ SECRET_TEST = "version: 1\ntests:\n  - name: login\n    task: Log in with <secre
 def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Path) -> None:
     path = tmp_path / "qa.yml"
     path.write_text(SECRET_TEST, encoding="utf-8")
-    unset = run_preview_qa(["validate", str(path)], env=clean_env(OPENAI_API_KEY="k"), timeout=60)
+    unset = run_in_process(["validate", str(path)], env=clean_env(OPENAI_API_KEY="k"))
     assert (unset.returncode, unset.stdout) == (2, "")
     assert unset.stderr == (
         f"preview-qa: error: {path}:5: tests[0].secrets.pw: environment variable QA_PASSWORD is not "
         "set; export it (or pass it as a workflow secret).\n"
     )
-    no_key = run_preview_qa(
-        ["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"), timeout=60
-    )
+    no_key = run_in_process(["validate", str(path), "--provider", "anthropic"], env=clean_env(QA_PASSWORD="pw-123456"))
     assert (no_key.returncode, no_key.stderr) == (
         2,
         "preview-qa: error: no API key for provider 'anthropic'; set ANTHROPIC_API_KEY or pass --api-key.\n",
     )
-    ready = run_preview_qa(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"), timeout=60)
+    ready = run_in_process(["validate", str(path)], env=clean_env(QA_PASSWORD="pw-123456", OPENAI_API_KEY="k"))
     assert (ready.returncode, ready.stdout) == (
         0,
         f"{path}: 1 test(s), valid, and its secrets, API key and Chromium are there.\n",
     )
-    offline = run_preview_qa(["validate", str(path), "--offline"], env=clean_env(), timeout=60)
+    offline = run_in_process(["validate", str(path), "--offline"], env=clean_env())
     assert (offline.returncode, offline.stdout) == (0, f"{path}: 1 test(s), valid.\n")

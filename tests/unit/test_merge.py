@@ -15,7 +15,7 @@ from preview_qa.reporters.junit import JUnitReporter
 from preview_qa.reporters.output import files
 from preview_qa.results import RunResult, Status, TestResult, Usage
 from tests.builders import result
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, run_in_process
 from tests.fakes.github import FakeGitHub, runner_env
 
 
@@ -57,7 +57,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
         [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5)), result("d", Status.SKIPPED, line=12)],
         duration=30,
     )
-    proc = run_preview_qa(["merge", str(one), str(two), "--out", str(tmp_path / "merged")], env=clean_env())
+    proc = run_in_process(["merge", str(one), str(two), "--out", str(tmp_path / "merged")], env=clean_env())
     assert proc.returncode == 1, proc.stderr  # one shard had a failure
     results = json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))
     assert [t["name"] for t in results["tests"]] == ["a", "b", "c", "d"]
@@ -81,10 +81,10 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
 
 def test_a_test_in_two_shards_or_a_folder_without_results_is_a_usage_error(tmp_path: Path) -> None:
     one = shard_folder(tmp_path / "one", [result("a", line=3)], duration=1)
-    proc = run_preview_qa(["merge", str(one), str(one), "--out", str(tmp_path / "m")], env=clean_env())
+    proc = run_in_process(["merge", str(one), str(one), "--out", str(tmp_path / "m")], env=clean_env())
     assert proc.returncode == 2 and "test 'a' is in more than one shard's results" in proc.stderr
     (tmp_path / "empty").mkdir()
-    proc = run_preview_qa(["merge", str(tmp_path / "empty"), "--out", str(tmp_path / "m")], env=clean_env())
+    proc = run_in_process(["merge", str(tmp_path / "empty"), "--out", str(tmp_path / "m")], env=clean_env())
     assert proc.returncode == 2 and "has no results.json" in proc.stderr
 
 
@@ -99,23 +99,23 @@ def test_shards_of_a_real_run_cover_every_test_once(tmp_path: Path) -> None:
     base = ["run", str(manifest), "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--llm-base-url", "http://127.0.0.1:9/v1"]
     shards = []
     for i in (1, 2, 3):
-        proc = run_preview_qa([*base, "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}")], env=clean_env())
+        proc = run_in_process([*base, "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}")], env=clean_env())
         assert proc.returncode == 0, proc.stderr
         shards.append([t["name"] for t in json.loads((tmp_path / f"s{i}" / "results.json").read_text())["tests"]])
     assert sorted(n for s in shards for n in s) == sorted(names) and {len(s) for s in shards} == {2, 3}
-    proc = run_preview_qa(
+    proc = run_in_process(
         ["merge", *(str(tmp_path / f"s{i}") for i in (1, 2, 3)), "--out", str(tmp_path / "all")], env=clean_env()
     )
     assert proc.returncode == 0, proc.stderr
     assert [t["name"] for t in json.loads((tmp_path / "all" / "results.json").read_text())["tests"]] == names
-    proc = run_preview_qa([*base, "--shard", "4/3"], env=clean_env())
+    proc = run_in_process([*base, "--shard", "4/3"], env=clean_env())
     assert proc.returncode == 2 and "--shard must look like I/N" in proc.stderr
 
 
 def test_a_reporter_that_breaks_while_merging_fails_the_merge_and_is_named(tmp_path: Path) -> None:
     shard = shard_folder(tmp_path / "shard", [result("a", line=3)], duration=1)
     (tmp_path / "merged" / "report.html").mkdir(parents=True)  # the HTML reporter cannot put its file there
-    proc = run_preview_qa(["merge", str(shard), "--out", str(tmp_path / "merged"), "--fail-on", "never"], env=clean_env())
+    proc = run_in_process(["merge", str(shard), "--out", str(tmp_path / "merged"), "--fail-on", "never"], env=clean_env())
     assert proc.returncode == 1, proc.stderr  # every test passed, but an output is missing
     assert proc.stderr.count("preview-qa: error:") == 1 and "reporter HtmlReporter failed" in proc.stderr, proc.stderr
     assert (tmp_path / "merged" / "junit.xml").is_file()  # the other reporters still wrote theirs
@@ -128,7 +128,7 @@ def test_merging_in_github_actions_comments_once_with_every_shards_tests(tmp_pat
     one = shard_folder(tmp_path / "one", [result("first shard's test", line=3)], duration=1)
     two = shard_folder(tmp_path / "two", [result("second shard's test", Status.FAILED, line=6)], duration=1)
     env = clean_env(**runner_env(workspace, github.url))
-    proc = run_preview_qa(["merge", str(one), str(two), "--out", str(workspace / "merged")], env=env)
+    proc = run_in_process(["merge", str(one), str(two), "--out", str(workspace / "merged")], env=env)
     assert proc.returncode == 1, proc.stderr
     assert len(github.comments) == 1
     assert "first shard" in github.comments[0]["body"] and "second shard" in github.comments[0]["body"]

@@ -30,7 +30,7 @@ from preview_qa.results import Execution, RunResult, Status, TestResult
 from preview_qa.selection.shard import in_shard
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from tests.builders import PASS, run, spec
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, run_in_process
 from tests.repo import ROOT
 
 TOKEN = "tok-4f9a0c1d2e3b"
@@ -366,7 +366,7 @@ MANIFEST_ERRORS = [
 @pytest.mark.parametrize(("case", "tests", "message"), MANIFEST_ERRORS, ids=[c[0] for c in MANIFEST_ERRORS])
 def test_bad_state_references_are_one_line_errors_with_file_and_line(tmp_path: Path, case: str, tests: str, message: str) -> None:
     (tmp_path / "qa.yml").write_text("version: 1\ntests:\n" + tests, encoding="utf-8")
-    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_in_process(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, f"preview-qa: error: {message}\n")
 
 
@@ -374,7 +374,7 @@ def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_p
     (tmp_path / "qa.yml").write_text(
         "version: 1\ndefaults: {use_state: user}\ntests:\n  - {name: login, task: x, save_state: user}\n  - {name: a, task: x}\n"
     )
-    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_in_process(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr == (
         "preview-qa: error: qa.yml:4: tests[0].use_state: test 'login' starts from state 'user' (set in defaults), "
         "which it saves itself; set 'use_state: null' on it.\n"
@@ -383,7 +383,7 @@ def test_a_use_state_from_defaults_names_its_origin_and_the_login_opts_out(tmp_p
         "version: 1\ndefaults: {use_state: user}\ntests:\n"
         "  - {name: login, task: x, save_state: user, use_state: null}\n  - {name: a, task: x}\n"
     )
-    proc = run_preview_qa(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
+    proc = run_in_process(["validate", "--offline", "qa.yml"], env=clean_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -20,7 +20,7 @@ from preview_qa.results import Status
 from preview_qa.selection.select import NOT_CHANGED, select
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, run
-from tests.conftest import clean_env, run_preview_qa
+from tests.conftest import clean_env, run_in_process
 
 MANIFEST = textwrap.dedent("""\
     version: 1
@@ -127,11 +127,10 @@ def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_acros
 
 def _run(tmp_path: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
     (tmp_path / "qa.yml").write_text(MANIFEST, encoding="utf-8")
-    proc = run_preview_qa(
+    proc = run_in_process(
         ["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--out", "out", *args],
         env=clean_env(),
         cwd=tmp_path,
-        timeout=120,
     )
     assert not (tmp_path / "out").exists()
     return proc.returncode, proc.stdout, proc.stderr
@@ -158,11 +157,10 @@ def test_bad_selection_input_is_one_line_and_exit_2(tmp_path: Path, args: list[s
 
 def test_the_action_input_tags_is_a_comma_or_space_separated_list(tmp_path: Path) -> None:
     (tmp_path / "qa.yml").write_text(MANIFEST, encoding="utf-8")
-    proc = run_preview_qa(
+    proc = run_in_process(
         ["run", "qa.yml", "--base-url", "http://127.0.0.1:9", "--api-key", "k"],
         cwd=tmp_path,
         env=clean_env(**{"INPUT_TAGS": "smoke, nope", "INPUT_SKIP-TAGS": ""}),
-        timeout=120,
     )
     assert proc.returncode == 2 and "--tag 'nope': no test in qa.yml has this tag" in proc.stderr
 
@@ -170,6 +168,6 @@ def test_the_action_input_tags_is_a_comma_or_space_separated_list(tmp_path: Path
 def test_an_invalid_glob_or_a_path_outside_the_repository_fails_validate(tmp_path: Path) -> None:
     for paths, message in ((["src/[z-a]/**"], "is not a valid gitignore-style glob"), (["../lib/**"], "points outside")):
         (tmp_path / "qa.yml").write_text(f"version: 1\ntests:\n  - name: a\n    task: t\n    paths: {json.dumps(paths)}\n")
-        proc = run_preview_qa(["validate", "qa.yml"], cwd=tmp_path, timeout=60)
+        proc = run_in_process(["validate", "qa.yml"], cwd=tmp_path)
         assert proc.returncode == 2 and proc.stderr.startswith("preview-qa: error: qa.yml:5: tests[0].paths: '")
         assert message in proc.stderr and proc.stderr.count("\n") == 1
