@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -58,11 +59,13 @@ THREE_STEPS = [
 
 @dataclass
 class Measure:
-    """One process run: its wall time, the peak memory of its process tree, and the LLM requests it made."""
+    """One process run: its wall time, the CPU-seconds of its process tree (every process it waited for, browsers
+    included), the peak memory of its process tree, and the LLM requests it made."""
 
     seconds: float
     peak_mb: float
     agent_requests: int
+    cpu_s: float = 0.0
     results: dict[str, Any] = field(default_factory=dict)
 
 
@@ -90,7 +93,7 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     """Run `command`, sampling the proportional memory (PSS) of its whole process tree, browsers included."""
     first = len(llm.calls)
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "false"}
-    clock = time.monotonic()
+    clock, cpu = time.monotonic(), _children_cpu()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0.0
     done = threading.Event()
@@ -111,13 +114,20 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     _, stderr = proc.communicate()
-    seconds = time.monotonic() - clock
+    seconds, cpu_s = time.monotonic() - clock, _children_cpu() - cpu
     done.set()
     sampler.join()
     if proc.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
     agent_requests = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
-    return Measure(seconds, peak, agent_requests)
+    return Measure(seconds, peak, agent_requests, cpu_s)
+
+
+def _children_cpu() -> float:
+    """CPU-seconds (user and system) of every process this one has waited for, and of theirs: the machine's other work
+    (other engineers, the fixture site and the LLM in this process's threads) is not counted."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def preview_qa(llm: ScriptedLLM, site: DemoSite, qa: Path, out: Path, *extra: str) -> Measure:
@@ -240,6 +250,10 @@ def replay(latency: float, repeat: int, work: Path) -> None:
         f"{floor.seconds:5.1f} s: the replay takes {second.seconds / floor.seconds:.2f}x the page's own cost, and no "
         f"replay on this machine can be more than {first.seconds / floor.seconds:.1f}x faster than the first run"
     )
+    print(
+        f"             CPU-seconds of each process tree: replay {second.cpu_s:.1f}, bare Playwright {floor.cpu_s:.1f} "
+        f"({second.cpu_s / floor.cpu_s:.2f}x), first run {first.cpu_s:.1f}"
+    )
     per_test = [sum(t["duration_s"] for t in m.results["tests"]) / REPLAY_TESTS for m in (first, second)]
     print(
         f"             per test, without process start: {per_test[0]:.1f} s vs {per_test[1]:.1f} s "
@@ -260,14 +274,15 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
             [test] = m.results["tests"]
             if (test["path"], test["steps"]) != ("replayed", 4):
                 raise SystemExit(f"bench: the 3-step test was not replayed completely: {test}")
-            times.append((test["duration_s"], phases(work / f"three-replay-{i}", test)))
-    fastest, where = min(times, key=lambda t: t[0])
+            times.append((test["duration_s"], phases(work / f"three-replay-{i}", test), m))
+    fastest, where, run = min(times, key=lambda t: t[0])
     launch = sum(row["wall_s"] for row in where if row["phase"].startswith("of which launching the browser"))
     print(
         f"replay3      a 3-step test replayed: {fastest:.2f} s test wall time (best of {len(times)}; "
-        f"all: {', '.join(f'{t:.2f}' for t, _ in times)}), {fastest - launch:.2f} s without the launch of its "
+        f"all: {', '.join(f'{t:.2f}' for t, _, _ in times)}), {fastest - launch:.2f} s without the launch of its "
         f"worker's browser ({launch:.2f} s; goal <= 1.5 s)"
     )
+    print(f"             the whole process: {run.seconds:.2f} s wall, {run.cpu_s:.2f} CPU-s (its browser included)")
     for row in where:
         print(f"             {row['phase']:<76} {row['wall_s']:6.3f} s")
 

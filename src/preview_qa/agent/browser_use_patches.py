@@ -1,8 +1,8 @@
 """Every place we set browser-use's environment, touch its (or cdp_use's) private members, or patch it, each with why.
 
-Read this module when upgrading browser-use: each item names what it relies on.
-1. The environment browser-use reads when first imported (set here, before any of its imports; agent/__init__.py
-   imports this module first).
+Read this module (and agent/browser_use_env.py) when upgrading browser-use: each item names what it relies on.
+1. The environment browser-use reads when first imported: set in agent/browser_use_env.py, which agent/__init__.py
+   imports before any module of the package, since browser-use is imported only when a test first needs the agent.
 2. `ContextSession`: browser-use's session with two private methods overridden and two private attributes touched.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
@@ -15,30 +15,19 @@ Read this module when upgrading browser-use: each item names what it relies on.
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
-# 1. No telemetry, no logging set-up of its own (our reporters own the output; browser-use sets its logging up as it
-# is imported), and no version check (else every test's agent asks PyPI for a newer release). Telemetry and the
-# version check are set, not defaulted: no request leaves the user's CI that a test did not ask for, whatever the
-# environment says.
-os.environ["ANONYMIZED_TELEMETRY"] = "false"
-os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
-os.environ["BROWSER_USE_VERSION_CHECK"] = "false"
-
-from browser_use import BrowserSession  # after its environment, above
+from browser_use import BrowserSession
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from pydantic import PrivateAttr
 
-SCREENSHOT = "Page.captureScreenshot"
+from preview_qa.agent.masking import Around
 
-Send = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
-# (send over the client's own session, take the picture) -> the picture; how a guarded connection takes screenshots
-Around = Callable[[Send, Callable[[], Awaitable[Any]]], Awaitable[Any]]
+SCREENSHOT = "Page.captureScreenshot"
 
 
 @functools.cache
