@@ -4,7 +4,6 @@ the fixture site's, and no process nor file of it is left in TMPDIR."""
 
 from __future__ import annotations
 
-import stat
 import textwrap
 from pathlib import Path
 
@@ -14,8 +13,8 @@ from preview_qa.agent.browser import BROWSER_ARGS, WINDOW
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, run_preview_qa
+from tests.e2e.outside_hosts import OutsideHosts, host_of
 from tests.e2e.processes import QUICK, left_behind, run_env
-from tests.e2e.test_soak import OutsideHosts, _host
 
 pytestmark = pytest.mark.e2e
 
@@ -50,13 +49,7 @@ def test_a_run_of_replays_never_imports_browser_use_and_its_browser_has_the_agen
     hosts = OutsideHosts()
     log = tmp_path / "launches"
     log.mkdir()
-    wrapper = tmp_path / "chromium"
-    rules = f"MAP * 127.0.0.1:{hosts.port}, EXCLUDE 127.0.0.1, EXCLUDE localhost"
-    wrapper.write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}/launch-$$\nexec /usr/bin/chromium "--host-resolver-rules={rules}" "$@"\n',
-        encoding="utf-8",
-    )
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    wrapper = hosts.chromium(tmp_path, log)
     manifest = tmp_path / "qa.yml"
     manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
     env = run_env(browser_tmp, PREVIEW_QA_CHROMIUM=str(wrapper), PYTHONPROFILEIMPORTTIME="1")
@@ -94,6 +87,6 @@ def test_a_run_of_replays_never_imports_browser_use_and_its_browser_has_the_agen
     [profile] = [a.split("=", 1)[1] for a in replay_launch if a.startswith("--user-data-dir=")]
     assert profile.startswith(str(browser_tmp) + "/")  # under the run's temp folder: found, killed and removed
 
-    assert not {_host(first) for first in hosts.seen}
+    assert not {host_of(first) for first in hosts.seen}
     assert left_behind(browser_tmp) == []
     assert sorted(p.name for p in browser_tmp.iterdir()) == []

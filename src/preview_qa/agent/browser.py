@@ -68,7 +68,7 @@ class BrowserSetup:
 def sandboxed() -> bool:
     """Whether Chromium runs in its own sandbox: it needs user namespaces, which neither root nor a container's seccomp
     allows (browser-use decides the same for an agent's browser, from its own look at the container)."""
-    in_container = os.environ.get("IN_DOCKER", "").lower()[:1] in ("t", "y", "1") or Path("/.dockerenv").exists()
+    in_container = os.getenv("IN_DOCKER", "").lower()[:1] in ("t", "y", "1") or Path("/.dockerenv").exists()
     return os.geteuid() != 0 and not in_container
 
 

@@ -1,4 +1,4 @@
-"""Every place we set browser-use's environment, touch its (or cdp_use's) private members, or patch it, each with why.
+"""Every place we touch browser-use's (or cdp_use's) private members or patch it, each with why.
 
 Read this module (and agent/browser_use_env.py) when upgrading browser-use: each item names what it relies on.
 1. The environment browser-use reads when first imported: set in agent/browser_use_env.py, which agent/__init__.py
@@ -7,9 +7,10 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
    browser-use takes can be masked (agent/masking.py).
-5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced, before a run's browsers, so that
-   no test's first page fetches browser-use's logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that
-   browser-use answers no dialog (agent/dialogs.py answers every one, one way, on purpose).
+5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced before any browser-use session
+   starts (agent/agent_browser.py applies it as it is imported), so that no test's first page fetches browser-use's
+   logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that browser-use answers no dialog
+   (agent/dialogs.py answers every one, one way, on purpose).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ _applied = False
 
 
 def apply() -> None:
-    """The class patches above that change behaviour for the whole process; once, before a run's browsers start."""
+    """The class patches above that change behaviour for the whole process; once, before browser-use's first session."""
     global _applied
     if not _applied:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
