@@ -59,8 +59,8 @@ THREE_STEPS = [
 
 @dataclass
 class Measure:
-    """One process run: its wall time, the CPU-seconds of its process tree (every process it waited for, browsers
-    included), the peak memory of its process tree, and the LLM requests it made."""
+    """One process run: its wall time, the CPU-seconds of its process tree (browsers included), the peak memory of its
+    process tree, and the LLM requests it made."""
 
     seconds: float
     peak_mb: float
@@ -98,6 +98,8 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     peak = 0.0
     done = threading.Event()
 
+    cpu_seen: dict[tuple[int, float], float] = {}  # each process of the tree (pid, start) -> its CPU-seconds when last seen
+
     def sample() -> None:
         nonlocal peak
         root = psutil.Process(proc.pid)
@@ -107,6 +109,8 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
                 for p in [root, *root.children(recursive=True)]:
                     with suppress(psutil.NoSuchProcess, psutil.AccessDenied):
                         total += p.memory_full_info().pss
+                        times = p.cpu_times()
+                        cpu_seen[(p.pid, p.create_time())] = times.user + times.system
             except psutil.NoSuchProcess:
                 return
             peak = max(peak, total / 2**20)
@@ -117,6 +121,9 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     seconds, cpu_s = time.monotonic() - clock, _children_cpu() - cpu
     done.set()
     sampler.join()
+    # Both are lower bounds: the kernel's count misses a process whose parent died first (a browser's helpers, killed
+    # with it), the samples miss each process's last quarter second.
+    cpu_s = max(cpu_s, sum(cpu_seen.values()))
     if proc.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
     agent_requests = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
