@@ -38,7 +38,6 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
-    from preview_qa.agent.llm import make_llm
     from preview_qa.engine.healing import healed_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
@@ -63,7 +62,9 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))] if cache else []),
     ]
 
-    def llm_factory() -> Any:
+    def llm_factory() -> Any:  # called by the first test that needs the LLM: a run of replays never loads its client
+        from preview_qa.agent.llm import make_llm
+
         return make_llm(llm)
 
     def run(publish: Callable[[Event], None]) -> RunResult:

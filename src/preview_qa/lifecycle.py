@@ -55,6 +55,20 @@ def own_temp_folder() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def children_temp_folder(folder: str) -> Iterator[None]:
+    """`folder` is the temp folder (TMPDIR) of each process started meanwhile; this process's own stays as it was."""
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+
+
 def run_bounded(main: Coroutine[Any, Any, T], grace_s: float = LEFTOVER_GRACE_S) -> T:
     """Run `main` to its end; the first SIGTERM or SIGINT cancels it, later ones are absorbed (the run is already ending).
 

@@ -11,7 +11,7 @@ import psutil
 import pytest
 from playwright.async_api import Playwright, async_playwright
 
-from preview_qa.agent.browser import BrowserSetup, launch_profile, start_gate
+from preview_qa.agent.browser import BrowserSetup, start_gate
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
@@ -30,7 +30,7 @@ async def with_pool(size: int, test: object, tmp_path: Path) -> None:
             return playwright
 
         setup = BrowserSetup(chromium=find_chromium() or "/usr/bin/chromium")
-        pool = BrowserPool(driver, launch_profile(setup, str(tmp_path)), size, start_gate(), str(tmp_path))
+        pool = BrowserPool(driver, setup, size, start_gate(), str(tmp_path))
         pids: list[int] = []
         try:
             await test(pool, pids)  # type: ignore[operator]
@@ -131,3 +131,20 @@ def test_replays_share_one_browser_each_in_its_own_context_and_an_agent_test_has
         assert pool.launches == 2 and pool.retired == []
 
     asyncio.run(with_pool(2, test, tmp_path))
+
+
+def test_a_browser_for_replays_is_launched_by_playwright_and_closed_when_an_agent_test_needs_room(
+    site: DemoSite, tmp_path: Path
+) -> None:
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        async with pool.lease(shared=True) as replay:
+            pids.extend(running(pool))
+            assert replay.cdp_url is None  # Playwright's own pipe: no port, no browser-use session
+            await replay.page.goto(f"{site.url}/basket")
+        async with pool.lease() as alone:  # the pool holds one browser: the idle replays' one makes room
+            pids.extend(running(pool))
+            assert alone.pooled is not replay.pooled and alone.cdp_url is not None
+            assert list(pool._running) == [alone.pooled]
+        assert pool.launches == 2 and pool.retired == []
+
+    asyncio.run(with_pool(1, test, tmp_path))

@@ -1,5 +1,6 @@
 """The layering holds where it matters to a user: the verdict, runner, manifest, results and reporters load without
-browser-use (only preview_qa.agent imports it), and the CLI starts without it. And the tests stand alone: no test
+browser-use (only preview_qa.agent imports it), the CLI starts without it, and the agent's modules a replay runs on
+load without it too. And the tests stand alone: no test
 module imports another; what they share lives in helper modules (tests/builders.py, tests/fakes/, ...)."""
 
 from __future__ import annotations
@@ -51,9 +52,18 @@ def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
     assert loaded_by(module) == "[]"
 
 
+REPLAY_PATH = ["preview_qa.agent.browser_agents", "preview_qa.agent.session", "preview_qa.agent.pool"]
+
+
+@pytest.mark.parametrize("module", REPLAY_PATH)
+def test_what_a_replay_runs_on_does_not_load_browser_use(module: str) -> None:
+    """browser-use is imported the first time a test needs the agent (tests/e2e/test_replay_launch.py runs it)."""
+    assert "'browser_use" not in loaded_by(module)
+
+
 def test_the_agent_package_does_load_browser_use() -> None:
-    """The check above can fail: the one package allowed to import browser-use shows up in the same probe."""
-    assert "'browser_use'" in loaded_by("preview_qa.agent.session")
+    """The checks above can fail: the one package allowed to import browser-use shows up in the same probe."""
+    assert "'browser_use'" in loaded_by("preview_qa.agent.agent_browser")
 
 
 TESTS = Path(__file__).resolve().parents[1]

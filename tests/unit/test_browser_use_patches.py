@@ -1,5 +1,6 @@
-"""Every touch of browser-use's (or cdp_use's) private members, every patch of a library's class and every environment
-variable set for it lives in agent/browser_use_patches.py, so that an upgrade of browser-use has one module to read."""
+"""Every touch of browser-use's (or cdp_use's) private members and every patch of a library's class lives in
+agent/browser_use_patches.py, and every environment variable set for it in agent/browser_use_env.py (which must not
+import browser-use: it runs before it), so that an upgrade of browser-use has two short modules to read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import preview_qa.agent
 
 AGENT = Path(preview_qa.agent.__file__).parent
 PATCHES = AGENT / "browser_use_patches.py"
+ENVIRONMENT = AGENT / "browser_use_env.py"
 LIBRARIES = ("browser_use", "cdp_use")
 
 
@@ -64,7 +66,7 @@ def test_only_the_patches_module_touches_browser_use_in_private() -> None:
     found = {
         str(path.relative_to(AGENT)): hits
         for path in sorted(AGENT.rglob("*.py"))
-        if path != PATCHES
+        if path not in (PATCHES, ENVIRONMENT)
         if (hits := touches(path.read_text(encoding="utf-8")))
     }
     assert found == {}, "move these into agent/browser_use_patches.py, each with what it relies on and why"
@@ -73,8 +75,9 @@ def test_only_the_patches_module_touches_browser_use_in_private() -> None:
 def test_the_patches_module_is_where_they_are() -> None:
     """The check above can fail: it finds each kind of touch in the module that holds them all."""
     hits = " ".join(touches(PATCHES.read_text(encoding="utf-8")))
+    assert "os.environ" in " ".join(touches(ENVIRONMENT.read_text(encoding="utf-8")))
+    assert not library_names(ast.parse(ENVIRONMENT.read_text(encoding="utf-8")))
     for expected in (
-        "os.environ",
         "_cdp_create_new_page overrides",
         "_cloud_browser_client declares",
         "CDPClient.send_raw assigned",

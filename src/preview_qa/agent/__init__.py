@@ -1,4 +1,5 @@
-"""The only package that imports browser-use: runs one test's agent in a fresh browser and reports an AgentRun."""
+"""The only package that imports browser-use: runs one test's agent (or its replay) in a fresh browser context and
+reports an AgentRun. browser-use is imported the first time a test needs the agent: a run of replays never loads it."""
 
-# First: it sets the environment browser-use reads as it is imported (see there).
-from preview_qa.agent import browser_use_patches as browser_use_patches
+# First: the environment browser-use reads as it is imported, whichever module imports it first (see there).
+from preview_qa.agent import browser_use_env as browser_use_env

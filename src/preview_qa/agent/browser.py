@@ -1,5 +1,6 @@
-"""Starting and ending Chromium: how it is launched, each browser's processes found by its profile folder and killed at
-the end, and a browser that does not come up killed and started once more."""
+"""Starting and ending Chromium: our flags, each browser's processes found by its profile folder and killed at the end,
+a browser that does not come up killed and started once more, in turns; and the launch a replay's browser needs, by
+Playwright alone (an agent's browser is launched by browser-use: agent/agent_browser.py)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import psutil
-from browser_use import BrowserProfile
-from browser_use.config import CONFIG
 
 from preview_qa.results import error_line
 
 if TYPE_CHECKING:
     from browser_use import BrowserSession
     from playwright.async_api import Browser, Playwright
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 START_TRIES = 2
 START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
@@ -47,6 +50,7 @@ BROWSER_ARGS = [
     "--disable-dev-shm-usage",
     "--enable-blink-features=ComputedAccessibilityInfo",
 ]  # accessible names for the replay (agent/replay/player.py)
+WINDOW = {"width": 1280, "height": 800}  # each context has no viewport of its own: its pages are the window's size
 
 
 @dataclass
@@ -61,20 +65,19 @@ class BrowserSetup:
     trace: bool = False  # record a Playwright trace of each test (--trace; the reporters decide which to keep)
 
 
-def launch_profile(browser: BrowserSetup, workroot: str) -> BrowserProfile:
-    """How the pool launches each browser: browser-use's own flags for Chromium, and ours. Its downloads folder lies
-    under the run's folder (browser-use's default is a new folder in /tmp per profile, left behind)."""
-    return BrowserProfile(
-        executable_path=browser.chromium,
-        downloads_path=os.path.join(workroot, "downloads"),
-        headless=browser.headless,
-        keep_alive=True,  # the browser outlives the session that launched it (see agent/pool.py)
-        # Chromium's own sandbox needs user namespaces, which neither root nor a container's seccomp allows.
-        chromium_sandbox=os.geteuid() != 0 and not CONFIG.IN_DOCKER,
-        enable_default_extensions=False,
-        args=BROWSER_ARGS,
-        window_size={"width": 1280, "height": 800},
-    )
+def sandboxed() -> bool:
+    """Whether Chromium runs in its own sandbox: it needs user namespaces, which neither root nor a container's seccomp
+    allows (browser-use decides the same for an agent's browser, from its own look at the container)."""
+    in_container = os.getenv("IN_DOCKER", "").lower()[:1] in ("t", "y", "1") or Path("/.dockerenv").exists()
+    return os.geteuid() != 0 and not in_container
+
+
+def playwright_args() -> list[str]:
+    """Our flags for a browser Playwright launches. Playwright disables its own list of Chromium features (the network
+    time service among them) with one --disable-features, which a second one would replace (Chromium keeps a switch's
+    last value): ours is left out (tests/e2e/test_replay_launch.py checks that each feature we disable is disabled)."""
+    size = f"--window-size={WINDOW['width']},{WINDOW['height']}"
+    return [arg for arg in BROWSER_ARGS if not arg.startswith("--disable-features=")] + [size]
 
 
 class BrowserStartError(Exception):
@@ -176,12 +179,17 @@ def _running(proc: psutil.Process) -> bool:
         return False
 
 
-@dataclass
-class StartedBrowser:
-    """One started Chromium: browser-use's session and Playwright's connection, both to the same browser."""
+class Launch(Protocol[T_co]):
+    """One try at starting a browser with its profile folder: `start()` brings it up (and connects to it), `abandon()`
+    ends whatever the try started, when it failed or was cut short."""
 
-    session: BrowserSession
-    playwright_browser: Browser
+    async def start(self) -> T_co: ...
+
+    def running(self) -> bool:
+        """Whether anything of this try runs now (after a failure: whether the browser came up at all)."""
+        ...
+
+    async def abandon(self) -> None: ...
 
 
 def start_gate() -> asyncio.Semaphore:
@@ -203,40 +211,78 @@ async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
 
 
 async def start_browser(
-    new_session: Callable[[str], BrowserSession],
-    playwright: Playwright,
+    new_launch: Callable[[str], Launch[T]],
     gate: asyncio.Semaphore,
     workdir: str,
     on_failed_try: Callable[[int, str], None],
-) -> StartedBrowser:
+) -> T:
     """Start a browser with a fresh profile folder under `workdir`, in its turn at `gate`; one that does not come up
     within START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
     reasons: list[str] = []
     for attempt in range(1, START_TRIES + 1):
-        profile = os.path.join(workdir, f"profile-{attempt}")
-        processes = BrowserProcesses(profile)
-        session = new_session(profile)
-        started: StartedBrowser | None = None
+        launch = new_launch(os.path.join(workdir, f"profile-{attempt}"))
+        started = False
         clock = time.monotonic()
         try:
             async with _turn(gate), asyncio.timeout(START_TIMEOUT_S):
                 clock = time.monotonic()  # from its turn on
-                await session.start()
-                assert session.cdp_url is not None
-                started = StartedBrowser(session, await playwright.chromium.connect_over_cdp(session.cdp_url))
-            return started
+                browser = await launch.start()
+            started = True
+            return browser
         except Exception as e:  # TimeoutError included: ours, browser-use's or Playwright's
-            reason = _start_failure(e, time.monotonic() - clock, bool(processes.find()))
+            reason = _start_failure(e, time.monotonic() - clock, launch.running())
             reasons.append(reason)
             on_failed_try(attempt, reason)
         finally:
-            if started is None:  # also when cancelled half-way: nothing of this try may outlive it
-                await close_browser(session, None, processes)
+            if not started:  # also when cancelled half-way: nothing of this try may outlive it
+                await launch.abandon()
     raise BrowserStartError(f"the browser did not start: {'; '.join(dict.fromkeys(reasons))} ({START_TRIES} tries)")
 
 
+class PlaywrightLaunch:
+    """A replay's browser, launched by Playwright with our flags (no browser-use involved). Playwright makes the
+    profile folder itself, in its driver's temp folder (the run's folder: agent/browser_agents.py); once the browser is
+    up, its processes are found by that folder, read from the browser process's command line."""
+
+    def __init__(self, playwright: Playwright, setup: BrowserSetup):
+        self.playwright, self.setup = playwright, setup
+        self.browser: Browser | None = None
+        self.processes: BrowserProcesses | None = None  # known once the browser tells its process id
+
+    async def start(self) -> tuple[Browser, BrowserProcesses]:
+        # Playwright's own bound comes first: it then kills what it started itself and removes its profile folder.
+        self.browser = await self.playwright.chromium.launch(
+            executable_path=self.setup.chromium,
+            args=playwright_args(),
+            headless=self.setup.headless,
+            chromium_sandbox=sandboxed(),
+            timeout=(START_TIMEOUT_S - 1) * 1000,
+        )
+        self.processes = BrowserProcesses(await _profile_folder(self.browser))
+        return self.browser, self.processes
+
+    def running(self) -> bool:
+        return self.browser is not None
+
+    async def abandon(self) -> None:
+        if self.browser is not None:  # else Playwright ended what its failed launch started
+            await close_browser(None, self.browser, self.processes)
+
+
+async def _profile_folder(browser: Browser) -> str:
+    """The profile folder of a running browser: from its browser process's command line (its id asked over CDP)."""
+    cdp = await browser.new_browser_cdp_session()
+    try:
+        processes = (await cdp.send("SystemInfo.getProcessInfo"))["processInfo"]
+    finally:
+        await cdp.detach()
+    [pid] = [p["id"] for p in processes if p["type"] == "browser"]
+    [folder] = [arg[len(PROFILE_FLAG) :] for arg in psutil.Process(pid).cmdline() if arg.startswith(PROFILE_FLAG)]
+    return folder
+
+
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
-    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
+    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():  # Playwright's TimeoutError too
         return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
     if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
         return "it exited before opening its debugging port"
@@ -244,14 +290,15 @@ def _start_failure(error: Exception, seconds: float, running: bool) -> str:
 
 
 async def close_browser(
-    session: BrowserSession | None, playwright_browser: Browser | None, processes: BrowserProcesses
+    session: BrowserSession | None, playwright_browser: Browser | None, processes: BrowserProcesses | None
 ) -> list[int]:
     """End one browser in bounded time; returns the PIDs that would not die (normally none).
 
     Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,
     which costs seconds), each step bounded; then every process is killed, whatever the polite steps achieved.
     If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
-    processes.find()  # before browser-use ends the browser: its helpers are found through it
+    if processes is not None:  # None: not known yet (a Playwright launch whose browser never said which it was)
+        processes.find()  # before browser-use ends the browser: its helpers are found through it
     if playwright_browser is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
@@ -260,4 +307,4 @@ async def close_browser(
             await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
         with contextlib.suppress(Exception):  # its event bus, if kill() did not get as far as stopping it
             await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
-    return await processes.end()
+    return [] if processes is None else await processes.end()

@@ -1,5 +1,6 @@
 """The run's AgentFn: one pool of browsers and one Playwright driver for the whole run, each test in a fresh context;
-when the run ends, no browser it started is left running."""
+when the run ends, no browser it started is left running. Nothing here imports browser-use: the pool and the test's
+session do, the first time a test needs the agent."""
 
 from __future__ import annotations
 
@@ -11,21 +12,13 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from preview_qa.agent import browser_use_patches
-from preview_qa.agent.browser import (
-    CLOSE_TIMEOUT_S,
-    BrowserProcesses,
-    BrowserSetup,
-    StartedHere,
-    launch_profile,
-    start_gate,
-)
-from preview_qa.agent.llm import MeteredChat
+from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.agent.session import TestRun, run_agent
 from preview_qa.engine.agent_port import AgentFn, Recording
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
+from preview_qa.lifecycle import children_temp_folder
 from preview_qa.manifest.models import TestSpec
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
@@ -33,12 +26,17 @@ from preview_qa.verdict.agent_run import AgentRun
 if TYPE_CHECKING:
     from playwright.async_api import Playwright
 
+    from preview_qa.agent.llm import MeteredChat
+
 
 class _Driver:
     """One Playwright driver for the whole run, started by the first test that needs it: the run itself starts
-    without awaiting anything, so a cancellation always finds the runner in charge of reporting it."""
+    without awaiting anything, so a cancellation always finds the runner in charge of reporting it. Its temp folder
+    is the run's `workroot`: the profile folder Playwright makes for each browser it launches lies under it, so the
+    run's sweep finds those browsers by their profile too."""
 
-    def __init__(self) -> None:
+    def __init__(self, workroot: str) -> None:
+        self.workroot = workroot
         self._lock = asyncio.Lock()
         self._playwright: Playwright | None = None
 
@@ -47,7 +45,8 @@ class _Driver:
 
         async with self._lock:
             if self._playwright is None:
-                self._playwright = await async_playwright().start()
+                with children_temp_folder(self.workroot):
+                    self._playwright = await async_playwright().start()
             return self._playwright
 
     async def stop(self) -> None:
@@ -63,13 +62,12 @@ async def browser_agents(
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
-    browser_use_patches.apply()
     started_here = StartedHere()
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
-    driver = _Driver()
-    pool = BrowserPool(driver.get, launch_profile(browser, workroot), browser.browsers, start_gate(), workroot)
-    # What is loaded by now (browser-use, Playwright, pydantic models: over 100,000 objects) lives as long as the run;
-    # frozen, it is no longer scanned by every full collection, such as the one browser-use makes after each agent.
+    driver = _Driver(workroot)
+    pool = BrowserPool(driver.get, browser, browser.browsers, start_gate(), workroot)
+    # What is loaded by now (Playwright, pydantic models) lives as long as the run; frozen, it is no longer scanned by
+    # every full collection, such as the one browser-use makes after each agent (which freezes its own modules too).
     gc.freeze()
 
     async def run_one(

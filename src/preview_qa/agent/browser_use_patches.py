@@ -1,15 +1,16 @@
-"""Every place we set browser-use's environment, touch its (or cdp_use's) private members, or patch it, each with why.
+"""Every place we touch browser-use's (or cdp_use's) private members or patch it, each with why.
 
-Read this module when upgrading browser-use: each item names what it relies on.
-1. The environment browser-use reads when first imported (set here, before any of its imports; agent/__init__.py
-   imports this module first).
+Read this module (and agent/browser_use_env.py) when upgrading browser-use: each item names what it relies on.
+1. The environment browser-use reads when first imported: set in agent/browser_use_env.py, which agent/__init__.py
+   imports before any module of the package, since browser-use is imported only when a test first needs the agent.
 2. `ContextSession`: browser-use's session with three private methods overridden and two private attributes touched.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
    browser-use takes can be masked (agent/masking.py).
-5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced, before a run's browsers, so that
-   no test's first page fetches browser-use's logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that
-   browser-use answers no dialog (agent/dialogs.py answers every one, one way, on purpose).
+5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced before any browser-use session
+   starts (agent/agent_browser.py applies it as it is imported), so that no test's first page fetches browser-use's
+   logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that browser-use answers no dialog
+   (agent/dialogs.py answers every one, one way, on purpose).
 6. `MeteredChatBrowserUse`: the browser-use cloud's chat class with its private `_make_request` wrapped, so that every
    answer's tokens are counted.
 """
@@ -17,19 +18,10 @@ Read this module when upgrading browser-use: each item names what it relies on.
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
-# 1. No telemetry, no logging set-up of its own (our reporters own the output; browser-use sets its logging up as it
-# is imported), and no version check (else every test's agent asks PyPI for a newer release). Telemetry and the
-# version check are set, not defaulted: no request leaves the user's CI that a test did not ask for, whatever the
-# environment says.
-os.environ["ANONYMIZED_TELEMETRY"] = "false"
-os.environ.setdefault("BROWSER_USE_SETUP_LOGGING", "false")
-os.environ["BROWSER_USE_VERSION_CHECK"] = "false"
-
-from browser_use import BrowserSession  # after its environment, above
+from browser_use import BrowserSession
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
@@ -37,11 +29,9 @@ from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
 from pydantic import PrivateAttr
 
-SCREENSHOT = "Page.captureScreenshot"
+from preview_qa.agent.masking import Around
 
-Send = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
-# (send over the client's own session, take the picture) -> the picture; how a guarded connection takes screenshots
-Around = Callable[[Send, Callable[[], Awaitable[Any]]], Awaitable[Any]]
+SCREENSHOT = "Page.captureScreenshot"
 
 
 @functools.cache
@@ -155,7 +145,7 @@ _applied = False
 
 
 def apply() -> None:
-    """The class patches above that change behaviour for the whole process; once, before a run's browsers start."""
+    """The class patches above that change behaviour for the whole process; once, before browser-use's first session."""
     global _applied
     if not _applied:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]

@@ -1,23 +1,27 @@
 """browser-use's Agent for one test and its session's profile: our instructions, the report it must fill, its tools
-(refusing what would carry a secret off) and its limits."""
+(telling the step watcher of each action, refusing what would carry a secret off) and its limits."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from browser_use import Agent, BrowserProfile, BrowserSession
+from browser_use import Agent, BrowserProfile, BrowserSession, Tools
+from browser_use.agent.views import ActionResult
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.network import RequestPolicy
-from preview_qa.agent.step_watcher import StepWatcher, WatchedTools
+from preview_qa.agent.network import RequestPolicy, refusal
+from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport
-from preview_qa.verdict.decide import secret_line
+
+if TYPE_CHECKING:
+    from browser_use.tools.registry.views import ActionModel
 
 DESKTOP = {"width": 1280, "height": 800}
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
@@ -52,14 +56,23 @@ def session_profile(
     )
 
 
-def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
-    """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+class WatchedTools(Tools):
+    """browser-use's tools, telling the StepWatcher about each action before it runs, and refusing one that would carry
+    a secret off the test's allowed hosts (`guard`: the action and the page's URL -> why not, or None)."""
 
-    def refused(action: dict[str, Any], page_url: str) -> str | None:
-        attempt = policy.check_action(action, page_url)
-        return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
+    def __init__(self, watcher: StepWatcher, guard: Callable[[dict[str, Any], str], str | None], **kwargs: Any):
+        super().__init__(**kwargs)
+        self._watcher, self._guard = watcher, guard
 
-    return refused
+    async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
+        page_url = ""
+        with contextlib.suppress(Exception):
+            page_url = await browser_session.get_current_page_url()
+        refused = self._guard(action.model_dump(exclude_unset=True), page_url)
+        if refused is not None:  # before browser-use puts the secret's value into the action
+            return ActionResult(error=refused)
+        await self._watcher.before_action(action)
+        return await super().act(action, browser_session, *args, **kwargs)
 
 
 def build_agent(

@@ -19,12 +19,15 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from preview_qa.agent.browser_use_patches import Around, Send, route_screenshots
 from preview_qa.secrets.redact import Redactor, forms
 
 MASK_TIMEOUT_S = 5.0
 ATTEMPTS = 2  # a page that is still changing gets one more try before its screenshot is withheld
 WORLD = "preview-qa-mask"
+
+Send = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
+# (send over the client's own session, take the picture) -> the picture; how a guarded connection takes screenshots
+Around = Callable[[Send, Callable[[], Awaitable[Any]]], Awaitable[Any]]
 
 # Returns how many elements it newly masked. Compares lower-cased with whitespace folded, as the page renders it.
 _SCRIPT = """(values) => {
@@ -132,7 +135,10 @@ _GUARDED: dict[str, Mask] = {}  # browser-use's CDP connection URL -> the mask f
 
 
 def guard(cdp_url: str, mask: Mask) -> None:
-    """Mask before every screenshot browser-use takes over `cdp_url` (for the LLM's vision, and ours) until `release`."""
+    """Mask before every screenshot browser-use takes over `cdp_url` (for the LLM's vision, and ours) until `release`.
+    Only an agent's test calls it: browser-use is imported by then."""
+    from preview_qa.agent.browser_use_patches import route_screenshots
+
     route_screenshots(_around)
     _GUARDED[cdp_url] = mask
 

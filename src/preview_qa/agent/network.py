@@ -17,6 +17,7 @@ from preview_qa.events import Observed
 from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.secrets.redact import Redactor, describe
 from preview_qa.verdict.agent_run import SecretAttempt
+from preview_qa.verdict.decide import secret_line
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route
@@ -181,6 +182,16 @@ class RequestPolicy:
     def _blocked(self, host: str, by: str) -> None:
         self.navigations_blocked.append(host)
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
+
+
+def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
+    """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+
+    def refused(action: dict[str, Any], page_url: str) -> str | None:
+        attempt = policy.check_action(action, page_url)
+        return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
+
+    return refused
 
 
 def _main_frame_navigation(request: Request) -> bool:

@@ -3,9 +3,12 @@ fresh browser context (its own cookies, storage, cache and service workers) that
 that broke, or in which a test left anything outside its own context, is retired, never handed to the next test.
 Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py.
 
-An agent test has its browser to itself (browser-use's session watches every tab of the browser it is connected to).
-A replay drives its own context through Playwright alone, so replays share a browser, each in its own context: a run
-of replays at --concurrency 4 starts one Chromium, not four (on two cores a launch costs more than a replayed test)."""
+An agent test has its browser to itself (browser-use's session watches every tab of the browser it is connected to),
+launched by browser-use (agent/agent_browser.py, imported then). A replay drives its own context through Playwright
+alone, so replays share a browser, each in its own context: a run of replays at --concurrency 4 starts one Chromium,
+not four (on two cores a launch costs more than a replayed test). A browser started for replays is launched by
+Playwright: a run of replays never imports browser-use. It takes no agent test (it has no CDP port for browser-use);
+when the pool is full and an agent test needs a browser, an idle one of these is closed to make room."""
 
 from __future__ import annotations
 
@@ -18,25 +21,20 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browser_use import BrowserProfile, BrowserSession
-
 from preview_qa.agent.browser import (
     CLOSE_TIMEOUT_S,
-    START_TRIES,
     BrowserProcesses,
-    BrowserStartError,
-    StartedBrowser,
+    BrowserSetup,
+    PlaywrightLaunch,
     close_browser,
     start_browser,
 )
-from preview_qa.agent.browser_use_patches import ContextSession
 from preview_qa.results import Emulation
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
-
-LET_GO_TIMEOUT_S = 10.0  # for each step of the launching session letting go of a new browser
+    from preview_qa.agent.browser_use_patches import ContextSession
 
 
 def context_options(emulation: Emulation | None) -> dict[str, Any]:
@@ -68,12 +66,13 @@ class PooledBrowser:
 
     processes: BrowserProcesses
     folder: str
-    cdp_url: str
+    cdp_url: str | None  # where browser-use connects; None for a browser Playwright launched (replays only)
     browser: Browser
     ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
     tests: int = 0
     launch_s: float = 0.0  # how long it took to start (once per worker, as in Playwright Test)
     holders: int = 0  # leases running in it now
+    leaving: int = 0  # of which, leases whose test is over (their cleanup runs in the background)
     exclusive: bool = False  # its one holder must have it alone
     settling: bool = False  # its last holder's cleanup is checking it: nobody joins meanwhile
     doomed: str | None = None  # why it is retired once its last holder is done (nobody joins a doomed browser)
@@ -97,30 +96,12 @@ class Lease:
     launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
-    def cdp_url(self) -> str:
+    def cdp_url(self) -> str | None:
         return self.pooled.cdp_url
 
     @property
     def browser(self) -> Browser:
         return self.pooled.browser
-
-
-async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession:
-    """browser-use's session for the lease's context, connected. A connection that fails (a DevTools handshake that
-    times out on a busy machine) is tried once more; twice, and the browser is retired after the test."""
-    problem = ""
-    for _ in range(START_TRIES):
-        session = ContextSession(browser_profile=profile).in_context(lease.context_id, lease.emulated)
-        try:
-            await session.start()
-            lease.session = session
-            return session
-        except Exception as e:
-            problem = f"{type(e).__name__}: {e}"
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
-    lease.tainted.append("browser-use could not connect to it")
-    raise BrowserStartError(f"browser-use could not connect to the browser: {problem} ({START_TRIES} tries)")
 
 
 class BrowserPool:
@@ -130,12 +111,12 @@ class BrowserPool:
     def __init__(
         self,
         playwright: Callable[[], Awaitable[Playwright]],
-        profile: BrowserProfile,
+        setup: BrowserSetup,
         size: int,
         gate: asyncio.Semaphore,
         workroot: str,
     ):
-        self.playwright, self.profile, self.size = playwright, profile, max(1, size)
+        self.playwright, self.setup, self.size = playwright, setup, max(1, size)
         self.gate, self.workroot = gate, workroot
         self._running: set[PooledBrowser] = set()
         self._starting = 0
@@ -167,6 +148,7 @@ class BrowserPool:
         except BaseException as e:
             if isinstance(e, Exception):  # not a cancellation: the browser's own trouble
                 pooled.doomed = pooled.doomed or "its next context could not be made"
+            pooled.leaving += 1
             await self._check_out_of(pooled)
             raise
         launch_s = 0.0 if pooled.tests else pooled.launch_s
@@ -175,6 +157,7 @@ class BrowserPool:
         try:
             yield lease
         finally:
+            pooled.leaving += 1
             task = asyncio.get_running_loop().create_task(self._check_in(lease))
             self._cleanups.add(task)
             task.add_done_callback(self._cleanups.discard)
@@ -192,17 +175,22 @@ class BrowserPool:
                 for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
                 free = [b for b in self._running if not (b.settling or b.exclusive or b.doomed) and (b.holders == 0 or shared)]
+                free = [b for b in free if shared or b.cdp_url is not None]  # an agent needs browser-use's way in
                 if free:
                     pooled = max(free, key=lambda b: b.holders)  # a shared lease joins a browser already in use
                     pooled.holders, pooled.exclusive = pooled.holders + 1, not shared
                     return pooled
-                if len(self._running) + self._starting < self.size and not (shared and self._starting_shared):
+                room = len(self._running) + self._starting < self.size
+                if not shared and not room and (idle := self._idle_for_replays()):
+                    await self._retire(idle, None, notify=False)  # an agent test waits for no replay's browser
+                    room = True
+                if room and not (shared and self._starting_shared):
                     self._starting += 1
                     self._starting_shared += shared
                     break
                 await self._changed.wait()
         try:
-            pooled = await self._launch(on_failed_try)
+            pooled = await self._launch(shared, on_failed_try)
         except BaseException:
             async with self._changed:
                 self._starting -= 1
@@ -216,6 +204,13 @@ class BrowserPool:
             self._running.add(pooled)
             self._changed.notify_all()
         return pooled
+
+    def _idle_for_replays(self) -> PooledBrowser | None:
+        """A browser launched for replays that nobody uses, unless an agent's browser is about to be free (its tests
+        over, its cleanup running): an agent test waiting for a browser takes that one rather than launch another."""
+        if any(b.cdp_url is not None and not b.doomed and (b.settling or b.holders == b.leaving) for b in self._running):
+            return None
+        return next((b for b in self._running if b.cdp_url is None and b.holders == 0 and not b.settling), None)
 
     async def _check_in(self, lease: Lease) -> None:
         """After a test: close its context; once the browser's last holder is done, reuse it only if nothing of any
@@ -232,7 +227,7 @@ class BrowserPool:
     async def _check_out_of(self, pooled: PooledBrowser) -> None:
         """One holder fewer; the last one out checks the browser and makes the next test's context in it."""
         async with self._changed:
-            pooled.holders -= 1
+            pooled.holders, pooled.leaving = pooled.holders - 1, pooled.leaving - 1
             if pooled.holders > 0:
                 return
             pooled.settling = True
@@ -261,23 +256,27 @@ class BrowserPool:
             await cdp.detach()
         return context, page, str(info["targetInfo"]["browserContextId"])
 
-    async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
-        """Start a browser with browser-use's own launch (agent/browser.py: in turns, tried twice); the session that
-        launched it then lets go of it, and each test connects a session of its own."""
+    async def _launch(self, shared: bool, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
+        """Start a browser (agent/browser.py: in turns, tried twice): for replays by Playwright, for an agent test by
+        browser-use, whose launching session then lets go of it (each test connects a session of its own)."""
         folder, clock = tempfile.mkdtemp(prefix="browser-", dir=self.workroot), time.monotonic()
         try:
-            started = await start_browser(
-                lambda profile: BrowserSession(browser_profile=self.profile.model_copy(update={"user_data_dir": profile})),
-                await self.playwright(),
-                self.gate,
-                folder,
-                on_failed_try,
-            )
+            playwright = await self.playwright()
+            if shared:  # Playwright makes its own profile folder: `folder` stays empty
+                browser, processes = await start_browser(
+                    lambda _: PlaywrightLaunch(playwright, self.setup), self.gate, folder, on_failed_try
+                )
+                pooled = PooledBrowser(processes, folder, None, browser)
+            else:
+                from preview_qa.agent.agent_browser import launch_for_agents, launch_profile
+
+                cdp_url, browser = await launch_for_agents(
+                    launch_profile(self.setup, self.workroot), playwright, self.gate, folder, on_failed_try
+                )
+                pooled = PooledBrowser(BrowserProcesses(folder), folder, cdp_url, browser)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        pooled = PooledBrowser(BrowserProcesses(folder), folder, str(started.session.cdp_url), started.playwright_browser)
-        await _let_go(started)
         pooled.launch_s = time.monotonic() - clock
         self.launches += 1
         return pooled
@@ -295,23 +294,6 @@ class BrowserPool:
     async def _stop(pooled: PooledBrowser) -> None:
         await close_browser(None, pooled.browser, pooled.processes)
         shutil.rmtree(pooled.folder, ignore_errors=True)
-
-
-async def _let_go(started: StartedBrowser) -> None:
-    """The launching session disconnects (the browser keeps running: its profile keeps it alive) and the blank page it
-    opened in the shared default context is closed, which must stay empty (see `_leftovers`)."""
-    session = started.session
-    # Each step is bounded and none fails the launch: on a busy machine browser-use's reset can outlast its bound (the
-    # session is dropped anyway), and a blank page that could not be closed is found after the first test by
-    # `_leftovers`, which retires the browser then.
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(session.reset(), LET_GO_TIMEOUT_S)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
-    for context in started.playwright_browser.contexts:
-        for page in list(context.pages):
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(), LET_GO_TIMEOUT_S)
 
 
 async def _leftovers(browser: Browser) -> list[str]:

@@ -1,5 +1,6 @@
 """One test on a browser, in named phases: acquire a fresh context, drive it (agent or replay), collect what the run
-left, finish on the live page (checks, final screenshot) before the context closes."""
+left, finish on the live page (checks, final screenshot) before the context closes. What needs browser-use (the
+agent, its session, the LLM's client) is imported where a test first needs it: a replay never loads browser-use."""
 
 from __future__ import annotations
 
@@ -12,23 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from browser_use import Agent
-from browser_use.browser.events import BrowserErrorEvent
-
 from preview_qa.agent import masking
 from preview_qa.agent.browser import BrowserSetup, BrowserStartError
-from preview_qa.agent.browser_use_patches import ContextSession
-from preview_qa.agent.build import build_agent, refusal, report_model, session_profile
 from preview_qa.agent.dialogs import DialogAnswerer
 from preview_qa.agent.evidence import EvidenceRecorder
-from preview_qa.agent.history import AgentSteps, read_history
-from preview_qa.agent.llm import MeteredChat, RecordingLLM
-from preview_qa.agent.network import RequestPolicy
+from preview_qa.agent.network import RequestPolicy, refusal
 from preview_qa.agent.page.final_page import check_settled_page, settle
 from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.agent.pool import BrowserPool, Lease, start_session
-from preview_qa.agent.replay.page_check import check_page_against_task
+from preview_qa.agent.pool import BrowserPool, Lease
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.agent.step_watcher import IDLE_S, StepWatcher
@@ -45,7 +38,11 @@ from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import replay_needs_llm_check
 
 if TYPE_CHECKING:
+    from browser_use import Agent
     from playwright.async_api import Page
+
+    from preview_qa.agent.browser_use_patches import ContextSession
+    from preview_qa.agent.llm import MeteredChat, RecordingLLM
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
 
@@ -138,7 +135,6 @@ class TestSession:
             )
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
-        masking.guard(lease.cdp_url, self.mask)
         self.evidence.attach(lease.browser, lease.context)
         self.settler.attach(lease.context)
         DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
@@ -151,7 +147,14 @@ class TestSession:
         run, lease = self.test_run, self.lease
         assert lease is not None
         if run.recording is None:
+            from browser_use.browser.events import BrowserErrorEvent
+
+            from preview_qa.agent.agent_browser import start_session
+            from preview_qa.agent.build import session_profile
+
+            assert lease.cdp_url is not None  # the pool gives an agent's test a browser browser-use can connect to
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
+            masking.guard(lease.cdp_url, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
                 profile = session_profile(run.browser.headless, *where, run.spec.emulation)
@@ -173,6 +176,8 @@ class TestSession:
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
         if self.agent is not None and self.test_run.recording is None:
+            from preview_qa.agent.history import read_history
+
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
         if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
             result.usage = self.recorder.usage()
@@ -209,6 +214,8 @@ class TestSession:
         self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
 
     def _llm(self) -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
+        from preview_qa.agent.llm import RecordingLLM
+
         run = self.test_run
         if self.recorder is None:
             made = run.make_llm()
@@ -218,6 +225,9 @@ class TestSession:
         return self.recorder
 
     async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
+        from preview_qa.agent.build import build_agent
+        from preview_qa.agent.history import AgentSteps
+
         run = self.test_run
         with self.phases("agent set-up"):
             self.agent = build_agent(
@@ -251,6 +261,9 @@ class TestSession:
             )
             return None
         if outcome.page is not None and replay_needs_llm_check(run.spec):
+            from preview_qa.agent.build import report_model
+            from preview_qa.agent.replay.page_check import check_page_against_task
+
             with self.phases("page check (one LLM call)"):
                 with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
                     await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)

@@ -9,9 +9,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from browser_use import BrowserSession, Tools
-from browser_use.agent.views import ActionResult
-
 from preview_qa.agent.page import every_page
 from preview_qa.results import one_line
 
@@ -159,25 +156,6 @@ class StepWatcher:
         self._navigating.discard(request)
         if not self._navigating:
             self._quiet.set()
-
-
-class WatchedTools(Tools):
-    """browser-use's tools, telling the StepWatcher about each action before it runs, and refusing one that would carry
-    a secret off the test's allowed hosts (`guard`: the action and the page's URL -> why not, or None)."""
-
-    def __init__(self, watcher: StepWatcher, guard: Callable[[dict[str, Any], str], str | None], **kwargs: Any):
-        super().__init__(**kwargs)
-        self._watcher, self._guard = watcher, guard
-
-    async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
-        page_url = ""
-        with contextlib.suppress(Exception):
-            page_url = await browser_session.get_current_page_url()
-        refused = self._guard(action.model_dump(exclude_unset=True), page_url)
-        if refused is not None:  # before browser-use puts the secret's value into the action
-            return ActionResult(error=refused)
-        await self._watcher.before_action(action)
-        return await super().act(action, browser_session, *args, **kwargs)
 
 
 def _dump(action: ActionModel) -> dict[str, Any]:
