@@ -138,7 +138,7 @@ class TestSession:
             )
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
-        masking.guard(lease.cdp_url, self.mask)
+        masking.guard(lease.context_id, self.mask)
         self.evidence.attach(lease.browser, lease.context)
         self.settler.attach(lease.context)
         DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
@@ -179,6 +179,10 @@ class TestSession:
         result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
         result.access_denied = list(self.evidence.access_denied)
+        for command in self.session.refused if self.session is not None else []:  # each refused, and not sent
+            self.test_run.emit(
+                Observed(name=self.test_run.spec.name, kind="out_of_context", error=True, detail={"command": command})
+            )
         if result.infrastructure_error is None:
             result.infrastructure_error = self._infrastructure_problem()
 
