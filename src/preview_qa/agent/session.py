@@ -125,9 +125,7 @@ class TestSession:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
-            lease = self.lease = await stack.enter_async_context(
-                run.pool.lease(self._failed_start_try, shared=run.recording is not None)
-            )
+            lease = self.lease = await stack.enter_async_context(run.pool.lease(self._failed_start_try))
         if lease.launch_s:
             self.phases.rows.append(
                 {
