@@ -112,6 +112,8 @@ def run(tmp_path: Path, site: DemoSite, order: str, concurrency: int) -> Run:
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"]
     assert proc.returncode == 0, ([(t["name"], t["status"], t["reason"]) for t in results], stderr[-2000:])
     no_orphans_left(profiles)
+    events = [json.loads(line) for f in (tmp_path / "out").glob("tests/*/events.jsonl") for line in f.read_text().splitlines()]
+    assert events and [e for e in events if e["type"] == "out_of_context"] == []  # browser-use never reached beyond
     return {t["name"]: t for t in results}, profiles, most, shown
 
 
