@@ -287,15 +287,17 @@ async def _leftovers(browser: Browser, closed: str | None) -> list[str]:
     """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
     contexts still open. Either could carry its cookies or storage into the next test. With other tests still in the
     browser, their contexts are theirs: only the closed context `closed` counts as left open."""
-    session = await browser.new_browser_cdp_session()
-    try:
-        targets = (await session.send("Target.getTargets"))["targetInfos"]
-        contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
+    try:  # bounded, and never raising: the next tests wait for this check
+        async with asyncio.timeout(CLOSE_TIMEOUT_S * 2):
+            session = await browser.new_browser_cdp_session()
+            try:
+                targets = (await session.send("Target.getTargets"))["targetInfos"]
+                contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
+            finally:
+                with contextlib.suppress(Exception):
+                    await session.detach()
     except Exception as e:
         return [f"it could not be inspected ({type(e).__name__})"]
-    finally:
-        with contextlib.suppress(Exception):
-            await session.detach()
     found = []
     pages = [t for t in targets if t.get("type") in ("page", "iframe", "worker", "service_worker", "shared_worker")]
     if closed is not None:
