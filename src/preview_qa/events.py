@@ -31,6 +31,7 @@ ObservedKind = Literal[
     "access_denied",  # a page answered 401/403, or was redirected to another host (agent/evidence.py)
     "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
     "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)
+    "out_of_context",  # a command of browser-use's that would reach outside the test's browser context, not sent
 ]
 
 

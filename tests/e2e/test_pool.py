@@ -1,6 +1,6 @@
-"""The browser pool in a real Chromium: a lease's cookies and storage are gone for the next lease in the same browser; a
-browser in which a test left anything outside its own context, or that died, is retired and replaced; nothing runs after
-the pool closes."""
+"""The browser pool in a real Chromium: a lease's cookies and storage are gone for the next lease in the same browser;
+tests share a browser, and browser-use's sessions in it see only their own contexts; a browser in which a test left
+anything outside its own context, or that died, is retired and replaced; nothing runs after the pool closes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,17 @@ from pathlib import Path
 
 import psutil
 import pytest
-from playwright.async_api import Playwright, async_playwright
+from playwright.async_api import Dialog, Page, Playwright, async_playwright
 
+from preview_qa.agent import browser_use_patches
+from preview_qa.agent.agent_browser import start_session
 from preview_qa.agent.browser import BrowserSetup, start_gate
+from preview_qa.agent.build import session_profile
+from preview_qa.agent.context_scope import OutOfContext
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
+from preview_qa.demo.todo import CART_COOKIE
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +80,23 @@ def test_a_browser_with_a_page_left_outside_the_tests_context_is_retired(site: D
     asyncio.run(with_pool(1, test, tmp_path))
 
 
+def test_a_page_left_outside_a_tests_context_while_others_run_keeps_the_next_test_out(site: DemoSite, tmp_path: Path) -> None:
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        async with pool.lease() as stays:
+            pids += running(pool)
+            async with pool.lease() as leaves:
+                assert leaves.pooled is stays.pooled
+                cdp = await leaves.browser.new_browser_cdp_session()
+                await cdp.send("Target.createTarget", {"url": f"{site.url}/basket"})  # the shared default context
+            async with pool.lease() as after:
+                assert after.pooled is not stays.pooled  # checked as the test ended, not once the browser emptied
+                assert stays.pooled.doomed == "1 page(s) or worker(s) were left open"
+                pids += running(pool)
+        assert pool.launches == 2
+
+    asyncio.run(with_pool(2, test, tmp_path))
+
+
 def test_a_browser_that_died_is_replaced(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as first:
@@ -89,7 +111,7 @@ def test_a_browser_that_died_is_replaced(site: DemoSite, tmp_path: Path) -> None
     asyncio.run(with_pool(1, test, tmp_path))
 
 
-def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site: DemoSite, tmp_path: Path) -> None:
+def test_leases_at_once_share_one_browser_each_in_its_own_context(site: DemoSite, tmp_path: Path) -> None:
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async def one(n: int) -> str:
             async with pool.lease() as lease:
@@ -101,36 +123,66 @@ def test_no_more_browsers_than_the_pool_size_and_each_lease_its_own_context(site
                 return await lease.page.inner_text("#items")
 
         found = await asyncio.gather(*(one(n) for n in range(6)))
-        assert found == [f"Cart: {n % 3} item(s)" for n in range(6)]
-        assert pool.launches == 2 and pool.retired == []
+        assert found == [f"Cart: {n % 3} item(s)" for n in range(6)]  # none sees another's cart
+        assert pool.launches == 1 and pool.retired == []  # all six joined the first browser
 
     asyncio.run(with_pool(2, test, tmp_path))
 
 
-def test_replays_share_one_browser_each_in_its_own_context_and_an_agent_test_has_one_alone(
-    site: DemoSite, tmp_path: Path
-) -> None:
+async def target_id(page: Page) -> str:
+    cdp = await page.context.new_cdp_session(page)
+    try:
+        return str((await cdp.send("Target.getTargetInfo"))["targetInfo"]["targetId"])
+    finally:
+        await cdp.detach()
+
+
+def test_two_agents_in_one_browser_each_see_only_their_own_context(site: DemoSite, tmp_path: Path) -> None:
+    """browser-use's sessions of two tests at once in one browser: each lists, reads and hears only its own context's
+    tabs, cookies and downloads, and what it would do browser-wide outside its context is refused."""
+    browser_use_patches.apply()
+
     async def test(pool: BrowserPool, pids: list[int]) -> None:
-        async def replay(n: int) -> tuple[str, object]:
-            async with pool.lease(shared=True) as lease:
-                pids.extend(running(pool))
-                await lease.page.goto(f"{site.url}/basket")
-                for _ in range(n):
-                    await lease.page.click("text=Add to cart")
-                await asyncio.sleep(0.5)  # all three hold the browser at once
-                return await lease.page.inner_text("#items"), lease.pooled
-
-        found = await asyncio.gather(*(replay(n) for n in range(3)))
-        assert [text for text, _ in found] == [f"Cart: {n} item(s)" for n in range(3)]  # none sees another's cart
-        assert len({id(pooled) for _, pooled in found}) == 1 and pool.launches == 1
-        async with pool.lease(shared=True) as shared, pool.lease() as alone:
-            assert alone.pooled is not shared.pooled  # an agent test never joins a browser in use
+        async with pool.lease() as a, pool.lease() as b:
+            assert a.pooled is b.pooled
             pids.extend(running(pool))
-        async with pool.lease() as alone, pool.lease(shared=True) as shared:
-            assert alone.pooled is not shared.pooled  # nor does a replay join an agent test's browser
-        assert pool.launches == 2 and pool.retired == []
+            agents = {
+                name: await start_session(lease, session_profile(True, ["127.0.0.1"], str(tmp_path / name), lease.cdp_url))
+                for name, lease in (("a", a), ("b", b))
+            }
+            await b.page.goto(f"{site.url}/basket")
+            await b.page.click("text=Add to cart")  # a cookie in b's context
+            second = await b.context.new_page()  # a second tab in b's context, opened after both sessions started
+            await second.set_content('<a id="file" download="b.txt" href="data:text/plain,b">file</a>')
+            async with second.expect_download():
+                await second.click("#file")  # a download in b's context
+            for _ in range(100):  # b's session hears of it as the download ends
+                if agents["b"].downloaded_files:
+                    break
+                await asyncio.sleep(0.1)
+            tabs = {name: {tab.target_id for tab in await agent.get_tabs()} for name, agent in agents.items()}
+            assert tabs == {"a": {await target_id(a.page)}, "b": {await target_id(b.page), await target_id(second)}}
+            assert await agents["a"].cookies() == [] and [c["name"] for c in await agents["b"].cookies()] == [CART_COOKIE]
+            assert agents["a"].downloaded_files == [] and [Path(f).name for f in agents["b"].downloaded_files] == ["b.txt"]
+            with pytest.raises(OutOfContext):
+                await agents["a"].cdp_client.send.Target.closeTarget(params={"targetId": await target_id(b.page)})
+            with pytest.raises(OutOfContext):
+                await agents["a"].cdp_client.send.Browser.close()
+            assert agents["a"].refused == ["Target.closeTarget", "Browser.close"] and agents["b"].refused == []
+            assert not b.page.is_closed() and await b.page.inner_text("#items") == "Cart: 1 item(s)"
+            heard: dict[str, list[str]] = {"a": [], "b": []}
 
-    asyncio.run(with_pool(2, test, tmp_path))
+            async def answer(dialog: Dialog, name: str) -> None:
+                heard[name].append(dialog.message)
+                await dialog.dismiss()
+
+            for name, lease in (("a", a), ("b", b)):
+                lease.context.on("dialog", lambda dialog, name=name: answer(dialog, name))
+            await b.page.evaluate("alert('for b')")  # a dialog in b's context: heard there only
+            assert heard == {"a": [], "b": ["for b"]}
+        assert pool.launches == 1 and pool.retired == []
+
+    asyncio.run(with_pool(1, test, tmp_path))
 
 
 def test_a_browser_for_replays_is_launched_by_playwright_and_closed_when_an_agent_test_needs_room(
@@ -146,5 +198,3 @@ def test_a_browser_for_replays_is_launched_by_playwright_and_closed_when_an_agen
             assert alone.pooled is not replay.pooled and alone.cdp_url is not None
             assert list(pool._running) == [alone.pooled]
         assert pool.launches == 2 and pool.retired == []
-
-    asyncio.run(with_pool(1, test, tmp_path))

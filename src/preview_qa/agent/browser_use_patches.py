@@ -6,29 +6,36 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
 2. `ContextSession`: browser-use's session with three private methods overridden and two private attributes touched.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
 4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
-   browser-use takes can be masked (agent/masking.py).
+   browser-use takes can be masked (agent/masking.py), by the browser context its connection is kept to.
 5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced before any browser-use session
    starts (agent/agent_browser.py applies it as it is imported), so that no test's first page fetches browser-use's
    logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that browser-use answers no dialog
    (agent/dialogs.py answers every one, one way, on purpose).
 6. `MeteredChatBrowserUse`: the browser-use cloud's chat class with its private `_make_request` wrapped, so that every
    answer's tokens are counted.
+7. `ScopedSessionManager`: browser-use's `SessionManager`, replaced in its module by `apply`, which keeps a
+   `ContextSession`'s connection to its test's browser context (agent/context_scope.py) before its first command: the
+   connection's `send_raw` and its private `_event_registry.handle_event` are wrapped on that one client.
 """
 
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from browser_use import BrowserSession
+from browser_use.browser import session_manager
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
+from cdp_use import CDPClient
 from pydantic import PrivateAttr
 
+from preview_qa.agent.context_scope import ContextScope
 from preview_qa.agent.masking import Around
 
 SCREENSHOT = "Page.captureScreenshot"
@@ -48,6 +55,7 @@ class ContextSession(BrowserSession):
 
     _context_id: str | None = PrivateAttr(default=None)
     _emulated: bool = PrivateAttr(default=False)
+    _refused: list[str] = PrivateAttr(default_factory=list)  # what its scope refused, over every connection it made
     # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
     # client with its TLS set-up; one idle client serves every session.
     _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
@@ -64,6 +72,11 @@ class ContextSession(BrowserSession):
         emulates it on every page already, and browser-use's override would undo its mobile emulation."""
         if not self._emulated:
             await super()._cdp_set_viewport(width, height, device_scale_factor, mobile, target_id)
+
+    @property
+    def refused(self) -> list[str]:
+        """The commands its scope refused: each would have reached outside the test's context."""
+        return self._refused
 
     async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
         # Private `_cached_selector_map`: what browser-use empties is now a copy of its own.
@@ -89,19 +102,25 @@ class VerifiedLLM:
     _verified_api_keys = True
 
 
+_SCOPED: weakref.WeakKeyDictionary[CDPClient, str] = weakref.WeakKeyDictionary()  # connection -> its context id
+
+
+def connection_key(client: CDPClient) -> str:
+    """What a connection's screenshots are masked by: the browser context it is kept to, else its URL."""
+    return _SCOPED.get(client, client.url)
+
+
 def route_screenshots(around: Callable[[str], Around | None]) -> None:
     """4. Wrap cdp_use's one way out to the browser once per process: every CDP client browser-use makes, also the one
     made when it reconnects, sends through `CDPClient.send_raw`, so no screenshot path (watchdog, take_screenshot,
-    actor) is missed. A screenshot over a connection (by its URL) for which `around` gives a wrapper goes through it;
-    everything else is sent as it was."""
-    from cdp_use import CDPClient
-
+    actor) is missed. A screenshot over a connection (by `connection_key`) for which `around` gives a wrapper goes
+    through it; everything else is sent as it was."""
     original = CDPClient.send_raw
     if getattr(original, "masks_screenshots", False):
         return
 
     async def send_raw(self: CDPClient, method: str, params: Any | None = None, session_id: str | None = None) -> Any:
-        wrap = around(self.url) if method == SCREENSHOT else None
+        wrap = around(connection_key(self)) if method == SCREENSHOT else None
         if wrap is None:
             return await original(self, method, params, session_id)
 
@@ -141,6 +160,39 @@ class MeteredChatBrowserUse(ChatBrowserUse):
         return answer
 
 
+class ScopedSessionManager(session_manager.SessionManager):
+    """7. browser-use's session manager, which attaches to every target of the browser it is connected to. For a
+    `ContextSession` the connection is first kept to the test's browser context (agent/context_scope.py): what
+    browser-use then lists, attaches, focuses or closes is of that context only, and browser-wide commands are scoped
+    to it or refused. Any other session (the pool's launcher, with no test in its browser) is browser-use's own."""
+
+    async def start_monitoring(self) -> None:
+        session, client = self.browser_session, self.browser_session._cdp_client_root
+        if isinstance(session, ContextSession) and session._context_id is not None and client is not None:
+            _keep_to(client, session._context_id, session._refused)
+        await super().start_monitoring()
+
+
+def _keep_to(client: CDPClient, context_id: str, refused: list[str]) -> None:
+    """Every command of `client` through a ContextScope, and every event it hears; the scope sends with the client's
+    own send_raw (the screenshot masking of item 4 included)."""
+    own = client.send_raw
+    scope = ContextScope(context_id, lambda method, params, session_id: own(method, params, session_id), refused=refused)
+
+    async def send_raw(method: str, params: Any | None = None, session_id: str | None = None) -> dict[str, Any]:
+        return await scope.command(method, params, session_id)
+
+    registry = client._event_registry
+    handle = registry.handle_event
+
+    async def handle_event(method: str, params: Any, session_id: str | None = None) -> bool:
+        return await handle(method, params, session_id) if scope.event(method, params or {}) else True
+
+    client.send_raw = send_raw  # type: ignore[method-assign]
+    registry.handle_event = handle_event  # type: ignore[method-assign]
+    _SCOPED[client] = context_id
+
+
 _applied = False
 
 
@@ -150,4 +202,5 @@ def apply() -> None:
     if not _applied:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
         PopupsWatchdog.on_TabCreatedEvent = on_TabCreatedEvent  # type: ignore[method-assign]
+        session_manager.SessionManager = ScopedSessionManager  # type: ignore[misc]
         _applied = True

@@ -131,26 +131,26 @@ class Mask:
         return sorted(frames), masked
 
 
-_GUARDED: dict[str, Mask] = {}  # browser-use's CDP connection URL -> the mask for that browser
+_GUARDED: dict[str, Mask] = {}  # the browser context browser-use's connection is kept to -> the mask for that test
 
 
-def guard(cdp_url: str, mask: Mask) -> None:
-    """Mask before every screenshot browser-use takes over `cdp_url` (for the LLM's vision, and ours) until `release`.
-    Only an agent's test calls it: browser-use is imported by then."""
+def guard(context_id: str, mask: Mask) -> None:
+    """Mask before every screenshot browser-use takes in the browser context `context_id` (for the LLM's vision, and
+    ours) until `release`. Only an agent's test calls it: browser-use is imported by then."""
     from preview_qa.agent.browser_use_patches import route_screenshots
 
     route_screenshots(_around)
-    _GUARDED[cdp_url] = mask
+    _GUARDED[context_id] = mask
 
 
 def release(mask: Mask) -> None:
-    """Forget the browsers `mask` guarded (they are closed)."""
-    for url in [url for url, guarded in _GUARDED.items() if guarded is mask]:
-        del _GUARDED[url]
+    """Forget the contexts `mask` guarded (they are closed)."""
+    for key in [key for key, guarded in _GUARDED.items() if guarded is mask]:
+        del _GUARDED[key]
 
 
-def _around(cdp_url: str) -> Around | None:
-    mask = _GUARDED.get(cdp_url)
+def _around(key: str) -> Around | None:
+    mask = _GUARDED.get(key)
     return mask.around if mask is not None else None
 
 

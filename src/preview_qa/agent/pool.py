@@ -3,12 +3,13 @@ fresh browser context (its own cookies, storage, cache and service workers) that
 that broke, or in which a test left anything outside its own context, is retired, never handed to the next test.
 Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py.
 
-An agent test has its browser to itself (browser-use's session watches every tab of the browser it is connected to),
-launched by browser-use (agent/agent_browser.py, imported then). A replay drives its own context through Playwright
-alone, so replays share a browser, each in its own context: a run of replays at --concurrency 4 starts one Chromium,
-not four (on two cores a launch costs more than a replayed test). A browser started for replays is launched by
-Playwright: a run of replays never imports browser-use. It takes no agent test (it has no CDP port for browser-use);
-when the pool is full and an agent test needs a browser, an idle one of these is closed to make room."""
+Tests share a browser, each in its own context: a replay drives its context through Playwright alone, and an agent's
+browser-use session is kept to its test's context (agent/context_scope.py), so a run at --concurrency 4 starts one
+Chromium, not four (on two cores a launch costs more than a replayed test, and each Chromium its own memory). A browser
+started for an agent test is launched by browser-use (agent/agent_browser.py, imported then) and takes replays too; one
+started for replays is launched by Playwright, so a run of replays never imports browser-use. That one takes no agent
+test (it has no CDP port for browser-use): when the pool is full and an agent test needs a browser, an idle one of
+these is closed to make room."""
 
 from __future__ import annotations
 
@@ -72,8 +73,7 @@ class PooledBrowser:
     tests: int = 0
     launch_s: float = 0.0  # how long it took to start (once per worker, as in Playwright Test)
     holders: int = 0  # leases running in it now
-    leaving: int = 0  # of which, leases whose test is over (their cleanup runs in the background)
-    exclusive: bool = False  # its one holder must have it alone
+    leaving: int = 0  # leases whose test ended and whose leftovers are being checked: nobody joins meanwhile
     settling: bool = False  # its last holder's cleanup is checking it: nobody joins meanwhile
     doomed: str | None = None  # why it is retired once its last holder is done (nobody joins a doomed browser)
 
@@ -119,8 +119,8 @@ class BrowserPool:
         self.playwright, self.setup, self.size = playwright, setup, max(1, size)
         self.gate, self.workroot = gate, workroot
         self._running: set[PooledBrowser] = set()
-        self._starting = 0
-        self._starting_shared = 0  # browsers starting for a shared lease: the next shared leases wait to join them
+        self._starting = 0  # browsers starting: the next leases wait to join them
+        self._starting_agents = 0  # of which, launched for an agent test (replays may join those too)
         self._changed = asyncio.Condition()
         self._cleanups: set[asyncio.Task[None]] = set()
         self.launches = 0
@@ -133,9 +133,9 @@ class BrowserPool:
         shared: bool = False,
         emulation: Emulation | None = None,
     ) -> AsyncIterator[Lease]:
-        """A fresh context for one test, emulating its device if any, in a browser of its own unless `shared` (a test
-        that drives its context through Playwright alone); a browser started for it reports each failed try to
-        `on_failed_try`."""
+        """A fresh context for one test, emulating its device if any, in a browser it may share with other tests; one
+        that drives its context through Playwright alone (`shared`, a replay) may also take a browser launched for
+        replays. A browser started for it reports each failed try to `on_failed_try`."""
         pooled = await self._checkout(shared, on_failed_try)
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         options = context_options(emulation)
@@ -149,7 +149,7 @@ class BrowserPool:
             if isinstance(e, Exception):  # not a cancellation: the browser's own trouble
                 pooled.doomed = pooled.doomed or "its next context could not be made"
             pooled.leaving += 1
-            await self._check_out_of(pooled)
+            await self._check_out_of(pooled, None)
             raise
         launch_s = 0.0 if pooled.tests else pooled.launch_s
         lease = Lease(pooled, context, page, context_id, launch_s=launch_s, emulated="viewport" in options)
@@ -157,7 +157,7 @@ class BrowserPool:
         try:
             yield lease
         finally:
-            pooled.leaving += 1
+            pooled.leaving += 1  # at once: no test joins the browser before what this one left is checked
             task = asyncio.get_running_loop().create_task(self._check_in(lease))
             self._cleanups.add(task)
             task.add_done_callback(self._cleanups.discard)
@@ -174,19 +174,22 @@ class BrowserPool:
             while True:
                 for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
-                free = [b for b in self._running if not (b.settling or b.exclusive or b.doomed) and (b.holders == 0 or shared)]
+                free = [b for b in self._running if not (b.settling or b.leaving or b.doomed) and b.connected]
                 free = [b for b in free if shared or b.cdp_url is not None]  # an agent needs browser-use's way in
                 if free:
-                    pooled = max(free, key=lambda b: b.holders)  # a shared lease joins a browser already in use
-                    pooled.holders, pooled.exclusive = pooled.holders + 1, not shared
+                    pooled = max(free, key=lambda b: b.holders)  # a lease joins a browser already in use
+                    pooled.holders += 1
                     return pooled
                 room = len(self._running) + self._starting < self.size
                 if not shared and not room and (idle := self._idle_for_replays()):
                     await self._retire(idle, None, notify=False)  # an agent test waits for no replay's browser
                     room = True
-                if room and not (shared and self._starting_shared):
+                # a browser starting or being checked that this lease could join: waiting for it costs no launch
+                starting = self._starting if shared else self._starting_agents
+                soon = [b for b in self._running if (b.settling or b.leaving) and not b.doomed and (shared or b.cdp_url)]
+                if room and not (starting or soon):
                     self._starting += 1
-                    self._starting_shared += shared
+                    self._starting_agents += not shared
                     break
                 await self._changed.wait()
         try:
@@ -194,13 +197,13 @@ class BrowserPool:
         except BaseException:
             async with self._changed:
                 self._starting -= 1
-                self._starting_shared -= shared
+                self._starting_agents -= not shared
                 self._changed.notify_all()
             raise
         async with self._changed:
             self._starting -= 1
-            self._starting_shared -= shared
-            pooled.holders, pooled.exclusive = 1, not shared
+            self._starting_agents -= not shared
+            pooled.holders = 1
             self._running.add(pooled)
             self._changed.notify_all()
         return pooled
@@ -208,13 +211,13 @@ class BrowserPool:
     def _idle_for_replays(self) -> PooledBrowser | None:
         """A browser launched for replays that nobody uses, unless an agent's browser is about to be free (its tests
         over, its cleanup running): an agent test waiting for a browser takes that one rather than launch another."""
-        if any(b.cdp_url is not None and not b.doomed and (b.settling or b.holders == b.leaving) for b in self._running):
+        if any(b.cdp_url is not None and not b.doomed and (b.settling or b.leaving) for b in self._running):
             return None
         return next((b for b in self._running if b.cdp_url is None and b.holders == 0 and not b.settling), None)
 
     async def _check_in(self, lease: Lease) -> None:
-        """After a test: close its context; once the browser's last holder is done, reuse it only if nothing of any
-        test is left in it."""
+        """After a test: close its context and check that it left nothing outside it; once the browser's last holder is
+        done, reuse it only if nothing of any test is left in it."""
         if lease.session is not None:  # first, or it would open a blank page (in no context of ours) once its tab closes
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(lease.session.kill(), CLOSE_TIMEOUT_S * 2)
@@ -222,20 +225,26 @@ class BrowserPool:
             await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
         if lease.tainted:
             lease.pooled.doomed = lease.pooled.doomed or "; ".join(lease.tainted)
-        await self._check_out_of(lease.pooled)
+        await self._check_out_of(lease.pooled, lease.context_id)
 
-    async def _check_out_of(self, pooled: PooledBrowser) -> None:
-        """One holder fewer; the last one out checks the browser and makes the next test's context in it."""
+    async def _check_out_of(self, pooled: PooledBrowser, closed: str | None) -> None:
+        """One holder fewer, whose context `closed` is checked: anything it left outside it dooms the browser (retired
+        once its other holders are done); the last one out checks the whole browser and makes the next test's context."""
         async with self._changed:
-            pooled.holders, pooled.leaving = pooled.holders - 1, pooled.leaving - 1
-            if pooled.holders > 0:
-                return
-            pooled.settling = True
+            pooled.holders -= 1
+            last = pooled.settling = pooled.holders == 0
         why = [pooled.doomed] if pooled.doomed else []
         if not pooled.connected:
             why.append("it disconnected or crashed")
-        if not why:
-            why += await _leftovers(pooled.browser)
+        if not why and (last or closed is not None):  # a lease whose context was never made left none
+            why += await _leftovers(pooled.browser, None if last else closed)
+        if not last:
+            async with self._changed:
+                pooled.doomed = pooled.doomed or "; ".join(why) or None
+                pooled.leaving -= 1
+                self._changed.notify_all()
+            return
+        pooled.leaving -= 1
         if not why:
             with contextlib.suppress(Exception):
                 pooled.ready = await self._new_context(pooled, context_options(None))
@@ -243,7 +252,7 @@ class BrowserPool:
             await self._retire(pooled, "; ".join(why) or "its next context could not be made")
             return
         async with self._changed:
-            pooled.settling = pooled.exclusive = False
+            pooled.settling = False
             self._changed.notify_all()
 
     async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> tuple[BrowserContext, Page, str]:
@@ -296,20 +305,26 @@ class BrowserPool:
         shutil.rmtree(pooled.folder, ignore_errors=True)
 
 
-async def _leftovers(browser: Browser) -> list[str]:
+async def _leftovers(browser: Browser, closed: str | None) -> list[str]:
     """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
-    contexts still open. Either could carry its cookies or storage into the next test."""
-    session = await browser.new_browser_cdp_session()
-    try:
-        targets = (await session.send("Target.getTargets"))["targetInfos"]
-        contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
+    contexts still open. Either could carry its cookies or storage into the next test. With other tests still in the
+    browser, their contexts are theirs: only the closed context `closed` counts as left open."""
+    try:  # bounded, and never raising: the next tests wait for this check
+        async with asyncio.timeout(CLOSE_TIMEOUT_S * 2):
+            session = await browser.new_browser_cdp_session()
+            try:
+                targets = (await session.send("Target.getTargets"))["targetInfos"]
+                contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
+            finally:
+                with contextlib.suppress(Exception):
+                    await session.detach()
     except Exception as e:
         return [f"it could not be inspected ({type(e).__name__})"]
-    finally:
-        with contextlib.suppress(Exception):
-            await session.detach()
     found = []
     pages = [t for t in targets if t.get("type") in ("page", "iframe", "worker", "service_worker", "shared_worker")]
+    if closed is not None:
+        pages = [t for t in pages if t.get("browserContextId") not in contexts]
+        contexts = [c for c in contexts if c == closed]
     if pages:
         found.append(f"{len(pages)} page(s) or worker(s) were left open")
     if contexts:

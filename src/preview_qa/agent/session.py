@@ -154,7 +154,7 @@ class TestSession:
 
             assert lease.cdp_url is not None  # the pool gives an agent's test a browser browser-use can connect to
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
-            masking.guard(lease.cdp_url, self.mask)  # before browser-use takes its first screenshot
+            masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
                 profile = session_profile(run.browser.headless, *where, run.spec.emulation)
@@ -184,6 +184,10 @@ class TestSession:
         result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
         result.access_denied = list(self.evidence.access_denied)
+        for command in self.session.refused if self.session is not None else []:  # each refused, and not sent
+            self.test_run.emit(
+                Observed(name=self.test_run.spec.name, kind="out_of_context", error=True, detail={"command": command})
+            )
         if result.infrastructure_error is None:
             result.infrastructure_error = self._infrastructure_problem()
 
