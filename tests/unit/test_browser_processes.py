@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from preview_qa.agent.browser import BrowserProcesses
+from preview_qa.agent.browser import BrowserProcesses, _launch_said
 
 BROWSER = """
 import subprocess, sys, time
@@ -65,3 +65,18 @@ def test_a_browser_of_another_folder_is_left_alone(tmp_path: Path) -> None:
     finally:
         BrowserProcesses(f"{tmp_path}-other").kill()
         other.wait(5)
+
+
+def test_a_failed_playwright_launch_says_what_the_browser_said_not_its_command_line() -> None:
+    said = _launch_said(
+        "BrowserType.launch: Target page, context or browser has been closed\nBrowser logs:\n\n"
+        "<launching> /usr/bin/chromium --disable-field-trial-config --user-data-dir=/tmp/x\n<launched> pid=7\n"
+        "[pid=7][err] Fontconfig error: cannot load default config file\n"
+        "[pid=7] <process did exit: exitCode=1, signal=null>\n[pid=7] starting temporary directories cleanup\n"
+        "Call log:\n  - <launching> /usr/bin/chromium --disable-field-trial-config\n"
+        "  - [pid=7] <process did exit: exitCode=1, signal=null>\n"
+    )
+    assert said == (
+        "BrowserType.launch: Target page, context or browser has been closed; [pid=7][err] Fontconfig error: cannot "
+        "load default config file; [pid=7] <process did exit: exitCode=1, signal=null>"
+    )

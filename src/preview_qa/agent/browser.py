@@ -281,10 +281,20 @@ async def _profile_folder(browser: Browser) -> str:
     return folder
 
 
+def _launch_said(text: str) -> str:
+    """A failed Playwright launch's first line and what the browser or the spawn said (its stderr, its exit), without
+    the command line it logs first."""
+    lines = [line.strip().removeprefix("- ") for line in text.splitlines() if line.strip()]
+    said = [line for line in lines[1:] if "[err]" in line or "did exit" in line or line.lower().startswith("spawn")]
+    return error_line("; ".join([*lines[:1], *dict.fromkeys(said)][:4]))
+
+
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():  # Playwright's TimeoutError too
         return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
     if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
+        if type(error).__module__.startswith("playwright."):  # Playwright's launch says what it saw: the true cause
+            return f"it exited before opening its debugging port: {_launch_said(str(error))}"
         return "it exited before opening its debugging port"
     return f"{type(error).__name__}: {error_line(error, 200)}"
 
