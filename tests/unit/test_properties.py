@@ -21,7 +21,7 @@ from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport, LLMFault
 from preview_qa.verdict.data_checks import check_data
 from preview_qa.verdict.decide import decide
-from tests.conftest import run_in_process
+from tests.conftest import run_preview_qa
 from tests.repo import JUNIT_SCHEMA
 from tests.strategies import RAN, any_text, non_utf8, report_objects, weird_text
 
@@ -288,7 +288,7 @@ def test_cli_validate_exits_0_or_2_with_one_line(text: str, tmp_path: Path) -> N
     _count("manifest: through `preview-qa validate`")
     path = tmp_path / "qa.yml"
     path.write_text(text, encoding="utf-8")
-    proc = run_in_process(["validate", str(path), "--offline"])
+    proc = run_preview_qa(["validate", str(path), "--offline"])  # its own process: what a user's shell sees
     assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr
     if proc.returncode == 2:

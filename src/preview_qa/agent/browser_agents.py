@@ -23,6 +23,8 @@ from preview_qa.manifest.models import TestSpec
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 
+SHORT_TMP = 60  # a TMPDIR up to this long leaves room for Chromium's ".org.chromium.Chromium.XXXXXX/SingletonSocket"
+
 if TYPE_CHECKING:
     from playwright.async_api import Playwright
 
@@ -64,7 +66,11 @@ async def browser_agents(
     folder, and whatever runs with one is killed."""
     started_here = StartedHere()
     workroot = tempfile.mkdtemp(prefix="preview-qa-")
-    driver = _Driver(workroot)
+    # Chromium puts its singleton socket under its TMPDIR, and a socket path has at most 107 bytes: under a deep TMPDIR
+    # (a CI's nested temp folders) every Playwright launch died at once ("Socket path too long"), so the driver's
+    # temp folder is then a short one of its own, swept and removed like the run's.
+    folders = [workroot] if len(workroot) <= SHORT_TMP else [workroot, tempfile.mkdtemp(prefix="pq-", dir="/tmp")]
+    driver = _Driver(folders[-1])
     pool = BrowserPool(driver.get, browser, browser.browsers, start_gate(), workroot)
     # What is loaded by now (Playwright, pydantic models) lives as long as the run; frozen, it is no longer scanned by
     # every full collection, such as the one browser-use makes after each agent (which freezes its own modules too).
@@ -105,7 +111,9 @@ async def browser_agents(
     finally:
         with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())
-        BrowserProcesses(workroot).kill()  # a test whose own teardown was cut short leaves nothing behind either
+        for folder in folders:
+            BrowserProcesses(folder).kill()  # a test whose own teardown was cut short leaves nothing behind either
         started_here.kill()  # nor a browser that never showed its profile folder (a wrapper that drops the flags)
         await driver.stop()
-        shutil.rmtree(workroot, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
