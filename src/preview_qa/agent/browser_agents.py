@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 class _Driver:
     """One Playwright driver for the whole run, started by the first test that needs it: the run itself starts
     without awaiting anything, so a cancellation always finds the runner in charge of reporting it. Its temp folder
-    is the run's `workroot`: the profile folder Playwright makes for each browser it launches lies under it, so the
-    run's sweep finds those browsers by their profile too."""
+    is the run's `workroot` (or a short folder of the run's, under a deep TMPDIR): the profile folder Playwright makes
+    for each browser it launches lies under it, so the run's sweep finds those browsers by their profile too."""
 
     def __init__(self, workroot: str) -> None:
         self.workroot = workroot
