@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CliRun, clean_env, run_in_process
+from tests.e2e.processes import short_tmp
 from tests.fakes.github import runner_env
-
-
-@contextlib.contextmanager
-def short_tmp() -> Iterator[Path]:
-    """A TMPDIR for one CLI run, so that every browser profile it makes is found under it; short enough for
-    Chromium, which puts a Unix socket below TMPDIR (at most 107 bytes: pytest's tmp_path is too long)."""
-    path = Path(tempfile.mkdtemp(prefix="pq-", dir="/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

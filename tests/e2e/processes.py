@@ -3,14 +3,17 @@ by its browsers' profiles; starting a run in the background, waiting on it as it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -127,3 +130,14 @@ def wait_until_asked(proc: subprocess.Popen[str], llm: ScriptedLLM, tag: str, ti
         return sum(tag in json.dumps(body) for body in list(llm.requests)) >= times
 
     wait_for(asked, 180, f"the LLM to be asked about {tag} {times} time(s)")
+
+
+@contextlib.contextmanager
+def short_tmp() -> Iterator[Path]:
+    """A TMPDIR for one CLI run, so that every browser profile it makes is found under it; short enough for
+    Chromium, which puts a Unix socket below TMPDIR (at most 107 bytes: pytest's tmp_path is too long)."""
+    path = Path(tempfile.mkdtemp(prefix="pq-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

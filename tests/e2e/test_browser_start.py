@@ -16,8 +16,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from tests.e2e.conftest import short_tmp
-from tests.e2e.processes import QUICK, left_behind, run_env, start_cli
+from tests.e2e.processes import QUICK, left_behind, run_env, short_tmp, start_cli
 from tests.fakes.chromium import launcher
 
 pytestmark = pytest.mark.e2e

@@ -115,3 +115,39 @@ def test_no_test_module_imports_another() -> None:
 def test_the_import_check_finds_a_test_module_imported_in_any_form(source: str, found: list[str]) -> None:
     """The check above can fail: every way to import a test module is caught, and helpers and fixtures are not."""
     assert imported_test_modules(source, "tests.e2e.test_example") == found
+
+
+SOURCE = Path(preview_qa.verdict.__file__).parents[1]
+MODULE_LINES, FUNCTION_LINES = 400, 60
+
+
+def oversized(source: str) -> list[str]:
+    """What in a module's text is over the size rule and not explained at its top (the text before its first import):
+    the module itself over MODULE_LINES lines, and each function over FUNCTION_LINES lines, unless the top names it."""
+    top = source.split("\nfrom ", 1)[0].split("\nimport ", 1)[0]
+    found = [] if source.count("\n") <= MODULE_LINES or f"Over {MODULE_LINES} lines" in top else ["the module"]
+    for node in ast.walk(ast.parse(source)):
+        long = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (node.end_lineno or 0) - node.lineno >= FUNCTION_LINES
+        if long and f"{node.name} is over" not in top:
+            found.append(node.name)
+    return found
+
+
+def test_long_modules_and_functions_say_why_at_their_top() -> None:
+    """The layout's rule (CONTRIBUTING.md): a module over 400 lines or a function over 60 says why, first."""
+    over = {str(p.relative_to(SOURCE)): o for p in sorted(SOURCE.rglob("*.py")) if (o := oversized(p.read_text()))}
+    assert over == {}, "split it, or say at the module's top why it is long ('# Over 400 lines: ...', '# f is over ...')"
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("x = 1\n" * 401, ["the module"]),
+        ("# Over 400 lines: the pages' HTML\n" + "x = 1\n" * 401, []),
+        ("def f():\n" + "    x = 1\n" * 60, ["f"]),
+        ("# f is over 60 lines: a table\ndef f():\n" + "    x = 1\n" * 60, []),
+        ("def f():\n" + "    x = 1\n" * 59, []),
+    ],
+)
+def test_the_size_check_can_fail(source: str, found: list[str]) -> None:
+    assert oversized(source) == found

@@ -1,3 +1,5 @@
+# Over 400 lines: one Runner holds the run's state (semaphore, retries, baseline, setup tests, saved logins, budget),
+# and each of its steps is a short method; split across modules they would pass that state around.
 """Schedules the tests (concurrency, timeouts, setup tests, cancellation) and announces what happens; writes no files
 itself (a saved login lives in the private StateStore until the run ends)."""
 
