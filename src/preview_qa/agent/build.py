@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
@@ -21,6 +21,8 @@ from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport
 
 if TYPE_CHECKING:
+    from browser_use.agent.views import AgentOutput
+    from browser_use.browser.views import BrowserStateSummary
     from browser_use.tools.registry.views import ActionModel
 
 DESKTOP = {"width": 1280, "height": 800}
@@ -84,8 +86,10 @@ def build_agent(
     workdir: str,
     steps: StepWatcher,
     policy: RequestPolicy,
+    on_new_step: Callable[[BrowserStateSummary, AgentOutput, int], Awaitable[None]],
 ) -> Agent:
-    """The agent for one test, on its session, starting at `start_url`."""
+    """The agent for one test, on its session, starting at `start_url`; `on_new_step` hears each model answer with the
+    page's state it answered (browser-use's register_new_step_callback)."""
     return Agent(
         task=INSTRUCTIONS + spec.agent_task,
         llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
@@ -94,7 +98,7 @@ def build_agent(
         browser_session=session,
         # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
         tools=WatchedTools(steps, refusal(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
-        register_new_step_callback=steps.on_new_step,
+        register_new_step_callback=on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(secrets) or None,
         initial_actions=[{"navigate": {"url": start_url}}],

@@ -1,14 +1,20 @@
-"""The agent's run as browser-use records it: each step's record as the step ends (what it did, where it led, its
-pictures), the budget checked after each, and at the end the done report, the limits hit and the usage."""
+"""The agent's run as browser-use records it: each step's record (what it did, where it led, its pictures), the budget
+checked after each, and at the end the done report, the limits hit and the usage.
+
+One screenshot a step, shared by the model and the evidence: the page a step led to is the one browser-use photographs
+for the model at the start of the next step, once its own wait for the page is over. So a step's record is announced
+when the next step's model answer arrives (or at once, for a step that only read or reported, whose page the model
+saw before it); the last step's, if it changed the page, when the run ends, with a screenshot of its own."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from browser_use import Agent
 
@@ -24,12 +30,17 @@ from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Usage
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport
 
+if TYPE_CHECKING:
+    from browser_use.agent.views import AgentOutput
+    from browser_use.browser import BrowserSession
+    from browser_use.browser.views import BrowserStateSummary
+
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 
 
 @dataclass
 class AgentSteps:
-    """browser-use's step callbacks for one test: each step's record is announced as it ends."""
+    """browser-use's step callbacks for one test: each step's record, with the picture of where it led."""
 
     spec: TestSpec
     emit: Callable[[Event], None]
@@ -39,6 +50,8 @@ class AgentSteps:
     phases: Phases
     evidence: EvidenceRecorder
     usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/llm.py)
+    unshot: StepRecorded | None = None  # the last step's record, until the next step's capture pictures where it led
+    session: BrowserSession | None = None
 
     async def on_step_start(self, agent: Agent) -> None:
         self.phases.step_started()
@@ -56,29 +69,30 @@ class AgentSteps:
         session = agent.browser_session
         page = await agent_page(session, self.lease)
         seen = _seen(item)
-        png: bytes | None
+        self.session = session
+        await self._announce_unshot(seen)  # this step's capture is where the step before it led
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
-        if seen and all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions):
-            url, png = page.url if page is not None else "", seen
-        else:
-            await self.steps.settle(page)  # the screenshot and URL show where the step led, not a frame mid-navigation
-            url, png = page.url if page is not None else "", await session_screenshot(session)
+        read_only = all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions)
+        if not (seen and read_only):
+            await self.steps.settle(page)  # the URL (and the picture) show where the step led, not a mid-navigation frame
         self.agent_run.steps += 1
         number, name = self.agent_run.steps, self.spec.name
-        self.emit(
-            StepRecorded(
-                name=name,
-                number=number,
-                goal=(output.next_goal or "") if output else "",
-                actions=facts.actions,
-                elements=facts.elements,
-                url=url,
-                error=errors[0] if errors else None,
-                screenshot_png=png,
-                form_screenshot_png=facts.form_png,
-                before_png=seen,
-            )
+        record = StepRecorded(
+            name=name,
+            number=number,
+            goal=(output.next_goal or "") if output else "",
+            actions=facts.actions,
+            elements=facts.elements,
+            url=page.url if page is not None else "",
+            error=errors[0] if errors else None,
+            screenshot_png=seen if seen and read_only else None,
+            form_screenshot_png=facts.form_png,
+            before_png=seen,
         )
+        if record.screenshot_png is not None:
+            self.emit(record)
+        else:
+            self.unshot = record
         self.phases.step_ended(f"step {number} (agent)")
         for dropped in facts.dropped:
             self.emit(
@@ -94,12 +108,37 @@ class AgentSteps:
             self.agent_run.infrastructure_error = over
             agent.stop()
 
+    async def on_new_step(self, state: BrowserStateSummary, output: AgentOutput, n_steps: int) -> None:
+        """browser-use's new-step callback, once the model answered: the screenshot it took for the model, before any
+        of the new step's actions ran, is the picture of where the last step led."""
+        await self._announce_unshot(_decoded(state.screenshot))
+        await self.steps.on_new_step(state, output, n_steps)
+
+    async def finish(self, shoot: bool) -> None:
+        """The run is over: the last step, if it changed the page, is pictured now (unless the test is being
+        cancelled: then it is announced without a picture)."""
+        await self._announce_unshot(None, shoot)
+
+    async def _announce_unshot(self, png: bytes | None, shoot: bool = True) -> None:
+        """Announce the step waiting for its picture with `png`; none (browser-use's capture failed or was withheld)
+        means one of our own, as the page still is where the step led."""
+        record, self.unshot = self.unshot, None
+        if record is not None:
+            if png is None and shoot:
+                png = await session_screenshot(self.session)
+            self.emit(dataclasses.replace(record, screenshot_png=png))
+
+
+def _decoded(screenshot: str | None) -> bytes | None:
+    with contextlib.suppress(Exception):
+        return base64.b64decode(screenshot) if screenshot else None
+    return None
+
 
 def _seen(item: Any) -> bytes | None:
     """The page as the step found it: browser-use's own screenshot, which the agent looked at (no second one taken)."""
     with contextlib.suppress(Exception):
-        seen = item.state.get_screenshot() if item is not None else None
-        return base64.b64decode(seen) if seen else None
+        return _decoded(item.state.get_screenshot() if item is not None else None)
     return None
 
 

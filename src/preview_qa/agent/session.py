@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Page
 
     from preview_qa.agent.browser_use_patches import ContextSession
+    from preview_qa.agent.history import AgentSteps
     from preview_qa.agent.llm import MeteredChat, RecordingLLM
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
@@ -98,6 +99,7 @@ class TestSession:
         self.lease: Lease | None = None
         self.session: ContextSession | None = None  # browser-use's, for an agent (a replay drives Playwright alone)
         self.agent: Agent | None = None
+        self.hooks: AgentSteps | None = None  # the agent's step callbacks
         self.recorder: RecordingLLM | None = None
         self.final_page: Page | None = None  # where a replay ended
         self.limit: asyncio.Timeout | None = None
@@ -194,8 +196,10 @@ class TestSession:
     async def finish(self) -> None:
         """Check expectations on the page the test ended on, then photograph it: both before its context closes. A
         cancelled run ends now."""
-        lease = self.lease
-        if lease is None or _being_cancelled():
+        lease, cancelled = self.lease, _being_cancelled()
+        if self.hooks is not None:  # the last step's picture, before settling and the checks move on
+            await asyncio.shield(self.hooks.finish(shoot=lease is not None and not cancelled))
+        if lease is None or cancelled:
             return
         page = self.final_page if self.session is None else await agent_page(self.session, lease)
         if page is not None:
@@ -233,11 +237,20 @@ class TestSession:
         from preview_qa.agent.history import AgentSteps
 
         run = self.test_run
+        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
+        self.hooks = hooks
         with self.phases("agent set-up"):
             self.agent = build_agent(
-                run.spec, run.start_url, run.secrets, session, self._llm(), self.workdir, self.steps, self.policy
+                run.spec,
+                run.start_url,
+                run.secrets,
+                session,
+                self._llm(),
+                self.workdir,
+                self.steps,
+                self.policy,
+                hooks.on_new_step,
             )
-        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
         on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
         await self.agent.run(max_steps=run.spec.max_steps, on_step_start=on_start, on_step_end=on_end)
 

@@ -52,12 +52,14 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
                 error=clip(str(line["result_error"]), TEXT_LIMIT) if line.get("result_error") else None,
                 actions=_actions(line),
             )
-        elif line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
+    # A dialog is logged while its step runs, and the actions a step dropped as it ends: both may come before the
+    # step's own record, which is logged once the next step's capture pictured where the step led (agent/history.py).
+    for line in events:
+        if line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
             steps[_int(line.get("step"))].dropped.append(
                 Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT), actions=_actions(line))
             )
-    for line in events:  # a dialog is logged while its step runs, before the step's own record
-        if line.get("type") == "dialog" and _int(line.get("step")) in steps:
+        elif line.get("type") == "dialog" and _int(line.get("step")) in steps:
             steps[_int(line.get("step"))].dialogs.append(
                 clip(f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT)
             )
