@@ -1,7 +1,8 @@
 """End to end: verdicts on pages that keep moving (src/preview_qa/demo/moving.py). The final page settles before it is
 judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a slow 401, a page that
-polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks see into frames
-and shadow roots; dialogs are answered one way, by the agent and by a replay, at concurrency, repeated."""
+polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks (text and
+not_text) see into frames and shadow roots; dialogs are answered one way, by the agent and by a replay, at
+concurrency, repeated."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ tests:
     task: "[hidden in a frame] Pay."
     start: /moving/frames
     allowed_domains: [localhost]
-    expect: {text: Refund pending, timeout: 1}
+    expect: {text: Refund pending, not_text: [Payment received, Card verified], timeout: 1}
 """
 
 
@@ -147,6 +148,18 @@ def test_text_hidden_in_a_frame_fails_and_says_which_frame(moving: CliRun) -> No
     t = moving.test("hidden in a frame")
     assert t["status"] == "failed", t
     assert "it is on the page but hidden (in the frame at" in t["reason"] and "/moving/widget" in t["reason"], t
+
+
+def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_frame(moving: CliRun, site: DemoSite) -> None:
+    found = {e["expected"]: (e["ok"], e["found"]) for e in _events(moving, "hidden in a frame") if e["type"] == "expectation"}
+    other = site.url.replace("127.0.0.1", COLLECTOR_HOST)
+    payment, card = found["no visible text 'Payment received'"], found["no visible text 'Card verified'"]
+    assert not payment[0] and payment[1].startswith(
+        f"it is visible in 'Payment received' (a <p> element) (in the frame at {site.url}/moving/widget)"
+    ), payment
+    assert not card[0] and card[1].startswith(
+        f"it is visible in 'Card verified' (a <p> element) (in the frame at {other}/moving/card)"
+    ), card
 
 
 @pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
