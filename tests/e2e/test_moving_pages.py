@@ -2,7 +2,7 @@
 judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a slow 401, a page that
 polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks (text and
 not_text) see into frames and shadow roots; dialogs are answered one way, by the agent and by a replay, at
-concurrency, repeated."""
+concurrency, repeated, each shown in its step's evidence."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 DONE = {"done": {"status": "pass", "reason": "It worked."}}
 COPIES = 4  # of each dialog flow, run at once: one answer racing another made 3 of 6 confirms fail before
 DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before done)
+    "alert": ("/moving/invite", "expect: {text: Invite acknowledged}", [{"click": {"element": "Invite Ada"}}]),
     "confirm": (
         "/moving/delete",
         "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
@@ -38,6 +39,7 @@ DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before d
     ),
 }
 ANSWERS = {
+    "alert": ("alert", "Invite sent to Ada", "ok"),
     "confirm": ("confirm", "Delete Anvil?", "ok"),
     "prompt with text": ("prompt", "New name?", "text"),
     "prompt": ("prompt", "New name?", "cancel"),
@@ -162,13 +164,22 @@ def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_fra
     ), card
 
 
+def _answered_as_asked(run: CliRun, flow: str, name: str) -> None:
+    """The test's one dialog was answered as the rule says, is an event with its type and message, and shows in the
+    evidence of the step that opened it (results.json's steps in words, as the failure card and the report tell it)."""
+    dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(run, name) if e["type"] == "dialog"]
+    assert dialogs == [ANSWERS[flow]], dialogs
+    kind, message, answer = ANSWERS[flow]
+    evidence = [action for step in run.test(name)["steps_in_words"] for action in step["actions"]]
+    assert f"Answered {kind} {message!r}: {answer}" in evidence, evidence
+
+
 @pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
 def test_dialogs_are_answered_as_asked_by_the_agent_at_concurrency(moving: CliRun, flow: str) -> None:
     for n in range(1, COPIES + 1):
         t = moving.test(f"{flow} {n}")
         assert t["status"] == "passed", t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(moving, f"{flow} {n}") if e["type"] == "dialog"]
-        assert dialogs == [ANSWERS[flow]], dialogs
+        _answered_as_asked(moving, flow, f"{flow} {n}")
 
 
 @pytest.fixture(scope="module")
@@ -193,5 +204,4 @@ def test_dialogs_are_answered_as_asked_by_a_replay(replayed: CliRun, flow: str) 
     for n in (1, 2):
         t = replayed.test(f"{flow} {n}")
         assert (t["status"], t["path"]) == ("passed", "replayed"), t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(replayed, f"{flow} {n}") if e["type"] == "dialog"]
-        assert dialogs == [ANSWERS[flow]], dialogs
+        _answered_as_asked(replayed, flow, f"{flow} {n}")
