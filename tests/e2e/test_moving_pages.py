@@ -1,7 +1,8 @@
 """End to end: verdicts on pages that keep moving (src/preview_qa/demo/moving.py). The final page settles before it is
 judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a slow 401, a page that
-polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks see into frames
-and shadow roots; dialogs are answered one way, by the agent and by a replay, at concurrency, repeated."""
+polls forever (the slow requests outlast the agent's steps, so only settling sees them end). Checks (text and
+not_text) see into frames and shadow roots; dialogs are answered one way, by the agent and by a replay, at
+concurrency, repeated, each shown in its step's evidence."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.e2e
 DONE = {"done": {"status": "pass", "reason": "It worked."}}
 COPIES = 4  # of each dialog flow, run at once: one answer racing another made 3 of 6 confirms fail before
 DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before done)
+    "alert": ("/moving/invite", "expect: {text: Invite acknowledged}", [{"click": {"element": "Invite Ada"}}]),
     "confirm": (
         "/moving/delete",
         "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
@@ -37,6 +39,7 @@ DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before d
     ),
 }
 ANSWERS = {
+    "alert": ("alert", "Invite sent to Ada", "ok"),
     "confirm": ("confirm", "Delete Anvil?", "ok"),
     "prompt with text": ("prompt", "New name?", "text"),
     "prompt": ("prompt", "New name?", "cancel"),
@@ -66,7 +69,7 @@ tests:
     task: "[hidden in a frame] Pay."
     start: /moving/frames
     allowed_domains: [localhost]
-    expect: {text: Refund pending, timeout: 1}
+    expect: {text: Refund pending, not_text: [Payment received, Card verified], timeout: 1}
 """
 
 
@@ -149,13 +152,34 @@ def test_text_hidden_in_a_frame_fails_and_says_which_frame(moving: CliRun) -> No
     assert "it is on the page but hidden (in the frame at" in t["reason"] and "/moving/widget" in t["reason"], t
 
 
+def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_frame(moving: CliRun, site: DemoSite) -> None:
+    found = {e["expected"]: (e["ok"], e["found"]) for e in _events(moving, "hidden in a frame") if e["type"] == "expectation"}
+    other = site.url.replace("127.0.0.1", COLLECTOR_HOST)
+    payment, card = found["no visible text 'Payment received'"], found["no visible text 'Card verified'"]
+    assert not payment[0] and payment[1].startswith(
+        f"it is visible in 'Payment received' (a <p> element) (in the frame at {site.url}/moving/widget)"
+    ), payment
+    assert not card[0] and card[1].startswith(
+        f"it is visible in 'Card verified' (a <p> element) (in the frame at {other}/moving/card)"
+    ), card
+
+
+def _answered_as_asked(run: CliRun, flow: str, name: str) -> None:
+    """The test's one dialog was answered as the rule says, is an event with its type and message, and shows in the
+    evidence of the step that opened it (results.json's steps in words, as the failure card and the report tell it)."""
+    dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(run, name) if e["type"] == "dialog"]
+    assert dialogs == [ANSWERS[flow]], dialogs
+    kind, message, answer = ANSWERS[flow]
+    evidence = [action for step in run.test(name)["steps_in_words"] for action in step["actions"]]
+    assert f"Answered {kind} {message!r}: {answer}" in evidence, evidence
+
+
 @pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
 def test_dialogs_are_answered_as_asked_by_the_agent_at_concurrency(moving: CliRun, flow: str) -> None:
     for n in range(1, COPIES + 1):
         t = moving.test(f"{flow} {n}")
         assert t["status"] == "passed", t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(moving, f"{flow} {n}") if e["type"] == "dialog"]
-        assert dialogs == [ANSWERS[flow]], dialogs
+        _answered_as_asked(moving, flow, f"{flow} {n}")
 
 
 @pytest.fixture(scope="module")
@@ -180,5 +204,4 @@ def test_dialogs_are_answered_as_asked_by_a_replay(replayed: CliRun, flow: str) 
     for n in (1, 2):
         t = replayed.test(f"{flow} {n}")
         assert (t["status"], t["path"]) == ("passed", "replayed"), t
-        dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(replayed, f"{flow} {n}") if e["type"] == "dialog"]
-        assert dialogs == [ANSWERS[flow]], dialogs
+        _answered_as_asked(replayed, flow, f"{flow} {n}")

@@ -20,6 +20,7 @@ from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github.commands import escape_data, escape_property
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.github.reporter import GitHubReporter
+from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, TestResult
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
@@ -410,3 +411,41 @@ def test_a_comment_with_forty_failures_stays_under_githubs_limit_and_says_how_ma
     shown = visible(page)
     assert re.search(r"Cut here to stay within GitHub's size limit: 0 more test row\(s\) and \d+ more failure", shown)
     assert shown.count("checkout 0") == 2 and "Payment confirmed" in shown  # its table row and its card
+
+
+def _drifted(ws: Path, name: str, status: Status, drift: str, healed: bool) -> TestResult:
+    return make_result(ws, name, status).model_copy(update={"replay_drift": drift, "healed": healed})
+
+
+def test_replays_that_drifted_are_listed_inert_with_the_step_and_what_changed(workspace: Path) -> None:
+    drift = "replay drifted at step 2: click button 'Add <b>todo</b>' @octocat: element not found"
+    run = run_of(
+        workspace,
+        [
+            _drifted(workspace, "add a todo", Status.PASSED, drift, healed=True),
+            _drifted(workspace, "log in", Status.FAILED, "replay drifted at step 1: the page went elsewhere", healed=False),
+            make_result(workspace, "held", Status.PASSED),
+        ],
+    )
+    text = render_markdown(run, lambda f: f, None, 60_000)
+    section = text.split("#### Replays that drifted (the agent took over)\n", 1)[1].split("\nScreenshots,", 1)[0]
+    assert section.strip().splitlines() == [  # the failed test's drift is told by its own card
+        "- add a todo: replay drifted at step 2\\: click button 'Add &lt;b&gt;todo&lt;/b&gt;' @\u200boctocat\\: element not "
+        f"found (the recorded and the live page: {folder_of('add a todo')}/replay-drift-recorded.png, replay-drift-live.png)"
+    ]
+    shown = visible(rendered(section))
+    assert "<b>" not in rendered(section) and "click button 'Add <b>todo</b>'" in shown and "element not found" in shown
+
+
+def test_the_pr_comment_counts_and_names_the_healed_tests(workspace: Path, httpserver: HTTPServer) -> None:
+    github = FakeGitHub(httpserver)
+    drift = "replay drifted at step 2: click button 'Add': element not found"
+    run = run_of(
+        workspace,
+        [_drifted(workspace, "add a todo", Status.PASSED, drift, healed=True), make_result(workspace, "b", Status.PASSED)],
+    )
+    report(run, runner_env(workspace, github.url), comment=True)
+    [comment] = github.comments
+    assert "**2 passed · 1 healed (replay drifted, the agent passed)** of 2 test(s)" in comment["body"]
+    assert "🩹 **Healed: 1**: add a todo (the replay drifted and the agent passed instead;" in comment["body"]
+    assert "| ✅ | add a todo · _healed\\: the replay drifted, the agent passed_ |" in comment["body"]

@@ -6,10 +6,13 @@ from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
+from preview_qa.agent.page.quiet import Settling
+from preview_qa.agent.page.settle import Settled
 from preview_qa.events import Event, Observed, RunFinished, RunStarted, StepRecorded, TestFinished
 from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
+from preview_qa.reporters.output.files import safe_name
 from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import Emulation, ExpectationOutcome, RunResult, Status, TestResult, Viewport
 from tests.builders import result
@@ -222,3 +225,21 @@ def test_a_test_on_a_device_says_which(tmp_path: Path) -> None:
     phone = Emulation(device="iPhone 15", viewport=Viewport(width=393, height=659), device_scale_factor=3, is_mobile=True)
     page = _render(tmp_path, [result("phone", emulation=phone), result("desktop")])
     assert page.count("Emulated: ") == 1 and "Emulated: iPhone 15, 393x659 at 3x, mobile</p>" in page
+
+
+def test_every_test_says_what_settling_waited_for_before_its_checks(tmp_path: Path) -> None:
+    settled = {
+        "saved": Settled(Settling.SETTLED, 3.14, ["POST /api/save"], "http://x/p", "http://x/p"),
+        "polls": Settled(Settling.BOUND_REACHED, 5.0, ["GET /api/poll"], "http://x/live", "http://x/live"),
+        "quiet": Settled(Settling.SETTLED, 0.0, from_url="http://x/", to_url="http://x/"),
+    }
+    events = [Observed(name=name, kind="settled", error=False, detail=s.detail()) for name, s in settled.items()]
+    tests = [result("saved", Status.PASSED), result("polls", Status.FAILED), result("quiet", Status.PASSED)]
+    page = _render(tmp_path, tests, events)
+    details = {t.name: page[page.index(f'id="{safe_name(t.name)}"') :].split("</details>")[0] for t in tests}
+    assert "Before the checks, settling: waited 3.1 s for POST /api/save</p>" in details["saved"]
+    assert (
+        "Before the checks, settling: waited 5.0 s for GET /api/poll and judged the page as it was at the bound</p>"
+        in details["polls"]
+    )
+    assert "Before the checks, settling: the page was quiet</p>" in details["quiet"]

@@ -8,7 +8,7 @@ from preview_qa.reporters.output.steps import in_words, steps_of
 EVENTS = [
     {"type": "dialog", "dialog": "confirm", "message": "Delete Anvil?", "answer": "ok", "step": 1},
     {"type": "step", "number": 1, "goal": "delete", "url": "http://x/moving/delete", "actions": []},
-    {"type": "dialog", "dialog": "prompt", "message": "New name?", "answer": "cancel", "step": None},  # a replay's
+    {"type": "dialog", "dialog": "prompt", "message": "New name?", "answer": "cancel", "step": None},  # before any step
 ]
 
 

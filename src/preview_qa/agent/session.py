@@ -102,6 +102,7 @@ class TestSession:
         self.hooks: AgentSteps | None = None  # the agent's step callbacks
         self.recorder: RecordingLLM | None = None
         self.final_page: Page | None = None  # where a replay ended
+        self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
 
     async def run(self) -> AgentRun:
@@ -262,9 +263,10 @@ class TestSession:
         assert recording is not None
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-        outcome = await Replayer(
+        self.replayer = Replayer(
             lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, refusal(self.policy)
-        ).run(recorded_steps(recording.history, recording.origin, run.preview_origin))
+        )
+        outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
             result.replay_error = outcome.drift.message
@@ -316,8 +318,10 @@ class TestSession:
             )
 
     def _step_in_progress(self) -> int | None:
-        """The agent's step under way (its record is made when it ends); a replay's steps are not counted here: None."""
-        return self.result.steps + 1 if self.test_run.recording is None else None
+        """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
+        if self.test_run.recording is None:
+            return self.result.steps + 1
+        return self.replayer.step if self.replayer is not None else None
 
     def _drive_limit(self) -> float:
         timeout = self.test_run.spec.timeout

@@ -1,5 +1,6 @@
 """Fixture pages that keep moving after the first paint (/moving/...): an optimistic save that fails later, a session
-check that bounces, a page that polls forever, text in frames and shadow roots, and confirm/prompt/beforeunload flows."""
+check that bounces, a page that polls forever, text in frames and shadow roots, and alert/confirm/prompt/beforeunload
+flows."""
 
 from __future__ import annotations
 
@@ -39,6 +40,13 @@ _POLL = (
 )
 _WIDGET = ("<p>Payment received</p><p style='display:none'>Refund pending</p>", "")
 _CARD = ("<p>Card verified</p>", "")
+_INVITE = (
+    """<h1>Team</h1><button type=button id=invite>Invite Ada</button><p id=sent role=status></p>""",
+    """document.getElementById('invite').onclick = function () {
+  alert('Invite sent to Ada');
+  document.getElementById('sent').textContent = 'Invite acknowledged';
+};""",
+)
 _DELETE = (
     """<h1>Items</h1><ul id=items><li id=anvil>Anvil</li><li>Rocket skates</li></ul>
 <button type=button id=delete>Delete Anvil</button><p id=said role=status></p>""",
@@ -83,6 +91,7 @@ PAGES = {
     "poll": ("Live - Acme", _POLL),
     "widget": ("Payment", _WIDGET),
     "card": ("Card", _CARD),
+    "invite": ("Team - Acme", _INVITE),
     "delete": ("Items - Acme", _DELETE),
     "rename": ("Project - Acme", _RENAME),
     "editor": ("Editor - Acme", _EDITOR),

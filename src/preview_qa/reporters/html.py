@@ -62,6 +62,7 @@ class TestView:
     agent_report: str = ""  # JSON text; the template escapes it like any other text
     attempts: int | None = None  # None until the results say how often the test ran
     fallback_reason: str | None = None  # why a replay gave way to the agent
+    settled: str | None = None  # what settling waited for before the checks (`waited 3.1 s for POST /api/save`)
 
     @property
     def other_runs(self) -> list[tuple[str, OtherRun]]:
@@ -111,6 +112,8 @@ class HtmlReporter(Reporter):
             kind = line.get("type")
             if kind == "replay_fell_back":
                 view.fallback_reason = clip(str(line.get("reason") or ""), TEXT_LIMIT)
+            elif kind == "settled":  # the last one: the page the checks judged
+                view.settled = clip(str(line.get("summary") or ""), TEXT_LIMIT)
             elif line.get("error") is True and kind not in NOT_ERRORS:
                 if len(view.errors) < ERROR_LIMIT:
                     view.errors.append(

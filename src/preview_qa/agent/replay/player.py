@@ -118,12 +118,14 @@ class Replayer:
     ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
+        self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
         for position, step in enumerate(steps):
             later = steps[position + 1] if position + 1 < len(steps) else None
+            self.step = step.number
             try:
                 with self.phases(f"step {step.number} (replay)" if step.number else "start navigation (replay)"):
                     await self._arrive(step, previous)
@@ -141,6 +143,7 @@ class Replayer:
                 return outcome
             previous = ran or previous
             outcome.steps += int(step.number > 0)
+        self.step = None  # the checks' dialogs belong to no step
         outcome.page = self.page
         return outcome
 
