@@ -254,6 +254,14 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             )
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
+    if (a11y := expect.accessibility) is not None:  # axe-core is no dependency of a plain Playwright test
+        unchecked.append(
+            f"expect.accessibility was checked with axe-core on the final page: no violation of impact "
+            f"{a11y.impact.value} or above"
+            + (f", rules {comment_text(', '.join(a11y.skip_rules), 200)} not run" if a11y.skip_rules else "")
+            + (f", {comment_text(', '.join(a11y.exclude), 200)} excluded" if a11y.exclude else "")
+            + "; add an axe check (axe-playwright-python, @axe-core/playwright)"
+        )
     if spec.emulation is not None:  # the export writes no browser options: the file would run on a desktop
         unchecked.append(
             f"it passed under {comment_text(spec.emulation.label(), 200)}; run it with the same options "
