@@ -234,7 +234,8 @@ def export(
     if path.exists() and not force:
         raise UsageError(f"{path} already exists; nothing was written (--force overwrites).")
     path.write_text(text, encoding="utf-8")
-    click.echo(f"wrote {path}" + (f" ({text.count('TODO')} TODO(s) to write by hand)" if "TODO" in text else ""))
+    todos = sum(1 for line in text.splitlines() if line.lstrip().startswith(("# TODO", "// TODO")))
+    click.echo(f"wrote {path}" + (f" ({todos} TODO(s) to write by hand)" if todos else ""))
 
 
 @main.command()

@@ -191,6 +191,16 @@ def test_data_checks_become_text_on_the_page_or_a_todo() -> None:
     assert "# TODO: expect.data.items must be [1, 2]" in source
 
 
+def test_an_accessibility_check_is_a_todo_with_its_settings_never_dropped() -> None:
+    a11y = {"impact": "critical", "skip_rules": ["color-contrast"], "exclude": ["form.filters"]}
+    source = python_of({"history": []}, spec("Orders", expect={"url": "/orders", "accessibility": a11y}))
+    assert (
+        "# TODO: expect.accessibility was checked with axe-core on the final page: no violation of impact critical or "
+        "above, rules color-contrast not run, form.filters excluded; add an axe check" in source
+    )
+    assert "to_have_url" in source
+
+
 def test_a_test_on_a_device_says_so_as_a_todo() -> None:
     source = python_of({"history": []}, spec("Menu", device="iPhone 15", locale="de-DE"))
     assert "# TODO: it passed under iPhone 15, 393x659 at 3x, mobile, touch, locale de-DE; run it with the same" in source
@@ -237,6 +247,16 @@ def test_the_command_writes_a_passing_runs_test_and_refuses_the_rest(tmp_path: P
     assert refused.returncode == 2 and "only a passing run is exported" in refused.stderr
     unknown = run_in_process(["export", "qa.yml", "--test", "Nope", "--results", "out", "-o", "-"], cwd=tmp_path)
     assert unknown.returncode == 2 and "has no test named 'Nope'" in unknown.stderr
+
+
+def test_the_command_counts_the_todos_a_person_must_write(tmp_path: Path) -> None:
+    manifest = MANIFEST.replace("expect: {url: /dashboard}", "expect: {url: /dashboard, accessibility: {impact: serious}}")
+    (tmp_path / "qa.yml").write_text(manifest, encoding="utf-8")
+    write_results(tmp_path / "out", "passed", login_history())
+    done = run_in_process(["export", "qa.yml", "--test", "Log in works", "--results", "out"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "(1 TODO(s) to write by hand)" in done.stdout  # the file's docstring, which counts them too, is no TODO
+    assert "1 TODO(s) below need a person" in (tmp_path / "test_log_in_works.py").read_text(encoding="utf-8")
 
 
 def test_the_command_exports_from_the_replay_cache(tmp_path: Path) -> None:
