@@ -36,6 +36,10 @@ LEAKS = {  # test name -> the agent's turns after the start page
         },
         {"actions": [{"wait": {"seconds": 1}}]},
     ],
+    "the page's fetch goes there through an open redirect": [
+        {"actions": [TYPE, {"click": {"element": "Check out"}}]},
+        {"actions": [{"wait": {"seconds": 1}}]},
+    ],
     "the page opens a popup with it": [{"actions": [TYPE, {"click": {"element": "Open receipt"}}]}],
     "type it into another host's frame": [
         {"actions": [{"input": {"element": "widget-password", "text": "<secret>pw</secret>"}}]}

