@@ -29,6 +29,10 @@ def policy(events: list[Observed] | None = None) -> RequestPolicy:
         ("http://127.0.0.1@collector.example/", True),  # user info before the real host
         ("https://evilcdn.example/x", True),
         ("http://localhost:8000/", True),
+        ("ws://127.0.0.1:8000/live", False),  # a WebSocket of the preview's own: never proxied
+        ("wss://push.cdn.example/", False),
+        ("ws://localhost:8000/chat?pw=x", True),
+        ("wss://collector.example/", True),
     ],
 )
 def test_only_urls_of_other_hosts_reach_python(url: str, handed_to_python: bool) -> None:

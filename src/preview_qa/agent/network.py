@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -20,7 +20,7 @@ from preview_qa.verdict.agent_run import SecretAttempt
 from preview_qa.verdict.decide import secret_line
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route
+    from playwright.async_api import BrowserContext, CDPSession, Page, Request, Route, WebSocketRoute
 
 PAGE_ACTIONS = frozenset({"input", "send_keys"})  # a secret they carry goes into a document: its field's, the focused one's
 SENDS_NOTHING = frozenset({"done"})  # the report: redacted like every output, sent nowhere
@@ -62,17 +62,18 @@ class RequestPolicy:
 
     @property
     def elsewhere(self) -> re.Pattern[str]:
-        """Every http(s) URL whose host is not allowed: matched in Playwright's driver, so a request to an allowed host
-        never waits for Python."""
+        """Every http(s) or ws(s) URL whose host is not allowed: matched in Playwright's driver, so a request or a
+        WebSocket to an allowed host never waits for Python."""
         names = "|".join(
             re.escape(h[2:]) + "|(?:[^/?#:@]+\\.)+" + re.escape(h[2:]) if h.startswith("*.") else re.escape(h) for h in self.hosts
         )
-        return re.compile(rf"^https?://(?:[^/?#@]*@)?(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
+        return re.compile(rf"^(?:http|ws)s?://(?:[^/?#@]*@)?(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
 
     async def install(self, context: BrowserContext) -> None:
         """The rules on every page of the context: the pages it has now before the test starts, later ones (tabs,
         popups) as they open."""
         await context.route(self.elsewhere, self._on_request)
+        await context.route_web_socket(self.elsewhere, self._on_web_socket)
         context.on("page", self._guard_page)
         for page in context.pages:
             await self._guard_redirects(page)
@@ -131,8 +132,34 @@ class RequestPolicy:
         else:  # a CDN, a font, a payment iframe of the preview's own pages
             await route.continue_()
 
+    async def _on_web_socket(self, socket: WebSocketRoute) -> None:
+        """A WebSocket to a host outside the allowed hosts (its pattern, matched in Playwright's driver, says so; others
+        are the page's own, untouched): refused when its URL holds a secret, else connected through Python, each message
+        the page sends checked like a request's body and dropped (the socket closed) when it holds a secret. The
+        server's messages reach the page untouched."""
+        host = host_of(socket.url)
+        secret = self.redactor.find(socket.url)
+        if secret is not None:
+            self._secret(secret, host, "websocket")
+            await socket.close(code=1008, reason="blocked by preview-qa")
+            return
+        server = socket.connect_to_server()
+
+        def send(message: str | bytes) -> None:
+            found = self.redactor.find(message if isinstance(message, str) else message.decode("utf-8", "replace"))
+            if found is None:
+                server.send(message)
+                return
+            self._secret(found, host, "websocket")
+            self._track(socket.close(code=1008, reason="blocked by preview-qa"))
+
+        socket.on_message(send)
+
     def _guard_page(self, page: Page) -> None:
-        task = asyncio.get_running_loop().create_task(self._guard_redirects(page))
+        self._track(self._guard_redirects(page))
+
+    def _track(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._guards.add(task)
         task.add_done_callback(self._guards.discard)
 
@@ -149,11 +176,7 @@ class RequestPolicy:
 
     def _guard_task(self, cdp: CDPSession, main: str, event: dict[str, Any]) -> None:
         answered = "responseStatusCode" in event or "responseErrorReason" in event
-        task = asyncio.get_running_loop().create_task(
-            self._on_response(cdp, main, event) if answered else self._add_credentials(cdp, event)
-        )
-        self._guards.add(task)
-        task.add_done_callback(self._guards.discard)
+        self._track(self._on_response(cdp, main, event) if answered else self._add_credentials(cdp, event))
 
     async def _add_credentials(self, cdp: CDPSession, event: dict[str, Any]) -> None:
         """A request to the preview's origin (its pattern says so): with the credentials, for this hop alone."""
