@@ -3,6 +3,7 @@ driver hands to Python, and which agent actions would carry a secret off."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -99,10 +100,22 @@ def test_an_action_that_would_carry_a_secret_off_is_refused_and_recorded(
 )
 def test_only_a_typing_action_with_a_secret_has_its_document_looked_up(action: dict[str, Any], looked_up: bool) -> None:
     assert ActionGuard(policy()).types_secret(action) is looked_up
+    asked: list[bool] = []
+
+    async def typed_into() -> str:
+        asked.append(True)
+        return "http://127.0.0.1:8000"
+
+    asyncio.run(ActionGuard(policy()).refusal(action, typed_into))
+    assert bool(asked) is looked_up
 
 
 def test_a_refused_action_says_the_secret_and_the_host_of_the_document_it_would_type_into() -> None:
-    refused = ActionGuard(policy())({"input": {"index": 1, "text": "<secret>pw</secret>"}}, "http://collector.example:8000")
+    async def typed_into() -> str:
+        return "http://collector.example:8000"
+
+    action = {"input": {"index": 1, "text": "<secret>pw</secret>"}}
+    refused = asyncio.run(ActionGuard(policy()).refusal(action, typed_into))
     assert refused == (
         "blocked: the agent tried to send secret 'pw' to collector.example; secrets go to the site under test only"
     )

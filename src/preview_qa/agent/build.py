@@ -69,8 +69,7 @@ class WatchedTools(Tools):
 
     async def act(self, action: ActionModel, browser_session: BrowserSession, *args: Any, **kwargs: Any) -> Any:
         params = action.model_dump(exclude_unset=True)
-        typed_into = await _typed_into(params, browser_session) if self._guard.types_secret(params) else ""
-        refused = self._guard(params, typed_into)
+        refused = await self._guard.refusal(params, lambda: _typed_into(params, browser_session))
         if refused is not None:  # before browser-use puts the secret's value into the action
             return ActionResult(error=refused)
         await self._watcher.before_action(action)

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -225,8 +225,9 @@ class RequestPolicy:
 
 
 class ActionGuard:
-    """An action (name -> params) and the document its text would go into -> why it is refused (it would carry a
-    secret off), or None. The agent and the replay ask `types_secret` first: only then is that document looked up."""
+    """Why an action (name -> params) of the agent or the replay is refused (it would carry a secret off), or None.
+    `typed_into` finds the document a typing action's text would go into (its URL or origin, '' when unknown): it is
+    asked only for a typing action that carries a secret, as that lookup talks to the browser."""
 
     def __init__(self, policy: RequestPolicy):
         self._policy = policy
@@ -234,8 +235,8 @@ class ActionGuard:
     def types_secret(self, action: dict[str, Any]) -> bool:
         return next(iter(action), "") in PAGE_ACTIONS and self._policy.secret_in(action) is not None
 
-    def __call__(self, action: dict[str, Any], typed_into: str) -> str | None:
-        attempt = self._policy.check_action(action, typed_into)
+    async def refusal(self, action: dict[str, Any], typed_into: Callable[[], Awaitable[str]]) -> str | None:
+        attempt = self._policy.check_action(action, await typed_into() if self.types_secret(action) else "")
         return None if attempt is None else f"blocked: {secret_line(attempt)}; secrets go to the site under test only"
 
 

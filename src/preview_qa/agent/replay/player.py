@@ -200,17 +200,20 @@ class Replayer:
         return step, last
 
     async def _check(self, step: RecordedStep, action: RecordedAction, found: _Found | None) -> None:
-        """Refuse, as for the agent's own actions, one that would carry a secret off: typed text is judged by the
-        document it goes into, the found element's frame (maybe another host's iframe) or the focused element's."""
-        params = {action.name: action.params}
-        typed_into = ""
-        if self.guard.types_secret(params):
-            with contextlib.suppress(Exception):  # unknown: refused
-                frame = await found.element.owner_frame() if found else None
-                typed_into = (frame.url if frame else "") if found else await self._focused()
-        refused = self.guard(params, typed_into)
+        """Refuse, as for the agent's own actions, one that would carry a secret off."""
+        refused = await self.guard.refusal({action.name: action.params}, lambda: self._typed_into(found))
         if refused is not None:
             raise _Drifted(step, action, refused)
+
+    async def _typed_into(self, found: _Found | None) -> str:
+        """The URL of the document typed text goes into: the found element's frame (maybe another host's iframe), or
+        the focused element's origin; '' if unknown (refused then)."""
+        with contextlib.suppress(Exception):
+            if found is None:
+                return await self._focused()
+            frame = await found.element.owner_frame()
+            return frame.url if frame else ""
+        return ""
 
     async def _focused(self) -> str:
         cdp = await self.context.new_cdp_session(self.page)
