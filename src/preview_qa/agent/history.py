@@ -73,7 +73,8 @@ class AgentSteps:
         await self._announce_unshot(seen)  # this step's capture is where the step before it led
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
         read_only = all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions)
-        if not (seen and read_only):
+        picture = seen if read_only else None
+        if picture is None:
             await self.steps.settle(page)  # the URL (and the picture) show where the step led, not a mid-navigation frame
         self.agent_run.steps += 1
         number, name = self.agent_run.steps, self.spec.name
@@ -85,11 +86,11 @@ class AgentSteps:
             elements=facts.elements,
             url=page.url if page is not None else "",
             error=errors[0] if errors else None,
-            screenshot_png=seen if seen and read_only else None,
+            screenshot_png=picture,
             form_screenshot_png=facts.form_png,
             before_png=seen,
         )
-        if record.screenshot_png is not None:
+        if picture is not None:
             self.emit(record)
         else:
             self.unshot = record
