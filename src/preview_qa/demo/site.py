@@ -558,9 +558,6 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(moving.PREFIX):
             self._moving()
             return
-        if path == "/collect-ws":
-            self._web_socket()
-            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
