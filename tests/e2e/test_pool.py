@@ -5,6 +5,8 @@ anything outside its own context, or that died, is retired and replaced; nothing
 from __future__ import annotations
 
 import asyncio
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
@@ -13,13 +15,14 @@ from playwright.async_api import Dialog, Page, Playwright, async_playwright
 
 from preview_qa.agent import browser_use_patches
 from preview_qa.agent.agent_browser import start_session
-from preview_qa.agent.browser import BrowserSetup, start_gate
+from preview_qa.agent.browser import BrowserSetup, BrowserStartError, start_gate
 from preview_qa.agent.build import session_profile
 from preview_qa.agent.context_scope import OutOfContext
 from preview_qa.agent.pool import BrowserPool
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import CART_COOKIE
+from tests.fakes.chromium import NoHandshake
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +38,7 @@ async def with_pool(size: int, test: object, tmp_path: Path) -> None:
             return playwright
 
         setup = BrowserSetup(chromium=find_chromium() or "/usr/bin/chromium")
-        pool = BrowserPool(driver, setup, size, start_gate(), str(tmp_path))
+        pool = BrowserPool(driver, setup, size, start_gate())
         pids: list[int] = []
         try:
             await test(pool, pids)  # type: ignore[operator]
@@ -185,16 +188,45 @@ def test_two_agents_in_one_browser_each_see_only_their_own_context(site: DemoSit
     asyncio.run(with_pool(1, test, tmp_path))
 
 
-def test_a_browser_for_replays_is_launched_by_playwright_and_closed_when_an_agent_test_needs_room(
+def test_a_replay_and_an_agent_share_the_browser_playwright_launched_with_a_port_on_the_loopback(
     site: DemoSite, tmp_path: Path
 ) -> None:
+    browser_use_patches.apply()
+
     async def test(pool: BrowserPool, pids: list[int]) -> None:
-        async with pool.lease(shared=True) as replay:
+        async with pool.lease() as replay:
             pids.extend(running(pool))
-            assert replay.cdp_url is None  # Playwright's own pipe: no port, no browser-use session
             await replay.page.goto(f"{site.url}/basket")
-        async with pool.lease() as alone:  # the pool holds one browser: the idle replays' one makes room
+            async with pool.lease() as agent:
+                assert agent.pooled is replay.pooled and agent.cdp_url.startswith("http://127.0.0.1:")
+                profile = session_profile(True, ["127.0.0.1"], str(tmp_path / "agent"), agent.cdp_url)
+                session = await start_session(agent, profile)
+                await session.navigate_to(f"{site.url}/product")
+                assert [t.url for t in await session.get_tabs()] == [f"{site.url}/product"]
+        assert pool.launches == 1 and pool.retired == []
+
+
+def test_a_browser_browser_use_cannot_connect_to_errors_the_test_after_two_tries_and_is_retired(
+    site: DemoSite, tmp_path: Path
+) -> None:
+    """A DevTools endpoint that never completes its WebSocket handshake (as on a machine too busy to answer)."""
+    browser_use_patches.apply()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoHandshake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        async with pool.lease() as lease:
             pids.extend(running(pool))
-            assert alone.pooled is not replay.pooled and alone.cdp_url is not None
-            assert list(pool._running) == [alone.pooled]
-        assert pool.launches == 2 and pool.retired == []
+            hanging = f"http://127.0.0.1:{server.server_address[1]}"
+            with pytest.raises(BrowserStartError) as stopped:
+                await start_session(lease, session_profile(True, ["127.0.0.1"], str(tmp_path / "agent"), hanging))
+        assert str(stopped.value).startswith("browser-use could not connect to the browser: ")
+        assert str(stopped.value).endswith(" (2 tries)")
+        async with pool.lease() as after:
+            assert after.pooled is not lease.pooled  # the browser it could not connect to is not handed on
+        assert pool.retired == ["browser-use could not connect to it"]
+
+    try:
+        asyncio.run(with_pool(1, test, tmp_path))
+    finally:
+        server.shutdown()

@@ -2,11 +2,12 @@
 
 FAKE_CHROMIUM_MODE:  no-port    runs, never opens its debugging port (and starts a helper process, as Chromium does)
                      dies       exits at once
-                     handshake  answers /json/version, then never completes the DevTools WebSocket handshake
                      flaky      dies on its first launch, then is the real Chromium (FAKE_CHROMIUM_REAL)
                      no-flags   becomes a process without Chromium's flags (a wrapper that drops them), never opens
                                 its port: found only as the process we started
 FAKE_CHROMIUM_LOG:   a file that gets one line per launch.
+
+NoHandshake is a DevTools endpoint that answers /json/version, then never completes the WebSocket handshake.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import subprocess
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 LAUNCHER = '#!/bin/sh\nexec {python} {script} "$@"\n'
 
@@ -30,11 +31,7 @@ def launcher(folder: str) -> str:
     return path
 
 
-def _port(args: list[str]) -> int:
-    return int(next(a.split("=", 1)[1] for a in args if a.startswith("--remote-debugging-port=")))
-
-
-class _NoHandshake(BaseHTTPRequestHandler):
+class NoHandshake(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.headers.get("Upgrade", "").lower() == "websocket":
             time.sleep(600)  # the handshake never completes
@@ -77,8 +74,6 @@ def main(args: list[str]) -> None:
     )
     if mode == "no-port":
         time.sleep(600)
-    elif mode == "handshake":
-        ThreadingHTTPServer(("127.0.0.1", _port(args)), _NoHandshake).serve_forever()
 
 
 if __name__ == "__main__":

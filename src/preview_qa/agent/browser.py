@@ -1,6 +1,7 @@
 """Starting and ending Chromium: our flags, each browser's processes found by its profile folder and killed at the end,
-a browser that does not come up killed and started once more, in turns; and the launch a replay's browser needs, by
-Playwright alone (an agent's browser is launched by browser-use: agent/agent_browser.py)."""
+a browser that does not come up killed and started once more, in turns. Every browser is launched by Playwright alone,
+with a DevTools port on the loopback for browser-use's sessions (agent/agent_browser.py), so a run of replays never
+imports browser-use and an agent's run does not wait for browser-use's own launcher (issue #28)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 import psutil
 
 from preview_qa.results import error_line
 
 if TYPE_CHECKING:
-    from browser_use import BrowserSession
     from playwright.async_api import Browser, Playwright
-
-T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
 
 START_TRIES = 2
 START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
@@ -72,12 +69,20 @@ def sandboxed() -> bool:
     return os.geteuid() != 0 and not in_container
 
 
+# What browser-use's own launcher did for an agent's browser, kept: pages see no automation flag (navigator.webdriver),
+# as in a person's browser (a site's bot check would otherwise stop the agent), and browser-use's sessions connect to
+# a DevTools port on the loopback that Chromium picks and writes to its profile folder.
+AGENT_ARGS = ["--disable-blink-features=AutomationControlled", "--remote-debugging-port=0"]
+PORT_FILE = "DevToolsActivePort"
+
+
 def playwright_args() -> list[str]:
     """Our flags for a browser Playwright launches. Playwright disables its own list of Chromium features (the network
     time service among them) with one --disable-features, which a second one would replace (Chromium keeps a switch's
     last value): ours is left out (tests/e2e/test_replay_launch.py checks that each feature we disable is disabled)."""
     size = f"--window-size={WINDOW['width']},{WINDOW['height']}"
-    return [arg for arg in BROWSER_ARGS if not arg.startswith("--disable-features=")] + [size]
+    ours = [arg for arg in BROWSER_ARGS if not arg.startswith("--disable-features=")]
+    return [*ours, *AGENT_ARGS, size]
 
 
 class BrowserStartError(Exception):
@@ -179,19 +184,6 @@ def _running(proc: psutil.Process) -> bool:
         return False
 
 
-class Launch(Protocol[T_co]):
-    """One try at starting a browser with its profile folder: `start()` brings it up (and connects to it), `abandon()`
-    ends whatever the try started, when it failed or was cut short."""
-
-    async def start(self) -> T_co: ...
-
-    def running(self) -> bool:
-        """Whether anything of this try runs now (after a failure: whether the browser came up at all)."""
-        ...
-
-    async def abandon(self) -> None: ...
-
-
 def start_gate() -> asyncio.Semaphore:
     """One per run: how many browsers start at the same time."""
     return asyncio.Semaphore(START_AT_ONCE)
@@ -211,16 +203,13 @@ async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
 
 
 async def start_browser(
-    new_launch: Callable[[str], Launch[T]],
-    gate: asyncio.Semaphore,
-    workdir: str,
-    on_failed_try: Callable[[int, str], None],
-) -> T:
-    """Start a browser with a fresh profile folder under `workdir`, in its turn at `gate`; one that does not come up
-    within START_TIMEOUT_S is killed and started again, START_TRIES times in all, else BrowserStartError."""
+    playwright: Playwright, setup: BrowserSetup, gate: asyncio.Semaphore, on_failed_try: Callable[[int, str], None]
+) -> Launched:
+    """Start a browser in its turn at `gate`; one that does not come up within START_TIMEOUT_S is killed and started
+    again, START_TRIES times in all, else BrowserStartError."""
     reasons: list[str] = []
     for attempt in range(1, START_TRIES + 1):
-        launch = new_launch(os.path.join(workdir, f"profile-{attempt}"))
+        launch = PlaywrightLaunch(playwright, setup)
         started = False
         clock = time.monotonic()
         try:
@@ -229,7 +218,7 @@ async def start_browser(
                 browser = await launch.start()
             started = True
             return browser
-        except Exception as e:  # TimeoutError included: ours, browser-use's or Playwright's
+        except Exception as e:  # TimeoutError included: ours or Playwright's
             reason = _start_failure(e, time.monotonic() - clock, launch.running())
             reasons.append(reason)
             on_failed_try(attempt, reason)
@@ -239,34 +228,46 @@ async def start_browser(
     raise BrowserStartError(f"the browser did not start: {'; '.join(dict.fromkeys(reasons))} ({START_TRIES} tries)")
 
 
+@dataclass
+class Launched:
+    """A running browser: Playwright's connection, its processes, and the DevTools URL browser-use's sessions use."""
+
+    browser: Browser
+    processes: BrowserProcesses
+    cdp_url: str
+
+
 class PlaywrightLaunch:
-    """A replay's browser, launched by Playwright with our flags (no browser-use involved). Playwright makes the
-    profile folder itself, in its driver's temp folder (the run's folder: agent/browser_agents.py); once the browser is
-    up, its processes are found by that folder, read from the browser process's command line."""
+    """A browser launched by Playwright with our flags (no browser-use involved). Playwright makes the profile folder
+    itself, in its driver's temp folder (the run's folder: agent/browser_agents.py); once the browser is up, its
+    processes are found by that folder, read from the browser process's command line, and its DevTools port from the
+    file Chromium writes there."""
 
     def __init__(self, playwright: Playwright, setup: BrowserSetup):
         self.playwright, self.setup = playwright, setup
         self.browser: Browser | None = None
         self.processes: BrowserProcesses | None = None  # known once the browser tells its process id
 
-    async def start(self) -> tuple[Browser, BrowserProcesses]:
+    async def start(self) -> Launched:
         # Playwright's own bound comes first: it then kills what it started itself and removes its profile folder.
         self.browser = await self.playwright.chromium.launch(
             executable_path=self.setup.chromium,
             args=playwright_args(),
+            ignore_default_args=["--enable-automation"],
             headless=self.setup.headless,
             chromium_sandbox=sandboxed(),
             timeout=(START_TIMEOUT_S - 1) * 1000,
         )
-        self.processes = BrowserProcesses(await _profile_folder(self.browser))
-        return self.browser, self.processes
+        folder = await _profile_folder(self.browser)
+        self.processes = BrowserProcesses(folder)
+        return Launched(self.browser, self.processes, await _devtools_url(folder))
 
     def running(self) -> bool:
         return self.browser is not None
 
     async def abandon(self) -> None:
         if self.browser is not None:  # else Playwright ended what its failed launch started
-            await close_browser(None, self.browser, self.processes)
+            await close_browser(self.browser, self.processes)
 
 
 async def _profile_folder(browser: Browser) -> str:
@@ -279,6 +280,20 @@ async def _profile_folder(browser: Browser) -> str:
     [pid] = [p["id"] for p in processes if p["type"] == "browser"]
     [folder] = [arg[len(PROFILE_FLAG) :] for arg in psutil.Process(pid).cmdline() if arg.startswith(PROFILE_FLAG)]
     return folder
+
+
+async def _devtools_url(folder: str) -> str:
+    """The browser's DevTools endpoint: the port Chromium wrote to its profile folder once it listened (at once, as a
+    rule: it is written before Playwright's launch returns, but is waited for as long as a start may take). Its first
+    line is the port; the line's end shows it was written whole."""
+    path = os.path.join(folder, PORT_FILE)
+    while True:
+        with contextlib.suppress(OSError):
+            with open(path, encoding="utf-8") as f:
+                port, written, _ = f.read().partition("\n")
+            if written and port.isdigit():
+                return f"http://127.0.0.1:{port}"
+        await asyncio.sleep(0.02)
 
 
 def _launch_said(text: str) -> str:
@@ -299,22 +314,14 @@ def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     return f"{type(error).__name__}: {error_line(error, 200)}"
 
 
-async def close_browser(
-    session: BrowserSession | None, playwright_browser: Browser | None, processes: BrowserProcesses | None
-) -> list[int]:
+async def close_browser(playwright_browser: Browser | None, processes: BrowserProcesses | None) -> list[int]:
     """End one browser in bounded time; returns the PIDs that would not die (normally none).
 
-    Politely first, while the browser still answers (browser-use tries to reconnect to a browser that died under it,
-    which costs seconds), each step bounded; then every process is killed, whatever the polite steps achieved.
-    If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
+    Politely first, while the browser still answers, bounded; then every process is killed, whatever the polite step
+    achieved. If this is cut short by a cancellation, the run's own sweep (see `browser_agents`) still kills them."""
     if processes is not None:  # None: not known yet (a Playwright launch whose browser never said which it was)
-        processes.find()  # before browser-use ends the browser: its helpers are found through it
+        processes.find()  # before the browser ends: its helpers are found through it
     if playwright_browser is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(playwright_browser.close(), CLOSE_TIMEOUT_S)
-    if session is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(session.kill(), CLOSE_TIMEOUT_S)
-        with contextlib.suppress(Exception):  # its event bus, if kill() did not get as far as stopping it
-            await asyncio.wait_for(session.event_bus.stop(timeout=0, clear=True), 1.0)
     return [] if processes is None else await processes.end()

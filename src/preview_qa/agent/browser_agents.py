@@ -71,7 +71,7 @@ async def browser_agents(
     # temp folder is then a short one of its own, swept and removed like the run's.
     folders = [workroot] if len(workroot) <= SHORT_TMP else [workroot, tempfile.mkdtemp(prefix="pq-", dir="/tmp")]
     driver = _Driver(folders[-1])
-    pool = BrowserPool(driver.get, browser, browser.browsers, start_gate(), workroot)
+    pool = BrowserPool(driver.get, browser, browser.browsers, start_gate())
     # What is loaded by now (Playwright, pydantic models) lives as long as the run; frozen, it is no longer scanned by
     # every full collection, such as the one browser-use makes after each agent (which freezes its own modules too).
     gc.freeze()

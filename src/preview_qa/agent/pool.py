@@ -5,18 +5,14 @@ Browsers start (in turns, tried twice, their processes tracked by profile folder
 
 Tests share a browser, each in its own context: a replay drives its context through Playwright alone, and an agent's
 browser-use session is kept to its test's context (agent/context_scope.py), so a run at --concurrency 4 starts one
-Chromium, not four (on two cores a launch costs more than a replayed test, and each Chromium its own memory). A browser
-started for an agent test is launched by browser-use (agent/agent_browser.py, imported then) and takes replays too; one
-started for replays is launched by Playwright, so a run of replays never imports browser-use. That one takes no agent
-test (it has no CDP port for browser-use): when the pool is full and an agent test needs a browser, an idle one of
-these is closed to make room."""
+Chromium, not four (on two cores a launch costs more than a replayed test, and each Chromium its own memory). Every
+browser is launched by Playwright with a DevTools port for browser-use (agent/browser.py), so replays and agent tests
+take any browser of the pool, and a run of replays never imports browser-use."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,7 +22,6 @@ from preview_qa.agent.browser import (
     CLOSE_TIMEOUT_S,
     BrowserProcesses,
     BrowserSetup,
-    PlaywrightLaunch,
     close_browser,
     start_browser,
 )
@@ -66,8 +61,7 @@ class PooledBrowser:
     """One running Chromium (its processes found by its profile folder) and Playwright's connection to it."""
 
     processes: BrowserProcesses
-    folder: str
-    cdp_url: str | None  # where browser-use connects; None for a browser Playwright launched (replays only)
+    cdp_url: str  # where browser-use's sessions connect
     browser: Browser
     ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
     tests: int = 0
@@ -96,7 +90,7 @@ class Lease:
     launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
-    def cdp_url(self) -> str | None:
+    def cdp_url(self) -> str:
         return self.pooled.cdp_url
 
     @property
@@ -114,13 +108,10 @@ class BrowserPool:
         setup: BrowserSetup,
         size: int,
         gate: asyncio.Semaphore,
-        workroot: str,
     ):
-        self.playwright, self.setup, self.size = playwright, setup, max(1, size)
-        self.gate, self.workroot = gate, workroot
+        self.playwright, self.setup, self.size, self.gate = playwright, setup, max(1, size), gate
         self._running: set[PooledBrowser] = set()
         self._starting = 0  # browsers starting: the next leases wait to join them
-        self._starting_agents = 0  # of which, launched for an agent test (replays may join those too)
         self._changed = asyncio.Condition()
         self._cleanups: set[asyncio.Task[None]] = set()
         self.launches = 0
@@ -130,13 +121,11 @@ class BrowserPool:
     async def lease(
         self,
         on_failed_try: Callable[[int, str], None] = lambda attempt, reason: None,
-        shared: bool = False,
         emulation: Emulation | None = None,
     ) -> AsyncIterator[Lease]:
-        """A fresh context for one test, emulating its device if any, in a browser it may share with other tests; one
-        that drives its context through Playwright alone (`shared`, a replay) may also take a browser launched for
-        replays. A browser started for it reports each failed try to `on_failed_try`."""
-        pooled = await self._checkout(shared, on_failed_try)
+        """A fresh context for one test, emulating its device if any, in a browser it may share with other tests. A
+        browser started for it reports each failed try to `on_failed_try`."""
+        pooled = await self._checkout(on_failed_try)
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         options = context_options(emulation)
         try:
@@ -169,51 +158,36 @@ class BrowserPool:
         for pooled in list(self._running):
             await self._retire(pooled, None)
 
-    async def _checkout(self, shared: bool, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
+    async def _checkout(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         async with self._changed:
             while True:
                 for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
                 free = [b for b in self._running if not (b.settling or b.leaving or b.doomed) and b.connected]
-                free = [b for b in free if shared or b.cdp_url is not None]  # an agent needs browser-use's way in
                 if free:
                     pooled = max(free, key=lambda b: b.holders)  # a lease joins a browser already in use
                     pooled.holders += 1
                     return pooled
                 room = len(self._running) + self._starting < self.size
-                if not shared and not room and (idle := self._idle_for_replays()):
-                    await self._retire(idle, None, notify=False)  # an agent test waits for no replay's browser
-                    room = True
                 # a browser starting or being checked that this lease could join: waiting for it costs no launch
-                starting = self._starting if shared else self._starting_agents
-                soon = [b for b in self._running if (b.settling or b.leaving) and not b.doomed and (shared or b.cdp_url)]
-                if room and not (starting or soon):
+                soon = [b for b in self._running if (b.settling or b.leaving) and not b.doomed]
+                if room and not (self._starting or soon):
                     self._starting += 1
-                    self._starting_agents += not shared
                     break
                 await self._changed.wait()
         try:
-            pooled = await self._launch(shared, on_failed_try)
+            pooled = await self._launch(on_failed_try)
         except BaseException:
             async with self._changed:
                 self._starting -= 1
-                self._starting_agents -= not shared
                 self._changed.notify_all()
             raise
         async with self._changed:
             self._starting -= 1
-            self._starting_agents -= not shared
             pooled.holders = 1
             self._running.add(pooled)
             self._changed.notify_all()
         return pooled
-
-    def _idle_for_replays(self) -> PooledBrowser | None:
-        """A browser launched for replays that nobody uses, unless an agent's browser is about to be free (its tests
-        over, its cleanup running): an agent test waiting for a browser takes that one rather than launch another."""
-        if any(b.cdp_url is not None and not b.doomed and (b.settling or b.leaving) for b in self._running):
-            return None
-        return next((b for b in self._running if b.cdp_url is None and b.holders == 0 and not b.settling), None)
 
     async def _check_in(self, lease: Lease) -> None:
         """After a test: close its context and check that it left nothing outside it; once the browser's last holder is
@@ -265,27 +239,11 @@ class BrowserPool:
             await cdp.detach()
         return context, page, str(info["targetInfo"]["browserContextId"])
 
-    async def _launch(self, shared: bool, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
-        """Start a browser (agent/browser.py: in turns, tried twice): for replays by Playwright, for an agent test by
-        browser-use, whose launching session then lets go of it (each test connects a session of its own)."""
-        folder, clock = tempfile.mkdtemp(prefix="browser-", dir=self.workroot), time.monotonic()
-        try:
-            playwright = await self.playwright()
-            if shared:  # Playwright makes its own profile folder: `folder` stays empty
-                browser, processes = await start_browser(
-                    lambda _: PlaywrightLaunch(playwright, self.setup), self.gate, folder, on_failed_try
-                )
-                pooled = PooledBrowser(processes, folder, None, browser)
-            else:
-                from preview_qa.agent.agent_browser import launch_for_agents, launch_profile
-
-                cdp_url, browser = await launch_for_agents(
-                    launch_profile(self.setup, self.workroot), playwright, self.gate, folder, on_failed_try
-                )
-                pooled = PooledBrowser(BrowserProcesses(folder), folder, cdp_url, browser)
-        except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
+    async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
+        """Start a browser (agent/browser.py: by Playwright, in turns, tried twice)."""
+        clock = time.monotonic()
+        started = await start_browser(await self.playwright(), self.setup, self.gate, on_failed_try)
+        pooled = PooledBrowser(started.processes, started.cdp_url, started.browser)
         pooled.launch_s = time.monotonic() - clock
         self.launches += 1
         return pooled
@@ -301,8 +259,7 @@ class BrowserPool:
 
     @staticmethod
     async def _stop(pooled: PooledBrowser) -> None:
-        await close_browser(None, pooled.browser, pooled.processes)
-        shutil.rmtree(pooled.folder, ignore_errors=True)
+        await close_browser(pooled.browser, pooled.processes)
 
 
 async def _leftovers(browser: Browser, closed: str | None) -> list[str]:

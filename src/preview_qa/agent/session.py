@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import shutil
 import tempfile
 import time
@@ -46,6 +47,12 @@ if TYPE_CHECKING:
     from preview_qa.agent.llm import MeteredChat, RecordingLLM
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
+AGENT_MODULES = [
+    "preview_qa.agent.agent_browser",
+    "preview_qa.agent.build",
+    "preview_qa.agent.history",
+    "browser_use.llm.anthropic.chat",  # browser-use's Agent imports it whatever the provider, to tell if it is Claude's
+]
 
 
 @dataclass
@@ -97,6 +104,7 @@ class TestSession:
         self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
         self.deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a start has its own bound
         self.lease: Lease | None = None
+        self.preparing: asyncio.Task[MeteredChat] | None = None  # an agent's modules and LLM, while its browser starts
         self.session: ContextSession | None = None  # browser-use's, for an agent (a replay drives Playwright alone)
         self.agent: Agent | None = None
         self.hooks: AgentSteps | None = None  # the agent's step callbacks
@@ -124,9 +132,12 @@ class TestSession:
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
+        if run.recording is None:
+            self.preparing = asyncio.create_task(_prepare_agent(run.make_llm))
+            self.preparing.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised in drive()
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
             lease = self.lease = await stack.enter_async_context(
-                run.pool.lease(self._failed_start_try, shared=run.recording is not None, emulation=run.spec.emulation)
+                run.pool.lease(self._failed_start_try, emulation=run.spec.emulation)
             )
         if lease.launch_s:
             self.phases.rows.append(
@@ -149,13 +160,14 @@ class TestSession:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
         run, lease = self.test_run, self.lease
         assert lease is not None
-        if run.recording is None:
+        if self.preparing is not None:
+            with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
+                self._llm(await self.preparing)
             from browser_use.browser.events import BrowserErrorEvent
 
             from preview_qa.agent.agent_browser import start_session
             from preview_qa.agent.build import session_profile
 
-            assert lease.cdp_url is not None  # the pool gives an agent's test a browser browser-use can connect to
             self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
             masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
@@ -222,12 +234,14 @@ class TestSession:
             )
         self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
 
-    def _llm(self) -> RecordingLLM:  # built on first use: a replay that needs no verdict call never loads an LLM client
+    def _llm(self, made: MeteredChat | None = None) -> RecordingLLM:
+        """The test's LLM, built on first use (a replay that needs no verdict call never loads an LLM client), or from
+        the client already `made`."""
         from preview_qa.agent.llm import RecordingLLM
 
         run = self.test_run
         if self.recorder is None:
-            made = run.make_llm()
+            made = made or run.make_llm()
             self.recorder = RecordingLLM(
                 made.chat, meter=made.meter, on_fault=self.evidence.llm_fault, on_answer=self.steps.heard, redactor=run.redactor
             )
@@ -360,6 +374,19 @@ class TestSession:
         if evidence.disconnected and self.result.done is None:
             return "the browser crashed or was closed before the agent finished"
         return None
+
+
+async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
+    """The agent's modules (browser-use's and the provider's SDK: about 2.5 s of CPU) imported, and the test's LLM client
+    made, on a thread while the test's browser starts and its context is made, which is mostly Chromium's work: an agent
+    test waits for the longer of the two, not for both in turn."""
+
+    def prepare() -> MeteredChat:
+        for name in AGENT_MODULES:
+            importlib.import_module(name)
+        return make_llm()
+
+    return await asyncio.to_thread(prepare)
 
 
 def _being_cancelled() -> bool:
