@@ -246,25 +246,7 @@ def replay(latency: float, repeat: int, work: Path) -> None:
             cache = work / f"cache-{i}"
             firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "4"))
             seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "4"))
-            floors.append(
-                measured(
-                    [
-                        sys.executable,
-                        str(HERE / "bare_playwright.py"),
-                        "--base-url",
-                        site.url,
-                        "--tests",
-                        str(REPLAY_TESTS),
-                        "--concurrency",
-                        "4",
-                        "--password",
-                        PASSWORD,
-                        "--chromium",
-                        find_chromium() or "",
-                    ],
-                    llm,
-                )
-            )
+            floors.append(bare_playwright(site, llm, REPLAY_TESTS, 4))
     first, second, floor = best(firsts), best(seconds), best(floors)
     paths = {t["path"] for m in seconds for t in m.results["tests"]}
     print(
@@ -281,10 +263,18 @@ def replay(latency: float, repeat: int, work: Path) -> None:
     print(f"             ratio {ratio:.2f} ({goal(ratio, 1.10)})")
 
 
+def bare_playwright(site: DemoSite, llm: ScriptedLLM, tests: int, concurrency: int, durations: Path | None = None) -> Measure:
+    """The same login tests in bench/bare_playwright.py (each test's own wall time written to `durations`)."""
+    command = [sys.executable, str(HERE / "bare_playwright.py"), "--base-url", site.url, "--tests", str(tests)]
+    command += ["--concurrency", str(concurrency), "--password", PASSWORD, "--chromium", find_chromium() or ""]
+    return measured(command + (["--durations", str(durations)] if durations else []), llm)
+
+
 def replay3(latency: float, repeat: int, work: Path) -> None:
-    """A 3-step test (email, password, log in), recorded once, then replayed: the test's own time, process start aside."""
+    """A 3-step test (email, password, log in), recorded once, then replayed: the test's own time, process start aside;
+    against the same test in bare Playwright, one in a process of its own too, in turns."""
     task = "[three] Log in step by step as demo@acme.test (test {n})."
-    times = []
+    times, bare = [], []
     with services(latency, [{"name": "three", "match": "[three]", "turns": THREE_STEPS}]) as (site, llm):
         qa = manifest(work, 1, task)
         cache = work / "cache-three"
@@ -295,12 +285,19 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
             if (test["path"], test["steps"]) != ("replayed", 4):
                 raise SystemExit(f"bench: the 3-step test was not replayed completely: {test}")
             times.append((test["duration_s"], phases(work / f"three-replay-{i}", test), m))
+            anchor = bare_playwright(site, llm, 1, 1, work / f"three-bare-{i}.txt")
+            bare.append((float((work / f"three-bare-{i}.txt").read_text()), anchor))
     fastest, where, run = min(times, key=lambda t: t[0])
     launch = sum(row["wall_s"] for row in where if row["phase"].startswith("of which launching the browser"))
+    bare_s, bare_run = min(bare, key=lambda t: t[0])
     print(
         f"replay3      a 3-step test replayed: {fastest - launch:.2f} s test wall time without its worker's browser "
         f"launch ({goal(fastest - launch, 1.0, ' s')}), {fastest:.2f} s with it ({goal(fastest, 1.8, ' s')}); best of "
         f"{len(times)}, all: {', '.join(f'{t:.2f}' for t, _, _ in times)}"
+    )
+    print(
+        f"             the same test in bare Playwright (its context opened to closed, the network idle before its "
+        f"checks): {bare_s:.2f} s, so {(fastest - launch) / bare_s:.2f}x; its process {bare_run}"
     )
     print(f"             the whole process: {run.seconds:.2f} s wall, {run.cpu_s:.2f} CPU-s (its browser included)")
     for row in where:
