@@ -217,10 +217,14 @@ def _chromium(chromium: str | None) -> str:
 
 
 def _quiet_logs(verbose: bool) -> None:
-    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py)."""
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py). Quiet
+    loggers are disabled too, not only raised in level: bubus sets its logger's level as it is imported, which happens
+    after this, when the first test needs the agent (its handler errors after a browser crash then reached stderr, with
+    their tracebacks, through logging's last resort)."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
+        logger.disabled = not verbose
         logger.handlers.clear()
         if verbose:
             logger.addHandler(logging.StreamHandler(sys.stderr))

@@ -66,3 +66,21 @@ def test_stderr_is_joined_to_stdout_and_restored() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "joined\n" and done.stderr == "apart\n"
+
+
+def test_browser_uses_libraries_stay_quiet_when_imported_after_the_run_quieted_them() -> None:
+    """bubus sets its logger's level as it is imported, once the run's first agent test loads browser-use: an error it
+    logs then (a handler failing after a browser crash) must not reach stderr through logging's last resort."""
+    script = textwrap.dedent(
+        """
+        import logging
+        from preview_qa.app import _quiet_logs
+        _quiet_logs(False)
+        import preview_qa.agent.agent_browser  # browser-use, and bubus with it
+        logging.getLogger("bubus").error("EventBus handler failed")
+        logging.getLogger("browser_use.browser.session").error("session lost")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
