@@ -239,7 +239,7 @@ def concurrency(latency: float, repeat: int, work: Path) -> None:
 
 
 def replay(latency: float, repeat: int, work: Path) -> None:
-    firsts, seconds, floors = [], [], []
+    firsts, seconds, floors, evidenced = [], [], [], []
     with services(latency) as (site, llm):
         qa = manifest(work, REPLAY_TESTS)
         for i in range(repeat):  # the three taken in turns, so that all see the same load on the machine
@@ -247,6 +247,7 @@ def replay(latency: float, repeat: int, work: Path) -> None:
             firsts.append(preview_qa(llm, site, qa, work / f"record-{i}", "--cache", str(cache), "--concurrency", "4"))
             seconds.append(preview_qa(llm, site, qa, work / f"replay-{i}", "--cache", str(cache), "--concurrency", "4"))
             floors.append(bare_playwright(site, llm, REPLAY_TESTS, 4))
+            evidenced.append(bare_playwright(site, llm, REPLAY_TESTS, 4, evidence=True))
     first, second, floor = best(firsts), best(seconds), best(floors)
     paths = {t["path"] for m in seconds for t in m.results["tests"]}
     print(
@@ -261,13 +262,23 @@ def replay(latency: float, repeat: int, work: Path) -> None:
     ratio = second.seconds / floor.seconds
     print(f"             the same tests in bare Playwright (bench/bare_playwright.py): {floor}")
     print(f"             ratio {ratio:.2f} ({goal(ratio, 1.10)})")
+    kept = best(evidenced)
+    print(
+        f"             bare Playwright keeping preview-qa's evidence (a trace, a screenshot a step, a route; no goal): "
+        f"{kept}, so {second.seconds / kept.seconds:.2f}x; that evidence alone costs bare Playwright "
+        f"{kept.seconds / floor.seconds:.2f}x"
+    )
 
 
-def bare_playwright(site: DemoSite, llm: ScriptedLLM, tests: int, concurrency: int, durations: Path | None = None) -> Measure:
-    """The same login tests in bench/bare_playwright.py (each test's own wall time written to `durations`)."""
+def bare_playwright(
+    site: DemoSite, llm: ScriptedLLM, tests: int, concurrency: int, durations: Path | None = None, evidence: bool = False
+) -> Measure:
+    """The same login tests in bench/bare_playwright.py (each test's own wall time written to `durations`; with
+    preview-qa's evidence of a replay if `evidence`)."""
     command = [sys.executable, str(HERE / "bare_playwright.py"), "--base-url", site.url, "--tests", str(tests)]
     command += ["--concurrency", str(concurrency), "--password", PASSWORD, "--chromium", find_chromium() or ""]
-    return measured(command + (["--durations", str(durations)] if durations else []), llm)
+    command += (["--durations", str(durations)] if durations else []) + (["--evidence"] if evidence else [])
+    return measured(command, llm)
 
 
 def replay3(latency: float, repeat: int, work: Path) -> None:
