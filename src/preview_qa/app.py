@@ -27,7 +27,8 @@ from preview_qa.selection.select import select
 if TYPE_CHECKING:
     from preview_qa.engine.runner import Recordings
 
-QUIET_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai", "preview_qa.lifecycle")
+LIBRARY_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
+QUIET_LOGGERS = (*LIBRARY_LOGGERS, "preview_qa.lifecycle")
 
 
 def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
@@ -217,14 +218,14 @@ def _chromium(chromium: str | None) -> str:
 
 
 def _quiet_logs(verbose: bool) -> None:
-    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py). Quiet
-    loggers are disabled too, not only raised in level: bubus sets its logger's level as it is imported, which happens
-    after this, when the first test needs the agent (its handler errors after a browser crash then reached stderr, with
-    their tracebacks, through logging's last resort)."""
+    """browser-use's log only with --verbose; on stderr, which redacts and defuses it (secrets/safe_stderr.py). A quiet
+    library's logger is disabled too, not only raised in level: bubus sets its logger's level as it is imported, which
+    happens after this, when the first test needs the agent (its handler errors after a browser crash then reached
+    stderr, with their tracebacks, through logging's last resort). Our own logger's level is ours alone to set."""
     for name in QUIET_LOGGERS:
         logger = logging.getLogger(name)
         logger.propagate = False
-        logger.disabled = not verbose
+        logger.disabled = not verbose and name in LIBRARY_LOGGERS
         logger.handlers.clear()
         if verbose:
             logger.addHandler(logging.StreamHandler(sys.stderr))
