@@ -26,7 +26,7 @@ START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few secon
 # Starting Chromium takes seconds of CPU: started all at once on 2 cores, 8 browsers each needed over 30 s (load 15).
 START_AT_ONCE = max(2, os.cpu_count() or 2)
 SLOT_WAIT_S = 120.0  # at most, for a turn to start; past it the browser starts anyway
-CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (Playwright's connection, browser-use's session) at most
+CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (a browser's Playwright connection, a test's browser-use session) at most
 GONE_WAIT_S = 3.0  # for killed processes to leave the process table
 CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
 START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
@@ -64,7 +64,7 @@ class BrowserSetup:
 
 def sandboxed() -> bool:
     """Whether Chromium runs in its own sandbox: it needs user namespaces, which neither root nor a container's seccomp
-    allows (browser-use decides the same for an agent's browser, from its own look at the container)."""
+    allows."""
     in_container = os.getenv("IN_DOCKER", "").lower()[:1] in ("t", "y", "1") or Path("/.dockerenv").exists()
     return os.geteuid() != 0 and not in_container
 
@@ -307,10 +307,8 @@ def _launch_said(text: str) -> str:
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():  # Playwright's TimeoutError too
         return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
-    if not running:  # browser-use's own text guesses at causes (sandbox, display) that are rarely ours
-        if type(error).__module__.startswith("playwright."):  # Playwright's launch says what it saw: the true cause
-            return f"it exited before opening its debugging port: {_launch_said(str(error))}"
-        return "it exited before opening its debugging port"
+    if not running:  # Playwright's launch failed, and says what it saw: the true cause
+        return f"it exited before opening its debugging port: {_launch_said(str(error))}"
     return f"{type(error).__name__}: {error_line(error, 200)}"
 
 

@@ -377,7 +377,7 @@ class TestSession:
 
 
 async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
-    """The agent's modules (browser-use's and the provider's SDK: about 2.5 s of CPU) imported, and the test's LLM client
+    """The agent's modules (browser-use's and the provider's SDK: about 1.6 s of CPU) imported, and the test's LLM client
     made, on a thread while the test's browser starts and its context is made, which is mostly Chromium's work: an agent
     test waits for the longer of the two, not for both in turn."""
 
