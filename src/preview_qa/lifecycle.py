@@ -15,7 +15,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from enum import IntEnum
-from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -111,16 +110,27 @@ class _SignalCancels:
             log.info("%s: ignored, the run is already being cancelled", sig.name)
 
     def uninstall(self) -> None:
+        """The loop's handlers go. After a signal, the next ones are ignored by the OS from then on, never by a Python
+        handler: Python's finalization sets each signal with a Python handler back to its default (CPython's
+        `_PySignal_Fini`), so a second signal during the interpreter's exit (GitHub's SIGTERM, 1 s after its SIGINT)
+        ended a quickly cancelled run with -15. They are blocked while the handlers change, so none comes in between."""
         if not self._installed:
             return
-        for sig in SIGNALS:
-            self._loop.remove_signal_handler(sig)
-            if self.received:
-                signal.signal(sig, _absorb)
+        with _blocked(SIGNALS if self.received else ()):
+            for sig in SIGNALS:
+                self._loop.remove_signal_handler(sig)
+                if self.received:
+                    signal.signal(sig, signal.SIG_IGN)
 
 
-def _absorb(signum: int, frame: FrameType | None) -> None:
-    log.info("%s: ignored, the cancelled run is exiting", signal.Signals(signum).name)
+@contextlib.contextmanager
+def _blocked(signals: tuple[signal.Signals, ...]) -> Iterator[None]:
+    """Signals held pending while the block runs, then delivered under the handlers it set."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _abandon_leftovers(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:

@@ -67,6 +67,8 @@ def test_the_first_signal_cancels_and_the_next_ones_are_absorbed(restore_signals
         return "not cancelled"
 
     assert run_bounded(main(), grace_s=0.5) == "cancelled once"
+    # ignored by the OS, not by a Python handler, which the interpreter's finalization would set back to the default
+    assert [signal.getsignal(sig) for sig in SIGNALS] == [signal.SIG_IGN] * len(SIGNALS)
     os.kill(os.getpid(), signal.SIGTERM)  # after the loop: still absorbed, the cancelled process is on its way out
     time.sleep(0.1)
 
