@@ -1,4 +1,4 @@
-"""Every touch of browser-use's (or cdp_use's) private members and every patch of a library's class lives in
+"""Every touch of browser-use's (or cdp_use's, bubus's) private members and every patch of a library's class lives in
 agent/browser_use_patches.py, and every environment variable set for it in agent/browser_use_env.py (which must not
 import browser-use: it runs before it), so that an upgrade of browser-use has two short modules to read."""
 
@@ -14,7 +14,7 @@ import preview_qa.agent
 AGENT = Path(preview_qa.agent.__file__).parent
 PATCHES = AGENT / "browser_use_patches.py"
 ENVIRONMENT = AGENT / "browser_use_env.py"
-LIBRARIES = ("browser_use", "cdp_use")
+LIBRARIES = ("browser_use", "cdp_use", "bubus")
 
 
 def library_names(tree: ast.Module) -> set[str]:
@@ -82,6 +82,7 @@ def test_the_patches_module_is_where_they_are() -> None:
         "_cloud_browser_client declares",
         "CDPClient.send_raw assigned",
         "_context_id declares",
+        "bubus_service._get_global_lock assigned",
     ):
         assert expected in hits
 

@@ -25,6 +25,7 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
     """browser-use's session for the lease's context, connected. A connection that fails (a DevTools handshake that
     times out on a busy machine) is tried once more; twice, and the browser is retired after the test."""
     problem = ""
+    browser_use_patches.own_event_buses()  # the test's task: its session's and its agent's buses, not the others'
     for _ in range(START_TRIES):
         session = ContextSession(browser_profile=profile).in_context(lease.context_id, lease.emulated)
         try:

@@ -1,4 +1,4 @@
-"""Every place we touch browser-use's (or cdp_use's) private members or patch it, each with why.
+"""Every place we touch browser-use's (or cdp_use's, bubus's) private members or patch it, each with why.
 
 Read this module (and agent/browser_use_env.py) when upgrading browser-use: each item names what it relies on.
 1. The environment browser-use reads when first imported: set in agent/browser_use_env.py, which agent/__init__.py
@@ -16,13 +16,19 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
 7. `ScopedSessionManager`: browser-use's `SessionManager`, replaced in its module by `apply`, which keeps a
    `ContextSession`'s connection to its test's browser context (agent/context_scope.py) before its first command: the
    connection's `send_raw` and its private `_event_registry.handle_event` are wrapped on that one client.
+8. `own_event_buses`: bubus (browser-use's event bus) runs every handler of every bus of the process under one lock,
+   its private `_get_global_lock`, and a handler that awaits an event runs the queued events of every bus in
+   `EventBus.all_instances`; so the sessions of concurrent tests took turns, each action waiting for the others'.
+   `apply` replaces both in bubus: each test's session has a lock of its own and sees only its own buses, as a
+   browser-use script with one session does.
 """
 
 from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from browser_use import BrowserSession
@@ -32,6 +38,8 @@ from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
+from bubus import service as bubus_service
+from bubus.service import EventBus, ReentrantLock
 from cdp_use import CDPClient
 from pydantic import PrivateAttr
 
@@ -193,6 +201,44 @@ def _keep_to(client: CDPClient, context_id: str, refused: list[str]) -> None:
     _SCOPED[client] = context_id
 
 
+class _BusGroup:
+    """One test's event buses: its session's and its agent's, all made in that test's task."""
+
+    def __init__(self) -> None:
+        self.lock = ReentrantLock()
+
+
+_bus_group: ContextVar[_BusGroup | None] = ContextVar("preview_qa_bus_group", default=None)
+_everyones_lock = bubus_service._get_global_lock
+
+
+def own_event_buses() -> None:
+    """8. The buses made from now on in the calling task (and the tasks it starts) are a group of their own: a lock
+    of their own, and they see no other group's buses."""
+    _bus_group.set(_BusGroup())
+
+
+def _group_lock() -> ReentrantLock:
+    group = _bus_group.get()
+    return _everyones_lock() if group is None else group.lock
+
+
+class _GroupedBuses(weakref.WeakSet[EventBus]):
+    """bubus's registry of every bus, as each group sees it when it walks it: its own buses only."""
+
+    def __init__(self, buses: weakref.WeakSet[EventBus]) -> None:
+        self._group_of: weakref.WeakKeyDictionary[EventBus, _BusGroup | None] = weakref.WeakKeyDictionary()
+        super().__init__(buses)
+
+    def add(self, item: EventBus) -> None:
+        self._group_of.setdefault(item, _bus_group.get())
+        super().add(item)
+
+    def __iter__(self) -> Iterator[EventBus]:
+        group = _bus_group.get()
+        return (bus for bus in super().__iter__() if self._group_of.get(bus) is group)
+
+
 _applied = False
 
 
@@ -203,4 +249,6 @@ def apply() -> None:
         AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp = _no_loading_animation  # type: ignore[method-assign]
         PopupsWatchdog.on_TabCreatedEvent = on_TabCreatedEvent  # type: ignore[method-assign]
         session_manager.SessionManager = ScopedSessionManager  # type: ignore[misc]
+        EventBus.all_instances = _GroupedBuses(EventBus.all_instances)
+        bubus_service._get_global_lock = _group_lock
         _applied = True
