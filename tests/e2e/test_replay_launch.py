@@ -1,6 +1,7 @@
-"""End to end, a run that only replays: it never imports browser-use (the run before it, which ran the agent, did), its
-browser is launched by Playwright with our flags, as the agent's is, nothing reaches a host outside the fixture site's,
-and no process nor file of it is left in TMPDIR. (A browser that does not start is started again: test_browser_start.)"""
+"""End to end, a run that only replays: it never imports browser-use (the run before it, which ran the agent, did, and
+not Anthropic's SDK, on another provider), its browser is launched by Playwright with our flags, as the agent's is,
+nothing reaches a host outside the fixture site's, and no process nor file of it is left in TMPDIR. (A browser that
+does not start is started again: test_browser_start.)"""
 
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ def test_a_run_of_replays_never_imports_browser_use_and_its_browser_has_the_agen
 
     assert (record.exit_code, record.test("reads the price")["path"]) == (0, "agent"), record.stderr[-3000:]
     assert "browser_use" in imported(record.stderr)
+    assert "anthropic" not in imported(record.stderr)  # browser-use's Agent asks for its chat class, not for its SDK
     assert (replay.exit_code, replay.test("reads the price")["path"]) == (0, "replayed"), replay.stderr[-3000:]
     assert replay.test("reads the price")["status"] == "passed"
     assert "browser_use" not in imported(replay.stderr)

@@ -21,11 +21,19 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
    `EventBus.all_instances`; so the sessions of concurrent tests took turns, each action waiting for the others'.
    `apply` replaces both in bubus: each test's session has a lock of its own and sees only its own buses, as a
    browser-use script with one session does.
+9. `claude_check_without_its_sdk`: browser-use's Agent imports `browser_use.llm.anthropic.chat` as it is made, only to
+   ask whether its LLM is a `ChatAnthropic` (for its system prompt); ours never is, it is our wrapper (agent/llm.py),
+   so that import only cost an agent test on another provider the Anthropic SDK's (about 0.9 s of CPU, all of it on
+   the test's start). While an agent is made, that module is a placeholder unless it is loaded already (a run on
+   Anthropic's API loads it with its client, before any agent is made).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
+import types
 import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -199,6 +207,29 @@ def _keep_to(client: CDPClient, context_id: str, refused: list[str]) -> None:
     client.send_raw = send_raw  # type: ignore[method-assign]
     registry.handle_event = handle_event  # type: ignore[method-assign]
     _SCOPED[client] = context_id
+
+
+_ANTHROPIC_CHAT = "browser_use.llm.anthropic.chat"
+
+
+class _NotClaude:
+    """Nothing is an instance of it: what browser-use's check answers for our wrapper anyway."""
+
+
+@contextlib.contextmanager
+def claude_check_without_its_sdk() -> Iterator[None]:
+    """9. browser-use's Agent made meanwhile finds the placeholder, unless the real module is loaded."""
+    if _ANTHROPIC_CHAT in sys.modules:
+        yield
+        return
+    placeholder = types.ModuleType(_ANTHROPIC_CHAT)
+    placeholder.ChatAnthropic = _NotClaude  # type: ignore[attr-defined]
+    sys.modules[_ANTHROPIC_CHAT] = placeholder
+    try:
+        yield
+    finally:
+        if sys.modules.get(_ANTHROPIC_CHAT) is placeholder:
+            del sys.modules[_ANTHROPIC_CHAT]
 
 
 class _BusGroup:

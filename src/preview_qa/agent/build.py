@@ -13,6 +13,7 @@ from browser_use.agent.views import ActionResult
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
+from preview_qa.agent.browser_use_patches import claude_check_without_its_sdk
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import ActionGuard, RequestPolicy
 from preview_qa.agent.step_watcher import StepWatcher
@@ -112,28 +113,29 @@ def build_agent(
 ) -> Agent:
     """The agent for one test, on its session, starting at `start_url`; `on_new_step` hears each model answer with the
     page's state it answered (browser-use's register_new_step_callback)."""
-    return Agent(
-        task=INSTRUCTIONS + spec.agent_task,
-        llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
-        judge_llm=llm,  # type: ignore[arg-type]
-        use_judge=spec.judge,
-        browser_session=session,
-        # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
-        tools=WatchedTools(
-            steps, ActionGuard(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]
-        ),
-        register_new_step_callback=on_new_step,
-        output_model_schema=report_model(spec.output_schema),
-        sensitive_data=dict(secrets) or None,
-        initial_actions=[{"navigate": {"url": start_url}}],
-        directly_open_url=False,
-        calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
-        enable_signal_handler=False,
-        max_failures=3,
-        step_timeout=int(min(180, spec.timeout)),
-        llm_timeout=llm_timeout(spec.timeout),
-        file_system_path=os.path.join(workdir, "files"),
-    )
+    with claude_check_without_its_sdk():  # browser-use's Agent asks whether our wrapper is Claude's: it never is
+        return Agent(
+            task=INSTRUCTIONS + spec.agent_task,
+            llm=llm,  # type: ignore[arg-type]  # RecordingLLM is no BaseChatModel subclass: it wraps one and forwards each call
+            judge_llm=llm,  # type: ignore[arg-type]
+            use_judge=spec.judge,
+            browser_session=session,
+            # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
+            tools=WatchedTools(
+                steps, ActionGuard(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]
+            ),
+            register_new_step_callback=on_new_step,
+            output_model_schema=report_model(spec.output_schema),
+            sensitive_data=dict(secrets) or None,
+            initial_actions=[{"navigate": {"url": start_url}}],
+            directly_open_url=False,
+            calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
+            enable_signal_handler=False,
+            max_failures=3,
+            step_timeout=int(min(180, spec.timeout)),
+            llm_timeout=llm_timeout(spec.timeout),
+            file_system_path=os.path.join(workdir, "files"),
+        )
 
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:

@@ -51,7 +51,6 @@ AGENT_MODULES = [
     "preview_qa.agent.agent_browser",
     "preview_qa.agent.build",
     "preview_qa.agent.history",
-    "browser_use.llm.anthropic.chat",  # browser-use's Agent imports it whatever the provider, to tell if it is Claude's
 ]
 
 
