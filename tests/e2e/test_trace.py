@@ -4,6 +4,8 @@ group, with no secret in any entry, and opened by `playwright show-trace`."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -131,6 +133,7 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # the `playwright` script runs the viewer in a node child: both go at the end
     )
     try:
         assert viewer.stdout is not None
@@ -150,5 +153,5 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
             browser.close()
         assert "agent step 1" in listed and "price is wrong" in listed
     finally:
-        viewer.kill()
+        os.killpg(viewer.pid, signal.SIGKILL)
         viewer.wait(timeout=10)
