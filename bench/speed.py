@@ -70,6 +70,8 @@ class Measure:
     agent_requests: int
     cpu_s: float = 0.0  # the command's process tree, user + system
     busy_s: float = 0.0  # the whole machine's busy CPU-seconds meanwhile (/proc/stat)
+    quiet_s: float = 0.0  # seconds in which the machine was less than half a core busy (0.25 s samples)
+    quiet_waiting: float = 0.0  # the mean number of LLM requests waiting for their answer in those seconds
     results: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -97,7 +99,25 @@ def children_cpu_s() -> float:
 @contextmanager
 def services(latency: float, scenarios: list[dict[str, Any]] | None = None) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
     with DemoSite(password=PASSWORD) as site, ScriptedLLM(scenarios or [SCENARIO], latency=latency) as llm:
-        yield site, llm
+        yield site, counting_waits(llm)
+
+
+def counting_waits(llm: ScriptedLLM) -> ScriptedLLM:
+    """The scripted LLM, counting in `waiting` the requests in their latency (whose answer the run waits for)."""
+    lock, sleep = threading.Lock(), llm.sleep
+    llm.waiting = 0  # type: ignore[attr-defined]
+
+    def counted(seconds: float) -> bool:
+        with lock:
+            llm.waiting += 1  # type: ignore[attr-defined]
+        try:
+            return sleep(seconds)
+        finally:
+            with lock:
+                llm.waiting -= 1  # type: ignore[attr-defined]
+
+    llm.sleep = counted  # type: ignore[method-assign]
+    return llm
 
 
 def manifest(folder: Path, tests: int, task: str = TASK) -> Path:
@@ -124,11 +144,17 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     done = threading.Event()
 
     cpu_seen: dict[tuple[int, float], float] = {}  # each process of the tree (pid, start) -> its CPU-seconds when last seen
+    quiet: list[int] = []  # for each quarter second the machine was under half a core busy: the LLM requests waiting
 
     def sample() -> None:
         nonlocal peak
         root = psutil.Process(proc.pid)
+        last = (time.monotonic(), busy_cpu_s())
         while not done.wait(0.25):
+            now = (time.monotonic(), busy_cpu_s())
+            if (now[1] - last[1]) / (now[0] - last[0]) < 0.5:
+                quiet.append(getattr(llm, "waiting", 0))
+            last = now
             total = 0
             try:
                 for p in [root, *root.children(recursive=True)]:
@@ -152,7 +178,8 @@ def measured(command: list[str], llm: ScriptedLLM) -> Measure:
     if proc.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command[:4])} ... exited {proc.returncode}:\n{stderr[-3000:]}")
     agent_requests = sum(1 for c in llm.calls[first:] if c["kind"] == "agent")
-    return Measure(seconds, peak, agent_requests, cpu_s, busy)
+    quiet_waiting = sum(quiet) / len(quiet) if quiet else 0.0
+    return Measure(seconds, peak, agent_requests, cpu_s, busy, len(quiet) * 0.25, quiet_waiting)
 
 
 def preview_qa(llm: ScriptedLLM, site: DemoSite, qa: Path, out: Path, *extra: str) -> Measure:
@@ -232,6 +259,10 @@ def concurrency(latency: float, repeat: int, work: Path) -> None:
     print(
         f"             speed-up {speedup:.2f}x; the CPU-bound ideal on {cores} cores is {ideal:.2f}x (the run at 1 "
         f"needs {one.busy_s:.1f} busy CPU-s): {speedup / ideal:.0%} of it ({goal(speedup / ideal, 0.85, at_most=False)})"
+    )
+    print(
+        f"             at 4 the machine was under half a core busy for {four.quiet_s:.1f} s, with "
+        f"{four.quiet_waiting:.1f} LLM requests waiting for their answer on average meanwhile (at 1: {one.quiet_s:.1f} s)"
     )
     per_test = (four.peak_mb - one.peak_mb) / 3
     print(
