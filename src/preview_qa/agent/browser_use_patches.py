@@ -232,42 +232,37 @@ def claude_check_without_its_sdk() -> Iterator[None]:
             del sys.modules[_ANTHROPIC_CHAT]
 
 
-class _BusGroup:
-    """One test's event buses: its session's and its agent's, all made in that test's task."""
-
-    def __init__(self) -> None:
-        self.lock = ReentrantLock()
-
-
-_bus_group: ContextVar[_BusGroup | None] = ContextVar("preview_qa_bus_group", default=None)
+# One test's event buses (its session's and its agent's, all made in that test's task) share a lock of their own, which
+# also tells them from other tests' buses; None: bubus's own lock, shared by every bus made outside a test.
+_group_lock_of_task: ContextVar[ReentrantLock | None] = ContextVar("preview_qa_bus_lock", default=None)
 _everyones_lock = bubus_service._get_global_lock
 
 
 def own_event_buses() -> None:
     """8. The buses made from now on in the calling task (and the tasks it starts) are a group of their own: a lock
     of their own, and they see no other group's buses."""
-    _bus_group.set(_BusGroup())
+    _group_lock_of_task.set(ReentrantLock())
 
 
 def _group_lock() -> ReentrantLock:
-    group = _bus_group.get()
-    return _everyones_lock() if group is None else group.lock
+    lock = _group_lock_of_task.get()
+    return _everyones_lock() if lock is None else lock
 
 
 class _GroupedBuses(weakref.WeakSet[EventBus]):
     """bubus's registry of every bus, as each group sees it when it walks it: its own buses only."""
 
     def __init__(self, buses: weakref.WeakSet[EventBus]) -> None:
-        self._group_of: weakref.WeakKeyDictionary[EventBus, _BusGroup | None] = weakref.WeakKeyDictionary()
+        self._lock_of: weakref.WeakKeyDictionary[EventBus, ReentrantLock | None] = weakref.WeakKeyDictionary()
         super().__init__(buses)
 
     def add(self, item: EventBus) -> None:
-        self._group_of.setdefault(item, _bus_group.get())
+        self._lock_of.setdefault(item, _group_lock_of_task.get())
         super().add(item)
 
     def __iter__(self) -> Iterator[EventBus]:
-        group = _bus_group.get()
-        return (bus for bus in super().__iter__() if self._group_of.get(bus) is group)
+        lock = _group_lock_of_task.get()
+        return (bus for bus in super().__iter__() if self._lock_of.get(bus) is lock)
 
 
 _applied = False
