@@ -198,7 +198,7 @@ def test_a_replay_and_an_agent_share_the_browser_playwright_launched_with_a_port
             pids.extend(running(pool))
             await replay.page.goto(f"{site.url}/basket")
             async with pool.lease() as agent:
-                assert agent.pooled is replay.pooled and agent.cdp_url.startswith("http://127.0.0.1:")
+                assert agent.pooled is replay.pooled and agent.cdp_url.startswith("ws://127.0.0.1:")
                 profile = session_profile(True, ["127.0.0.1"], str(tmp_path / "agent"), agent.cdp_url)
                 session = await start_session(agent, profile)
                 await session.navigate_to(f"{site.url}/product")

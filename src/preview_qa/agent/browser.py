@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ def sandboxed() -> bool:
 # a DevTools port on the loopback that Chromium picks and writes to its profile folder.
 AGENT_ARGS = ["--disable-blink-features=AutomationControlled", "--remote-debugging-port=0"]
 PORT_FILE = "DevToolsActivePort"
+BROWSER_PATH = re.compile(r"/devtools/browser/[0-9a-f-]{36}")
 
 
 def playwright_args() -> list[str]:
@@ -283,16 +285,18 @@ async def _profile_folder(browser: Browser) -> str:
 
 
 async def _devtools_url(folder: str) -> str:
-    """The browser's DevTools endpoint: the port Chromium wrote to its profile folder once it listened (at once, as a
-    rule: it is written before Playwright's launch returns, but is waited for as long as a start may take). Its first
-    line is the port; the line's end shows it was written whole."""
+    """The browser's DevTools WebSocket: the port and path Chromium wrote to its profile folder once it listened (at
+    once, as a rule: it is written before Playwright's launch returns, but is waited for as long as a start may take).
+    The file is the port, a line's end, then the browser's path, whose fixed length (a UUID's) shows it was written
+    whole. With the WebSocket's address itself, a browser-use session connects at once: given a port's HTTP address,
+    each one first asks the port for it with an HTTP client of its own, made on the run's event loop."""
     path = os.path.join(folder, PORT_FILE)
     while True:
         with contextlib.suppress(OSError):
             with open(path, encoding="utf-8") as f:
-                port, written, _ = f.read().partition("\n")
-            if written and port.isdigit():
-                return f"http://127.0.0.1:{port}"
+                port, _, browser = f.read().partition("\n")
+            if port.isdigit() and BROWSER_PATH.fullmatch(browser.strip()):
+                return f"ws://127.0.0.1:{port}{browser.strip()}"
         await asyncio.sleep(0.02)
 
 
