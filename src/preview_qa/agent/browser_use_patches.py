@@ -26,12 +26,17 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
    so that import only cost an agent test on another provider the Anthropic SDK's (about 0.9 s of CPU, all of it on
    the test's start). While an agent is made, that module is a placeholder unless it is loaded already (a run on
    Anthropic's API loads it with its client, before any agent is made).
+10. `apply`: browser-use's `Agent.close` ends with a full garbage collection (`gc.collect()`, through the module's `gc`),
+   the end of a script's one agent; in our process it held the run's event loop, every concurrent test's browser
+   messages with it, for about 0.1 s at each test's end. `apply` gives that module a `gc` whose `collect` leaves it to
+   Python's own collector, which still runs by its thresholds.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import sys
 import types
 import weakref
@@ -40,6 +45,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from browser_use import BrowserSession
+from browser_use.agent import service as agent_service
 from browser_use.browser import session_manager
 from browser_use.browser.cloud.cloud import CloudBrowserClient
 from browser_use.browser.events import AgentFocusChangedEvent
@@ -265,6 +271,17 @@ class _GroupedBuses(weakref.WeakSet[EventBus]):
         return (bus for bus in super().__iter__() if self._lock_of.get(bus) is lock)
 
 
+class _NoFullCollection(types.ModuleType):
+    """10. The `gc` browser-use's agent module sees: Python's, but for `collect`."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(gc, name)
+
+    @staticmethod
+    def collect(generation: int = 2) -> int:
+        return 0
+
+
 _applied = False
 
 
@@ -277,4 +294,5 @@ def apply() -> None:
         session_manager.SessionManager = ScopedSessionManager  # type: ignore[misc]
         EventBus.all_instances = _GroupedBuses(EventBus.all_instances)
         bubus_service._get_global_lock = _group_lock
+        agent_service.gc = _NoFullCollection("gc")
         _applied = True
