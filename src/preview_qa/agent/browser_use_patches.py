@@ -30,11 +30,19 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
    the end of a script's one agent; in our process it held the run's event loop, every concurrent test's browser
    messages with it, for about 0.1 s at each test's end. `apply` gives that module a `gc` whose `collect` leaves it to
    Python's own collector, which still runs by its thresholds.
+11. `apply`: browser-use's `Agent` makes four pydantic models for its actions and its answer as it starts, and again
+   before every step (its private `_setup_action_models` and `_update_action_models_for_page`), only so that actions
+   restricted to some domains come and go with the page; and its chat classes make each model's JSON schema for every
+   request (`SchemaOptimizer.create_optimized_json_schema`). Both were about a fifth of the Python a concurrent run
+   does on its one thread. An agent now keeps its models while its registry's actions are the same ones and none is
+   restricted to domains (else they are made for each page, as before), and a model's schema is made once (a copy
+   each request).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import gc
 import sys
@@ -52,6 +60,7 @@ from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
+from browser_use.llm.schema import SchemaOptimizer
 from bubus import service as bubus_service
 from bubus.service import EventBus, ReentrantLock
 from cdp_use import CDPClient
@@ -282,6 +291,49 @@ class _NoFullCollection(types.ModuleType):
         return 0
 
 
+_STEP_MODELS = ("ActionModel", "AgentOutput", "DoneActionModel", "DoneAgentOutput")
+_setup_action_models = agent_service.Agent._setup_action_models
+_update_action_models_for_page = agent_service.Agent._update_action_models_for_page
+_optimized_schema = SchemaOptimizer.create_optimized_json_schema
+_schemas: weakref.WeakKeyDictionary[type, dict[tuple[bool, bool], dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _models_key(agent: agent_service.Agent, page_url: str | None) -> tuple[object, ...]:
+    """11. What an agent's step models depend on: its registry's actions and, only if one is kept to some domains, the
+    page's URL."""
+    actions = agent.tools.registry.registry.actions
+    by_page = any(action.domains for action in actions.values())
+    return (*map(id, actions.values()), page_url if by_page else None)
+
+
+def _keep_models(agent: agent_service.Agent, key: tuple[object, ...]) -> None:
+    agent._preview_qa_models = key, [getattr(agent, name) for name in _STEP_MODELS]  # type: ignore[attr-defined]
+
+
+def _setup_once(agent: agent_service.Agent) -> None:
+    _setup_action_models(agent)
+    _keep_models(agent, _models_key(agent, None))
+
+
+async def _update_if_changed(agent: agent_service.Agent, page_url: str) -> None:
+    key = _models_key(agent, page_url)
+    kept, models = getattr(agent, "_preview_qa_models", (None, []))
+    if kept == key:  # the models it made: also undoes a forced last step's answer model, as browser-use's remake does
+        for name, model in zip(_STEP_MODELS, models, strict=True):
+            setattr(agent, name, model)
+        return
+    await _update_action_models_for_page(agent, page_url)
+    _keep_models(agent, key)
+
+
+def _schema_once(model: type[Any], *, remove_min_items: bool = False, remove_defaults: bool = False) -> dict[str, Any]:
+    made = _schemas.setdefault(model, {})
+    flags = (remove_min_items, remove_defaults)
+    if flags not in made:
+        made[flags] = _optimized_schema(model, remove_min_items=remove_min_items, remove_defaults=remove_defaults)
+    return copy.deepcopy(made[flags])
+
+
 _applied = False
 
 
@@ -295,4 +347,7 @@ def apply() -> None:
         EventBus.all_instances = _GroupedBuses(EventBus.all_instances)
         bubus_service._get_global_lock = _group_lock
         agent_service.gc = _NoFullCollection("gc")
+        agent_service.Agent._setup_action_models = _setup_once  # type: ignore[method-assign,assignment]
+        agent_service.Agent._update_action_models_for_page = _update_if_changed  # type: ignore[method-assign,assignment]
+        SchemaOptimizer.create_optimized_json_schema = staticmethod(_schema_once)  # type: ignore[method-assign]
         _applied = True
