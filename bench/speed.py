@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -97,22 +98,28 @@ def children_cpu_s() -> float:
 
 
 @contextmanager
-def services(latency: float, scenarios: list[dict[str, Any]] | None = None) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
-    with DemoSite(password=PASSWORD) as site, CountingLLM(scenarios or [SCENARIO], latency=latency) as llm:
+def services(
+    latency: float, scenarios: list[dict[str, Any]] | None = None, spread: float = 0.0
+) -> Iterator[tuple[DemoSite, ScriptedLLM]]:
+    with DemoSite(password=PASSWORD) as site, CountingLLM(scenarios or [SCENARIO], latency=latency, spread=spread) as llm:
         yield site, llm
 
 
 class CountingLLM(ScriptedLLM):
-    """The scripted LLM, counting in `waiting` the requests in their latency (whose answer the run waits for)."""
+    """The scripted LLM, counting in `waiting` the requests in their latency (whose answer the run waits for). With a
+    `spread`, each answer's wait is drawn from latency x (1 - spread .. 1 + spread), the same mean, from a fixed seed,
+    as a real provider's answers take longer or shorter."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, spread: float = 0.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.waiting = 0
         self._counting = threading.Lock()
+        self._spread, self._draw = spread, random.Random(28)
 
     def sleep(self, seconds: float) -> bool:
         with self._counting:
             self.waiting += 1
+            seconds *= self._draw.uniform(1 - self._spread, 1 + self._spread)
         try:
             return super().sleep(seconds)
         finally:
@@ -243,32 +250,40 @@ def overhead(latency: float, repeat: int, work: Path) -> None:
 
 
 def concurrency(latency: float, repeat: int, work: Path) -> None:
-    ones, fours = [], []
-    with services(latency) as (site, llm):
-        qa = manifest(work, 8)
-        for i in range(repeat):
-            ones.append(preview_qa(llm, site, qa, work / f"c1-{i}", "--no-cache", "--concurrency", "1"))
-            fours.append(preview_qa(llm, site, qa, work / f"c4-{i}", "--no-cache", "--concurrency", "4"))
-    one, four = best(ones), best(fours)
-    cores = os.cpu_count() or 1
-    # #28's CPU-bound ideal: the run at 1's busy CPU-seconds spread over every core, no run can end before they are
-    # done. It is not capped at the cores: a run at 1 that waits on its LLM half the time may gain more than 2x on 2.
-    ideal = one.seconds / (one.busy_s / cores)
-    speedup = one.seconds / four.seconds
-    print(f"concurrency  8 agent tests at --concurrency 1: {one}   at 4: {four}")
-    print(
-        f"             speed-up {speedup:.2f}x; the CPU-bound ideal on {cores} cores is {ideal:.2f}x (the run at 1 "
-        f"needs {one.busy_s:.1f} busy CPU-s): {speedup / ideal:.0%} of it ({goal(speedup / ideal, 0.85, at_most=False)})"
-    )
-    print(
-        f"             at 4 the machine was under half a core busy for {four.quiet_s:.1f} s, with "
-        f"{four.quiet_waiting:.1f} LLM requests waiting for their answer on average meanwhile (at 1: {one.quiet_s:.1f} s)"
-    )
-    per_test = (four.peak_mb - one.peak_mb) / 3
-    print(
-        f"memory       peak PSS of the whole process tree: {one.peak_mb:.0f} MB at concurrency 1, {four.peak_mb:.0f} MB "
-        f"at 4: {per_test:.0f} MB per further concurrent test ({goal(per_test, 120, ' MB')})"
-    )
+    """The same 8 tests twice: with every answer after the same latency, and with the latency varied around it."""
+    for spread in (0.0, 0.5):
+        ones, fours = [], []
+        with services(latency, spread=spread) as (site, llm):
+            qa = manifest(work, 8)
+            for i in range(repeat):
+                ones.append(preview_qa(llm, site, qa, work / f"c1-{spread}-{i}", "--no-cache", "--concurrency", "1"))
+                fours.append(preview_qa(llm, site, qa, work / f"c4-{spread}-{i}", "--no-cache", "--concurrency", "4"))
+        one, four = best(ones), best(fours)
+        cores = os.cpu_count() or 1
+        # #28's CPU-bound ideal: the run at 1's busy CPU-seconds spread over every core, no run can end before they are
+        # done. It is not capped at the cores: a run at 1 that waits on its LLM half the time may gain more than 2x.
+        ideal = one.seconds / (one.busy_s / cores)
+        speedup = one.seconds / four.seconds
+        each = (
+            f"every answer after {latency:g} s"
+            if not spread
+            else f"answers after {latency * (1 - spread):g} to {latency * (1 + spread):g} s"
+        )
+        print(f"concurrency  8 agent tests, {each}, at --concurrency 1: {one}   at 4: {four}")
+        print(
+            f"             speed-up {speedup:.2f}x; the CPU-bound ideal on {cores} cores is {ideal:.2f}x (the run at 1 "
+            f"needs {one.busy_s:.1f} busy CPU-s): {speedup / ideal:.0%} of it ({goal(speedup / ideal, 0.85, at_most=False)})"
+        )
+        print(
+            f"             at 4 the machine was under half a core busy for {four.quiet_s:.1f} s, with "
+            f"{four.quiet_waiting:.1f} LLM requests waiting for their answer on average meanwhile (at 1: {one.quiet_s:.1f} s)"
+        )
+        if not spread:
+            per_test = (four.peak_mb - one.peak_mb) / 3
+            print(
+                f"memory       peak PSS of the whole process tree: {one.peak_mb:.0f} MB at concurrency 1, {four.peak_mb:.0f} "
+                f"MB at 4: {per_test:.0f} MB per further concurrent test ({goal(per_test, 120, ' MB')})"
+            )
 
 
 def replay(latency: float, repeat: int, work: Path) -> None:
