@@ -333,7 +333,7 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
     """A 3-step test (email, password, log in), recorded once, then replayed: the test's own time, process start aside;
     against the same test in bare Playwright, one in a process of its own too, in turns."""
     task = "[three] Log in step by step as demo@acme.test (test {n})."
-    times, bare = [], []
+    times, bare, evidenced = [], [], []
     with services(latency, [{"name": "three", "match": "[three]", "turns": THREE_STEPS}]) as (site, llm):
         qa = manifest(work, 1, task)
         cache = work / "cache-three"
@@ -346,6 +346,8 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
             times.append((test["duration_s"], phases(work / f"three-replay-{i}", test), m))
             anchor = bare_playwright(site, llm, 1, 1, work / f"three-bare-{i}.txt")
             bare.append((float((work / f"three-bare-{i}.txt").read_text()), anchor))
+            bare_playwright(site, llm, 1, 1, work / f"three-evidence-{i}.txt", evidence=True)
+            evidenced.append(float((work / f"three-evidence-{i}.txt").read_text()))
     fastest, where, run = min(times, key=lambda t: t[0])
     launch = sum(row["wall_s"] for row in where if row["phase"].startswith("of which launching the browser"))
     bare_s, bare_run = min(bare, key=lambda t: t[0])
@@ -357,6 +359,10 @@ def replay3(latency: float, repeat: int, work: Path) -> None:
     print(
         f"             the same test in bare Playwright (its context opened to closed, the network idle before its "
         f"checks): {bare_s:.2f} s, so {(fastest - launch) / bare_s:.2f}x; its process {bare_run}"
+    )
+    print(
+        f"             the same bare test keeping preview-qa's evidence (no goal): {min(evidenced):.2f} s, so "
+        f"{(fastest - launch) / min(evidenced):.2f}x"
     )
     print(f"             the whole process: {run.seconds:.2f} s wall, {run.cpu_s:.2f} CPU-s (its browser included)")
     for row in where:
