@@ -63,6 +63,22 @@ def test_an_action_kept_to_a_domain_comes_and_goes_with_the_page(tmp_path: Path)
     assert "refund_order" not in actions()
 
 
+def test_an_action_registered_again_makes_the_models_again(tmp_path: Path) -> None:
+    a = agent(tmp_path)
+
+    @a.tools.registry.action("Read the price.")
+    async def read_price() -> None: ...
+
+    asyncio.run(a._update_action_models_for_page("http://shop.test/"))
+    assert "currency" not in str(SchemaOptimizer.create_optimized_json_schema(a.AgentOutput))
+
+    @a.tools.registry.action("Read the price.")
+    async def read_price(currency: str) -> None: ...  # noqa: F811  # the same name, registered again with a parameter
+
+    asyncio.run(a._update_action_models_for_page("http://shop.test/"))
+    assert "currency" in str(SchemaOptimizer.create_optimized_json_schema(a.AgentOutput))
+
+
 def test_a_schema_is_made_once_and_each_request_gets_its_own_copy(tmp_path: Path) -> None:
     output = agent(tmp_path).AgentOutput
     first = SchemaOptimizer.create_optimized_json_schema(output)

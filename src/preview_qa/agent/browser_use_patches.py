@@ -299,11 +299,11 @@ _schemas: weakref.WeakKeyDictionary[type, dict[tuple[bool, bool], dict[str, Any]
 
 
 def _models_key(agent: agent_service.Agent, page_url: str | None) -> tuple[object, ...]:
-    """11. What an agent's step models depend on: its registry's actions and, only if one is kept to some domains, the
-    page's URL."""
+    """11. What an agent's step models depend on: its registry's actions (held, so that a replaced one is never taken
+    for another at its freed address) and, only if one is kept to some domains, the page's URL."""
     actions = agent.tools.registry.registry.actions
     by_page = any(action.domains for action in actions.values())
-    return (*map(id, actions.values()), page_url if by_page else None)
+    return (*actions.values(), page_url if by_page else None)
 
 
 def _keep_models(agent: agent_service.Agent, key: tuple[object, ...]) -> None:
