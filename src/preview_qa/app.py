@@ -183,7 +183,7 @@ async def run_manifest(
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
-    from preview_qa.agent.browser import START_BUDGET_S, BrowserSetup
+    from preview_qa.agent.browser import BrowserSetup
     from preview_qa.agent.browser_agents import browser_agents
     from preview_qa.engine.preview import origin_of
     from preview_qa.engine.runner import Runner
@@ -195,13 +195,14 @@ async def run_manifest(
         extra_headers=config.preview_headers,
         browsers=config.concurrency,
         trace=config.trace is not TraceMode.OFF,
+        start_timeout_s=config.browser_start_timeout,
     )
     done: list[RunResult] = []
     try:
         async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
             done.append(
                 await Runner(
-                    manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=START_BUDGET_S
+                    manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=browser.start_budget_s
                 ).run()
             )
     except asyncio.CancelledError:

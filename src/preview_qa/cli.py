@@ -13,7 +13,16 @@ from typing import Any, get_args
 import click
 
 from preview_qa import app
-from preview_qa.config import DEFAULT_CACHE, DEFAULT_OUT, FailOn, RunConfig, TraceMode, default_concurrency, find_chromium
+from preview_qa.config import (
+    BROWSER_START_TIMEOUT_S,
+    DEFAULT_CACHE,
+    DEFAULT_OUT,
+    FailOn,
+    RunConfig,
+    TraceMode,
+    default_concurrency,
+    find_chromium,
+)
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.manifest import loader
@@ -479,6 +488,14 @@ def _speed_config(
     envvar=_env("INPUT_TRACE"),
     help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
 )
+@click.option(
+    "--browser-start-timeout",
+    type=click.FloatRange(5, 600),
+    default=BROWSER_START_TIMEOUT_S,
+    show_default=True,
+    envvar=_env("PREVIEW_QA_BROWSER_START_TIMEOUT"),
+    help="Seconds a browser may take to start, per try (it is tried twice): more on a slow self-hosted runner.",
+)
 @run_options
 @selection_options
 @speed_options
@@ -497,6 +514,7 @@ def run(
     retries: int | None,
     baseline_url: str | None,
     trace: str,
+    browser_start_timeout: float,
     out: Path,
     concurrency: int,
     only: tuple[str, ...],
@@ -533,6 +551,7 @@ def run(
         retries=retries,
         baseline_url=_baseline_url(baseline_url, base_url, fail_on),
         trace=TraceMode(trace),
+        browser_start_timeout=browser_start_timeout,
         **_speed_config(**speed),
     )
     exit_with(lambda: execute(loaded, config, verbose))

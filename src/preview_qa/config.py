@@ -14,6 +14,8 @@ from preview_qa.providers import Provider
 
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
+# one try of a browser's start; a healthy Chromium answers within a few seconds even on a busy 2-core runner
+BROWSER_START_TIMEOUT_S = 30.0
 # The exit code is 1 once a test is this bad (failed: or errored); regressions: once one errored, or failed without
 # failing on the baseline too; healed: as failed, and also once a test passed only because the agent healed its replay.
 FailOn = Literal["failed", "errored", "regressions", "healed", "never"]
@@ -86,6 +88,7 @@ class RunConfig:
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
+    browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
 
     @property
     def basic_auth_password(self) -> str | None:

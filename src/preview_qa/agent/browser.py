@@ -17,20 +17,19 @@ from typing import TYPE_CHECKING
 
 import psutil
 
+from preview_qa.config import BROWSER_START_TIMEOUT_S
 from preview_qa.results import error_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
 
 START_TRIES = 2
-START_TIMEOUT_S = 30.0  # one try; a healthy Chromium answers within a few seconds even on a busy 2-core runner
 # Starting Chromium takes seconds of CPU: started all at once on 2 cores, 8 browsers each needed over 30 s (load 15).
 START_AT_ONCE = max(2, os.cpu_count() or 2)
 SLOT_WAIT_S = 120.0  # at most, for a turn to start; past it the browser starts anyway
 CLOSE_TIMEOUT_S = 3.0  # each polite step of closing (a browser's Playwright connection, a test's browser-use session) at most
 GONE_WAIT_S = 3.0  # for killed processes to leave the process table
 CLOSE_BUDGET_S = 2 * CLOSE_TIMEOUT_S + GONE_WAIT_S + 1.0
-START_BUDGET_S = SLOT_WAIT_S + START_TRIES * (START_TIMEOUT_S + CLOSE_BUDGET_S)  # the most a start can take, failing
 PROFILE_FLAG = "--user-data-dir="
 BROWSER_ARGS = [
     "--no-startup-window",
@@ -61,6 +60,12 @@ class BrowserSetup:
     browsers: int = 1  # at most this many run at once: one per test running at the same time (--concurrency)
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
     trace: bool = False  # record a Playwright trace of each test (--trace; the reporters decide which to keep)
+    start_timeout_s: float = BROWSER_START_TIMEOUT_S  # one try of a browser's start (--browser-start-timeout)
+
+    @property
+    def start_budget_s(self) -> float:
+        """The most a browser's start can take, failing: its turn, and each try with its cleanup."""
+        return SLOT_WAIT_S + START_TRIES * (self.start_timeout_s + CLOSE_BUDGET_S)
 
 
 def sandboxed() -> bool:
@@ -207,21 +212,21 @@ async def _turn(gate: asyncio.Semaphore) -> AsyncIterator[None]:
 async def start_browser(
     playwright: Playwright, setup: BrowserSetup, gate: asyncio.Semaphore, on_failed_try: Callable[[int, str], None]
 ) -> Launched:
-    """Start a browser in its turn at `gate`; one that does not come up within START_TIMEOUT_S is killed and started
-    again, START_TRIES times in all, else BrowserStartError."""
+    """Start a browser in its turn at `gate`; one that does not come up within the setup's start timeout is killed and
+    started again, START_TRIES times in all, else BrowserStartError."""
     reasons: list[str] = []
     for attempt in range(1, START_TRIES + 1):
         launch = PlaywrightLaunch(playwright, setup)
         started = False
         clock = time.monotonic()
         try:
-            async with _turn(gate), asyncio.timeout(START_TIMEOUT_S):
+            async with _turn(gate), asyncio.timeout(setup.start_timeout_s):
                 clock = time.monotonic()  # from its turn on
                 browser = await launch.start()
             started = True
             return browser
         except Exception as e:  # TimeoutError included: ours or Playwright's
-            reason = _start_failure(e, time.monotonic() - clock, launch.running())
+            reason = _start_failure(e, min(time.monotonic() - clock, setup.start_timeout_s), launch.running())
             reasons.append(reason)
             on_failed_try(attempt, reason)
         finally:
@@ -258,7 +263,7 @@ class PlaywrightLaunch:
             ignore_default_args=["--enable-automation"],
             headless=self.setup.headless,
             chromium_sandbox=sandboxed(),
-            timeout=(START_TIMEOUT_S - 1) * 1000,
+            timeout=(self.setup.start_timeout_s - 1) * 1000,
         )
         folder = await _profile_folder(self.browser)
         self.processes = BrowserProcesses(folder)
@@ -310,7 +315,7 @@ def _launch_said(text: str) -> str:
 
 def _start_failure(error: Exception, seconds: float, running: bool) -> str:
     if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():  # Playwright's TimeoutError too
-        return f"no answer on its debugging port within {min(seconds, START_TIMEOUT_S):.0f} s"
+        return f"no answer on its debugging port within {seconds:.0f} s"
     if not running:  # Playwright's launch failed, and says what it saw: the true cause
         return f"it exited before opening its debugging port: {_launch_said(str(error))}"
     return f"{type(error).__name__}: {error_line(error, 200)}"
