@@ -493,7 +493,7 @@ def _speed_config(
     type=click.FloatRange(5, 600),
     default=BROWSER_START_TIMEOUT_S,
     show_default=True,
-    envvar=_env("PREVIEW_QA_BROWSER_START_TIMEOUT"),
+    envvar=_env("INPUT_BROWSER-START-TIMEOUT", "PREVIEW_QA_BROWSER_START_TIMEOUT"),
     help="Seconds a browser may take to start, per try (it is tried twice): more on a slow self-hosted runner.",
 )
 @run_options

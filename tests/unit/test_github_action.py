@@ -50,6 +50,7 @@ INPUTS = {
     "retries",
     "baseline-url",
     "trace",
+    "browser-start-timeout",
 }
 OUTPUTS = {
     "passed",
