@@ -5,8 +5,11 @@
 set -euo pipefail
 
 image="${PREVIEW_QA_IMAGE:-}"
-if [ -z "$image" ] && [ -n "${ACTION_REPOSITORY:-}" ] && [ -n "${ACTION_REF:-}" ]; then
-  image="ghcr.io/${ACTION_REPOSITORY,,}:${ACTION_REF}"   # the release workflow tags images like the action
+# The image of the ref the workflow used the action at: the release tags each image with its version tags and its
+# full commit SHA, so `@v1`, `@v1.2.3` and `@<commit SHA>` all find theirs. A ref that cannot be an image tag (a
+# branch with a slash) has none.
+if [ -z "$image" ] && [ -n "${ACTION_REPOSITORY:-}" ] && [[ "${ACTION_REF:-}" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]]; then
+  image="ghcr.io/${ACTION_REPOSITORY,,}:${ACTION_REF}"
   docker pull --quiet "$image" >&2 || image=""
 fi
 if [ -z "$image" ]; then  # `uses: ./`, or a ref without a release image: build from the action's own source

@@ -5,7 +5,8 @@
 # runs on this machine; the real base is used by the release workflow on GitHub. Then, as a non-root runner uid:
 #   1. `preview-qa demo` in the image;
 #   2. scripts/action.sh, as a runner runs it (GITHUB_* files, INPUT_* with hyphens, a `docker` on PATH that forwards
-#      to podman), against the demo fixtures: exit code, $GITHUB_OUTPUT, summary, masks, annotations, file owners;
+#      to podman), the action pinned by a commit SHA whose image it pulls by that SHA (podman's storage plays the
+#      registry), against the demo fixtures: exit code, $GITHUB_OUTPUT, summary, masks, annotations, file owners;
 #   3. a cancelled job: SIGTERM to the running step, which must end with exit 130 within seconds, several times.
 # .ci/run runs it (as root: it installs Debian packages and runs podman's service, as a runner's docker daemon).
 #
@@ -57,6 +58,7 @@ cleanup() {
   local status=$?
   [ -n "${service_pid:-}" ] && kill "$service_pid" 2>/dev/null
   [ -z "${fixtures:-}" ] || "${podman[@]}" rm --force --ignore --time 0 "$fixtures" >/dev/null 2>&1 || true
+  [ -z "${pinned:-}" ] || "${podman[@]}" untag "$image" "$pinned" >/dev/null 2>&1 || true
   if [ -n "${KEEP:-}" ]; then say "kept $work"; else rm -rf "$work"; fi
   exit "$status"
 }
@@ -176,6 +178,11 @@ check "the demo's files are owned by uid $runner_uid" owned_by_runner "$work/dem
 say "demo: $((SECONDS - demo_started)) s"
 
 # --- 2. scripts/action.sh as a runner runs it --------------------------------------------------------------------------
+# The action as a workflow that pins it by commit uses it: `uses: acme/preview-qa@<commit SHA>` (this checkout's
+# commit, else a stand-in), whose image the release pushes under that SHA as well as the version.
+commit="$(git -c safe.directory="$root" rev-parse HEAD 2>/dev/null || printf '%040d' 0)"
+pinned="ghcr.io/acme/preview-qa:$commit"
+"${podman[@]}" tag "$image" "$pinned"
 # podman's service plays the docker daemon a runner's user may talk to; `docker` forwards to it (as the runner's
 # docker CLI does) with the ulimits this host allows.
 "${podman[@]}" system service --time 0 "unix://$work/podman.sock" 9>&- &  # 9>&-: long-lived, never holds the lock
@@ -188,10 +195,14 @@ cat > "$work/bin/docker" <<SHIM
 #!/bin/bash
 # docker -> podman's service: \`docker run\` gets this host's ulimits; everything else passes through.
 # bash, not sh: dash drops variables such as INPUT_BASE-URL from the environment, which docker forwards.
+printf '%s %s\n' "\$1" "\${@: -1}" >> "$work/docker-calls.log"
+# No registry here: a pull finds the image the release would have pushed in podman's storage, or fails as a pull does.
+if [ "\$1" = pull ]; then exec podman --remote --url "unix://$work/podman.sock" image exists "\${@: -1}"; fi
 if [ "\$1" = run ]; then shift; set -- run ${ulimits[*]} "\$@"; fi
 exec podman --remote --url "unix://$work/podman.sock" "\$@"
 SHIM
 chmod 755 "$work/bin/docker"
+install -m 644 -o "$runner_uid" -g "$runner_gid" /dev/null "$work/docker-calls.log"
 cp scripts/action.sh "$work/action/scripts/action.sh"
 for folder in workspace runner-temp home fixtures; do install -d -o "$runner_uid" -g "$runner_gid" "$work/$folder"; done
 cp src/preview_qa/demo/qa.yml "$work/workspace/qa.yml"
@@ -220,7 +231,7 @@ action() {  # action <manifest> <out> <log>: the action's run step, as the runne
     GITHUB_WORKSPACE="$work/workspace" RUNNER_TEMP="$work/runner-temp" GITHUB_ACTION_PATH="$work/action" \
     GITHUB_OUTPUT="$work/runner-temp/output-$2" GITHUB_STEP_SUMMARY="$work/runner-temp/summary-$2" \
     GITHUB_REPOSITORY=acme/shop GITHUB_RUN_ID=1 GITHUB_SERVER_URL=https://github.com \
-    PREVIEW_QA_IMAGE="$image" DEMO_PASSWORD=demo-pass-123 \
+    ACTION_REPOSITORY=Acme/Preview-QA ACTION_REF="$commit" DEMO_PASSWORD=demo-pass-123 \
     INPUT_MANIFEST="$1" INPUT_BASE-URL="$site_url" INPUT_LLM-BASE-URL="$llm_url" INPUT_API-KEY=scripted-key-4242 \
     INPUT_PROVIDER=openai INPUT_MODEL=scripted-demo INPUT_OUT="$2" INPUT_WAIT-TIMEOUT=60 INPUT_FAIL-ON=failed \
     INPUT_COMMENT=false PREVIEW_QA_NO_CACHE=1 \
@@ -231,7 +242,7 @@ action() {  # action <manifest> <out> <log>: the action's run step, as the runne
 finish() {  # finish <seconds>: the step's exit status; past <seconds>, it and its container are killed (status 124)
   timeout "$1" tail --pid "$action_pid" -f /dev/null || true
   if kill -0 "$action_pid" 2>/dev/null; then
-    for id in $("${podman[@]}" ps --quiet --no-trunc --filter "ancestor=$image"); do
+    for id in $("${podman[@]}" ps --quiet --no-trunc --filter "ancestor=$image" --filter "ancestor=$pinned"); do
       [ "$id" = "$fixtures" ] || "${podman[@]}" kill "$id" >/dev/null 2>&1 || true
     done
     kill -KILL "$action_pid" 2>/dev/null || true
@@ -249,6 +260,10 @@ action_status=0
 finish 300 || action_status=$?
 say "action.sh: $((SECONDS - action_started)) s"
 check "action.sh exits 1: one demo test fails on purpose (got $action_status)" test "$action_status" = 1
+pulled_by_commit() {  # the step asked for the image of the commit the action was pinned at, and built none
+  grep -q -x -F "pull $pinned" "$work/docker-calls.log" && ! grep -q '^build ' "$work/docker-calls.log"
+}
+check "action.sh pulled the image by the commit SHA the action was pinned at, and built none" pulled_by_commit
 [ "$action_status" = 1 ] || tail -n 40 "$work/action.log" >&2
 check_outputs() {
   python3 - "$work/runner-temp/output-results" results <<'PY'

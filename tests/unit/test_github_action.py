@@ -197,7 +197,7 @@ def test_self_test_uses_the_action_from_this_checkout_and_asserts_its_outputs() 
     assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL"} and "3/1/0/0/4" in check["run"]
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
     assert release[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as True
-    assert "ghcr.io/${{ github.repository }}" in str(release) and "pattern=v{{major}}" in str(release)
+    assert "ghcr.io/${GITHUB_REPOSITORY,,}" in str(release) and "pattern=v{{major}}" in str(release)
 
 
 def test_dockerfile_lints_and_installs_through_the_script_ci_runs() -> None:
