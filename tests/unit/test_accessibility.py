@@ -6,19 +6,19 @@ import pytest
 from pydantic import ValidationError
 
 from preview_qa.manifest.models import Accessibility, Expectations, Impact
-from preview_qa.results import Status
-from preview_qa.verdict.accessibility import Violation, accessibility_outcome
+from preview_qa.results import AccessibilityViolation, Status, ViolatingElement
+from preview_qa.verdict.accessibility import accessibility_outcome
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from preview_qa.verdict.decide import decide
 from tests.builders import spec
 
-LABEL = Violation(rule="label", impact="critical", help="Form elements must have labels", targets=["#newsletter-email", "#q"])
-CONTRAST = Violation(
-    rule="color-contrast", impact="serious", help="Elements must meet minimum color contrast ratio", targets=[".muted"]
-)
-REGION = Violation(
-    rule="region", impact="moderate", help="All page content should be contained by landmarks", targets=["body > p"]
-)
+def violation(rule: str, impact: str | None, help: str, *targets: str) -> AccessibilityViolation:
+    return AccessibilityViolation(rule=rule, impact=impact, help=help, elements=[ViolatingElement(target=t) for t in targets])
+
+
+LABEL = violation("label", "critical", "Form elements must have labels", "#newsletter-email", "#q")
+CONTRAST = violation("color-contrast", "serious", "Elements must meet minimum color contrast ratio", ".muted")
+REGION = violation("region", "moderate", "All page content should be contained by landmarks", "body > p")
 
 
 def test_the_manifest_reads_impact_names_and_refuses_others() -> None:
@@ -51,7 +51,7 @@ def test_each_failing_rule_is_listed_with_impact_count_element_and_help() -> Non
 
 
 def test_an_unknown_impact_fails_closed() -> None:
-    odd = Violation(rule="new-rule", impact=None, help="Something new", targets=["div"])
+    odd = violation("new-rule", None, "Something new", "div")
     assert not accessibility_outcome(Accessibility(impact=Impact.CRITICAL), [odd], "4.12.1").ok
 
 
