@@ -11,6 +11,7 @@ from typing import Any
 from preview_qa.agent.replay.recording import KEYS, VERDICT, RecordedAction, RecordedStep, recorded_steps
 from preview_qa.export.locators import Locator, locate
 from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import one_line
 
 SECRET = re.compile(r"<secret>(\w+)</secret>")
@@ -81,14 +82,18 @@ class Check(StrEnum):
     TITLE = "title"
     TEXT = "text"
     NOT_TEXT = "not_text"
+    ELEMENT = "element"  # one assertion per state of `state`'s element
+    ATTRIBUTE = "attribute"
+    CSS = "css"
 
 
 @dataclass(frozen=True)
 class Assertion:
     check: Check
-    value: str
+    value: str  # the text, URL or title; "" for a state check, whose `state` says it all
     timeout_ms: int
     note: str = ""
+    state: ElementCheck | AttributeCheck | CssCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +238,9 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
     found += [Assertion(Check.TITLE, expect.title, ms)] if expect.title else []
     found += [Assertion(Check.TEXT, t, ms) for t in expect.text]
     found += [Assertion(Check.NOT_TEXT, t, ms) for t in expect.not_text]
+    found += [Assertion(Check.ELEMENT, "", ms, state=e) for e in expect.element]
+    found += [Assertion(Check.ATTRIBUTE, "", ms, state=a) for a in expect.attribute]
+    found += [Assertion(Check.CSS, "", ms, state=c) for c in expect.css]
     unchecked: list[str] = []
     for key, value in expect.data.items():  # checked on the agent's report, which an exported test has not
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
