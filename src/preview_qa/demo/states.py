@@ -10,8 +10,8 @@ PREFIX = "/states/"
 _SETTINGS = (
     """<main><h1>Settings</h1>
 <p><button type=button role=switch id=dark aria-checked=false>Dark mode</button></p>
-<p><input type=checkbox id=updates style="display:inline;width:auto"><label for=updates style="display:inline">Email me
-updates</label></p>
+<p><label for=updates style="display:inline">Email me updates</label>
+<input type=checkbox id=updates style="display:inline;width:auto"></p>
 <p><button type=button id=menu aria-expanded=false aria-controls=menu-list>Menu</button></p>
 <ul id=menu-list hidden><li><a href="#profile">Profile</a></li><li><a href="#billing">Billing</a></li></ul>
 <p><button type=button id=bold aria-pressed=false>Bold</button> <button type=button disabled>Delete account</button></p>
