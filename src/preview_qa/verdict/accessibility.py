@@ -40,8 +40,8 @@ def accessibility_outcome(
 
 
 def describe(v: AccessibilityViolation) -> str:
-    """`color-contrast (serious) on 2 element(s), first 'a.docs' ('Docs'; contrast 2.32:1, #aaaaaa on #ffffff, 12.0pt
-    (16px) normal, 4.5:1 expected): Elements must meet minimum color contrast ratio thresholds`."""
+    """`color-contrast (serious) on 2 element(s), first 'a > span' ('Docs') [contrast 2.32:1, #aaaaaa on #ffffff,
+    12.0pt (16px) normal, 4.5:1 expected]: Elements must meet minimum color contrast ratio thresholds`."""
     first = ""
     if v.elements:
         e = v.elements[0]
