@@ -231,7 +231,7 @@ def test_the_typescript_export_asserts_each_state_likewise() -> None:
         'await expect(page.getByRole("checkbox", { name: "Email", exact: true }))'
         ".toBeChecked({ checked: false, timeout: 3000 });",
         f'await expect(page.getByRole("button", {{ name: "Menu", pressed: true }})).toHaveCount(1, {t});',
-        "await expect(page.getByRole(\"button\", { name: \"Menu\" })).toHaveAttribute('aria-expanded', 'false', "
+        'await expect(page.getByRole("button", { name: "Menu" })).toHaveAttribute("aria-expanded", "false", '
         "{ ignoreCase: true, timeout: 3000 });",
         f'await expect(page.getByRole("button", {{ name: "Menu" }})).toBeEnabled({t});',
         f'await expect(page.getByRole("tab", {{ name: "Billing", selected: true }})).toHaveCount(1, {t});',

@@ -6,8 +6,19 @@ import re
 from collections.abc import Callable
 
 from preview_qa.export.locators import By, Locator
-from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
-from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
+from preview_qa.export.plan import (
+    Assert,
+    Assertion,
+    Check,
+    Op,
+    Operation,
+    Plan,
+    Secret,
+    StateAssertion,
+    Target,
+    Text,
+    comment_text,
+)
 
 _LOCATE = {By.LABEL: "get_by_label", By.PLACEHOLDER: "get_by_placeholder", By.TEXT: "get_by_text"}
 
@@ -103,8 +114,8 @@ def _locator(locator: Locator) -> str:
 
 def _assertion(a: Assertion) -> list[str]:
     note = [f"# {a.note}"] if a.note else []
-    if a.state is not None:
-        return [*note, *_state_assertions(a.state, a.timeout_ms)]
+    if a.states:
+        return [*note, *(_state(state, a.timeout_ms) for state in a.states)]
     pattern = f"re.compile(re.escape({_str(a.value)}){', re.IGNORECASE' if a.check is Check.TITLE else ''})"
     code = {
         Check.URL: f"expect(page).to_have_url({pattern}, timeout={a.timeout_ms})",
@@ -116,38 +127,26 @@ def _assertion(a: Assertion) -> list[str]:
     return [*note, code]
 
 
-def _state_assertions(check: ElementCheck | AttributeCheck | CssCheck, ms: int) -> list[str]:
-    """Playwright's own assertions for a state check: one per state of an element, found as the check found it."""
-    if isinstance(check, AttributeCheck):
-        name, value = _str(check.name), _str(check.value)
-        return [f"expect(page.locator({_str(check.selector)})).to_have_attribute({name}, {value}, timeout={ms})"]
-    if isinstance(check, CssCheck):
-        name, value = _str(check.property), _str(check.value)
-        return [f"expect(page.locator({_str(check.selector)})).to_have_css({name}, {value}, timeout={ms})"]
-    lines = []
-    for state, on in check.states.items():
-        if state == "visible" and not on:  # none of them shown, hidden ones included
-            shown = f"{_by_role(check, 'include_hidden=True')}.filter(visible=True)"
-            lines.append(f"expect({shown}).to_have_count(0, timeout={ms})")
-        elif state in ("pressed", "selected"):  # Playwright reads these through the role selector alone
-            lines.append(f"expect({_by_role(check, f'{state}={on}')}).to_have_count(1, timeout={ms})")
-        else:
-            lines.append(f"expect({_by_role(check)}).{_state_call(state, on, ms)}")
-    return lines
+def _state(a: StateAssertion, ms: int) -> str:
+    """`expect(<target>).to_be_checked(timeout=5000)`: Playwright's own assertion for one state."""
+    args = [str(x) if isinstance(x, int) else _str(x) for x in a.args] + ["ignore_case=True"] * a.ignore_case
+    call = {
+        Assert.UNCHECKED: "to_be_checked",
+        Assert.COUNT: "to_have_count",
+        Assert.ATTRIBUTE: "to_have_attribute",
+        Assert.CSS: "to_have_css",
+    }.get(a.kind, f"to_be_{a.kind.value}")
+    extra = ["checked=False"] if a.kind is Assert.UNCHECKED else []
+    return f"expect({_target(a.target)}).{call}({', '.join([*args, *extra, f'timeout={ms}'])})"
 
 
-def _state_call(state: str, on: bool, ms: int) -> str:
-    if state == "expanded":  # Playwright reads it from aria-expanded (compared case-insensitively)
-        return f'to_have_attribute("aria-expanded", "{str(on).lower()}", ignore_case=True, timeout={ms})'
-    if state == "checked":
-        return f"to_be_checked({'' if on else 'checked=False, '}timeout={ms})"
-    call = {"visible": "to_be_visible", "disabled": "to_be_disabled" if on else "to_be_enabled"}[state]
-    return f"{call}(timeout={ms})"
-
-
-def _by_role(check: ElementCheck, *options: str) -> str:
-    name = [f"name={_str(check.name)}"] if check.name is not None else []
-    return f"page.get_by_role({', '.join([_str(check.role), *name, *['exact=True'] * check.exact, *options])})"
+def _target(t: Target) -> str:
+    if t.selector:
+        return f"page.locator({_str(t.selector)})"
+    options = ([f"name={_str(t.name)}"] if t.name is not None else []) + ["exact=True"] * t.exact
+    options += [f"{key}={value}" for key, value in t.filters]
+    found = f"page.get_by_role({', '.join([_str(t.role), *options])})"
+    return found + ".filter(visible=True)" * t.shown_only
 
 
 def _text(text: Text) -> str:

@@ -7,8 +7,19 @@ import json
 from collections.abc import Callable
 
 from preview_qa.export.locators import By, Locator
-from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
-from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
+from preview_qa.export.plan import (
+    Assert,
+    Assertion,
+    Check,
+    Op,
+    Operation,
+    Plan,
+    Secret,
+    StateAssertion,
+    Target,
+    Text,
+    comment_text,
+)
 
 _LOCATE = {By.LABEL: "getByLabel", By.PLACEHOLDER: "getByPlaceholder", By.TEXT: "getByText"}
 _SECRET_HELPER = """function secret(name: string): string {
@@ -101,8 +112,8 @@ def _locator(locator: Locator) -> str:
 
 def _assertion(a: Assertion) -> list[str]:
     note = [f"// {a.note}"] if a.note else []
-    if a.state is not None:
-        return [*note, *_state_assertions(a.state, a.timeout_ms)]
+    if a.states:
+        return [*note, *(_state(state, a.timeout_ms) for state in a.states)]
     flags = ", 'i'" if a.check is Check.TITLE else ""
     pattern = f"new RegExp(escapeRegExp({_str(a.value)}){flags})"
     timeout = f"{{ timeout: {a.timeout_ms} }}"
@@ -115,41 +126,33 @@ def _assertion(a: Assertion) -> list[str]:
     return [*note, code]
 
 
-def _state_assertions(check: ElementCheck | AttributeCheck | CssCheck, ms: int) -> list[str]:
-    """Playwright's own assertions for a state check: one per state of an element, found as the check found it."""
-    timeout = f"{{ timeout: {ms} }}"
-    if isinstance(check, AttributeCheck):
-        name, value = _str(check.name), _str(check.value)
-        return [f"await expect(page.locator({_str(check.selector)})).toHaveAttribute({name}, {value}, {timeout});"]
-    if isinstance(check, CssCheck):
-        name, value = _str(check.property), _str(check.value)
-        return [f"await expect(page.locator({_str(check.selector)})).toHaveCSS({name}, {value}, {timeout});"]
-    lines = []
-    for state, on in check.states.items():
-        if state == "visible" and not on:  # none of them shown, hidden ones included
-            shown = f"{_by_role(check, 'includeHidden: true')}.filter({{ visible: true }})"
-            lines.append(f"await expect({shown}).toHaveCount(0, {timeout});")
-        elif state in ("pressed", "selected"):  # Playwright reads these through the role selector alone
-            lines.append(f"await expect({_by_role(check, f'{state}: {str(on).lower()}')}).toHaveCount(1, {timeout});")
-        else:
-            lines.append(f"await expect({_by_role(check)}).{_state_call(state, on, ms)};")
-    return lines
+def _state(a: StateAssertion, ms: int) -> str:
+    """`await expect(<target>).toBeChecked({ timeout: 5000 });`: Playwright's own assertion for one state."""
+    args = [str(x) if isinstance(x, int) else _str(x) for x in a.args]
+    call = {
+        Assert.UNCHECKED: "toBeChecked",
+        Assert.COUNT: "toHaveCount",
+        Assert.ATTRIBUTE: "toHaveAttribute",
+        Assert.CSS: "toHaveCSS",
+    }.get(a.kind, f"toBe{a.kind.value.capitalize()}")
+    options = ["checked: false"] * (a.kind is Assert.UNCHECKED) + ["ignoreCase: true"] * a.ignore_case
+    options_text = "{ " + ", ".join([*options, f"timeout: {ms}"]) + " }"
+    return f"await expect({_target(a.target)}).{call}({', '.join([*args, options_text])});"
 
 
-def _state_call(state: str, on: bool, ms: int) -> str:
-    if state == "expanded":  # Playwright reads it from aria-expanded (compared case-insensitively)
-        return f"toHaveAttribute('aria-expanded', '{str(on).lower()}', {{ ignoreCase: true, timeout: {ms} }})"
-    if state == "checked":
-        return f"toBeChecked({{ {'' if on else 'checked: false, '}timeout: {ms} }})"
-    call = {"visible": "toBeVisible", "disabled": "toBeDisabled" if on else "toBeEnabled"}[state]
-    return f"{call}({{ timeout: {ms} }})"
+def _target(t: Target) -> str:
+    if t.selector:
+        return f"page.locator({_str(t.selector)})"
+    options = ([f"name: {_str(t.name)}"] if t.name is not None else []) + ["exact: true"] * t.exact
+    options += [f"{_camel(key)}: {str(value).lower()}" for key, value in t.filters]
+    options_text = ", { " + ", ".join(options) + " }" if options else ""
+    found = f"page.getByRole({_str(t.role)}{options_text})"
+    return found + ".filter({ visible: true })" * t.shown_only
 
 
-def _by_role(check: ElementCheck, *options: str) -> str:
-    given = [f"name: {_str(check.name)}"] if check.name is not None else []
-    given += ["exact: true"] * check.exact + list(options)
-    options_text = f", {{ {', '.join(given)} }}" if given else ""
-    return f"page.getByRole({_str(check.role)}{options_text})"
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.capitalize() for word in rest)
 
 
 def _text(text: Text) -> str:
