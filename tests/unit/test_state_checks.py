@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from preview_qa.errors import ManifestError
 from preview_qa.export import python, typescript
 from preview_qa.export.plan import plan_test
+from preview_qa.manifest.loader import loads
 from preview_qa.manifest.models import Expectations
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import Execution, Status
@@ -249,3 +251,19 @@ def test_names_from_the_manifest_cannot_break_out_of_the_exported_string() -> No
     source = python.render(plan_test(spec(expect=hostile), {"history": []}, "http://x", "qa.yml:1"))
     assert 'page.get_by_role("button", name="Go\\")\\nimport os\\n(\\"")' in source
     compile(source, "test_hostile.py", "exec")
+
+
+def test_a_refused_state_check_names_its_file_line_and_key() -> None:
+    manifest = """version: 1
+tests:
+  - name: t
+    task: x
+    expect:
+      element:
+        - {role: swich, name: Dark mode, checked: true}
+"""
+    with pytest.raises(ManifestError) as caught:
+        loads(manifest, "qa.yml")
+    assert str(caught.value).startswith(
+        "qa.yml:7: tests[0].expect.element[0].role: unknown ARIA role 'swich'; did you mean 'switch'?"
+    )
