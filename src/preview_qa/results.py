@@ -49,6 +49,46 @@ class Status(StrEnum):
 _RANK = {Status.SKIPPED: 0, Status.PASSED: 1, Status.FAILED: 2, Status.ERRORED: 3}
 
 
+class ViolatingElement(BaseModel):
+    """One element an axe-core rule failed on: how axe-core names it, its text, and what axe-core measured there."""
+
+    target: str  # axe-core's CSS selector; in a frame, the frame's and the element's joined by ' >>> '
+    text: str = ""  # its visible text, one line and clipped; "" for an element without (an input, an image)
+    summary: str = ""  # axe-core's own words for what is wrong with it (its failure summary, on one line)
+    data: dict[str, str | float | int | bool] = Field(default_factory=dict)  # axe-core's `data`, e.g. contrastRatio
+
+    def measured(self) -> str:
+        """What axe-core measured, in words: for colour contrast the ratio, both colours, the font and the ratio
+        wanted (`contrast 2.32:1, #aaaaaa on #ffffff, 12.0pt (16px) normal, 4.5:1 expected`); else its other data."""
+        d = self.data
+        if "contrastRatio" in d:
+            parts = [f"contrast {d['contrastRatio']}:1"]
+            parts += [f"{d.get('fgColor', '?')} on {d.get('bgColor', '?')}"] if d.get("fgColor") or d.get("bgColor") else []
+            parts += [" ".join(str(d[k]) for k in ("fontSize", "fontWeight") if d.get(k))]
+            parts += [f"{d['expectedContrastRatio']} expected"] if d.get("expectedContrastRatio") else []
+            return ", ".join(p for p in parts if p)
+        return ", ".join(f"{k} {v}" for k, v in d.items() if k != "messageKey")
+
+    def named(self) -> str:
+        """`'a.docs' ('Read the docs')`: the element as axe-core names it, and its text."""
+        return f"{clip(self.target, 160)!r}" + (f" ({clip(self.text, 80)!r})" if self.text else "")
+
+    def line(self) -> str:
+        """`'a.docs' ('Read the docs'): contrast 2.32:1, #aaaaaa on #ffffff, ...`: the element, what was measured."""
+        measured = self.measured()
+        return self.named() + (f": {measured}" if measured else "")
+
+
+class AccessibilityViolation(BaseModel):
+    """One axe-core rule that failed on the final page, with every element it failed on."""
+
+    rule: str
+    impact: str | None  # axe-core's impact name; None or an unknown name fails closed, as the most severe
+    help: str  # axe-core's own words
+    elements: list[ViolatingElement] = Field(default_factory=list)
+    counted: bool = True  # at or above the test's impact threshold (false: seen, listed, not failing the test)
+
+
 class ExpectationOutcome(BaseModel):
     """One deterministic check from `expect:`, as evaluated by code on the real final page."""
 
@@ -58,6 +98,8 @@ class ExpectationOutcome(BaseModel):
     ok: bool
     timeout_s: float | None = None  # how long a page check could wait for its condition to hold
     waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
+    # accessibility only: every violation axe-core found, each element with its data (left out of results.json if none)
+    violations: list[AccessibilityViolation] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
 class ColorScheme(StrEnum):

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import moving, todo
+from preview_qa.demo import moving, states, todo
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -448,6 +448,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path == "/collect-ws":
             self._web_socket()
+            return
+        if path.startswith(states.PREFIX):
+            found = states.page_at(path, _page)
+            self._send(200 if found else 404, found or _NOT_FOUND)
             return
         query = parse_qs(urlsplit(self.path).query)
         pages = {

@@ -4,13 +4,14 @@ writer renders: every recorded action becomes an operation, a note (it changed n
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from preview_qa.agent.replay.recording import KEYS, VERDICT, RecordedAction, RecordedStep, recorded_steps
 from preview_qa.export.locators import Locator, locate
 from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.page_state import ElementCheck
 from preview_qa.results import one_line
 
 SECRET = re.compile(r"<secret>(\w+)</secret>")
@@ -81,14 +82,52 @@ class Check(StrEnum):
     TITLE = "title"
     TEXT = "text"
     NOT_TEXT = "not_text"
+    ELEMENT = "element"  # one assertion per state of `state`'s element
+    ATTRIBUTE = "attribute"
+    CSS = "css"
+
+
+class Assert(StrEnum):
+    """One of Playwright's locator assertions, as a state check is written."""
+
+    VISIBLE = "visible"
+    CHECKED = "checked"
+    UNCHECKED = "unchecked"
+    DISABLED = "disabled"
+    ENABLED = "enabled"
+    COUNT = "count"  # args: the count
+    ATTRIBUTE = "attribute"  # args: name, value (ignore_case: compared so, as Playwright reads aria-expanded)
+    CSS = "css"  # args: property, value
+
+
+@dataclass(frozen=True)
+class Target:
+    """The element a state assertion is on: by role (and name, and role filters such as pressed=True), or a selector;
+    `shown_only`: only the matches that are shown, hidden ones included in the search."""
+
+    role: str = ""
+    name: str | None = None
+    exact: bool = False
+    filters: tuple[tuple[str, bool], ...] = ()
+    shown_only: bool = False
+    selector: str = ""
+
+
+@dataclass(frozen=True)
+class StateAssertion:
+    target: Target
+    kind: Assert
+    args: tuple[str | int, ...] = ()
+    ignore_case: bool = False
 
 
 @dataclass(frozen=True)
 class Assertion:
     check: Check
-    value: str
+    value: str  # the text, URL or title; "" for a state check, whose `states` say it all
     timeout_ms: int
     note: str = ""
+    states: tuple[StateAssertion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +272,17 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
     found += [Assertion(Check.TITLE, expect.title, ms)] if expect.title else []
     found += [Assertion(Check.TEXT, t, ms) for t in expect.text]
     found += [Assertion(Check.NOT_TEXT, t, ms) for t in expect.not_text]
+    found += [Assertion(Check.ELEMENT, "", ms, states=_element_assertions(e)) for e in expect.element]
+    found += [
+        Assertion(
+            Check.ATTRIBUTE, "", ms, states=(StateAssertion(Target(selector=a.selector), Assert.ATTRIBUTE, (a.name, a.value)),)
+        )
+        for a in expect.attribute
+    ]
+    found += [
+        Assertion(Check.CSS, "", ms, states=(StateAssertion(Target(selector=c.selector), Assert.CSS, (c.property, c.value)),))
+        for c in expect.css
+    ]
     unchecked: list[str] = []
     for key, value in expect.data.items():  # checked on the agent's report, which an exported test has not
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
@@ -268,3 +318,29 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             "(Playwright's devices, locale, timezoneId, colorScheme)"
         )
     return found, unchecked
+
+
+def _element_assertions(check: ElementCheck) -> tuple[StateAssertion, ...]:
+    """Playwright's own assertion for each state of an element check, on the element found as the check found it."""
+    element = Target(role=check.role, name=check.name, exact=check.exact)
+    found: list[StateAssertion] = []
+    for state, on in check.states.items():
+        if state == "visible" and not on:  # none of them shown, hidden ones included
+            hidden_too = replace(element, filters=(("include_hidden", True),), shown_only=True)
+            found.append(StateAssertion(hidden_too, Assert.COUNT, (0,)))
+        elif state in ("pressed", "selected"):  # Playwright reads these through the role selector alone
+            found.append(StateAssertion(replace(element, filters=((state, on),)), Assert.COUNT, (1,)))
+        elif state == "expanded":  # Playwright reads it from aria-expanded, case-insensitively
+            found.append(StateAssertion(element, Assert.ATTRIBUTE, ("aria-expanded", str(on).lower()), ignore_case=True))
+        else:
+            found.append(StateAssertion(element, _STATE_ASSERTIONS[state, on]))
+    return tuple(found)
+
+
+_STATE_ASSERTIONS = {
+    ("visible", True): Assert.VISIBLE,
+    ("checked", True): Assert.CHECKED,
+    ("checked", False): Assert.UNCHECKED,
+    ("disabled", True): Assert.DISABLED,
+    ("disabled", False): Assert.ENABLED,
+}

@@ -6,7 +6,19 @@ import re
 from collections.abc import Callable
 
 from preview_qa.export.locators import By, Locator
-from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
+from preview_qa.export.plan import (
+    Assert,
+    Assertion,
+    Check,
+    Op,
+    Operation,
+    Plan,
+    Secret,
+    StateAssertion,
+    Target,
+    Text,
+    comment_text,
+)
 
 _LOCATE = {By.LABEL: "get_by_label", By.PLACEHOLDER: "get_by_placeholder", By.TEXT: "get_by_text"}
 
@@ -102,6 +114,8 @@ def _locator(locator: Locator) -> str:
 
 def _assertion(a: Assertion) -> list[str]:
     note = [f"# {a.note}"] if a.note else []
+    if a.states:
+        return [*note, *(_state(state, a.timeout_ms) for state in a.states)]
     pattern = f"re.compile(re.escape({_str(a.value)}){', re.IGNORECASE' if a.check is Check.TITLE else ''})"
     code = {
         Check.URL: f"expect(page).to_have_url({pattern}, timeout={a.timeout_ms})",
@@ -111,6 +125,28 @@ def _assertion(a: Assertion) -> list[str]:
         f"timeout={a.timeout_ms})",
     }[a.check]
     return [*note, code]
+
+
+def _state(a: StateAssertion, ms: int) -> str:
+    """`expect(<target>).to_be_checked(timeout=5000)`: Playwright's own assertion for one state."""
+    args = [str(x) if isinstance(x, int) else _str(x) for x in a.args] + ["ignore_case=True"] * a.ignore_case
+    call = {
+        Assert.UNCHECKED: "to_be_checked",
+        Assert.COUNT: "to_have_count",
+        Assert.ATTRIBUTE: "to_have_attribute",
+        Assert.CSS: "to_have_css",
+    }.get(a.kind, f"to_be_{a.kind.value}")
+    extra = ["checked=False"] if a.kind is Assert.UNCHECKED else []
+    return f"expect({_target(a.target)}).{call}({', '.join([*args, *extra, f'timeout={ms}'])})"
+
+
+def _target(t: Target) -> str:
+    if t.selector:
+        return f"page.locator({_str(t.selector)})"
+    options = ([f"name={_str(t.name)}"] if t.name is not None else []) + ["exact=True"] * t.exact
+    options += [f"{key}={value}" for key, value in t.filters]
+    found = f"page.get_by_role({', '.join([_str(t.role), *options])})"
+    return found + ".filter(visible=True)" * t.shown_only
 
 
 def _text(text: Text) -> str:

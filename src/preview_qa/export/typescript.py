@@ -7,7 +7,19 @@ import json
 from collections.abc import Callable
 
 from preview_qa.export.locators import By, Locator
-from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
+from preview_qa.export.plan import (
+    Assert,
+    Assertion,
+    Check,
+    Op,
+    Operation,
+    Plan,
+    Secret,
+    StateAssertion,
+    Target,
+    Text,
+    comment_text,
+)
 
 _LOCATE = {By.LABEL: "getByLabel", By.PLACEHOLDER: "getByPlaceholder", By.TEXT: "getByText"}
 _SECRET_HELPER = """function secret(name: string): string {
@@ -100,6 +112,8 @@ def _locator(locator: Locator) -> str:
 
 def _assertion(a: Assertion) -> list[str]:
     note = [f"// {a.note}"] if a.note else []
+    if a.states:
+        return [*note, *(_state(state, a.timeout_ms) for state in a.states)]
     flags = ", 'i'" if a.check is Check.TITLE else ""
     pattern = f"new RegExp(escapeRegExp({_str(a.value)}){flags})"
     timeout = f"{{ timeout: {a.timeout_ms} }}"
@@ -110,6 +124,35 @@ def _assertion(a: Assertion) -> list[str]:
         Check.NOT_TEXT: f"await expect(page.getByText({_str(a.value)}).filter({{ visible: true }})).toHaveCount(0, {timeout});",
     }[a.check]
     return [*note, code]
+
+
+def _state(a: StateAssertion, ms: int) -> str:
+    """`await expect(<target>).toBeChecked({ timeout: 5000 });`: Playwright's own assertion for one state."""
+    args = [str(x) if isinstance(x, int) else _str(x) for x in a.args]
+    call = {
+        Assert.UNCHECKED: "toBeChecked",
+        Assert.COUNT: "toHaveCount",
+        Assert.ATTRIBUTE: "toHaveAttribute",
+        Assert.CSS: "toHaveCSS",
+    }.get(a.kind, f"toBe{a.kind.value.capitalize()}")
+    options = ["checked: false"] * (a.kind is Assert.UNCHECKED) + ["ignoreCase: true"] * a.ignore_case
+    options_text = "{ " + ", ".join([*options, f"timeout: {ms}"]) + " }"
+    return f"await expect({_target(a.target)}).{call}({', '.join([*args, options_text])});"
+
+
+def _target(t: Target) -> str:
+    if t.selector:
+        return f"page.locator({_str(t.selector)})"
+    options = ([f"name: {_str(t.name)}"] if t.name is not None else []) + ["exact: true"] * t.exact
+    options += [f"{_camel(key)}: {str(value).lower()}" for key, value in t.filters]
+    options_text = ", { " + ", ".join(options) + " }" if options else ""
+    found = f"page.getByRole({_str(t.role)}{options_text})"
+    return found + ".filter({ visible: true })" * t.shown_only
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.capitalize() for word in rest)
 
 
 def _text(text: Text) -> str:

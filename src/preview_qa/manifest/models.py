@@ -24,6 +24,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from preview_qa.errors import ManifestError
 from preview_qa.manifest.devices import device_problem, emulation, timezone_problem
+from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
 from preview_qa.results import ColorScheme, Emulation, Viewport
 
@@ -140,6 +141,24 @@ class Expectations(_Strict):
             "(strings compared trimmed; 3 equals 3.0, never true)."
         ),
     )
+    element: list[ElementCheck] = Field(
+        default_factory=list,
+        description=(
+            "Elements found by ARIA role and accessible name (as Playwright's get_by_role) in the given states, e.g. "
+            "{role: switch, name: Dark mode, checked: true}: exactly one must match, and be in every state given."
+        ),
+    )
+    attribute: list[AttributeCheck] = Field(
+        default_factory=list,
+        description="Attributes of the one element a selector finds, e.g. {selector: html, name: data-theme, value: dark}.",
+    )
+    css: list[CssCheck] = Field(
+        default_factory=list,
+        description=(
+            "Computed CSS properties of the one element a selector finds, e.g. "
+            "{selector: body, property: background-color, value: 'rgb(17, 17, 17)'}."
+        ),
+    )
     accessibility: Accessibility | None = Field(
         default=None,
         description=(
@@ -151,9 +170,9 @@ class Expectations(_Strict):
         default=5,
         gt=0,
         description=(
-            "Seconds each page check (url, title, text, not_text) waits for its condition to hold, as Playwright's expect "
-            "does: text until it is visible, not_text until it is gone; at most the test's timeout. Given in defaults, it "
-            "applies also to tests with an expect of their own."
+            "Seconds each page check (url, title, text, not_text, element, attribute, css) waits for its condition to "
+            "hold, as Playwright's expect does: text until it is visible, not_text until it is gone; at most the test's "
+            "timeout. Given in defaults, it applies also to tests with an expect of their own."
         ),
     )
 
@@ -161,7 +180,7 @@ class Expectations(_Strict):
     def has_page_checks(self) -> bool:
         """Checks that code runs on the final page itself (data checks need the agent's report). Not accessibility:
         a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""
-        return bool(self.url or self.text or self.not_text or self.title)
+        return bool(self.url or self.text or self.not_text or self.title or self.element or self.attribute or self.css)
 
 
 TASK = (

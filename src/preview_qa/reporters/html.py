@@ -27,6 +27,7 @@ from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResul
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
+VIOLATING_ELEMENTS_SHOWN = 50  # per accessibility rule; results.json keeps every one
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
 EXECUTION_WORDS = {
     Execution.AGENT: "agent",
@@ -91,6 +92,7 @@ class HtmlReporter(Reporter):
             usage=run.usage,
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             EXECUTION_WORDS=EXECUTION_WORDS,
+            elements_shown=VIOLATING_ELEMENTS_SHOWN,
         )
 
     def _view(self, test: TestResult) -> TestView:

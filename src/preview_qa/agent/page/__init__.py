@@ -1,4 +1,4 @@
-"""What is read from the live page: the page checks (url, title, text) and the visible text nearest a failing one."""
+"""What is read from the live page: the page checks (url, title, text, states) and the visible text nearest a failing one."""
 
 from __future__ import annotations
 

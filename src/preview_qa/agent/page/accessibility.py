@@ -9,20 +9,28 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest.models import Accessibility
-from preview_qa.verdict.accessibility import Violation
+from preview_qa.results import AccessibilityViolation, ViolatingElement, one_line
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
+SUMMARY_LIMIT = 500
 FRAME_WAIT_MS = 3000  # axe-core's wait for a frame's answer (its default, 60 s, would outlast the test)
-# Runs in the page: the page's own code could replace window.axe, so the version is read back and checked too.
+# Runs in the page: the page's own code could replace window.axe, so the version is read back and checked too. Each
+# element's text is read while axe-core still holds it (elementRef); its data are the scalars of its failed checks.
 _RUN = """async ([context, options]) => {
   const known = new Set(window.axe.getRules().map(r => r.ruleId));
   const unknown = Object.keys(options.rules).filter(r => !known.has(r));
   if (unknown.length) return {version: window.axe.version, unknown};
   const results = await window.axe.run(context, options);
+  const data = n => Object.assign({}, ...[...n.any, ...n.all, ...n.none].map(c => c.data)
+    .filter(d => d && typeof d === 'object')
+    .map(d => Object.fromEntries(Object.entries(d).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)))));
+  const text = n => (n.element && (n.element.innerText || n.element.textContent) || '')
+    .replace(/\\s+/g, ' ').trim().slice(0, 200);
   return {version: window.axe.version, violations: results.violations.map(v => ({
-    rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.flat(Infinity).join(' >>> '))}))};
+    rule: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => ({
+      target: n.target.flat(Infinity).join(' >>> '), text: text(n), summary: n.failureSummary || '', data: data(n)}))}))};
 }"""
 
 
@@ -37,7 +45,7 @@ def axe_version() -> str:
     return found.group(1) if found else "unknown version"
 
 
-async def violations_on(page: Page, wanted: Accessibility) -> list[Violation]:
+async def violations_on(page: Page, wanted: Accessibility) -> list[AccessibilityViolation]:
     """Every axe-core violation on the page (all impacts: the verdict applies the threshold), in the top document and
     each frame axe-core could be injected into. Raises when axe-core cannot run: an unchecked page is no pass."""
     source = axe_source()
@@ -50,6 +58,7 @@ async def violations_on(page: Page, wanted: Accessibility) -> list[Violation]:
     options: dict[str, Any] = {
         "resultTypes": ["violations"],
         "frameWaitTime": FRAME_WAIT_MS,
+        "elementRef": True,
         "rules": {rule: {"enabled": False} for rule in wanted.skip_rules},
     }
     found = await page.main_frame.evaluate(_RUN, [context, options])
@@ -61,7 +70,21 @@ async def violations_on(page: Page, wanted: Accessibility) -> list[Violation]:
             f"expect.accessibility.skip_rules names {names}, which axe-core {axe_version()} does not "
             "have; leave it out or use one of axe-core's rule ids (docs/manifest.md#accessibility)"
         )
-    return [
-        Violation(rule=str(v["rule"]), impact=v["impact"], help=str(v["help"]), targets=[str(t) for t in v["targets"]])
-        for v in found["violations"]
-    ]
+    return [_violation(v) for v in found["violations"]]
+
+
+def _violation(found: dict[str, Any]) -> AccessibilityViolation:
+    return AccessibilityViolation(
+        rule=str(found["rule"]),
+        impact=found["impact"],
+        help=str(found["help"]),
+        elements=[
+            ViolatingElement(
+                target=str(n["target"]),
+                text=str(n.get("text") or ""),
+                summary=one_line(str(n.get("summary") or ""), SUMMARY_LIMIT),
+                data={str(k): v for k, v in (n.get("data") or {}).items() if isinstance(v, str | int | float | bool)},
+            )
+            for n in found["nodes"]
+        ],
+    )

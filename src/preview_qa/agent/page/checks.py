@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.page.accessibility import axe_version, violations_on
 from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, frame_name, where_text_is
+from preview_qa.agent.page.state import check_attribute, check_css, check_element
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
 from preview_qa.verdict.accessibility import accessibility_outcome
@@ -23,7 +24,8 @@ POLL_S = 0.1  # between two looks at every frame, as Playwright's own expect ret
 
 
 async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
-    """Evaluate url, title, text and not_text on the live page, then accessibility (axe-core, no wait). Like
+    """Evaluate url, title, text, not_text and the state checks (element, attribute, css) on the live page, then
+    accessibility (axe-core, no wait). Like
     Playwright's own `expect`, each check waits for its condition to hold (not_text: for the text to be gone), all at
     once, up to `wait_s` seconds (expect.timeout unless given); what each one reports found is the page as it was when
     its wait ended, and waited_s how long that wait really was."""
@@ -35,6 +37,9 @@ async def check_page(expect: Expectations, page: Page, wait_s: float | None = No
         checks.append(_title(page, expect.title, wait))
     checks += [_text(page, text, wait) for text in expect.text]
     checks += [_not_text(page, text, wait) for text in expect.not_text]
+    checks += [check_element(page, element, wait) for element in expect.element]
+    checks += [check_attribute(page, attribute, wait) for attribute in expect.attribute]
+    checks += [check_css(page, css, wait) for css in expect.css]
     outcomes = [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in await asyncio.gather(*checks)]
     if expect.accessibility is not None:  # after the waits: on the page the other checks saw settle
         violations = await violations_on(page, expect.accessibility)

@@ -120,6 +120,9 @@ def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: st
                 ]
             )
         )
+    if card.accessibility:
+        more = [f"- and {card.accessibility_more} more in report.html"] if card.accessibility_more else []
+        parts.append("Accessibility:\n\n" + "\n".join([*(f"- {md_cell(a)}" for a in card.accessibility), *more]))
     parts += [md_cell(card.agent, 500)] if card.agent else []
     parts += ["\n".join(f"- {md_cell(c, 500)}" for c in card.causes)] if card.causes else []
     parts += [f"Replay: {md_cell(card.drift)} (the agent took over)"] if card.drift else []

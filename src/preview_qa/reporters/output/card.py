@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from preview_qa.reporters.output.files import EVENTS, test_dir
 from preview_qa.results import (
     REASON_LIMIT,
+    ExpectationOutcome,
     StepInWords,
     TestResult,
     agent_said_pass_line,
@@ -18,6 +19,7 @@ from preview_qa.results import (
 )
 
 EVIDENCE_SHOWN = 3
+VIOLATING_ELEMENTS_SHOWN = 5  # the first elements of the counted accessibility violations; the rest in report.html
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class StepLine:
 class FailureCard:
     headline: str
     checks: list[FailedCheck] = field(default_factory=list)
+    accessibility: list[str] = field(default_factory=list)  # the first violating elements, each with what axe measured
+    accessibility_more: int = 0  # violating elements left to report.html and results.json
     agent: str | None = None  # the agent's own report, when it is part of the story and not the headline
     causes: list[str] = field(default_factory=list)  # what else the verdict gave, in its words
     evidence: list[str] = field(default_factory=list)  # at most EVIDENCE_SHOWN
@@ -76,6 +80,7 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
     card.checks = [
         FailedCheck(e.check, e.expected, e.found, f"{e.waited_s:.1f} s" if e.waited_s is not None else "") for e in failed
     ]
+    card.accessibility, card.accessibility_more = _violating_elements(failed)
     card.evidence, card.evidence_more = _evidence(test)
     card.steps = _steps(test.steps_in_words, base_url)
     marked = next((s for s in test.steps_in_words if s.number in {line.number for line in card.steps if line.went_wrong}), None)
@@ -110,6 +115,9 @@ def card_text(card: FailureCard) -> str:
                 for c in card.checks
             ],
         ]
+    if card.accessibility:
+        more = [f"- and {card.accessibility_more} more in report.html"] if card.accessibility_more else []
+        lines += ["Accessibility:", *[f"- {a}" for a in card.accessibility], *more]
     lines += [card.agent] if card.agent else []
     lines += [f"- {c}" for c in card.causes]
     if card.drift:
@@ -129,6 +137,13 @@ def card_text(card: FailureCard) -> str:
     if card.screenshots:
         lines.append(f"Open {card.folder}/: " + ", ".join(f"{f} ({what})" for f, what in card.screenshots))
     return "\n".join(lines)
+
+
+def _violating_elements(failed: list[ExpectationOutcome]) -> tuple[list[str], int]:
+    """`color-contrast: 'a > span' ('Tutorial'): contrast 2.32:1, #aaaaaa on #ffffff, ...`: the first elements of the
+    violations that failed the test, and how many more there are."""
+    lines = [f"{v.rule}: {e.line()}" for check in failed for v in check.violations if v.counted for e in v.elements]
+    return lines[:VIOLATING_ELEMENTS_SHOWN], max(0, len(lines) - VIOLATING_ELEMENTS_SHOWN)
 
 
 def _evidence(test: TestResult) -> tuple[list[str], int]:
