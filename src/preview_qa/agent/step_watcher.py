@@ -87,7 +87,8 @@ class StepWatcher:
         self._filled, self._form_png = False, None
 
     async def before_action(self, action: ActionModel) -> None:
-        """A submit after the step filled a form in: photograph the filled form before it is sent."""
+        """Tell `acted` of the action; a submit after the step filled a form in: photograph the filled form before it
+        is sent."""
         if self._plan is not None:  # None: browser-use's start navigation, which no step chose
             index = action.get_index()
             self._acted(_dump(action), next((e for e in self._plan.elements if e and e["index"] == index), None))
