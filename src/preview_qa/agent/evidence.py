@@ -1,18 +1,22 @@
-"""Turns what goes wrong during a test into error events: browser errors (over Playwright), LLM faults, blocked navigation."""
+"""Turns what goes wrong during a test into error events: browser errors (over Playwright), LLM faults, blocked
+navigation; and keeps the facts the verdict weighs: the server errors that followed an action, a start page that
+asked for credentials."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from preview_qa.agent.page import every_page
+from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import Observed, ObservedKind
 from preview_qa.results import EvidenceSummary, clip
-from preview_qa.verdict.agent_run import LLMFault
+from preview_qa.verdict.agent_run import AgentRun, BlockedNavigation, LLMFault, ServerError
 
 if TYPE_CHECKING:
     from browser_use.browser.events import BrowserErrorEvent
@@ -21,6 +25,24 @@ if TYPE_CHECKING:
 DETAIL_LIMIT = 500
 BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security watchdog enforcing allowed_domains
 _ICON_FILE = re.compile(r"[^/]*icon[^/]*\.(ico|png|svg|gif|webp|jpe?g)|[^/]+\.ico", re.IGNORECASE)
+UNMOVED = READS_ONLY | {VERDICT, "wait"}  # actions after which the app has nothing new to answer
+LABEL_LIMIT = 60
+
+
+def action_label(action: dict[str, Any], element: dict[str, Any] | None) -> str | None:
+    """An action as what followed it names it: its element's accessible name ('Save'), else the action (the send keys
+    action); None for one that only reads, waits or reports, after which the last one still holds."""
+    name = str(next(iter(action), ""))
+    if not name or name in UNMOVED:
+        return None
+    label = " ".join(str((element or {}).get("name") or "").split())
+    return f"'{clip(label, LABEL_LIMIT)}'" if label else f"the {name.replace('_', ' ')} action"
+
+
+def app_request(request: Request) -> bool:
+    """A request the app itself makes, whose failure it must handle: a fetch or XHR, or a form's POST (a document's).
+    Images, fonts, scripts and styles are not: their failures stay evidence only."""
+    return request.resource_type in ("fetch", "xhr") or (request.resource_type == "document" and request.method == "POST")
 
 
 def is_favicon(url: str) -> bool:
@@ -44,6 +66,11 @@ class EvidenceRecorder:
         self._start_request: Request | None = None
         self._failed_urls: set[str] = set()  # whose console echo ("Failed to load resource") adds nothing as a cause
         self.access_denied: list[str] = []  # pages refused to us (401/403) or sent off to another host: HTTP facts
+        self.protected_start = False  # the start page asked for credentials, and no page of the preview answered since
+        self.last_action: str | None = None  # the agent's (or the replay's) last action that could move the app
+        self.server_errors: list[ServerError] = []
+        self.navigations_blocked: list[BlockedNavigation] = []  # by browser-use's own watchdog
+        self._after: dict[Request, str] = {}  # the app's requests in flight, and the action each followed
 
     def attach(self, browser: Browser, context: BrowserContext) -> None:
         """Watch the test's own context in a browser that other tests use before and after it."""
@@ -53,7 +80,19 @@ class EvidenceRecorder:
     def detach(self, browser: Browser) -> None:
         browser.remove_listener("disconnected", self._on_disconnected)
 
+    def acted(self, action: dict[str, Any], element: dict[str, Any] | None) -> None:
+        """An action of the agent or the replay is about to run (not the start navigation): what the app requests from
+        now on follows it."""
+        self.last_action = action_label(action, element) or self.last_action
+
+    def tell(self, run: AgentRun, blocked: list[BlockedNavigation]) -> None:
+        """What the watchers saw into the run's facts, with the navigations the request policy `blocked`."""
+        run.evidence, run.access_denied, run.protected_start = self.summary, list(self.access_denied), self.protected_start
+        run.server_errors = list(self.server_errors)
+        run.navigations_blocked = [*blocked, *self.navigations_blocked]
+
     def _watch(self, page: Page) -> None:
+        page.on("request", self._on_request)
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
         page.on("requestfailed", self._on_request_failed)
@@ -75,9 +114,9 @@ class EvidenceRecorder:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
             # the host alone: the URL's query may hold a secret
-            self._record(
-                "navigation_blocked", {"host": urlsplit(str(event.details.get("url", ""))).hostname or "", "by": "browser-use"}
-            )
+            host = urlsplit(str(event.details.get("url", ""))).hostname or ""
+            self.navigations_blocked.append(BlockedNavigation(host, self.last_action))
+            self._record("navigation_blocked", {"host": host, "by": "browser-use"})
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:
@@ -108,7 +147,12 @@ class EvidenceRecorder:
         self.summary.first_page_error = self.summary.first_page_error or text
         self._record("page_error", {"message": text})
 
+    def _on_request(self, request: Request) -> None:
+        if self.last_action is not None and app_request(request) and self._same_origin(request.url):
+            self._after[request] = self.last_action
+
     def _on_request_failed(self, request: Request) -> None:
+        self._after.pop(request, None)
         failure = request.failure or "failed"
         self._note_start(request, f"{failure} loading {request.url}")
         self._on_request_finished(request)
@@ -132,6 +176,9 @@ class EvidenceRecorder:
             self._note_start(request, f"HTTP {response.status} from {response.url}")
         elif not 300 <= response.status < 400:  # a redirect decides nothing: where it leads (or loops) does
             self._note_start(request, None)
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self._note_protected(request, response)
+        self._note_server_error(request, response)
         if response.status >= 400 and self._same_origin(response.url):
             self._failed(
                 f"{request.method} {response.url}: HTTP {response.status}",
@@ -139,13 +186,39 @@ class EvidenceRecorder:
                 request,
             )
 
+    def _note_server_error(self, request: Request, response: Response) -> None:
+        """A 5xx answer to a request the app made after an action is a fact for the verdict; a success of the same
+        method and path afterwards (an app that retries) clears the earlier errors."""
+        after = self._after.pop(request, None)
+        if not app_request(request) or not self._same_origin(response.url):
+            return
+        method, path = request.method, urlsplit(response.url).path or "/"  # never the query: it may hold a secret
+        if response.status >= 500 and after is not None:
+            self.server_errors.append(ServerError(method, path, response.status, after))
+        elif response.status < 400:
+            self.server_errors = [
+                dataclasses.replace(e, succeeded_later=True) if (e.method, e.path) == (method, path) else e
+                for e in self.server_errors
+            ]
+
+    def _note_protected(self, request: Request, response: Response) -> None:
+        """The start page asking for credentials (401, or 403 with a WWW-Authenticate challenge: basic auth, a host's
+        login wall) marks the preview protected, until a page of the preview answers: then it was reached."""
+        if request is self._start_request and self._same_origin(response.url):
+            challenge = response.headers.get("www-authenticate")
+            self.protected_start = response.status == 401 or (response.status == 403 and challenge is not None)
+        elif self._same_origin(response.url) and 200 <= response.status < 300:
+            self.protected_start = False
+
     def _note_access(self, response: Response) -> None:
         """A page the server would not show us, or sent to another host: what a login wall looks like over HTTP, read
         from status and headers only (never the page's text). The path only: a query may hold a secret."""
         parts = urlsplit(response.url)
         fact = None
         if response.status in (401, 403):
-            fact = f"the server answered HTTP {response.status} to {parts.scheme}://{parts.netloc}{parts.path}"
+            challenge = response.headers.get("www-authenticate")
+            asked = f" (WWW-Authenticate: {clip(' '.join(challenge.split()), 120)})" if challenge else ""
+            fact = f"the server answered HTTP {response.status} to {parts.scheme}://{parts.netloc}{parts.path}{asked}"
         elif 300 <= response.status < 400:
             target = urlsplit(response.headers.get("location", "")).hostname
             if target and target != parts.hostname:

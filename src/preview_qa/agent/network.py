@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 from preview_qa.events import Observed
 from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.secrets.redact import Redactor, describe
-from preview_qa.verdict.agent_run import SecretAttempt
+from preview_qa.verdict.agent_run import BlockedNavigation, SecretAttempt
 from preview_qa.verdict.decide import secret_line
 
 if TYPE_CHECKING:
@@ -47,9 +47,10 @@ class RequestPolicy:
     ):
         self.test, self.hosts, self.redactor, self._emit = test, [h.lower() for h in hosts if h], redactor, emit
         self.attempts: list[SecretAttempt] = []
-        self.navigations_blocked: list[str] = []  # the hosts a page's own navigation was stopped from, in order
+        self.navigations_blocked: list[BlockedNavigation] = []  # a page's own navigations stopped, in order
         self._guards: set[asyncio.Task[None]] = set()
         self._origin, self._credentials = origin.lower(), credentials or {}
+        self.last_action: Callable[[], str | None] = lambda: None  # the action under way, in words (None: none yet)
 
     @property
     def guarding(self) -> list[asyncio.Task[None]]:
@@ -220,7 +221,7 @@ class RequestPolicy:
         return attempt
 
     def _blocked(self, host: str, by: str) -> None:
-        self.navigations_blocked.append(host)
+        self.navigations_blocked.append(BlockedNavigation(host, self.last_action()))
         self._emit(Observed(name=self.test, kind="navigation_blocked", error=True, detail={"host": host, "by": by}))
 
 

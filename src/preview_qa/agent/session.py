@@ -96,8 +96,9 @@ class TestSession:
         self.policy = RequestPolicy(
             spec.name, run.allowed_hosts, run.redactor, run.emit, run.preview_origin, run.browser.extra_headers
         )
+        self.policy.last_action = lambda: self.evidence.last_action
         self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
-        self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session))
+        self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session), acted=self.evidence.acted)
         self.phases = Phases(run.browser.measure_cpu)
         self.settler = PageSettler()  # follows the pages' requests from the start: the final page settles on them
         self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
@@ -184,8 +185,8 @@ class TestSession:
             run.keep_state(await read_state(lease.context))
 
     def collect(self) -> None:
-        """What the run left, whatever stopped it: LLM faults and usage, the agent's history, the evidence, the cause of
-        an infrastructure failure."""
+        """What the run left, whatever stopped it: LLM faults and usage, the agent's history, the secrets stopped, the
+        cause of an infrastructure failure."""
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
@@ -195,9 +196,7 @@ class TestSession:
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
         if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
             result.usage = self.recorder.usage()
-        result.evidence = self.evidence.summary
         result.secret_attempts = list(self.policy.attempts)
-        result.access_denied = list(self.evidence.access_denied)
         for command in self.session.refused if self.session is not None else []:  # each refused, and not sent
             self.test_run.emit(
                 Observed(name=self.test_run.spec.name, kind="out_of_context", error=True, detail={"command": command})
@@ -221,7 +220,8 @@ class TestSession:
                 await asyncio.shield(self.trace.stop())
 
     async def release(self) -> None:
-        """Let go of the page's watchers and the test's folder, and announce the phases' timings."""
+        """Let go of the page's watchers (what they saw goes into the result), the test's folder; announce the timings."""
+        self.evidence.tell(self.result, self.policy.navigations_blocked)
         self.evidence.closing = True
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)
@@ -279,6 +279,7 @@ class TestSession:
         self.replayer = Replayer(
             lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, ActionGuard(self.policy)
         )
+        self.replayer.acted = self.evidence.acted
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
@@ -360,7 +361,7 @@ class TestSession:
     def _infrastructure_problem(self) -> str | None:
         evidence = self.evidence
         if evidence.start_failure is not None and self.policy.navigations_blocked:  # it answered, with another host
-            host = self.policy.navigations_blocked[0]
+            host = self.policy.navigations_blocked[0].host
             return (
                 f"the preview sent the start page to another host, {host}, which this test may not visit: if that is "
                 "its host's login, give the protection-bypass header with `extra-headers` (or `http-credentials` for "

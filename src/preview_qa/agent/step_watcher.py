@@ -55,10 +55,15 @@ class _Plan:
 
 
 class StepWatcher:
-    """Hears the model's answers, the step's start and each action, so a step's record can name what it did."""
+    """Hears the model's answers, the step's start and each action, so a step's record can name what it did; `acted`
+    hears each action of a step (not browser-use's start navigation) with its element, before it runs."""
 
-    def __init__(self, shoot: Callable[[], Awaitable[bytes | None]]):
-        self._shoot = shoot
+    def __init__(
+        self,
+        shoot: Callable[[], Awaitable[bytes | None]],
+        acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None,
+    ):
+        self._shoot, self._acted = shoot, acted
         self._answer: list[ActionModel] = []
         self._plan: _Plan | None = None
         self._filled = False
@@ -82,7 +87,11 @@ class StepWatcher:
         self._filled, self._form_png = False, None
 
     async def before_action(self, action: ActionModel) -> None:
-        """A submit after the step filled a form in: photograph the filled form before it is sent."""
+        """Tell `acted` of the action; a submit after the step filled a form in: photograph the filled form before it
+        is sent."""
+        if self._plan is not None:  # None: browser-use's start navigation, which no step chose
+            index = action.get_index()
+            self._acted(_dump(action), next((e for e in self._plan.elements if e and e["index"] == index), None))
         name = next(iter(action.model_dump(exclude_unset=True)), "")
         if name in FILLS:
             self._filled = True

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import moving, states, todo
+from preview_qa.demo import moving, server_errors, states, todo
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -446,6 +446,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(moving.PREFIX):
             self._moving()
             return
+        if path.startswith(server_errors.PREFIX):
+            self._server_errors()
+            return
         if path == "/collect-ws":
             self._web_socket()
             return
@@ -562,6 +565,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(moving.PREFIX):
             self._moving()
             return
+        if path.startswith(server_errors.PREFIX):
+            self._server_errors()
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -612,6 +618,11 @@ class _Handler(BaseHTTPRequestHandler):
         other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
         status, body, ctype = moving.reply(self.command, self.path, other, _page, self.site._stop)
         self._send(status, body, ctype=ctype)
+
+    def _server_errors(self) -> None:
+        sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, body, ctype, headers = server_errors.reply(self.command, self.path, sent, _page, self.site._stop)
+        self._send(status, body, headers, ctype)
 
     def _slow(self) -> None:
         self.send_response(200)

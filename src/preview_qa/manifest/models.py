@@ -37,6 +37,7 @@ START = "^(/|https?://)"
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
 LOCALE = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"  # a BCP 47 language tag: en, de-DE, zh-Hant-TW
+SERVER_PATH = "^[/*]"  # an allow_server_errors glob: a path, or a glob that starts with *
 _ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
 _SECRET_SOURCE: JsonDict = {
     "type": "object",
@@ -62,8 +63,8 @@ def _ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern.replace("$", r"\Z"))
 
 
-_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE, _LOCALE_RE = map(
-    _ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME, LOCALE)
+_ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE, _LOCALE_RE, _SERVER_PATH_RE = map(
+    _ecma, (ENV_NAME, TAG, START, OUTSIDE_REPO, STATE_NAME, LOCALE, SERVER_PATH)
 )
 
 
@@ -269,6 +270,15 @@ class TestOptions(_Strict):
         description=("Seconds for the whole test (browser start, agent, checks, evidence) before it errors."),
     )
     allowed_domains: list[str] = Field(default_factory=list, description=("Hosts the agent may visit besides the preview's own."))
+    allow_server_errors: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "pattern": SERVER_PATH}},
+        description=(
+            "Paths whose 5xx answers do not fail the test: globs on the request's path (no query; '*' matches any "
+            "characters, '/' included), e.g. /api/metrics*. Without them, a 5xx answer to the app's own fetch, XHR or "
+            "form POST after an action fails the test, unless the same request later succeeded."
+        ),
+    )
     allow_javascript: bool = Field(
         default=False,
         description=(
@@ -411,6 +421,14 @@ class TestOptions(_Strict):
         for tag in v:
             if not _TAG_RE.search(tag):
                 raise ValueError(f"tag '{tag}' must be letters, digits and _ . : / - (no spaces or commas)")
+        return v
+
+    @field_validator("allow_server_errors")
+    @classmethod
+    def _server_paths(cls, v: list[str]) -> list[str]:
+        for glob in v:
+            if not _SERVER_PATH_RE.search(glob):
+                raise ValueError(f"'{glob}' is matched against a request's path: start it with '/' (or '*')")
         return v
 
     @field_validator("paths")

@@ -83,6 +83,26 @@ class SecretAttempt:
 
 
 @dataclass(frozen=True)
+class ServerError:
+    """A 5xx answer from the preview's origin to a request the app made after an action (a fetch or XHR, or a form's
+    POST): by its method and path, never its query (it may hold a secret)."""
+
+    method: str
+    path: str
+    status: int
+    after: str  # the action it followed, in words: 'Save', the send keys action
+    succeeded_later: bool = False  # the same method and path answered below 400 afterwards: an app that retried
+
+
+@dataclass(frozen=True)
+class BlockedNavigation:
+    """A navigation to a host outside the test's allowed hosts, stopped (rightly): the host, and what led there."""
+
+    host: str
+    after: str | None  # the action it followed, in words; None before any (the start page, or its redirect)
+
+
+@dataclass(frozen=True)
 class JudgeReport:
     verdict: bool
     reason: str
@@ -107,3 +127,8 @@ class AgentRun:
     secret_attempts: list[SecretAttempt] = field(default_factory=list)  # each fails the test, whatever else happened
     access_denied: list[str] = field(default_factory=list)  # HTTP facts we saw: a 401/403 page, a redirect off the site
     replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."
+    server_errors: list[ServerError] = field(default_factory=list)  # the app's own requests the server failed
+    navigations_blocked: list[BlockedNavigation] = field(default_factory=list)  # in order
+    # The start page answered 401 (or 403 asking for credentials) and no page of the preview answered after it: the
+    # preview itself was never reached.
+    protected_start: bool = False

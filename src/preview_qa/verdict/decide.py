@@ -22,9 +22,10 @@ from preview_qa.results import (
     one_line,
 )
 from preview_qa.secrets.redact import describe
-from preview_qa.verdict.agent_run import AgentReport, AgentRun, LLMFault, SecretAttempt
+from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, LLMFault, SecretAttempt
 from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 
 
 def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
@@ -68,6 +69,10 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
     if report is not None and spec.expect.data:
         expectations += check_data(spec.expect.data, report.data or {})
     verdict = _verdict(spec, agent_run, report, invalid, expectations)
+    if agent_run.protected_start and verdict.status is Status.FAILED and not agent_run.secret_attempts:
+        # The preview was never reached: what failed there says nothing about the app (the agent may well say "fail:
+        # the page only says 401 Unauthorized").
+        verdict = _error(blocked_line(BlockedBy.HOST_PROTECTION), [verdict.reason, *verdict.causes])
     unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
     return Decision(verdict, None if unused else report, expectations)
 
@@ -75,8 +80,11 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
 def _verdict(
     spec: TestSpec, agent_run: AgentRun, report: AgentReport | None, invalid: str | None, expectations: list[ExpectationOutcome]
 ) -> Verdict:
-    failed_checks = [e for e in expectations if not e.ok]
-    evidence = [*agent_run.access_denied, *_evidence_causes(agent_run)]
+    # What the app itself got wrong, whatever the agent said: a check that failed, a server error after an action.
+    servers = server_error_lines(spec, agent_run)
+    problems = [*(_describe_check(e) for e in expectations if not e.ok), *servers]
+    others = [*blocked_navigation_lines(agent_run), *agent_run.access_denied, *_evidence_causes(agent_run)]
+    evidence = servers + others  # the causes of a verdict that rests on something else
     if agent_run.secret_attempts:  # first: no report, error or check outweighs a secret the agent tried to carry off
         block = [blocked_line(report.blocked_by)] if report is not None and report.status == "blocked" else []
         return _fail(
@@ -88,7 +96,7 @@ def _verdict(
     if agent_run.replay_error:
         return _fail(drift_line(agent_run.replay_error), evidence)
     if agent_run.execution is Execution.REPLAYED and agent_run.done is None:
-        return _replayed(spec, expectations, evidence)
+        return _replayed(spec, expectations, problems, others)
     if agent_run.done is None:
         return _no_report(spec, agent_run, evidence)
     if invalid:
@@ -96,16 +104,15 @@ def _verdict(
     assert report is not None
     if _contradicted(agent_run, report):
         return _fail("the agent's report contradicts itself: status 'pass' but success=false", evidence)
-    check_causes = [_describe_check(e) for e in failed_checks]
     if report.status == "fail":
-        return _fail(f"agent: {report.reason}", check_causes + evidence)
-    if report.status == "blocked":  # not the app's fault, so no failure; never a pass either, unless a check failed
+        return _fail(f"agent: {report.reason}", problems + others)
+    if report.status == "blocked":  # not the app's fault, so no failure; never a pass either, unless the app failed too
         block = [blocked_line(report.blocked_by), f"agent: {report.reason}"]
-        if failed_checks:
-            return _fail(check_causes[0], [*check_causes[1:], *block, *evidence])
-        return _error(block[0], block[1:] + evidence)
-    if failed_checks:
-        return _fail(check_causes[0], [*check_causes[1:], agent_said_pass_line(report.reason), *evidence])
+        if problems:
+            return _fail(problems[0], [*problems[1:], *block, *others])
+        return _error(block[0], block[1:] + others)
+    if problems:
+        return _fail(problems[0], [*problems[1:], agent_said_pass_line(report.reason), *others])
     judge_problem = _judge_problem(agent_run)
     if judge_problem is not None:
         return judge_problem
@@ -132,13 +139,13 @@ def replay_needs_llm_check(spec: TestSpec) -> bool:
     return not spec.expect.has_page_checks or spec.output_schema is not None or bool(spec.expect.data)
 
 
-def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], evidence: list[str]) -> Verdict:
-    """A replay without a report passes only on page expectations checked by code, every one of them holding."""
+def _replayed(spec: TestSpec, expectations: list[ExpectationOutcome], problems: list[str], others: list[str]) -> Verdict:
+    """A replay without a report passes only on page expectations checked by code, every one of them holding, and no
+    server error after its actions."""
     if replay_needs_llm_check(spec) or not expectations:
-        return _fail("the page check after the replay gave no valid verdict", evidence)
-    failed = [_describe_check(e) for e in expectations if not e.ok]
-    if failed:
-        return _fail(failed[0], [*failed[1:], *evidence])
+        return _fail("the page check after the replay gave no valid verdict", [*problems, *others])
+    if problems:
+        return _fail(problems[0], [*problems[1:], *others])
     return Verdict(
         status=Status.PASSED,
         reason=f"replayed the recorded steps without the agent; all {len(expectations)} expectation(s) hold on the final page",

@@ -105,7 +105,8 @@ class _Found:
 
 class Replayer:
     """Runs recorded steps in a test's browser context and announces each as a StepRecorded event; `shoot` takes a
-    page's (masked) screenshot."""
+    page's (masked) screenshot; `acted` hears each action after the start navigation, with its live element, before
+    it runs."""
 
     def __init__(
         self,
@@ -120,6 +121,7 @@ class Replayer:
     ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
+        self.acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -176,6 +178,8 @@ class Replayer:
                     done.append({action.name: dict(action.params)})
                     elements.append(found.facts if found is not None else None)
                     last = action
+                    if step.number > 0:
+                        self.acted({action.name: action.params}, found.facts if found is not None else None)
                     await self._act(step, action, found, later)
                 except _Drifted:
                     raise
