@@ -99,6 +99,8 @@ class _Command(click.Command):
 
 
 class _Commands(click.Group):
+    """preview-qa's commands: each one a _Command, so that each ends through `exit_code`."""
+
     command_class = _Command
 
 

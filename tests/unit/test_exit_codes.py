@@ -4,6 +4,7 @@ our own crash is 3 with one line pointing at its log, and in GitHub Actions the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,10 @@ from preview_qa.demo.runner import INTENDED, off_script
 from preview_qa.engine import merge as merging
 from preview_qa.errors import ManifestError
 from preview_qa.lifecycle import ExitCode
+from preview_qa.manifest.models import TestSpec
 from preview_qa.results import RunResult, Status, StopReason
-from tests.builders import result, run_of
+from preview_qa.verdict.agent_run import AgentRun
+from tests.builders import PASS, result, run, run_of, specs_named
 from tests.conftest import clean_env, run_in_process
 from tests.fakes.github import read_outputs, runner_env
 
@@ -92,6 +95,21 @@ def test_each_fail_on_is_its_own_rule(rule: FailOn, fails: set[str]) -> None:
         "healed": run_of(result("a", healed=True)),
     }
     assert {name for name, run in runs.items() if rule.fails(run)} == fails
+
+
+def test_a_crash_of_ours_inside_a_test_errors_that_test_and_the_run_goes_on() -> None:
+    async def agent(spec: TestSpec, *args: Any, **kwargs: Any) -> AgentRun:
+        if spec.name == "broken":
+            raise RuntimeError("a bug of ours in this test")
+        return AgentRun(done=PASS)
+
+    ran, _ = run(specs_named("broken", "fine"), agent)
+    assert [(t.status, t.reason) for t in ran.tests] == [
+        (Status.ERRORED, "internal error: RuntimeError: a bug of ours in this test"),
+        (Status.PASSED, "fine"),
+    ]
+    assert cli.exit_code(cli.RunEnded(ran)) is ExitCode.FAILED  # a test result, as --fail-on says: not 3
+    assert cli.exit_code(cli.RunEnded(ran, FailOn.NEVER.fails)) is ExitCode.OK
 
 
 def test_the_cancelled_marker_is_the_stop_reason_not_the_notices_text() -> None:

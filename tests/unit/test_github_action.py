@@ -19,6 +19,7 @@ import yaml
 
 from preview_qa.agent.browser import BROWSER_ARGS
 from tests.conftest import clean_env
+from tests.fakes.docker import FAKE_DOCKER
 from tests.fakes.github import read_outputs
 from tests.repo import ROOT, tool
 
@@ -257,19 +258,6 @@ def test_install_script_checks_each_debian_package_and_installs_python_packages_
     pip = [call[3:] for call in calls if call[:4] == ["python", "-m", "pip", "install"]]
     assert pip[0][-3:] == ["--require-hashes", "-r", str(ROOT / "requirements" / lock)]
     assert pip[1][-3:] == ["--no-deps", "--no-build-isolation", str(ROOT)] and len(pip) == 2
-
-
-FAKE_DOCKER = """#!/usr/bin/env python3
-import json, os, sys
-with open(os.environ["FAKE_DOCKER_LOG"], "a") as f:
-    f.write(json.dumps({"argv": sys.argv[1:], "base_url": os.environ.get("INPUT_BASE-URL")}) + "\\n")
-if sys.argv[1] == "pull":
-    sys.exit(int(os.environ["FAKE_PULL_EXIT"]))
-if sys.argv[-2:] == ["validate", "--secret-env"]:
-    print("DEMO_PASSWORD\\nbad=name\\n$(touch pwned)\\nOTHER_SECRET")
-    sys.exit(int(os.environ.get("FAKE_VALIDATE_EXIT", "0")))
-sys.exit(int(os.environ.get("FAKE_RUN_EXIT", "0")))
-"""
 
 
 def action_step(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from tests.conftest import clean_env
+from tests.fakes.docker import FAKE_DOCKER
 from tests.repo import ROOT, tool
-from tests.unit.test_github_action import FAKE_DOCKER
 
 # Our own action, as the examples name it: no file in this repository can hold the commit SHA of the release that
 # contains it, so the examples use its version tag and docs/github-actions.md shows how to pin it by commit.
