@@ -34,11 +34,17 @@ forward=(CI GITHUB_ACTIONS GITHUB_WORKSPACE GITHUB_OUTPUT GITHUB_STEP_SUMMARY GI
          AZURE_OPENAI_KEY AZURE_OPENAI_ENDPOINT BROWSER_USE_API_KEY OLLAMA_HOST)
 for name in "${forward[@]}"; do args+=(--env "$name"); done
 
-# The variables the manifest's secrets are read from (the step's `env:`), asked of the manifest itself.
-secret_env="$(docker "${args[@]}" "$image" validate --secret-env)"
+# The variables the manifest's secrets are read from (the step's `env:`), asked of the manifest itself. If that
+# fails (a manifest to fix: 2), the run never starts, and the step's exit-code output is that code.
+secret_env="$(docker "${args[@]}" "$image" validate --secret-env)" || {
+  status=$?
+  echo "exit-code=$status" >> "$GITHUB_OUTPUT"
+  exit "$status"
+}
 while IFS= read -r name; do
   if [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]]; then args+=(--env "$name"); fi
 done <<< "$secret_env"
 
-# exec: a cancelled job's signal reaches the container (tini, then preview-qa), which still writes its results.
+# exec: a cancelled job's signal reaches the container (tini, then preview-qa), which still writes its results. The
+# step exits with preview-qa's own code, which preview-qa also writes as the step's exit-code output.
 exec docker "${args[@]}" "$image" run

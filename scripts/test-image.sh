@@ -271,11 +271,11 @@ import re, sys
 text, out = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2]  # paths as the `out` input gave them
 found = {name: value for name, _, value in re.findall(r"^([\w-]+)<<(ghadelimiter_[0-9a-f]+)\n(.*?)\n\2$", text, re.M | re.S)}
 wanted = {"passed": "3", "failed": "1", "errored": "0", "skipped": "0", "total": "4",
-          "results-path": f"{out}/results.json", "junit-path": f"{out}/junit.xml"}
+          "results-path": f"{out}/results.json", "junit-path": f"{out}/junit.xml", "exit-code": "1"}
 sys.exit(0 if {name: found.get(name) for name in wanted} == wanted else f"$GITHUB_OUTPUT: {found}, wanted {wanted}")
 PY
 }
-check "\$GITHUB_OUTPUT holds the counts and paths" check_outputs
+check "\$GITHUB_OUTPUT holds the counts, the paths and the exit code" check_outputs
 check "the job summary names the run's status and the failed test" \
   grep -q -e '### ❌ preview-qa: failed' "$work/runner-temp/summary-results"
 check "the failed test is in the summary" grep -q -F 'Checkout page works' "$work/runner-temp/summary-results"

@@ -1,14 +1,17 @@
 # Over 400 lines: every command's flags are declared here, one click decorator each (the logic is in app.py).
-"""The `preview-qa` command: flags -> RunConfig -> app; domain errors -> one-line click errors; result -> exit code."""
+"""The `preview-qa` command: flags -> RunConfig -> app; how each command ended -> one exit code (`exit_code`)."""
 
 from __future__ import annotations
 
 import os
 import re
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NoReturn
 
 import click
 
@@ -28,7 +31,8 @@ from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.providers import PROVIDERS, Provider
-from preview_qa.results import RunEnd, RunResult, Status
+from preview_qa.results import RunResult, StopReason, error_line
+from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
     "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
@@ -37,31 +41,67 @@ FAIL_ON_HELP = (
 )
 
 
-class UsageError(click.ClickException):
-    exit_code = ExitCode.USAGE
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"preview-qa: error: {self.message}", err=True)
+CRASH_LOG = "internal-error.log"  # our own crash's traceback, in the results folder (else the temp folder)
 
 
-class OutputError(UsageError):
-    """A reporter broke, so an output is missing or incomplete: the run fails whatever its tests did."""
+class UsageError(PreviewQaError):
+    """A flag's value the user can fix."""
 
-    exit_code = ExitCode.FAILED
+
+@dataclass(frozen=True)
+class RunEnded:
+    """A run that ended with its results (cancelled or not), and the rule that says whether its tests fail it."""
+
+    result: RunResult
+    fails: Callable[[RunResult], bool] = FailOn.FAILED.fails
+
+
+Ended = RunEnded | Exception | KeyboardInterrupt | None  # None: a command that runs no tests did its job
+
+
+def exit_code(ended: Ended) -> ExitCode:
+    """Every way a command can end, as the code its process exits with: the one place that decides it."""
+    match ended:
+        case None:
+            return ExitCode.OK
+        case RunEnded(result=result) if result.stop_reason is StopReason.CANCELLED:
+            return ExitCode.CANCELLED
+        case RunEnded(result=result) if result.baseline_error is not None:  # bad input found late; results written
+            return ExitCode.USAGE
+        case RunEnded(result=result, fails=fails):
+            return ExitCode.FAILED if fails(result) else ExitCode.OK
+        case app.ReportersFailed(result=result):  # an output is missing: no success, whatever the tests did
+            return ExitCode.CANCELLED if result.stop_reason is StopReason.CANCELLED else ExitCode.FAILED
+        case PreviewQaError():
+            return ExitCode.USAGE
+        case KeyboardInterrupt():  # Ctrl-C before the run's own event loop took the signals over
+            return ExitCode.CANCELLED
+        case _:  # our own crash outside any test (inside one, that test errors and the run goes on)
+            return ExitCode.INTERNAL_ERROR
+
+
+class _Command(click.Command):
+    """Every command ends here: how it ended becomes the exit code, and anything but its tests' own outcome one line
+    on stderr. A command with a results folder (`out`) also gives GitHub's step its `exit-code` output."""
+
+    def invoke(self, ctx: click.Context) -> NoReturn:
+        ended: Ended
+        try:
+            ended = super().invoke(ctx)
+        except (Exception, KeyboardInterrupt) as e:
+            ended = e
+        code = exit_code(ended)
+        out = ctx.params.get("out")
+        _say(ended, out)
+        if out is not None:
+            _step_output(code)
+        exit_with(code)
 
 
 class _Commands(click.Group):
-    """The one place where domain errors become click errors (one line on stderr and the exit code)."""
+    """preview-qa's commands: each one a _Command, so that each ends through `exit_code`."""
 
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except PreviewQaError as e:
-            raise UsageError(str(e)) from None
-        except app.ReportersFailed as e:
-            error = OutputError(str(e))
-            error.exit_code = max(ExitCode.FAILED, exit_code(e.result, "never"))  # a cancelled run still says 130
-            raise error from None
+    command_class = _Command
 
 
 class _LinesType(click.types.StringParamType):
@@ -96,6 +136,19 @@ def _env(*names: str) -> list[str]:
 @click.version_option(package_name="preview-qa")
 def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
+
+
+def fail_on_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--fail-on, handed to the command as a FailOn (`run` and `merge`)."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice([rule.value for rule in FailOn]),
+        default=FailOn.FAILED.value,
+        show_default=True,
+        envvar=_env("INPUT_FAIL-ON"),
+        callback=lambda _ctx, _param, value: FailOn(value),
+        help=FAIL_ON_HELP,
+    )(f)
 
 
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -453,14 +506,7 @@ def _speed_config(
     help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
     "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(get_args(FailOn)),
-    default="failed",
-    show_default=True,
-    envvar=_env("INPUT_FAIL-ON"),
-    help=FAIL_ON_HELP,
-)
+@fail_on_option
 @click.option(
     "--comment/--no-comment",
     default=True,
@@ -525,7 +571,7 @@ def run(
     changed_files: str | None,
     changed_only: bool,
     **speed: Any,
-) -> None:
+) -> RunEnded:
     """Run a manifest's tests against a preview URL."""
     loaded = loader.load(manifest)
     base_url = _base_url(base_url)
@@ -554,31 +600,22 @@ def run(
         browser_start_timeout=browser_start_timeout,
         **_speed_config(**speed),
     )
-    exit_with(lambda: execute(loaded, config, verbose))
+    return execute(loaded, config, verbose)
 
 
-def execute(manifest: Manifest, config: RunConfig, verbose: bool) -> ExitCode:
-    """The run in this process's environment, as its exit code."""
-    result = app.execute(manifest, config, os.environ, verbose)
-    return _baseline_exit(result) or exit_code(result, config.fail_on)
-
-
-def _baseline_exit(result: RunResult) -> ExitCode | None:
-    """A baseline that could not be used is bad input: one error naming it (the preview's results are written)."""
-    if result.baseline_error is None or result.end is RunEnd.CANCELLED:
-        return None
-    UsageError(f"{result.baseline_error}; the preview's own results are written.").show()
-    return ExitCode.USAGE
+def execute(manifest: Manifest, config: RunConfig, verbose: bool) -> RunEnded:
+    """The run in this process's environment, and the rule its tests are held to."""
+    return RunEnded(app.execute(manifest, config, os.environ, verbose), config.fail_on.fails)
 
 
 @main.command()
 @run_options
-def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool) -> None:
+def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool) -> RunEnded:
     """Run the bundled demo: a demo site and a scripted agent, no API key needed."""
-    from preview_qa.demo.runner import run_demo
+    from preview_qa.demo.runner import off_script, run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    exit_with(lambda: run_demo(out, concurrency, list(only), not headful, verbose, os.environ))
+    return RunEnded(run_demo(out, concurrency, list(only), not headful, verbose, os.environ), off_script)
 
 
 @main.command()
@@ -591,14 +628,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     show_default=True,
     help="Folder for the merged results, reports and artifacts.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(get_args(FailOn)),
-    default="failed",
-    show_default=True,
-    envvar=_env("INPUT_FAIL-ON"),
-    help=FAIL_ON_HELP,
-)
+@fail_on_option
 @click.option(
     "--comment/--no-comment",
     default=True,
@@ -606,24 +636,57 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     show_default=True,
     help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.",
 )
-def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> None:
+def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> RunEnded:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
-    result = app.merge(list(folders), out, comment, os.environ)
-    sys.exit(exit_code(result, fail_on))
+    return RunEnded(app.merge(list(folders), out, comment, os.environ), fail_on.fails)
 
 
-def exit_code(result: RunResult, fail_on: FailOn = "failed") -> ExitCode:
-    """130 when cancelled; else 1 once the run's worst test is at least as bad as `fail_on` (never: always 0;
-    regressions: once a test errored, or failed without failing on the baseline too)."""
-    if result.end is RunEnd.CANCELLED:
-        return ExitCode.CANCELLED
-    if fail_on == "never":
-        return ExitCode.OK
-    if fail_on == "regressions":
-        return ExitCode.FAILED if any(t.blocks_on_regressions for t in result.tests) else ExitCode.OK
-    if fail_on == "healed":  # a release gate: a pass the agent rescued from a drifted replay is no pass
-        return ExitCode.FAILED if result.healed or result.status.rank >= Status.FAILED.rank else ExitCode.OK
-    return ExitCode.FAILED if result.status.rank >= Status(fail_on).rank else ExitCode.OK
+def _say(ended: Ended, out: Path | None) -> None:
+    """One line on stderr for an end that is not the tests' own: what the user can fix, or where our crash's log is."""
+    if isinstance(ended, RunEnded):
+        if ended.result.baseline_error is not None and ended.result.stop_reason is not StopReason.CANCELLED:
+            _error(f"{ended.result.baseline_error}; the preview's own results are written.")
+    elif isinstance(ended, PreviewQaError | app.ReportersFailed):
+        _error(str(ended))
+    elif isinstance(ended, Exception):
+        click.echo(_internal_error(ended, out), err=True)
+
+
+def _error(message: str) -> None:
+    click.echo(f"preview-qa: error: {message}", err=True)
+
+
+def _internal_error(error: Exception, out: Path | None) -> str:
+    """Our crash's traceback into a log, its secrets redacted as on stderr; one line that says so and points there."""
+    trace = "".join(traceback.format_exception(error))
+    if isinstance(sys.stderr, SafeStderr):  # the run knew its secrets by then: the log keeps none of them
+        trace = sys.stderr.redactor.text(trace)
+    log = (out or Path(tempfile.gettempdir())) / CRASH_LOG
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(trace, encoding="utf-8")
+        where = f"its traceback is in {log}"
+    except OSError:
+        sys.stderr.write(trace)
+        where = "its traceback is above"
+    return (
+        f"preview-qa: internal error: {type(error).__name__}: {error_line(error)} (a bug in preview-qa, not a verdict "
+        f"on your app: {where}; please report it)"
+    )
+
+
+def _step_output(code: ExitCode) -> None:
+    """In GitHub Actions, the step's `exit-code` output (action.yml): known only now, after every reporter."""
+    from preview_qa.reporters.github.commands import in_github_actions, output_text
+
+    target = os.environ.get("GITHUB_OUTPUT")
+    if not in_github_actions(os.environ) or not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(output_text({"exit-code": str(int(code))}))
+    except OSError as e:
+        _error(f"the step's exit-code output could not be written to $GITHUB_OUTPUT: {error_line(e)}")
 
 
 def _base_url(url: str, option: str = "--base-url") -> str:
@@ -634,7 +697,7 @@ def _base_url(url: str, option: str = "--base-url") -> str:
 
 def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
     if not url:  # the action's empty input
-        if fail_on == "regressions":
+        if fail_on is FailOn.REGRESSIONS:
             raise UsageError(
                 "--fail-on regressions needs --baseline-url: without a baseline no failure can be told apart from a regression."
             )

@@ -8,17 +8,38 @@ import shutil
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
 
 from preview_qa.providers import Provider
+from preview_qa.results import RunResult, Status
 
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
 # one try of a browser's start; a healthy Chromium answers within a few seconds even on a busy 2-core runner
 BROWSER_START_TIMEOUT_S = 30.0
-# The exit code is 1 once a test is this bad (failed: or errored); regressions: once one errored, or failed without
-# failing on the baseline too; healed: as failed, and also once a test passed only because the agent healed its replay.
-FailOn = Literal["failed", "errored", "regressions", "healed", "never"]
+
+
+class FailOn(StrEnum):
+    """--fail-on: which tests fail the run (exit 1); `fails` is its rule."""
+
+    FAILED = "failed"  # a test failed or errored
+    ERRORED = "errored"  # a test errored
+    REGRESSIONS = "regressions"  # a test errored, or failed without failing on the baseline too
+    HEALED = "healed"  # as failed, and also a test that passed only because the agent healed its drifted replay
+    NEVER = "never"
+
+    def fails(self, run: RunResult) -> bool:
+        """Whether the run's tests fail it under this rule."""
+        match self:
+            case FailOn.FAILED:
+                return run.status.rank >= Status.FAILED.rank
+            case FailOn.ERRORED:
+                return run.status is Status.ERRORED
+            case FailOn.REGRESSIONS:  # a failure the baseline could not confirm blocks too: not knowing is no pass
+                return any(t.blocks_on_regressions for t in run.tests)
+            case FailOn.HEALED:  # a release gate: a pass the agent rescued from a drifted replay is no pass
+                return bool(run.healed) or FailOn.FAILED.fails(run)
+            case FailOn.NEVER:
+                return False
 
 
 class TraceMode(StrEnum):
@@ -76,7 +97,7 @@ class RunConfig:
     tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
     skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
     changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped
-    fail_on: FailOn = "failed"
+    fail_on: FailOn = FailOn.FAILED
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent
     max_tokens: int | None = None  # per test, overriding the manifest

@@ -13,7 +13,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Coroutine, Iterator
 from enum import IntEnum
 from typing import Any, NoReturn, TypeVar
 
@@ -27,11 +27,12 @@ log = logging.getLogger(__name__)
 
 
 class ExitCode(IntEnum):
-    """What a preview-qa process exits with."""
+    """What a preview-qa process exits with (cli.exit_code decides which, in one place)."""
 
     OK = 0
     FAILED = 1  # a test is at least as bad as --fail-on, or an output is missing
     USAGE = 2  # input the user can fix (errors.PreviewQaError), or a baseline that could not be used
+    INTERNAL_ERROR = 3  # our own crash outside any test, as pytest numbers it (inside a test, that test errors)
     CANCELLED = 130  # a signal (or Ctrl-C) cancelled the run, as a shell reports SIGINT
 
 
@@ -173,26 +174,12 @@ def _describe(task: asyncio.Task[Any]) -> str:
     return f"{task.get_name()} ({name})"
 
 
-def exit_with(run: Callable[[], int], within_s: float = EXIT_GRACE_S) -> NoReturn:
-    """`sys.exit(run())`, and once the interpreter shuts down it ends within `within_s` with the same code, even when
-    a thread a library left running would make it wait forever. An exception from `run` propagates (click or Python
-    reports it) under the same bound. Called in-process (click's CliRunner), it leaves the host process alone."""
-    try:
-        code = run()
-    except BaseException as e:
-        _exit_soon(_code_of(e), within_s)
-        raise
+def exit_with(code: int, within_s: float = EXIT_GRACE_S) -> NoReturn:
+    """`sys.exit(code)`, and once the interpreter shuts down it ends within `within_s` with the same code, even when
+    a thread a library left running would make it wait forever. Called in-process (click's CliRunner), it leaves the
+    host process alone."""
     _exit_soon(code, within_s)
     sys.exit(code)
-
-
-def _code_of(error: BaseException) -> int:
-    if isinstance(error, SystemExit):
-        return error.code if isinstance(error.code, int) else (0 if error.code is None else 1)
-    if isinstance(error, KeyboardInterrupt):
-        return ExitCode.CANCELLED
-    exit_code = getattr(error, "exit_code", None)  # click's exceptions carry the code click will exit with
-    return exit_code if isinstance(exit_code, int) else 1
 
 
 def _exit_soon(code: int, within_s: float) -> None:

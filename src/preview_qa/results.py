@@ -18,11 +18,18 @@ class Execution(StrEnum):
     NOT_RUN = "none"  # it never started
 
 
-class RunEnd(StrEnum):
-    """How a run ended; a cancelled one says so in results.json's `notice`."""
+class StopReason(StrEnum):
+    """How a run ended (results.json's `stop_reason`); `notice` says it in words. Ordered from the least telling."""
 
-    FINISHED = "finished"
-    CANCELLED = "cancelled"
+    COMPLETED = "completed"  # every selected test ran, or was skipped or refused a start with its own reason
+    PREVIEW_UNREACHABLE = "preview-unreachable"  # the preview never answered within --wait-timeout: no test ran
+    CANCELLED = "cancelled"  # a signal stopped it: the tests it cut short, or never started, errored "cancelled"
+
+    @classmethod
+    def merged(cls, reasons: list[StopReason]) -> StopReason:
+        """How shards merged into one run ended: as the most telling of them (one cancelled shard, and it was cancelled)."""
+        order = list(cls)
+        return max(reasons, key=order.index, default=cls.COMPLETED)
 
 
 class Status(StrEnum):
@@ -287,14 +294,11 @@ class RunResult(BaseModel):
     started_at: str
     duration_s: float = 0.0
     tests: list[TestResult] = Field(default_factory=list)
-    notice: str | None = None  # one run-level message, e.g. "preview unreachable" or "cancelled" (RunEnd.CANCELLED)
+    stop_reason: StopReason = StopReason.COMPLETED
+    notice: str | None = None  # one run-level message for people, e.g. "preview unreachable: ..." or "cancelled"
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
     warnings: list[str] = Field(default_factory=list)  # about the whole run, said before any test ran (RunWarning)
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
-
-    @property
-    def end(self) -> RunEnd:
-        return RunEnd.CANCELLED if self.notice == RunEnd.CANCELLED else RunEnd.FINISHED
 
     @property
     def status(self) -> Status:

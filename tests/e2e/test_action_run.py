@@ -141,6 +141,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
         "regressions": "0",
         "results-path": "results/results.json",
         "junit-path": "results/junit.xml",
+        "exit-code": "0",  # the CLI's, written last: fail-on errored, and nothing errored
     }
     assert "| ✅ | Log in works | Signed in. |" in runs.ok.summary
     assert "❌ **Checkout\\: hostile, \\:\\:error\\:\\:pwned-by-name** · qa.yml\\:9" in runs.ok.summary  # its card
@@ -150,7 +151,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
 
 def test_unreachable_preview_errors_every_test_without_an_llm_call_and_says_so_once(runs: Runs) -> None:
     step = runs.unreachable
-    assert step.exit_code == 1
+    assert (step.exit_code, step.outputs["exit-code"], step.results["stop_reason"]) == (1, "1", "preview-unreachable")
     assert {t["status"] for t in step.results["tests"]} == {"errored"}
     assert all(t["reason"].startswith("preview unreachable: ") and t["steps"] == 0 for t in step.results["tests"])
     assert runs.llm_requests_in_second_run == 0

@@ -64,7 +64,7 @@ def test_cancel_mid_run(sig: signal.Signals, tmp_path: Path, site: DemoSite) -> 
     assert statuses["finishes first"] == ("passed", "The price is $19.99.")
     assert statuses["still running"] == ("errored", "cancelled")
     assert statuses["never started"] == ("errored", "cancelled")
-    assert results["notice"] == "cancelled"
+    assert (results["stop_reason"], results["notice"]) == ("cancelled", "cancelled")
     first = next(t for t in results["tests"] if t["name"] == "finishes first")
     assert first["artifacts"] and all(
         (out / p).is_file() for v in first["artifacts"].values() for p in ([v] if isinstance(v, str) else v)
@@ -133,7 +133,7 @@ def test_every_cancel_ends_with_130_its_results_and_no_browser(
     assert "Traceback" not in stderr
     assert "cancelled" in stdout
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    assert results["notice"] == "cancelled"
+    assert (results["stop_reason"], results["notice"]) == ("cancelled", "cancelled")
     assert [t["name"] for t in results["tests"]] == ["finishes first", "still running", "never started"]
     assert results["tests"][-1]["status"] == "errored"
     assert left_behind(browser_tmp) == []

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -64,6 +65,7 @@ OUTPUTS = {
     "regressions",
     "results-path",
     "junit-path",
+    "exit-code",
     "artifact-url",
 }
 
@@ -105,6 +107,7 @@ def test_action_declares_the_inputs_and_outputs_and_passes_inputs_only_through_e
     assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"].startswith("always()")
     assert action["outputs"]["artifact-url"]["value"] == "${{ steps.upload.outputs.artifact-url }}"
     assert action["outputs"]["passed"]["value"] == "${{ steps.run.outputs.passed }}"
+    assert action["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"
 
 
 def expand(template: str, inputs: dict[str, str], github: dict[str, str], strategy: dict[str, str] | None = None) -> str:
@@ -195,7 +198,8 @@ def test_self_test_uses_the_action_from_this_checkout_and_asserts_its_outputs() 
     qa = next(s for s in steps if s.get("uses") == "./")
     assert qa["with"]["manifest"] == "src/preview_qa/demo/qa.yml" and "preview_qa.demo.serve" in str(steps)
     check = steps[steps.index(qa) + 1]
-    assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL"} and "3/1/0/0/4" in check["run"]
+    assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL", "EXIT_CODE"}
+    assert "3/1/0/0/4/0" in check["run"]  # exit code 0: fail-on never
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
     assert release[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as True
     assert "ghcr.io/${GITHUB_REPOSITORY,,}" in str(release) and "pattern=v{{major}}" in str(release)
@@ -256,30 +260,36 @@ def test_install_script_checks_each_debian_package_and_installs_python_packages_
     assert pip[1][-3:] == ["--no-deps", "--no-build-isolation", str(ROOT)] and len(pip) == 2
 
 
-@pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])
-def test_action_step_runs_the_image_with_inputs_forwarded_by_name(
-    tmp_path: Path, pull_exit: int, image: str, action: dict
-) -> None:
+def action_step(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """scripts/action.sh as the runner runs it, against the fake `docker`: how it ended, and each docker call."""
     bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
     for folder in (bin_dir, workspace, temp):
         folder.mkdir()
     (bin_dir / "docker").write_text(FAKE_DOCKER, encoding="utf-8")
     (bin_dir / "docker").chmod(0o755)
-    hostile = "https://x.example/$(touch pwned)`touch pwned`"
-    env = clean_env(
+    step_env = clean_env(
         PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
-        FAKE_PULL_EXIT=str(pull_exit),
         GITHUB_ACTION_PATH=str(ROOT),
         GITHUB_WORKSPACE=str(workspace),
+        GITHUB_OUTPUT=str(temp / "output.txt"),
         RUNNER_TEMP=str(temp),
         ACTION_REPOSITORY="Acme/Preview-QA",
         ACTION_REF="v1",
-        **{"INPUT_BASE-URL": hostile, "PREVIEW_QA_IMAGE": ""},
+        **{"FAKE_PULL_EXIT": "0", "PREVIEW_QA_IMAGE": "", **env},
     )
-    done = run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=env)
+    done = run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=step_env)
+    return done, [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])
+def test_action_step_runs_the_image_with_inputs_forwarded_by_name(
+    tmp_path: Path, pull_exit: int, image: str, action: dict
+) -> None:
+    workspace, temp = tmp_path / "workspace", tmp_path / "temp"
+    hostile = "https://x.example/$(touch pwned)`touch pwned`"
+    done, calls = action_step(tmp_path, FAKE_PULL_EXIT=str(pull_exit), **{"INPUT_BASE-URL": hostile})
     assert done.returncode == 0, done.stderr
-    calls = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert calls[0]["argv"][:2] == ["pull", "--quiet"] and calls[0]["argv"][-1] == "ghcr.io/acme/preview-qa:v1"
     if pull_exit:
         assert calls[1]["argv"] == ["build", "--quiet", "--tag", "preview-qa:local", str(ROOT)]
@@ -295,6 +305,18 @@ def test_action_step_runs_the_image_with_inputs_forwarded_by_name(
     assert {f"INPUT_{name.upper()}" for name in set(action["inputs"]) - not_for_the_cli} <= forwarded
     assert not any("=" in name or "$" in name for name in forwarded)
     assert final["base_url"] == hostile and not any(p.name == "pwned" for p in tmp_path.rglob("*"))
+
+
+@pytest.mark.parametrize("code", [1, 3, 130])
+def test_the_step_exits_with_preview_qas_own_code(tmp_path: Path, code: int) -> None:
+    done, calls = action_step(tmp_path, FAKE_RUN_EXIT=str(code))
+    assert done.returncode == code and calls[-1]["argv"][-1] == "run"  # and the CLI writes it as exit-code (its tests)
+
+
+def test_a_manifest_refused_before_the_run_ends_the_step_with_its_code_as_the_exit_code_output(tmp_path: Path) -> None:
+    done, calls = action_step(tmp_path, FAKE_VALIDATE_EXIT="2")
+    assert done.returncode == 2 and calls[-1]["argv"][-2:] == ["validate", "--secret-env"]  # the run never started
+    assert read_outputs(tmp_path / "temp" / "output.txt") == {"exit-code": "2"}
 
 
 def test_demo_serve_starts_both_servers_and_says_where(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from preview_qa import cli
-from preview_qa.config import RunConfig
+from preview_qa.config import FailOn, RunConfig
 from preview_qa.events import Observed, RunFinished, RunStarted, StepRecorded, TestFinished
 from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
@@ -21,7 +21,7 @@ from preview_qa.reporters.github.commands import escape_data, escape_property
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.github.reporter import GitHubReporter
 from preview_qa.reporters.output.files import test_dir as folder_of
-from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, TestResult
+from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, StopReason, TestResult
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
@@ -244,7 +244,7 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
+    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config))
     env = {
         "INPUT_MANIFEST": str(manifest),
         "INPUT_BASE-URL": "https://pr-7.example.com/",
@@ -273,8 +273,9 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
 )
 def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fail_on: str, code: int) -> None:
     run = run_of(workspace, [make_result(workspace, f"t{i}", s) for i, s in enumerate(statuses)])
-    assert cli.exit_code(run, fail_on) == code
-    assert cli.exit_code(run.model_copy(update={"notice": "cancelled"}), "never") == 130
+    assert cli.exit_code(cli.RunEnded(run, FailOn(fail_on).fails)) == code
+    cancelled = run.model_copy(update={"stop_reason": StopReason.CANCELLED})
+    assert cli.exit_code(cli.RunEnded(cancelled, FailOn.NEVER.fails)) == 130
 
 
 def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(workspace: Path) -> None:

@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from preview_qa.cli import exit_code
+from preview_qa.config import FailOn
 from preview_qa.engine.agent_port import Recording
 from preview_qa.engine.healing import healed_recordings_kept
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, RunFinished, TestFinished
-from preview_qa.lifecycle import ExitCode
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.reporters.artifacts import results_document
 from preview_qa.reporters.console import ConsoleReporter
@@ -55,8 +54,8 @@ def test_a_drifted_replay_the_agent_passed_is_passed_and_healed_and_only_fail_on
     assert (test.status, test.healed, calls) == (Status.PASSED, True, [RECORDING, None])
     assert test.replay_drift == f"replay drifted at {DRIFT}"  # the recorded step and why it no longer held
     assert test.marks[0] == "healed: the replay drifted, the agent passed"
-    assert exit_code(result, "failed") is ExitCode.OK
-    assert exit_code(result, "healed") is ExitCode.FAILED
+    assert not FailOn.FAILED.fails(result)
+    assert FailOn.HEALED.fails(result)
 
 
 def test_a_replay_that_held_is_not_healed_and_fail_on_healed_still_fails_on_failures() -> None:
@@ -65,9 +64,9 @@ def test_a_replay_that_held_is_not_healed_and_fail_on_healed_still_fails_on_fail
 
     result, _ = run(specs_named("t"), agent, recordings=lambda s: RECORDING)
     assert (result.tests[0].status, result.tests[0].healed) == (Status.PASSED, False)
-    assert exit_code(result, "healed") is ExitCode.OK
+    assert not FailOn.HEALED.fails(result)
     failed = result.model_copy(update={"tests": [result.tests[0].model_copy(update={"status": Status.FAILED})]})
-    assert exit_code(failed, "healed") is ExitCode.FAILED
+    assert FailOn.HEALED.fails(failed)
 
 
 def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None:
@@ -81,7 +80,7 @@ def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None
 def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     result, _ = healed_run()
     assert results_document(result)["totals"]["healed"] == 1
-    assert results_document(result)["schema_version"] == 6
+    assert results_document(result)["schema_version"] == 7
     assert json.loads(result.tests[0].model_dump_json())["healed"] is True
     assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
     summary = render_markdown(result, str, None, 60_000)

@@ -88,11 +88,11 @@ import threading, time
 from preview_qa.lifecycle import exit_with
 threading.Thread(target=time.sleep, args=(600,), name="stuck-library-thread").start()  # not a daemon: exit joins it
 print("result written", flush=True)
-exit_with(lambda: {code}, within_s=1.0)
+exit_with({code}, within_s=1.0)
 """
 
 
-@pytest.mark.parametrize("code", [0, 1, 130])
+@pytest.mark.parametrize("code", [0, 1, 2, 3, 130])
 def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(code: int) -> None:
     clock = time.monotonic()
     proc = subprocess.run(
@@ -102,16 +102,9 @@ def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(c
     assert time.monotonic() - clock < 30
 
 
-def test_an_exception_keeps_its_traceback_and_exit_code_under_the_same_bound() -> None:
-    script = EXIT_SCRIPT.replace("lambda: {code}", "lambda: 1 / 0")
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1
-    assert "ZeroDivisionError" in proc.stderr
-
-
 def test_called_in_process_it_leaves_the_host_process_alone() -> None:
     with pytest.raises(SystemExit) as exited:
-        exit_with(lambda: 7, within_s=0.2)  # as click's CliRunner runs a command inside a test
+        exit_with(7, within_s=0.2)  # as click's CliRunner runs a command inside a test
     assert exited.value.code == 7
     time.sleep(0.6)  # past the bound: this process (pytest) is still here
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from preview_qa import cli
-from preview_qa.config import RunConfig
+from preview_qa.config import FailOn, RunConfig
 from preview_qa.engine.agent_port import Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
@@ -205,24 +205,22 @@ async def _reachable(*args: Any) -> None:
 
 def test_fail_on_regressions_fails_for_regressions_errors_and_unconfirmed_failures_only() -> None:
     old = result("t", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="x"), regression=False)
-    assert cli.exit_code(run_of(old, result("t", Status.PASSED)), "regressions") == 0
-    assert cli.exit_code(run_of(old), "failed") == 1
+    assert not FailOn.REGRESSIONS.fails(run_of(old, result("t", Status.PASSED)))
+    assert FailOn.FAILED.fails(run_of(old))
     regressed = result("t", Status.FAILED, baseline=OtherRun(status=Status.PASSED, reason="x"), regression=True)
-    assert cli.exit_code(run_of(old, regressed), "regressions") == 1
-    assert (
-        cli.exit_code(run_of(result("t", Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))), "regressions")
-        == 1
-    )  # errored tests still fail it
+    assert FailOn.REGRESSIONS.fails(run_of(old, regressed))
+    errored = result("t", Status.ERRORED, baseline=OtherRun(status=Status.FAILED, reason="x"))
+    assert FailOn.REGRESSIONS.fails(run_of(errored))  # errored tests still fail it
     unconfirmed = result("t", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="x"), regression=False)
-    assert cli.exit_code(run_of(unconfirmed), "regressions") == 1  # the baseline could not tell: fail closed
-    assert cli.exit_code(run_of(result("t", Status.FAILED)), "regressions") == 1
+    assert FailOn.REGRESSIONS.fails(run_of(unconfirmed))  # the baseline could not tell: fail closed
+    assert FailOn.REGRESSIONS.fails(run_of(result("t", Status.FAILED)))
 
 
 def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None) -> Any:
     path = tmp_path / "qa.yml"
     path.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config) or 0)
+    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose: seen.append(config))
     outcome = CliRunner().invoke(cli.main, ["run", str(path), "--base-url", "https://pr-7.example.com/", *args], env=env)
     return outcome, seen[-1] if seen else None
 

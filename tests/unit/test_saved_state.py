@@ -26,7 +26,7 @@ from preview_qa.events import Event, Observed, TestFinished, TestStarted
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
 from preview_qa.reporters.output import files
-from preview_qa.results import Execution, RunResult, Status, TestResult
+from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult
 from preview_qa.selection.shard import in_shard
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from tests.builders import PASS, run, spec
@@ -235,7 +235,8 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(
 
     result = asyncio.run(main())
     assert seen_during  # it was there while the dependents ran
-    assert result.notice == ("cancelled" if cancel else None)
+    ended = (StopReason.CANCELLED, "cancelled") if cancel else (StopReason.COMPLETED, None)
+    assert (result.stop_reason, result.notice) == ended
     assert not list(tmp_path.iterdir())
 
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from preview_qa.errors import MergeError
 from preview_qa.events import Event, RunFinished, RunStarted, TestFinished
 from preview_qa.reporters.output.files import RESULTS, test_dir
-from preview_qa.results import RunResult, TestResult
+from preview_qa.results import RunResult, StopReason, TestResult
 
 
 def load_run(folder: Path) -> RunResult:
@@ -36,6 +36,7 @@ def merge_runs(runs: list[RunResult]) -> RunResult:
         started_at=min(r.started_at for r in runs),
         duration_s=max(r.duration_s for r in runs),
         tests=sorted(tests, key=lambda t: (t.file, t.line)),
+        stop_reason=StopReason.merged([r.stop_reason for r in runs]),
         notice="; ".join(notices) or None,
         baseline_url=runs[0].baseline_url,
         baseline_error="; ".join(baseline_errors) or None,

@@ -35,7 +35,7 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, RunEnd, RunResult, Status, TestResult, Usage, Verdict, emulation_label
+from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, Verdict, emulation_label
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
@@ -112,7 +112,7 @@ class Runner:
             unreachable = await self._wait_for_preview()
             result.warnings = self._warnings
             if unreachable:
-                result.notice = f"preview unreachable: {unreachable}"
+                result.stop_reason, result.notice = StopReason.PREVIEW_UNREACHABLE, f"preview unreachable: {unreachable}"
             else:
                 semaphore = asyncio.Semaphore(max(1, self.config.concurrency))
                 async with asyncio.TaskGroup() as group:
@@ -123,7 +123,7 @@ class Runner:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            result.notice = RunEnd.CANCELLED
+            result.stop_reason, result.notice = StopReason.CANCELLED, "cancelled"
         finally:
             self._states.close()  # the saved logins never outlive the run
         for spec in self.selection.tests:

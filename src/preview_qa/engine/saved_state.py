@@ -27,7 +27,8 @@ class BrowserState:
         self._data = data
 
     def as_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._data))  # a deep copy: the caller may change it
+        copy: dict[str, Any] = json.loads(json.dumps(self._data))  # a deep copy: the caller may change it
+        return copy
 
     @property
     def cookies(self) -> list[dict[str, Any]]:

@@ -44,8 +44,8 @@ from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
-# 5: healed, totals.healed; 6: emulation
-SCHEMA_VERSION = 6
+# 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended
+SCHEMA_VERSION = 7
 
 
 class ArtifactsReporter(Reporter):

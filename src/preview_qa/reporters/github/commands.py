@@ -74,7 +74,7 @@ def error_annotations(run: RunResult, relative: Any) -> list[str]:
 
 
 def outputs(run: RunResult, out: Path) -> str:
-    """$GITHUB_OUTPUT in the delimiter form, which no value can break out of."""
+    """The run's counts and paths as step outputs (the exit code is the CLI's: it is known last)."""
     values = {s.value: str(run.count(s)) for s in (Status.PASSED, Status.FAILED, Status.ERRORED, Status.SKIPPED)}
     values |= {
         "total": str(len(run.tests)),
@@ -84,6 +84,11 @@ def outputs(run: RunResult, out: Path) -> str:
         "results-path": str(out / RESULTS),
         "junit-path": str(out / JUNIT),
     }
+    return output_text(values)
+
+
+def output_text(values: dict[str, str]) -> str:
+    """Step outputs as $GITHUB_OUTPUT takes them, in the delimiter form, which no value can break out of."""
     text = ""
     for name, value in values.items():
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
