@@ -105,7 +105,7 @@ class _Found:
 
 class Replayer:
     """Runs recorded steps in a test's browser context and announces each as a StepRecorded event; `shoot` takes a
-    page's (masked) screenshot."""
+    page's (masked) screenshot, `acted` hears of each action before it runs."""
 
     def __init__(
         self,
@@ -117,9 +117,11 @@ class Replayer:
         phases: Phases,
         shoot: Callable[[Page], Awaitable[bytes | None]],
         guard: ActionGuard,
+        acted: Callable[[], None] = lambda: None,
     ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
+        self.acted = acted  # told before each action runs: settling follows what it causes
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -224,6 +226,7 @@ class Replayer:
 
     async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None, later: RecordedStep | None) -> None:
         """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
+        self.acted()
         if found is not None:
             on_element = ON_ELEMENT.get(action.name)
             if on_element is not None:
