@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ _PAGES = {
         _DRAW + " var s = new WebSocket(location.href.replace(/^http/, 'ws').replace('/late/socket', '/late/stream'));"
         " s.onopen = function () { s.send('rerun'); }; s.onmessage = function (e) { draw(e.data); };",
     ),
-    "timer": ("Greeter - Acme", _SHELL, _DRAW + " setTimeout(function () { draw(%s); }, {ms});" % repr(GREETER)),
+    "timer": ("Greeter - Acme", _SHELL, _DRAW + f" setTimeout(function () {{ draw({json.dumps(GREETER)}); }}, {{ms}});"),
     "never": ("Greeter - Acme", _SHELL, ""),
     "clock": (
         "Clock - Acme",

@@ -14,6 +14,8 @@ POLL_REPEATS = 3  # a request repeated this often (same method, path and body), 
 POLL_GAP_S = 0.2  # starts closer than this are a burst (ten items fetched at once), not a timer
 DRAWN_BY_ANSWER_S = (0.05, 0.3)  # a change this long before or after a request's answer is that answer's drawing
 PAGE, ACTION, DRAWING, SOCKET = "the page loading", "the last action", "the page's drawing", "a WebSocket's messages"
+SESSION = "a new WebSocket's messages"  # a socket opened since the last action: an app's session streaming its page
+SESSION_QUIET_S = 1.5  # its server may pause mid-stream (a cold Streamlit script runs 1 s between two widgets)
 UNRENDERED = "the page's content to render"
 
 
@@ -110,7 +112,7 @@ class QuietRule:
         socket = self.sockets.get(key)
         if socket is not None:
             socket.answered = True
-            self._active(SOCKET, now)
+            self._active(SESSION if socket.opened >= self.last_action else SOCKET, now)
 
     def socket_closed(self, key: Hashable, now: float) -> None:
         if self.sockets.pop(key, None) is not None:
@@ -132,9 +134,15 @@ class QuietRule:
     def is_poll(self, repeat: str) -> bool:
         return len(self.starts.get(repeat, ())) >= POLL_REPEATS
 
-    def quiet_since(self) -> float:
-        """When the page last did anything that counts: its polls, and what their answers drew, do not."""
-        return max([self.last_activity, *(t for source, t in self.activity.items() if not self.is_poll(source))])
+    def quiet_at(self) -> float:
+        """When the page will have been quiet for its window since it last did anything that counts (its polls, and
+        what their answers drew, do not): a new session's socket has a longer window."""
+        return max(
+            [
+                self.last_activity + self.quiet_s,
+                *(t + self._window(source) for source, t in self.activity.items() if not self.is_poll(source)),
+            ]
+        )
 
     def waiting_on(self) -> list[str]:
         """What the page is still waiting on, by label: requests (a poll only until one of its answers since the last
@@ -151,8 +159,7 @@ class QuietRule:
         """Where the page stands at `now`, for a settle that began at `since` and may last `bound_s` seconds (and, for a
         page waiting on nothing but still changing, `restless_s`)."""
         waits = self.waiting_on()
-        quiet = now - self.quiet_since() >= self.quiet_s
-        if not waits and quiet:
+        if not waits and now >= self.quiet_at():
             return Settling.SETTLED
         restless = not waits and restless_s is not None and now - since >= restless_s
         return Settling.BOUND_REACHED if now - since >= bound_s or restless else Settling.BUSY
@@ -177,7 +184,7 @@ class QuietRule:
             return
         self._free_since = now if self._free_since is None else self._free_since
         changing = now - self._free_since
-        if now - self.quiet_since() < self.quiet_s and changing >= self.quiet_s:
+        if now < self.quiet_at() and changing >= self.quiet_s:
             latest = self._latest_source()
             label = self.labels.get(latest, latest)
             self.waited_on[label] = max(self.waited_on.get(label, 0.0), changing)
@@ -188,7 +195,7 @@ class QuietRule:
 
     def next_look(self, now: float, since: float, bound_s: float) -> float:
         """Seconds until the state could change by time alone (the quiet window or the bound ending)."""
-        until_quiet = self.quiet_s - (now - self.quiet_since())
+        until_quiet = self.quiet_at() - now
         until_bound = bound_s - (now - since)
         return max(0.0, min(until_bound, until_quiet if until_quiet > 0 else until_bound))
 
@@ -203,8 +210,11 @@ class QuietRule:
         return self.is_poll(repeat) and any(start >= self.last_action for start, _ in self.answers.get(repeat, ()))
 
     def _latest_source(self) -> str:
-        counted = {source: t for source, t in self.activity.items() if not self.is_poll(source)}
+        counted = {source: t + self._window(source) for source, t in self.activity.items() if not self.is_poll(source)}
         return max(counted, key=lambda source: counted[source]) if counted else PAGE
+
+    def _window(self, source: str) -> float:
+        return max(self.quiet_s, SESSION_QUIET_S) if source == SESSION else self.quiet_s
 
     def _active(self, source: str, now: float) -> None:
         self.activity[source] = max(self.activity.get(source, now), now)
