@@ -275,17 +275,8 @@ class TestSession:
         assert recording is not None
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-        self.replayer = Replayer(
-            lease.context,
-            page,
-            run.secrets,
-            run.spec.name,
-            run.emit,
-            self.phases,
-            self._shoot,
-            ActionGuard(self.policy),
-            acted=self.settler.acted,
-        )
+        where = (lease.context, page, run.secrets, run.spec.name, run.emit)
+        self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
