@@ -68,6 +68,7 @@ class QuietRule:
         starts = self.starts.setdefault(repeat, [])
         if not starts or now - starts[-1] >= POLL_GAP_S:
             starts.append(now)
+            del starts[:-POLL_REPEATS]  # enough to tell a poll: a page that polls for an hour keeps no more
         self._active(repeat, now)
 
     def finished(self, key: Hashable, now: float) -> None:
