@@ -4,9 +4,7 @@ a page that never stops changing (a clock)."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -54,13 +52,7 @@ def serve(handler: Any, page: Callable[..., bytes], stop: threading.Event) -> No
 def _stream(handler: Any, ms: int, stop: threading.Event) -> None:
     """A WebSocket that answers the page's first message with its content `ms` later, then stays open, as an app's
     session socket does, until the page closes it or the site stops."""
-    key = handler.headers.get("Sec-WebSocket-Key", "") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-    accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
-    handler.wfile.write(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
-    )
-    handler.close_connection = True
+    handler.accept_web_socket()
     with contextlib.suppress(OSError):
         handler.rfile.read(2 + 4 + len("rerun"))  # the page's one short, masked message
         if stop.wait(ms / 1000):
