@@ -122,7 +122,7 @@ PARTS = {
     "browser-use: the model's answer (the LLM's wait, its client)": ("browser_use.agent.service", "Agent._get_next_action"),
     "browser-use: running the step's actions": ("browser_use.agent.service", "Agent.multi_act"),
     "browser-use: after the actions (its own bookkeeping)": ("browser_use.agent.service", "Agent._post_process"),
-    "ours: the page settling after a step": ("preview_qa.agent.step_watcher", "StepWatcher.settle"),
+    "ours: the page settling before the first step and after each step": ("preview_qa.agent.step_watcher", "StepWatcher.settle"),
     "ours: a step's own screenshot (masked; only when the next step's capture has none)": (
         "preview_qa.agent.history",
         "session_screenshot",

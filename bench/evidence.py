@@ -8,6 +8,7 @@ import statistics
 import time
 
 from preview_qa.agent.page.nearest import nearest_line
+from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
@@ -23,14 +24,17 @@ async def settle_figures(site: DemoSite) -> None:
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=find_chromium())
-        page = await browser.new_page()
-        watcher = StepWatcher(shoot=nothing)
-        watcher.attach(browser)
+        context = await browser.new_context()
+        settler = PageSettler()
+        settler.attach(context)
+        page = await context.new_page()
+        watcher = StepWatcher(shoot=nothing, settler=settler)
         cases = {"idle page": None, "after clicking a link": "Log in", "after a sign-in the server takes 3 s for": "Sign in"}
         for label, click in cases.items():
             times = []
             for _ in range(ROUNDS if click != "Sign in" else 2):
                 await page.goto(f"{site.url}/signin" if click == "Sign in" else f"{site.url}/")
+                settler.acted()  # as the agent's step tells it before its action
                 if click == "Sign in":
                     await page.fill("#email", "demo@acme.test")
                     await page.fill("#password", site.password)

@@ -61,14 +61,121 @@ def test_waiting_on_a_new_document_means_the_page_moved_and_a_fetch_does_not() -
     assert rule.moved
 
 
-def test_a_page_polling_forever_costs_the_bound_at_most() -> None:
+def poll(rule: QuietRule, start: float, answer: float, path: str = "/api/tick", body: str = "") -> None:
+    key = f"{path} {start}"
+    rule.started(key, f"GET {path}", "fetch", now=start, repeat=f"GET {path} {body}")
+    rule.finished(key, now=answer)
+
+
+def test_a_request_repeated_on_a_timer_is_a_poll_and_holds_the_page_no_longer_than_one_answer() -> None:
     rule = QuietRule(quiet_s=0.5)
-    now, since = 0.0, 0.0
-    while rule.state(now, since, BOUND) is Settling.BUSY or now == 0.0:
-        rule.started(now, "GET /api/poll", "fetch", now)
-        rule.finished(now, now + 0.05)
-        now += 0.5  # the next poll, as the quiet window would end
-    assert rule.state(now, since, BOUND) is Settling.BOUND_REACHED and now <= BOUND + 0.5
+    for start in (0.0, 0.3, 0.6):  # answered 0.7 s later: always one in flight
+        rule.started(start, "GET /api/tick", "fetch", now=start, repeat="GET /api/tick")
+    assert rule.state(now=0.65, since=0.0, bound_s=BOUND) is Settling.BUSY  # no answer yet since the last action
+    rule.finished(0.0, now=0.7)
+    rule.started(0.9, "GET /api/tick", "fetch", now=0.9, repeat="GET /api/tick")
+    assert rule.waiting_on() == []
+    assert rule.state(now=0.9, since=0.0, bound_s=BOUND) is Settling.SETTLED  # its requests were its own activity
+    rule.note_waits(now=0.9, since=0.0)
+    assert rule.polls_seen == {"GET /api/tick"}
+
+
+def test_after_an_action_a_poll_is_waited_for_once_more_then_no_longer() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    for start in (0.0, 0.5, 1.0):
+        poll(rule, start, start + 0.2)
+    rule.acted(now=1.3)
+    rule.started("next", "GET /api/tick", "fetch", now=1.5, repeat="GET /api/tick ")
+    assert rule.waiting_on() == ["GET /api/tick"]  # its answer may carry what the action did
+    rule.finished("next", now=1.7)
+    rule.started("again", "GET /api/tick", "fetch", now=2.0, repeat="GET /api/tick ")
+    assert rule.waiting_on() == []
+    assert rule.state(now=2.0, since=1.3, bound_s=BOUND) is Settling.SETTLED  # the action's window is over at 1.8
+
+
+def test_a_burst_of_one_request_and_a_query_with_different_bodies_are_not_polls() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    for n in range(5):  # five items fetched at once
+        rule.started(f"item{n}", "GET /api/item", "fetch", now=0.0 + n * 0.01, repeat="GET /api/item")
+    for n in range(4):  # a GraphQL client: one path, other questions
+        rule.started(f"q{n}", "POST /graphql", "fetch", now=n * 0.5, repeat=f"POST /graphql body{n}")
+    assert not rule.is_poll("GET /api/item") and not rule.is_poll("POST /graphql body0")
+    assert rule.state(now=9.0, since=0.0, bound_s=10.0) is Settling.BUSY
+    assert set(rule.waiting_on()) == {"GET /api/item", "POST /graphql"}
+
+
+def test_a_new_document_counts_its_requests_afresh() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    for start in (0.0, 0.5, 1.0):
+        poll(rule, start, start + 0.1)
+    rule.leaving()
+    rule.navigating("http://app/next", now=1.2)
+    rule.loaded(now=1.3)
+    rule.started("first", "GET /api/tick", "fetch", now=1.4, repeat="GET /api/tick ")
+    assert rule.waiting_on() == ["GET /api/tick"]
+
+
+def test_a_change_of_the_dom_keeps_the_page_busy_for_the_quiet_window_unless_a_poll_drew_it() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.drew(at=1.0)
+    assert rule.state(now=1.3, since=1.0, bound_s=BOUND) is Settling.BUSY
+    assert rule.state(now=1.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
+    for start in (2.0, 2.5, 3.0):
+        poll(rule, start, start + 0.1)
+        rule.drew(at=start + 0.12)  # the counter the poll's answer updates
+    assert rule.state(now=3.2, since=3.0, bound_s=BOUND) is Settling.SETTLED
+    rule.drew(at=3.6)  # long after any answer: the page's own
+    assert rule.state(now=3.7, since=3.0, bound_s=BOUND) is Settling.BUSY
+
+
+def test_a_page_that_never_stops_changing_is_judged_at_the_bound_or_its_restless_limit() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    now = 0.0
+    while rule.state(now, since=0.0, bound_s=BOUND) is Settling.BUSY or now == 0.0:
+        rule.drew(at=now)  # a clock ticking every 0.1 s, with no request
+        now = round(now + 0.1, 1)
+    assert rule.state(now, since=0.0, bound_s=BOUND) is Settling.BOUND_REACHED and now == BOUND
+    assert rule.waiting_on() == []
+    assert rule.state(now=2.0, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BOUND_REACHED
+    rule.note_waits(now=0.0, since=0.0)  # waiting on nothing from the start
+    rule.note_waits(now=BOUND, since=0.0)
+    assert rule.longest_waits() == ["the page's drawing"] and rule.waited_on["the page's drawing"] == BOUND
+
+
+def test_a_websocket_opened_since_the_last_action_is_pending_until_its_first_message() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.socket_opened("old", "/live", now=0.5)
+    rule.acted(now=1.0)
+    rule.socket_opened("new", "/_stcore/stream", now=1.2)
+    assert rule.waiting_on() == ["WebSocket /_stcore/stream"]  # the one from before the action is not waited for
+    assert rule.state(now=4.0, since=1.0, bound_s=BOUND) is Settling.BUSY
+    rule.socket_message("new", now=4.0)
+    assert rule.state(now=5.2, since=1.0, bound_s=BOUND) is Settling.BUSY  # a new session's server may pause mid-stream
+    assert rule.state(now=5.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
+    rule.socket_message("old", now=6.0)  # a message on the socket from before the action: the usual window
+    assert rule.state(now=6.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
+    rule.acted(now=7.0)
+    rule.socket_opened("closed", "/chat", now=7.1)
+    rule.socket_closed("closed", now=7.2)
+    assert rule.waiting_on() == []
+
+
+def test_a_page_whose_content_has_not_rendered_is_busy_until_the_bound() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.content(shown=False)
+    assert rule.state(now=2.0, since=0.0, bound_s=BOUND) is Settling.BUSY
+    assert rule.waiting_on() == ["the page's content to render"]
+    assert rule.state(now=BOUND, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BOUND_REACHED
+    rule.content(shown=True)
+    assert rule.state(now=2.0, since=0.0, bound_s=BOUND) is Settling.SETTLED
+
+
+def test_a_script_fetched_after_the_load_is_code_the_app_draws_with() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.started("early", "GET /app.js", "script", now=0.0)
+    rule.loaded(now=0.5)
+    rule.started("chunk", "GET /Button.js", "script", now=1.0)
+    assert rule.waiting_on() == ["GET /Button.js"]
 
 
 def test_the_longest_waits_come_first_and_each_once() -> None:

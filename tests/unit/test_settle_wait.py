@@ -82,6 +82,19 @@ def test_the_settle_line_says_how_long_for_what_and_where_the_page_went() -> Non
     assert Settled(Settling.SETTLED, 0.0, from_url=here, to_url=here).line() == "the page was quiet"
     assert Settled(Settling.SETTLED, 0.5, from_url=here, to_url=here).line() == "waited 0.5 s for the page to stay quiet"
     assert (
+        Settled(Settling.SETTLED, 0.0, from_url=here, to_url=here, polls=["GET /api/tick"]).line()
+        == "the page was quiet apart from its polls (GET /api/tick)"
+    )
+    assert (
+        Settled(Settling.BOUND_REACHED, 5.0, ["the page's content to render"], here, here, rendered=False).line()
+        == "waited 5.0 s for the page's content to render and judged the page as it was at the bound: its content "
+        "never rendered"
+    )
+    assert (
+        Settled(Settling.BOUND_REACHED, 5.0, ["the page's drawing"], here, here, rendered=True, restless=True).line()
+        == "waited 5.0 s for the page's drawing and judged the page as it was at the bound: it never stopped changing"
+    )
+    assert (
         Settled(Settling.BOUND_REACHED, 5.0, ["GET /api/poll", "GET /api/feed"], here, here).line()
         == "waited 5.0 s for GET /api/poll, GET /api/feed and judged the page as it was at the bound"
     )
@@ -94,6 +107,8 @@ def test_the_settle_line_says_how_long_for_what_and_where_the_page_went() -> Non
         "from_url": here,
         "to_url": login,
         "moved": True,
+        "polls": [],
+        "rendered": None,
         "summary": bounced.line(),
     }
 
@@ -118,7 +133,7 @@ def test_a_page_quiet_before_the_settle_costs_nothing_whatever_the_bound(clock: 
     assert (settled.outcome, settled.waited_s, settled.line()) == (Settling.SETTLED, 0.0, "the page was quiet")
 
 
-def test_a_page_that_polls_forever_is_waited_on_for_the_bound_and_says_so(clock: Clock) -> None:
+def test_a_page_that_polls_forever_settles_once_its_poll_answered_and_says_so(clock: Clock) -> None:
     page = Page()
     settler = watched(page)
 
@@ -129,7 +144,8 @@ def test_a_page_that_polls_forever_is_waited_on_for_the_bound_and_says_so(clock:
         clock.at(at + 0.5, lambda: poll(at + 0.5))
 
     poll(0.0)
-    settled = asyncio.run(settler.settle(page, bound_s=2.0))
-    assert settled.outcome is Settling.BOUND_REACHED
-    assert settled.waited_s == pytest.approx(2.0, abs=settle.LOOK_S)
-    assert settled.line() == "waited 2.0 s for GET /api/poll and judged the page as it was at the bound"
+    settled = asyncio.run(settler.settle(page, bound_s=5.0))
+    assert settled.outcome is Settling.SETTLED  # at its third request, its first answered: the rest is polling
+    assert settled.waited_s == pytest.approx(1.0, abs=settle.LOOK_S)
+    assert settled.polls == ["GET /api/poll"]
+    assert settled.line() == "waited 1.0 s for GET /api/poll; the page was quiet apart from its polls (GET /api/poll)"

@@ -60,6 +60,8 @@ class AgentSteps:
             await asyncio.wait_for(self.evidence.start_decided.wait(), START_DECIDED_WAIT_S)
         if self.evidence.start_failure is not None:  # no LLM call is worth making on a preview that did not answer
             agent.stop()
+        elif self.agent_run.steps == 0:  # the first step sees the start page rendered, not an app's empty shell
+            await self.steps.settle(await agent_page(agent.browser_session, self.lease))
 
     async def on_step_end(self, agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None

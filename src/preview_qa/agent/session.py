@@ -25,7 +25,7 @@ from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.pool import BrowserPool, Lease
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
-from preview_qa.agent.step_watcher import IDLE_S, StepWatcher
+from preview_qa.agent.step_watcher import RESTLESS_S, SETTLE_S, StepWatcher
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
 from preview_qa.agent.tracing import TestTrace
@@ -98,9 +98,9 @@ class TestSession:
         )
         self.policy.last_action = lambda: self.evidence.last_action
         self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
-        self.steps = StepWatcher(shoot=lambda: session_screenshot(self.session), acted=self.evidence.acted)
+        self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
+        self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
         self.phases = Phases(run.browser.measure_cpu)
-        self.settler = PageSettler()  # follows the pages' requests from the start: the final page settles on them
         self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
         self.deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a start has its own bound
         self.lease: Lease | None = None
@@ -168,7 +168,6 @@ class TestSession:
             from preview_qa.agent.agent_browser import start_session
             from preview_qa.agent.build import session_profile
 
-            self.steps.attach(lease.context)  # the agent's steps wait on its navigations; a replay's do not
             masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
@@ -276,9 +275,8 @@ class TestSession:
         assert recording is not None
         result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
-        self.replayer = Replayer(
-            lease.context, page, run.secrets, run.spec.name, run.emit, self.phases, self._shoot, ActionGuard(self.policy)
-        )
+        where = (lease.context, page, run.secrets, run.spec.name, run.emit)
+        self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
         result.steps = outcome.steps
@@ -298,8 +296,8 @@ class TestSession:
             from preview_qa.agent.replay.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
-                with contextlib.suppress(Exception):  # the agent waits as long for a page's data before it reads it
-                    await outcome.page.wait_for_load_state("networkidle", timeout=IDLE_S * 1000)
+                # the agent's steps wait as long (the same rule) for a page to render before it is read
+                await self.settler.settle(outcome.page, SETTLE_S, restless_s=RESTLESS_S)
                 result.done, usage = await check_page_against_task(
                     run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), run.secrets, self._shoot
                 )
@@ -320,7 +318,7 @@ class TestSession:
                 result.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
                 with self.phases("expectation checks"):
                     result.expectations = await asyncio.wait_for(
-                        check_settled_page(run.spec, page, settled, wait), wait + CLEANUP_RESERVE_S / 2
+                        check_settled_page(run.spec, page, self.settler, settled, wait), wait + CLEANUP_RESERVE_S / 2
                     )
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"

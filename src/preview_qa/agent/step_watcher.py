@@ -1,15 +1,15 @@
 """Each agent step as a reviewer reads it: the element each action touched (role and name), the actions browser-use
-dropped, the filled-in form before a submit, and the page once it has settled."""
+dropped, the filled-in form before a submit, and the page once it has settled (agent/page/settle.py's rule, as for the
+final page's checks)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.page import every_page
+from preview_qa.agent.page.settle import PageSettler
+from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.results import one_line
 
 if TYPE_CHECKING:
@@ -18,15 +18,14 @@ if TYPE_CHECKING:
     from browser_use.browser.views import BrowserStateSummary
     from browser_use.dom.views import EnhancedDOMTreeNode
     from browser_use.tools.registry.views import ActionModel
-    from playwright.async_api import BrowserContext, Page, Request
+    from playwright.async_api import Page
 
 NAME_LIMIT = 80
 FILLS = frozenset({"input", "select_dropdown", "upload_file"})  # actions that put a value into a form
 SUBMITS = frozenset({"click", "send_keys"})  # what may send a filled form off (a button, or Enter)
 VAGUE_ROLES = frozenset({"generic", "none", "presentation", "StaticText", "LabelText"})
-SETTLE_S = 5.0  # at most, per step, for a navigation the step started to land and its page to load
-GRACE_S = 0.15  # for a navigation the last action started (or a redirect's next request) to show up
-IDLE_S = 1.0  # at most, for the network to go quiet once the page has loaded (a polling page never does)
+SETTLE_S = 5.0  # at most, per step, for what the step started (a navigation, a request, a socket) and its drawing
+RESTLESS_S = 1.5  # at most, per step, for a page that waits on nothing but never stops changing (a ticking clock)
 
 
 @dataclass
@@ -61,16 +60,14 @@ class StepWatcher:
     def __init__(
         self,
         shoot: Callable[[], Awaitable[bytes | None]],
+        settler: PageSettler,
         acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None,
     ):
-        self._shoot, self._acted = shoot, acted
+        self._shoot, self._settler, self._acted = shoot, settler, acted
         self._answer: list[ActionModel] = []
         self._plan: _Plan | None = None
         self._filled = False
         self._form_png: bytes | None = None
-        self._navigating: set[Request] = set()
-        self._quiet = asyncio.Event()
-        self._quiet.set()
 
     def heard(self, completion: Any) -> None:
         """Every LLM answer (RecordingLLM's `on_answer`): the agent's ones carry the full list of actions."""
@@ -88,11 +85,13 @@ class StepWatcher:
 
     async def before_action(self, action: ActionModel) -> None:
         """Tell `acted` of the action; a submit after the step filled a form in: photograph the filled form before it
-        is sent."""
+        is sent. Settling follows what the action causes from here (one that only reads or reports changes nothing)."""
         if self._plan is not None:  # None: browser-use's start navigation, which no step chose
             index = action.get_index()
             self._acted(_dump(action), next((e for e in self._plan.elements if e and e["index"] == index), None))
         name = next(iter(action.model_dump(exclude_unset=True)), "")
+        if name not in READS_ONLY | {VERDICT}:
+            self._settler.acted()
         if name in FILLS:
             self._filled = True
         elif name in SUBMITS and self._filled and self._form_png is None:
@@ -129,42 +128,11 @@ class StepWatcher:
             )
         return facts
 
-    def attach(self, context: BrowserContext) -> None:
-        """Follow main-frame navigations in every page of the test's context, so that `settle` knows when one is under
-        way."""
-        every_page(context, self._watch)
-
     async def settle(self, page: Page | None) -> None:
-        """Wait (bounded) until no navigation is under way and the page has loaded: a step's screenshot and URL show
-        where it led, never a blank frame between two documents."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + SETTLE_S
-        await asyncio.sleep(GRACE_S)
-        while not self._quiet.is_set() and loop.time() < deadline:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._quiet.wait(), deadline - loop.time())
-            await asyncio.sleep(GRACE_S)  # a redirect finishes one request before it starts the next
-        if page is None or page.is_closed():
-            return
-        with contextlib.suppress(Exception):
-            await page.wait_for_load_state("load", timeout=max(0.1, deadline - loop.time()) * 1000)
-            await page.wait_for_load_state("networkidle", timeout=max(0.1, min(IDLE_S, deadline - loop.time())) * 1000)
-
-    def _watch(self, page: Page) -> None:
-        page.on("request", self._on_request)
-        page.on("requestfinished", self._done)
-        page.on("requestfailed", self._done)
-
-    def _on_request(self, request: Request) -> None:
-        with contextlib.suppress(Exception):  # a service worker's request has no frame
-            if request.is_navigation_request() and request.frame.parent_frame is None:
-                self._navigating.add(request)
-                self._quiet.clear()
-
-    def _done(self, request: Request) -> None:
-        self._navigating.discard(request)
-        if not self._navigating:
-            self._quiet.set()
+        """Wait (bounded) until the page has settled by the final page's rule: a step's screenshot and URL show where
+        it led once it has rendered, never a blank frame between two documents or an app still drawing."""
+        if page is not None and not page.is_closed():
+            await self._settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
 
 
 def _dump(action: ActionModel) -> dict[str, Any]:

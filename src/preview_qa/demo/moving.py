@@ -34,9 +34,9 @@ _DASHBOARD = (
 _SIGNIN = ("<h1>Sign in</h1><p>Your session has expired. Please sign in again.</p>", "")
 _POLL = (
     "<h1>Live scores</h1><p>Live</p><p id=tick>0</p>",
-    """var n = 0; setInterval(function () {
+    """var n = 0; function poll() {
   fetch('/moving/api/poll').then(function () { document.getElementById('tick').textContent = ++n; });
-}, 500);""",
+} poll(); setInterval(poll, 500);""",
 )
 _WIDGET = ("<p>Payment received</p><p style='display:none'>Refund pending</p>", "")
 _CARD = ("<p>Card verified</p>", "")

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import moving, server_errors, states, todo
+from preview_qa.demo import late, moving, server_errors, states, todo
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -378,8 +378,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _web_socket(self) -> None:
-        """The collector's WebSocket: each message the page sends on it is recorded as a request (/collect-ws#<text>)."""
+    def accept_web_socket(self) -> None:
+        """Answer a WebSocket's opening handshake: the connection carries its frames from now on."""
         key = self.headers.get("Sec-WebSocket-Key", "") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
         accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
         self.wfile.write(
@@ -387,6 +387,10 @@ class _Handler(BaseHTTPRequestHandler):
             f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
         )
         self.close_connection = True
+
+    def _web_socket(self) -> None:
+        """The collector's WebSocket: each message the page sends on it is recorded as a request (/collect-ws#<text>)."""
+        self.accept_web_socket()
         with contextlib.suppress(OSError):
             while (head := self.rfile.read(2)) and len(head) == 2 and head[0] & 0x0F != 8:  # until a close frame
                 size = head[1] & 0x7F
@@ -448,6 +452,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith(server_errors.PREFIX):
             self._server_errors()
+            return
+        if path.startswith(late.PREFIX):
+            late.serve(self, _page, self.site._stop)
             return
         if path == "/collect-ws":
             self._web_socket()

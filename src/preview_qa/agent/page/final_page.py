@@ -1,5 +1,6 @@
 """The final page judged as the user ends up with it: settle first (a navigation meanwhile is followed), then the
-checks, sharing one bound (expect.timeout); what settling waited for is an event and reaches a failed check's reason."""
+checks, sharing one bound (expect.timeout); what settling waited for is an event and reaches a failed check's reason.
+An absence (`not_text`) holds only on a page whose content has rendered and still shows."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from preview_qa.results import ExpectationOutcome
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
+ABSENCES = frozenset({"not_text"})  # checks that hold when something is missing: never on a page showing nothing
+NOTHING_SHOWN = (
+    "the page shows no content (nothing in its <main>, or its body, when the wait ended): an absence is judged "
+    "only on a page whose content has rendered"
+)
+
 
 async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: float, emit: Callable[[Observed], None]) -> Settled:
     """Wait for the page to settle (at most `bound_s`), and say in a `settled` event how long and for what."""
@@ -23,11 +30,21 @@ async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: floa
     return settled
 
 
-async def check_settled_page(spec: TestSpec, page: Page, settled: Settled, wait_s: float) -> list[ExpectationOutcome]:
+async def check_settled_page(
+    spec: TestSpec, page: Page, settler: PageSettler, settled: Settled, wait_s: float
+) -> list[ExpectationOutcome]:
     """The page checks, with what is left of the bound once settling took its share; a failed check says what the
     page settled from (the request it waited for, where it moved)."""
     outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
+    if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
+        outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
     if not settled.waited_for and not settled.moved and settled.to_url == settled.from_url:
         return outcomes
     note = f"; before the checks, settling {settled.line()}"
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]
+
+
+async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> bool:
+    """Whether the page's main content shows now; as settling last saw it when the page cannot be read."""
+    look = await settler.look(page)
+    return look.shown if look is not None else settled.rendered is not False

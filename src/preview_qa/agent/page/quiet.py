@@ -1,4 +1,5 @@
-"""The settle rule's bookkeeping, pure: a page is settled once nothing it waits on is in flight for a quiet window."""
+"""The settle rule's bookkeeping, pure: a page is settled once nothing it waits on is in flight, its content has
+rendered, and it has stopped changing for a quiet window; its polls and what they draw do not count."""
 
 from __future__ import annotations
 
@@ -6,66 +7,188 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-QUIET_S = 0.5  # how long a page must stay quiet: an app's next request usually follows its last answer within this
+QUIET_S = 0.5  # how long a page must stay quiet: an app's next request (or render) usually follows its last within this
 COUNTED = frozenset({"document", "fetch", "xhr"})  # what an app waits on; never websocket or eventsource (they stay open)
+LATE = frozenset({"script"})  # counted once the document has loaded: code an app splits off and fetches to draw more
+POLL_REPEATS = 3  # a request repeated this often (same method, path and body), each a moment apart, is a poll
+POLL_GAP_S = 0.2  # starts closer than this are a burst (ten items fetched at once), not a timer
+DRAWN_BY_ANSWER_S = (0.05, 0.3)  # a change this long before or after a request's answer is that answer's drawing
+PAGE, ACTION, DRAWING, SOCKET = "the page loading", "the last action", "the page's drawing", "a WebSocket's messages"
+SESSION = "a new WebSocket's messages"  # a socket opened since the last action: an app's session streaming its page
+SESSION_QUIET_S = 1.5  # its server may pause mid-stream (a cold Streamlit script runs 1 s between two widgets)
+UNRENDERED = "the page's content to render"
 
 
 class Settling(StrEnum):
     """Where a page stands against the settle rule."""
 
-    SETTLED = "settled"  # nothing in flight, no navigation pending, for the whole quiet window
-    BUSY = "busy"  # a request in flight, a navigation pending, or the quiet window not yet over
+    SETTLED = "settled"  # nothing in flight, content rendered, no change (but its polls') for the whole quiet window
+    BUSY = "busy"  # a request in flight, a navigation or a socket pending, no content yet, or still changing
     BOUND_REACHED = "bound reached"  # still busy when the bound ran out: the page is judged as it is
 
 
 @dataclass
+class _Socket:
+    label: str
+    opened: float
+    answered: bool = False
+
+
+@dataclass
 class QuietRule:
-    """Requests in flight (by any key, each with a label such as "POST /api/save"), a pending navigation, and when the
-    page last did something; times are the caller's clock in seconds, so the rule is tested without a browser."""
+    """What a page is doing, fed by the page's events (requests by any key, each with a label such as "POST /api/save"
+    and a repeat key of its method, path and body; WebSocket frames; DOM changes; whether its main content shows) and
+    by the test's actions; times are the caller's clock in seconds, so the rule is tested without a browser."""
 
     quiet_s: float = QUIET_S
-    last_activity: float = 0.0
-    in_flight: dict[Hashable, tuple[str, float, bool]] = field(default_factory=dict)  # key -> (label, start, document?)
+    last_activity: float = 0.0  # the page's start: every later activity is kept by its source in `activity`
+    in_flight: dict[Hashable, tuple[str, float, bool, str]] = field(default_factory=dict)  # key -> (label, start, doc?, repeat)
     navigation: str | None = None  # the URL of a main-frame navigation not yet loaded
+    loaded_at: float | None = None  # when the current document fired its load event
+    last_action: float = 0.0  # the test's last action on the page (a click, a navigation): what settling follows
+    shown: bool | None = None  # whether the main content shows something (None: not known, never read)
+    activity: dict[str, float] = field(default_factory=dict)  # source (a request's repeat key, DRAWING, ...) -> last time
+    starts: dict[str, list[float]] = field(default_factory=dict)  # repeat key -> its starts in this document
+    answers: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # repeat key -> (start, answer) of each
+    sockets: dict[Hashable, _Socket] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)  # repeat key -> a request's label, for the report
     waited_on: dict[str, float] = field(default_factory=dict)  # label -> seconds it was waited on during a settle
+    polls_seen: set[str] = field(default_factory=set)  # the polls a settle did not wait for (labels)
     moved: bool = False  # a settle waited on a new document: the page it judges is another than the agent left
+    _free_since: float | None = None  # during a settle, since when the page has waited on nothing (it may still change)
 
-    def started(self, key: Hashable, label: str, resource_type: str, now: float) -> None:
-        """A request of the page started; only documents, fetches and XHRs count."""
-        if resource_type in COUNTED:
-            self.in_flight[key] = (label, now, resource_type == "document")
-            self.last_activity = now
+    def started(self, key: Hashable, label: str, resource_type: str, now: float, repeat: str = "") -> None:
+        """A request of the page started; documents, fetches and XHRs count, and scripts fetched after the load.
+        `repeat` is its method, path and body (its label when not given): the same one three times is a poll."""
+        if resource_type not in COUNTED and not (resource_type in LATE and self.loaded_at is not None):
+            return
+        repeat = repeat or label
+        self.in_flight[key] = (label, now, resource_type == "document", repeat)
+        self.labels[repeat] = label
+        starts = self.starts.setdefault(repeat, [])
+        if not starts or now - starts[-1] >= POLL_GAP_S:
+            starts.append(now)
+            del starts[:-POLL_REPEATS]  # enough to tell a poll: a page that polls for an hour keeps no more
+        self._active(repeat, now)
 
     def finished(self, key: Hashable, now: float) -> None:
         """A request was answered, failed or was cancelled."""
-        if self.in_flight.pop(key, None) is not None:
-            self.last_activity = now
+        flight = self.in_flight.pop(key, None)
+        if flight is not None:
+            _, start, _, repeat = flight
+            self.answers.setdefault(repeat, []).append((start, now))
+            del self.answers[repeat][:-3]  # the latest few tell whether a change is an answer's drawing
+            self._active(repeat, now)
+
+    def leaving(self) -> None:
+        """The main frame asked for a new document: its requests are counted afresh (a poll of the last document is
+        not one of the next one's until it repeats there)."""
+        self.starts.clear()
+        self.answers.clear()
 
     def navigating(self, url: str, now: float) -> None:
-        """The main frame committed to a new document; it is pending until its load event."""
-        self.navigation, self.last_activity = url, now
+        """The main frame's new document arrived; it is pending until its load event."""
+        self.navigation, self.loaded_at = url, None
+        self._active(PAGE, now)
 
     def loaded(self, now: float) -> None:
         """The main frame's document fired its load event."""
+        self.loaded_at = now
         if self.navigation is not None:
-            self.navigation, self.last_activity = None, now
+            self.navigation = None
+            self._active(PAGE, now)
 
-    def state(self, now: float, since: float, bound_s: float) -> Settling:
-        """Where the page stands at `now`, for a settle that began at `since` and may last `bound_s` seconds."""
-        busy = bool(self.in_flight) or self.navigation is not None or now - self.last_activity < self.quiet_s
-        if not busy:
+    def acted(self, now: float) -> None:
+        """The test acted on the page (the agent's or a replay's action): what follows is the action's doing."""
+        self.last_action = now
+        self._active(ACTION, now)
+
+    def socket_opened(self, key: Hashable, label: str, now: float) -> None:
+        """A WebSocket opened; one opened since the last action is pending until its first message arrives."""
+        self.sockets[key] = _Socket(label, now)
+        self._active(SOCKET, now)
+
+    def socket_message(self, key: Hashable, now: float) -> None:
+        """A WebSocket received a message: the app has something new to draw."""
+        socket = self.sockets.get(key)
+        if socket is not None:
+            socket.answered = True
+            self._active(SESSION if socket.opened >= self.last_action else SOCKET, now)
+
+    def socket_closed(self, key: Hashable, now: float) -> None:
+        if self.sockets.pop(key, None) is not None:
+            self._active(SOCKET, now)
+
+    def drew(self, at: float) -> None:
+        """The page's DOM changed at `at`: the drawing of a request's answer when it follows one, else of the page."""
+        before, after = DRAWN_BY_ANSWER_S
+        source = next(
+            (repeat for repeat, times in self.answers.items() if any(t - before <= at <= t + after for _, t in times)),
+            DRAWING,
+        )
+        self._active(source, at)
+
+    def content(self, shown: bool) -> None:
+        """Whether the page's main content (its <main>, else its body) shows any text or element now."""
+        self.shown = shown
+
+    def is_poll(self, repeat: str) -> bool:
+        return len(self.starts.get(repeat, ())) >= POLL_REPEATS
+
+    def quiet_at(self) -> float:
+        """When the page will have been quiet for its window since it last did anything that counts (its polls, and
+        what their answers drew, do not): a new session's socket has a longer window."""
+        return max(
+            [
+                self.last_activity + self.quiet_s,
+                *(t + self._window(source) for source, t in self.activity.items() if not self.is_poll(source)),
+            ]
+        )
+
+    def waiting_on(self) -> list[str]:
+        """What the page is still waiting on, by label: requests (a poll only until one of its answers since the last
+        action), a navigation, a WebSocket opened since the last action and not answered, content not rendered."""
+        waits = [label for label, _, _, repeat in self.in_flight.values() if not self._poll_done(repeat)]
+        if self.navigation is not None:
+            waits.append(f"navigation to {self.navigation}")
+        waits += [f"WebSocket {s.label}" for s in self.sockets.values() if s.opened >= self.last_action and not s.answered]
+        if self.shown is False:
+            waits.append(UNRENDERED)
+        return list(dict.fromkeys(waits))
+
+    def state(self, now: float, since: float, bound_s: float, restless_s: float | None = None) -> Settling:
+        """Where the page stands at `now`, for a settle that began at `since` and may last `bound_s` seconds (and, for a
+        page waiting on nothing but still changing, `restless_s`)."""
+        waits = self.waiting_on()
+        if not waits and now >= self.quiet_at():
             return Settling.SETTLED
-        return Settling.BOUND_REACHED if now - since >= bound_s else Settling.BUSY
+        restless = not waits and restless_s is not None and now - since >= restless_s
+        return Settling.BOUND_REACHED if now - since >= bound_s or restless else Settling.BUSY
 
     def note_waits(self, now: float, since: float) -> None:
-        """Remember, for the report, how long each request still in flight has been waited on since `since`."""
-        for label, started, document in self.in_flight.values():
-            self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - max(started, since))
-            self.moved = self.moved or document
-        if self.navigation is not None:
-            self.moved = True
-            label = f"navigation to {self.navigation}"
-            self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - since)
+        """Remember, for the report, how long each wait has lasted since `since`, and the polls not waited for."""
+        started = {label: start for label, start, _, _ in self.in_flight.values()}
+        waits = self.waiting_on()
+        for label in waits:
+            self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - max(started.get(label, since), since))
+        for _, _, document, repeat in self.in_flight.values():
+            self.moved = self.moved or (document and not self._poll_done(repeat))
+        self.moved = self.moved or self.navigation is not None
+        self.polls_seen |= {self.labels.get(repeat, repeat) for repeat in self.starts if self.is_poll(repeat)}
+        self._note_changing(now, bool(waits))
+
+    def _note_changing(self, now: float, waiting: bool) -> None:
+        """A page that waits on nothing and still changes past a quiet window: its latest change is what settling
+        waited for, since the moment it stopped waiting on anything else."""
+        if waiting:
+            self._free_since = None
+            return
+        self._free_since = now if self._free_since is None else self._free_since
+        changing = now - self._free_since
+        if now < self.quiet_at() and changing >= self.quiet_s:
+            latest = self._latest_source()
+            label = self.labels.get(latest, latest)
+            self.waited_on[label] = max(self.waited_on.get(label, 0.0), changing)
 
     def longest_waits(self, count: int = 3) -> list[str]:
         """The labels waited on longest, most first: what settling waited for."""
@@ -73,6 +196,26 @@ class QuietRule:
 
     def next_look(self, now: float, since: float, bound_s: float) -> float:
         """Seconds until the state could change by time alone (the quiet window or the bound ending)."""
-        until_quiet = self.quiet_s - (now - self.last_activity)
+        until_quiet = self.quiet_at() - now
         until_bound = bound_s - (now - since)
         return max(0.0, min(until_bound, until_quiet if until_quiet > 0 else until_bound))
+
+    def start_settle(self) -> None:
+        """A new settle begins: what the last one waited for is forgotten."""
+        self.waited_on.clear()
+        self.polls_seen.clear()
+        self.moved, self._free_since = False, None
+
+    def _poll_done(self, repeat: str) -> bool:
+        """A poll has answered once since the last action: its next requests are not waited for."""
+        return self.is_poll(repeat) and any(start >= self.last_action for start, _ in self.answers.get(repeat, ()))
+
+    def _latest_source(self) -> str:
+        counted = {source: t + self._window(source) for source, t in self.activity.items() if not self.is_poll(source)}
+        return max(counted, key=lambda source: counted[source]) if counted else PAGE
+
+    def _window(self, source: str) -> float:
+        return max(self.quiet_s, SESSION_QUIET_S) if source == SESSION else self.quiet_s
+
+    def _active(self, source: str, now: float) -> None:
+        self.activity[source] = max(self.activity.get(source, now), now)

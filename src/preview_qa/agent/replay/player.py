@@ -106,7 +106,7 @@ class _Found:
 class Replayer:
     """Runs recorded steps in a test's browser context and announces each as a StepRecorded event; `shoot` takes a
     page's (masked) screenshot; `acted` hears each action after the start navigation, with its live element, before
-    it runs."""
+    it runs; `acting` is told as any action starts, the start navigation included: settling follows what it causes."""
 
     def __init__(
         self,
@@ -118,10 +118,12 @@ class Replayer:
         phases: Phases,
         shoot: Callable[[Page], Awaitable[bytes | None]],
         guard: ActionGuard,
+        acting: Callable[[], None] = lambda: None,
     ):
         self.context, self.page, self.secrets, self.test = context, page, secrets, test
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
         self.acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None
+        self.acting = acting  # told before each action runs: settling follows what it causes
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -228,6 +230,7 @@ class Replayer:
 
     async def _act(self, step: RecordedStep, action: RecordedAction, found: _Found | None, later: RecordedStep | None) -> None:
         """One action on the live page, by the table in actions.py (which says where it differs from browser-use's)."""
+        self.acting()
         if found is not None:
             on_element = ON_ELEMENT.get(action.name)
             if on_element is not None:

@@ -1,0 +1,112 @@
+"""Whether a page is still drawing and whether its main content shows, read in a world of our own.
+
+A MutationObserver is installed in every document of the page before its own scripts run
+(`Page.addScriptToEvaluateOnNewDocument` into an isolated world, as agent/masking.py masks): the page's scripts can
+neither see it nor stop it, and it shares only the DOM with them. Each look asks that world (`Runtime.evaluate`) for the
+moments the DOM changed since the last look, and whether the page's <main> (its body, when it has none) shows any text
+or element. Only the top frame's document is watched: a frame's own changes are not seen."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, CDPSession, Page
+
+WORLD = "preview-qa-settle"
+READ_TIMEOUT_S = 1.0  # a look at a page that does not answer (a dialog open) is skipped, not waited for
+
+# Each change of the DOM as a moment on the document's clock (performance.now(), ms); at most the last 200 are kept.
+_OBSERVER = """(() => {
+  if (globalThis.__settle) return;
+  const state = globalThis.__settle = {drawn: [], changed: true, shown: null};
+  new MutationObserver(() => {
+    state.drawn.push(performance.now()); state.changed = true;
+    if (state.drawn.length > 200) state.drawn.shift();
+  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+})()"""
+
+# Whether the main content shows something (text, or a visible image, canvas, field, frame...), also in open shadow
+# roots; looked at again only when the DOM changed since (reading innerText lays the page out).
+_READ = """(() => {
+  const state = globalThis.__settle;
+  const visible = (el) => { const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && el.checkVisibility({visibilityProperty: true}); };
+  const MEDIA = "img,svg,canvas,video,iframe,object,embed,input,select,textarea,button";
+  const shows = (root) => {
+    const text = root instanceof ShadowRoot ? Array.from(root.children, (c) => c.innerText || "").join("") : root.innerText;
+    if ((text || "").trim()) return true;
+    for (const el of root.querySelectorAll(MEDIA)) if (visible(el)) return true;
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot && shows(el.shadowRoot)) return true;
+    return false;
+  };
+  if (state.changed || state.shown === null) {
+    const main = document.querySelector("main, [role=main]") || document.body;
+    state.shown = !!main && shows(main); state.changed = false;
+  }
+  const drawn = state.drawn; state.drawn = [];
+  return {now: performance.now(), drawn, shown: state.shown, web: /^https?:$/.test(location.protocol)};
+})()"""
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at the page: when its DOM changed since the last look (seconds before the look), whether its main
+    content shows something, and whether it is a web page (about:blank or an error page will never show more)."""
+
+    drawn_ago: list[float]
+    shown: bool
+    web: bool
+
+
+class Drawing:
+    """The observer in one page's documents, and looks at it; every call is bounded and never raises."""
+
+    def __init__(self, cdp: CDPSession, frame_id: str):
+        self._cdp, self._frame_id = cdp, frame_id
+
+    @classmethod
+    async def install(cls, context: BrowserContext, page: Page) -> Drawing | None:
+        """Watch `page` from its next document on (and the current one); None if it cannot be (the page closed)."""
+        with contextlib.suppress(Exception):
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("Page.enable")
+            await cdp.send(
+                "Page.addScriptToEvaluateOnNewDocument", {"source": _OBSERVER, "worldName": WORLD, "runImmediately": True}
+            )
+            tree = await cdp.send("Page.getFrameTree")
+            return cls(cdp, tree["frameTree"]["frame"]["id"])
+        return None
+
+    async def look(self) -> Look | None:
+        """The page now, or None if it did not answer in time."""
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(READ_TIMEOUT_S):
+                return _look(await self._evaluate(f"{_OBSERVER};\n{_READ}"))  # a document from before: watched from now
+        return None
+
+    async def _evaluate(self, expression: str) -> Any:
+        world = await self._cdp.send("Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD})
+        result = await self._cdp.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "contextId": world["executionContextId"]}
+        )
+        return result["result"]["value"]
+
+
+def _look(value: dict[str, Any]) -> Look:
+    now = float(value["now"])
+    return Look([(now - float(t)) / 1000 for t in value["drawn"]], bool(value["shown"]), bool(value["web"]))
+
+
+def watch(context: BrowserContext, page: Page) -> asyncio.Task[Drawing | None] | None:
+    """Start installing the observer in `page` (its first document may be loading already); None outside an event
+    loop or where the context cannot open a DevTools session (a test's stand-in)."""
+    if not hasattr(context, "new_cdp_session"):
+        return None
+    try:
+        return asyncio.get_running_loop().create_task(Drawing.install(context, page))
+    except RuntimeError:
+        return None
