@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright
 
-from preview_qa.agent.pool import context_options
+from preview_qa.agent.pool import context_options, environment
 from preview_qa.engine.agent_port import RecordedElsewhere, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
@@ -108,9 +108,10 @@ def test_nearest_names_ignore_case() -> None:
 
 
 def test_the_context_playwright_makes() -> None:
-    assert context_options(None) == {"no_viewport": True}  # browser-use sizes the desktop page itself
+    desktop = {"width": 1280, "height": 800}  # always a viewport: without one, the page is the window less its frame
+    assert context_options(None) == {"viewport": desktop}
     assert context_options(Emulation(locale="de-DE", timezone="Europe/Berlin")) == {
-        "no_viewport": True,
+        "viewport": desktop,
         "locale": "de-DE",
         "timezone_id": "Europe/Berlin",
     }
@@ -122,6 +123,31 @@ def test_the_context_playwright_makes() -> None:
         "has_touch": True,
         "color_scheme": "no-preference",
     }
+
+
+def test_a_replay_is_made_as_its_recordings_pages_saw_it() -> None:
+    recorded = environment(None, ("Mozilla/5.0 Recorded/1.0", "fr-FR"))
+    assert recorded == Emulation(
+        viewport=Viewport(width=1280, height=800),
+        device_scale_factor=1.0,
+        is_mobile=False,
+        has_touch=False,
+        user_agent="Mozilla/5.0 Recorded/1.0",
+        locale="fr-FR",
+    )
+    assert context_options(recorded) == {
+        "viewport": {"width": 1280, "height": 800},
+        "device_scale_factor": 1.0,
+        "is_mobile": False,
+        "has_touch": False,
+        "user_agent": "Mozilla/5.0 Recorded/1.0",
+        "locale": "fr-FR",
+    }
+    # What a context made for it shows is what was recorded; the default desktop's context shows the browser's own.
+    assert environment(recorded, ("Mozilla/5.0 Recorded/1.0", "fr-FR")) == recorded
+    own, same = ("Mozilla/5.0 Chrome/156", "en-US"), ("Mozilla/5.0 Recorded/1.0", "fr-FR")
+    assert environment(recorded, own) != environment(None, own)  # a fresh context, made with the recording's
+    assert environment(recorded, same) == environment(None, same)  # the next test's context, made already, serves
 
 
 def cache_of(tmp_path: Path, test: TestSpec) -> RecordingCache:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Usage
+from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, Usage
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
 
@@ -107,3 +107,4 @@ class AgentRun:
     secret_attempts: list[SecretAttempt] = field(default_factory=list)  # each fails the test, whatever else happened
     access_denied: list[str] = field(default_factory=list)  # HTTP facts we saw: a 401/403 page, a redirect off the site
     replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."
+    environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
