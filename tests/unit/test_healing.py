@@ -166,6 +166,8 @@ def test_a_fall_back_is_shown_for_what_it_is(tmp_path: Path) -> None:
     assert "1 passed · 1 fell back to the agent (not healed)**" in summary and "Healed" not in summary
     assert "fell back, not healed\\: the page check's LLM answer was unusable" in summary
     assert "| replay → agent (3 LLM calls) |" in summary
+    xml = render(result.tests, result).decode()
+    assert '<property name="fell_back" value="llm_answer"/>' in xml and 'name="healed"' not in xml
     stream = io.StringIO()
     console = ConsoleReporter(stream, width=200)
     console.handle(TestFinished(result=result.tests[0]))
