@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import async_playwright
 
 from preview_qa.agent.pool import context_options, environment
+from preview_qa.agent.replay.environment import environment_gap
 from preview_qa.engine.agent_port import RecordedElsewhere, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
@@ -196,3 +197,17 @@ def test_the_runner_runs_the_agent_and_says_why_and_reports_the_device() -> None
         "the agent runs it afresh"
     ]
     assert result.tests[0].emulation == test.emulation
+
+
+def test_a_replay_says_why_its_browser_may_not_match_the_recordings() -> None:
+    live = environment(None, ("Mozilla/5.0 Chrome/156", "en-US"))
+    recorded = live.model_copy(update={"locale": "fr-FR"})
+    assert environment_gap(None, live) is None  # the agent's own run
+    assert environment_gap(Recording("http://p", {}, environment=live), live) is None
+    assert environment_gap(Recording("http://p", {}, environment=recorded), live) == (
+        "the replay's browser differs from the recording's in locale (fr-FR recorded, en-US now)"
+    )
+    assert environment_gap(Recording("http://p", {}), live) == (
+        "the recording kept no viewport, user agent or locale (an earlier version made it): replayed as 1280x800, "
+        "locale en-US, with this browser's user agent; a run with --no-cache records them afresh"
+    )
