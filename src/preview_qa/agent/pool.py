@@ -167,8 +167,8 @@ class BrowserPool:
             await self._check_out_of(pooled, None)
             raise
         launch_s = 0.0 if pooled.tests else pooled.launch_s
-        seen = environment(emulation, fresh.seen)
-        lease = Lease(pooled, fresh.context, fresh.page, fresh.context_id, seen, launch_s=launch_s)
+        shows = environment(emulation, fresh.seen)
+        lease = Lease(pooled, fresh.context, fresh.page, fresh.context_id, shows, launch_s=launch_s)
         pooled.tests += 1
         try:
             yield lease
