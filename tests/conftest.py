@@ -43,6 +43,9 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(ISOLATED_PREFIXES) and k != "CI"}
     # No replay cache unless a test asks for one: a trace recorded by one test must never decide another's verdict.
     env.update(ANONYMIZED_TELEMETRY="false", DEMO_PASSWORD=DEMO_PASSWORD, PYTHONUNBUFFERED="1", PREVIEW_QA_NO_CACHE="1")
+    # A busy machine's browser start, as a slow runner's: at load 16 one took 23 s of the default 30 s a try, and a test
+    # whose browser missed it twice errored. The tests of the start itself pass --browser-start-timeout (flags first).
+    env.update(PREVIEW_QA_BROWSER_START_TIMEOUT="90")
     env.update(extra)
     return env
 

@@ -39,7 +39,7 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
-    from preview_qa.engine.healing import healed_recordings_kept
+    from preview_qa.engine.healing import fall_back_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -57,10 +57,11 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         *(v for values in secrets.values() for v in values.values()),
     ]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
+    keep = fall_back_recordings_kept(env)
     reporters = [
         *github_reporters(env, config.out, config.comment, secret_values),
         *output_reporters(config.out, config.trace),
-        *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, healed_recordings_kept(env))] if cache else []),
+        *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, keep)] if cache else []),
     ]
 
     def llm_factory() -> Any:  # called by the first test that needs the LLM: a run of replays never loads its client

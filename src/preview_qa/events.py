@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from preview_qa.results import RunResult, TestResult
+from preview_qa.results import Emulation, RunResult, TestResult
 
 ObservedKind = Literal[
     "console_error",
@@ -22,6 +22,7 @@ ObservedKind = Literal[
     "verdict",
     "replay_fell_back",  # what the checks, the verdict and the replay cache decided
     "recording_not_replayed",  # a recording made under another device or locale than the test's (engine/replay_cache.py)
+    "replay_environment",  # a replay whose browser cannot be known to match the recording's (agent/replay/environment.py)
     "timings",  # where the test's time went: wall (and CPU) seconds per phase
     "actions_dropped",  # actions of a step that never ran (over max_actions_per_step, or after the page changed)
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
@@ -137,10 +138,12 @@ class TraceRecorded(Evidence):
 
 @dataclass(frozen=True)
 class AgentHistory(Evidence):
-    """browser-use's own serialisation of the agent's history, secrets redacted."""
+    """browser-use's own serialisation of the agent's history, secrets redacted, and what its pages saw (the replay
+    cache keeps both: a replay runs in the same viewport, with the same user agent and locale)."""
 
     name: str
     history: dict[str, Any]
+    environment: Emulation | None = None
 
 
 @dataclass(frozen=True)

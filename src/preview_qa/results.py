@@ -18,6 +18,31 @@ class Execution(StrEnum):
     NOT_RUN = "none"  # it never started
 
 
+EXECUTION_WORDS = {
+    Execution.AGENT: "agent",
+    Execution.REPLAYED: "replayed",
+    Execution.REPLAY_FELL_BACK: "replay → agent",
+    Execution.NOT_RUN: "not run",
+}
+
+
+class FallBack(StrEnum):
+    """Why a replay handed its test to the agent (results.json's `fell_back`). Only a page that changed is healed when
+    the agent passes; an unusable LLM answer or our own trouble is a fall-back, nothing more."""
+
+    PAGE_CHANGED = "page_changed"  # it drifted, or its final page failed a check or the page check's valid verdict
+    LLM_ANSWER = "llm_answer"  # the page check's LLM call failed or gave no usable verdict: no word on the page
+    TOOL = "tool"  # the browser's or preview-qa's own trouble during the replay (a crash, a timeout)
+
+    @property
+    def words(self) -> str:
+        return {
+            FallBack.PAGE_CHANGED: "the page no longer matched the recording",
+            FallBack.LLM_ANSWER: "the page check's LLM answer was unusable",
+            FallBack.TOOL: "the replay hit a browser or preview-qa error",
+        }[self]
+
+
 class StopReason(StrEnum):
     """How a run ended (results.json's `stop_reason`); `notice` says it in words. Ordered from the least telling."""
 
@@ -103,8 +128,8 @@ class ExpectationOutcome(BaseModel):
     expected: str
     found: str  # on the page as it was when the check's wait ended
     ok: bool
-    timeout_s: float | None = None  # how long a page check could wait for its condition to hold
-    waited_s: float | None = None  # how long it did wait: until its condition held, or until timeout_s ran out
+    timeout_s: float | None = None  # the bound a page check shared with settling the page: expect.timeout, or less
+    waited_s: float | None = None  # how long it did wait: until its condition held, or until that bound ran out
     # accessibility only: every violation axe-core found, each element with its data (left out of results.json if none)
     violations: list[AccessibilityViolation] = Field(default_factory=list, exclude_if=lambda v: not v)
 
@@ -248,12 +273,22 @@ class TestResult(BaseModel):
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
     attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
     flaky: bool = False  # it passed after an earlier attempt did not
-    healed: bool = False  # its replay drifted (replay_drift says where) and the agent then passed it
+    healed: bool = False  # its replay drifted on the page (fell_back: page_changed) and the agent then passed it
+    fell_back: FallBack | None = None  # why its replay handed it to the agent (path replay-fell-back)
     earlier_attempts: list[OtherRun] = Field(default_factory=list)  # attempt 1, 2, ... before the last
     baseline: OtherRun | None = None  # how it ended on the baseline, for a test that failed or errored on the preview
     regression: bool | None = None  # compared with the baseline: true when it passed there
     steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
     emulation: Emulation | None = None  # the device, viewport, locale... its browser emulated; None: the default desktop
+
+    @property
+    def how_run(self) -> str:
+        """How it ran, with its LLM calls, for the console and the job summary: "replayed (0 LLM calls)", "agent (6 LLM
+        calls)", "replay → agent (7 LLM calls)"; "" for a test that never ran."""
+        if self.execution is Execution.NOT_RUN:
+            return ""
+        calls = self.usage.llm_calls
+        return f"{EXECUTION_WORDS[self.execution]} ({calls} LLM call{'' if calls == 1 else 's'})"
 
     @property
     def fails_on_baseline_too(self) -> bool:
@@ -271,6 +306,8 @@ class TestResult(BaseModel):
         marks = []
         if self.healed:
             marks.append("healed: the replay drifted, the agent passed")
+        elif self.fell_back is not None:
+            marks.append(f"fell back, not healed: {self.fell_back.words}")
         if self.flaky:
             marks.append(f"flaky: passed on attempt {self.attempts}")
         elif self.attempts > 1:
@@ -322,6 +359,11 @@ class RunResult(BaseModel):
     @property
     def healed(self) -> list[TestResult]:
         return [t for t in self.tests if t.healed]
+
+    @property
+    def fell_back(self) -> list[TestResult]:
+        """The tests whose replay fell back to the agent without healing (an unusable LLM answer, our own error...)."""
+        return [t for t in self.tests if t.fell_back is not None and not t.healed]
 
 
 # How the verdict words the causes that structured data also holds: the failure card shows that data (a table of

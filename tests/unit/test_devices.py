@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright
 
-from preview_qa.agent.pool import context_options
+from preview_qa.agent.pool import context_options, environment
+from preview_qa.agent.replay.environment import environment_gap
 from preview_qa.engine.agent_port import RecordedElsewhere, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
@@ -108,9 +109,10 @@ def test_nearest_names_ignore_case() -> None:
 
 
 def test_the_context_playwright_makes() -> None:
-    assert context_options(None) == {"no_viewport": True}  # browser-use sizes the desktop page itself
+    desktop = {"width": 1280, "height": 800}  # always a viewport: without one, the page is the window less its frame
+    assert context_options(None) == {"viewport": desktop}
     assert context_options(Emulation(locale="de-DE", timezone="Europe/Berlin")) == {
-        "no_viewport": True,
+        "viewport": desktop,
         "locale": "de-DE",
         "timezone_id": "Europe/Berlin",
     }
@@ -122,6 +124,31 @@ def test_the_context_playwright_makes() -> None:
         "has_touch": True,
         "color_scheme": "no-preference",
     }
+
+
+def test_a_replay_is_made_as_its_recordings_pages_saw_it() -> None:
+    recorded = environment(None, ("Mozilla/5.0 Recorded/1.0", "fr-FR"))
+    assert recorded == Emulation(
+        viewport=Viewport(width=1280, height=800),
+        device_scale_factor=1.0,
+        is_mobile=False,
+        has_touch=False,
+        user_agent="Mozilla/5.0 Recorded/1.0",
+        locale="fr-FR",
+    )
+    assert context_options(recorded) == {
+        "viewport": {"width": 1280, "height": 800},
+        "device_scale_factor": 1.0,
+        "is_mobile": False,
+        "has_touch": False,
+        "user_agent": "Mozilla/5.0 Recorded/1.0",
+        "locale": "fr-FR",
+    }
+    # What a context made for it shows is what was recorded; the default desktop's context shows the browser's own.
+    assert environment(recorded, ("Mozilla/5.0 Recorded/1.0", "fr-FR")) == recorded
+    own, same = ("Mozilla/5.0 Chrome/156", "en-US"), ("Mozilla/5.0 Recorded/1.0", "fr-FR")
+    assert environment(recorded, own) != environment(None, own)  # a fresh context, made with the recording's
+    assert environment(recorded, same) == environment(None, same)  # the next test's context, made already, serves
 
 
 def cache_of(tmp_path: Path, test: TestSpec) -> RecordingCache:
@@ -170,3 +197,17 @@ def test_the_runner_runs_the_agent_and_says_why_and_reports_the_device() -> None
         "the agent runs it afresh"
     ]
     assert result.tests[0].emulation == test.emulation
+
+
+def test_a_replay_says_why_its_browser_may_not_match_the_recordings() -> None:
+    live = environment(None, ("Mozilla/5.0 Chrome/156", "en-US"))
+    recorded = live.model_copy(update={"locale": "fr-FR"})
+    assert environment_gap(None, live) is None  # the agent's own run
+    assert environment_gap(Recording("http://p", {}, environment=live), live) is None
+    assert environment_gap(Recording("http://p", {}, environment=recorded), live) == (
+        "the replay's browser differs from the recording's in locale (fr-FR recorded, en-US now)"
+    )
+    assert environment_gap(Recording("http://p", {}), live) == (
+        "the recording kept no viewport, user agent or locale (an earlier version made it): replayed as 1280x800, "
+        "locale en-US, with this browser's user agent; a run with --no-cache records them afresh"
+    )

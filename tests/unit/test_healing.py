@@ -1,6 +1,7 @@
 """Healing in plain sight: a drifted replay that the agent then passed is passed and healed, counted in every output;
-`--fail-on healed` fails the run, `heal: false` fails the test instead; a pull request's healed run keeps the cached
-recording."""
+`--fail-on healed` fails the run, `heal: false` fails the test instead. A replay the page check's LLM answer or our own
+trouble left unjudged falls back to the agent without being healed. A pull request's fall-back of any kind keeps the
+cached recording."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from preview_qa.config import FailOn
 from preview_qa.engine.agent_port import Recording
-from preview_qa.engine.healing import healed_recordings_kept
+from preview_qa.engine.healing import fall_back_recordings_kept
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, RunFinished, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -22,8 +23,8 @@ from preview_qa.reporters.console import ConsoleReporter
 from preview_qa.reporters.github.commands import outputs
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.junit import render
-from preview_qa.results import Execution, RunResult, Status, Usage
-from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.results import Execution, ExpectationOutcome, FallBack, RunResult, Status, Usage
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault
 from tests.builders import PASS, run, specs_named
 
 RECORDING = Recording(origin="http://preview.test", history={"history": []})
@@ -80,7 +81,7 @@ def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None
 def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     result, _ = healed_run()
     assert results_document(result)["totals"]["healed"] == 1
-    assert results_document(result)["schema_version"] == 7
+    assert results_document(result)["schema_version"] == 8
     assert json.loads(result.tests[0].model_dump_json())["healed"] is True
     assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
     summary = render_markdown(result, str, None, 60_000)
@@ -96,22 +97,102 @@ def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     assert "PASSED: 1 passed, 1 healed" in stream.getvalue()
 
 
-def cache_reporter(tmp_path: Path, keep_healed: bool) -> tuple[CacheReporter, RecordingCache, TestSpec]:
-    spec = specs_named("add a todo", expect={"url": "/x"})[0]
+def replayed_then_agent(replay: AgentRun, **spec: Any) -> tuple[RunResult, list[Recording | None]]:
+    """A test whose replay ended as `replay`, and whose agent then passes."""
+    calls: list[Recording | None] = []
+
+    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
+        calls.append(recording)
+        return replay if recording is not None else AgentRun(done=PASS, usage=Usage(llm_calls=2))
+
+    result, _ = run(specs_named("t", **spec), agent, recordings=lambda s: RECORDING)
+    return result, calls
+
+
+GARBAGE = AgentRun(
+    execution=Execution.REPLAYED,
+    llm_faults=[LLMFault(kind="invalid_output", purpose="agent", status=None, message="not JSON")],
+    usage=Usage(llm_calls=1),
+)
+CHECK_FAILED = ExpectationOutcome(check="url", expected="URL containing '/x'", found="http://p/y", ok=False)
+REPLAYS = {
+    "garbage from the page check": (GARBAGE, FallBack.LLM_ANSWER),
+    "a provider error on the page check": (
+        AgentRun(execution=Execution.REPLAYED, llm_faults=[LLMFault("provider", "agent", 500, "down")]),
+        FallBack.LLM_ANSWER,
+    ),
+    "a report breaking its schema": (
+        AgentRun(execution=Execution.REPLAYED, done=DoneReport(text='{"status": "maybe"}', success=None)),
+        FallBack.LLM_ANSWER,
+    ),
+    "a browser crash": (AgentRun(execution=Execution.REPLAYED, infrastructure_error="the browser crashed"), FallBack.TOOL),
+    "a drift": (AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT), FallBack.PAGE_CHANGED),
+    "a check failing on the final page": (
+        AgentRun(execution=Execution.REPLAYED, done=PASS, expectations=[CHECK_FAILED]),
+        FallBack.PAGE_CHANGED,
+    ),
+    "a valid verdict of fail": (
+        AgentRun(execution=Execution.REPLAYED, done=DoneReport(text='{"status": "fail", "reason": "gone"}', success=None)),
+        FallBack.PAGE_CHANGED,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPLAYS))
+def test_only_a_page_that_changed_heals(case: str) -> None:
+    replay, cause = REPLAYS[case]
+    result, calls = replayed_then_agent(replay)
+    test = result.tests[0]
+    assert (test.status, test.execution, test.fell_back) == (Status.PASSED, Execution.REPLAY_FELL_BACK, cause)
+    assert test.healed is (cause is FallBack.PAGE_CHANGED) and calls == [RECORDING, None]
+    assert FailOn.HEALED.fails(result) is test.healed
+    if not test.healed:
+        assert test.marks == [f"fell back, not healed: {cause.words}"]
+        assert result.healed == [] and results_document(result)["totals"]["healed"] == 0
+
+
+def test_heal_false_lets_the_agent_run_after_an_unusable_answer_but_not_after_a_drift() -> None:
+    result, calls = replayed_then_agent(GARBAGE, heal=False)
+    assert (result.tests[0].status, result.tests[0].fell_back, calls) == (Status.PASSED, FallBack.LLM_ANSWER, [RECORDING, None])
+    result, calls = replayed_then_agent(AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT), heal=False)
+    assert (result.tests[0].status, result.tests[0].fell_back, calls) == (Status.FAILED, None, [RECORDING])
+
+
+def test_a_fall_back_is_shown_for_what_it_is(tmp_path: Path) -> None:
+    result, _ = replayed_then_agent(GARBAGE)
+    assert json.loads(result.tests[0].model_dump_json())["fell_back"] == "llm_answer"
+    summary = render_markdown(result, str, None, 60_000)
+    assert "1 passed · 1 fell back to the agent (not healed)**" in summary and "Healed" not in summary
+    assert "fell back, not healed\\: the page check's LLM answer was unusable" in summary
+    assert "| replay → agent (3 LLM calls) |" in summary
+    xml = render(result.tests, result).decode()
+    assert '<property name="fell_back" value="llm_answer"/>' in xml and 'name="healed"' not in xml
+    stream = io.StringIO()
+    console = ConsoleReporter(stream, width=200)
+    console.handle(TestFinished(result=result.tests[0]))
+    console.handle(RunFinished(result=result))
+    said = stream.getvalue()
+    assert "(fell back, not healed: the page check's LLM answer was unusable) t (0.0s, replay → agent (3 LLM calls))" in said
+    assert "PASSED: 1 passed, 1 fell back (not healed)" in said and "healed: instead" not in said
+
+
+def cache_reporter(tmp_path: Path, keep: bool) -> tuple[CacheReporter, RecordingCache, TestSpec]:
+    spec = specs_named("t", expect={"url": "/x"})[0]
     manifest = Manifest(version=1, tests=[spec])
     cache = RecordingCache(tmp_path, manifest, "openai", "m")
-    return CacheReporter(cache, manifest, "http://preview.test", keep_healed=keep_healed), cache, spec
+    return CacheReporter(cache, manifest, "http://preview.test", keep_fall_backs=keep), cache, spec
 
 
-@pytest.mark.parametrize("keep_healed", [True, False])
-def test_a_healed_run_replaces_the_recording_only_where_healed_recordings_are_kept(tmp_path: Path, keep_healed: bool) -> None:
-    reporter, cache, spec = cache_reporter(tmp_path, keep_healed)
+@pytest.mark.parametrize("keep", [True, False])
+@pytest.mark.parametrize("case", ["a drift", "garbage from the page check", "a browser crash"])
+def test_any_fall_back_replaces_the_recording_only_where_fall_backs_are_kept(tmp_path: Path, keep: bool, case: str) -> None:
+    reporter, cache, spec = cache_reporter(tmp_path, keep)
     cache.store(spec, "http://preview.test", {"history": ["from main"]})
-    result, _ = healed_run()
-    reporter.handle(AgentHistory(name=spec.name, history={"history": ["healed"]}))
+    result, _ = replayed_then_agent(REPLAYS[case][0], expect={"url": "/x"})
+    reporter.handle(AgentHistory(name=spec.name, history={"history": ["the agent's"]}))
     reporter.handle(TestFinished(result=result.tests[0]))
     kept = cache.load(spec)
-    assert kept is not None and kept.history == {"history": ["healed"] if keep_healed else ["from main"]}
+    assert kept is not None and kept.history == {"history": ["the agent's"] if keep else ["from main"]}
 
 
 def github(tmp_path: Path, event: str, ref: str, default: str = "main") -> dict[str, str]:
@@ -120,10 +201,10 @@ def github(tmp_path: Path, event: str, ref: str, default: str = "main") -> dict[
     return {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_REF_NAME": ref, "GITHUB_EVENT_PATH": str(path)}
 
 
-def test_healed_recordings_are_kept_on_the_default_branch_and_locally_only(tmp_path: Path) -> None:
-    assert healed_recordings_kept({}) is True
-    assert healed_recordings_kept(github(tmp_path, "push", "main")) is True
-    assert healed_recordings_kept(github(tmp_path, "push", "feature")) is False
-    assert healed_recordings_kept(github(tmp_path, "pull_request", "42/merge")) is False
-    assert healed_recordings_kept(github(tmp_path, "pull_request", "main")) is False
-    assert healed_recordings_kept({**github(tmp_path, "push", "main"), "GITHUB_EVENT_PATH": "/nowhere"}) is False
+def test_fall_back_recordings_are_kept_on_the_default_branch_and_locally_only(tmp_path: Path) -> None:
+    assert fall_back_recordings_kept({}) is True
+    assert fall_back_recordings_kept(github(tmp_path, "push", "main")) is True
+    assert fall_back_recordings_kept(github(tmp_path, "push", "feature")) is False
+    assert fall_back_recordings_kept(github(tmp_path, "pull_request", "42/merge")) is False
+    assert fall_back_recordings_kept(github(tmp_path, "pull_request", "main")) is False
+    assert fall_back_recordings_kept({**github(tmp_path, "push", "main"), "GITHUB_EVENT_PATH": "/nowhere"}) is False

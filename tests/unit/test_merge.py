@@ -69,6 +69,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
         "total": 4,
         "flaky": 0,
         "healed": 0,
+        "fell_back": 0,
         "regressions": 0,
     }
     assert results["usage"]["total_tokens"] == 25 and results["duration_s"] == 30

@@ -27,7 +27,7 @@ async def start_session(lease: Lease, profile: BrowserProfile) -> ContextSession
     problem = ""
     browser_use_patches.own_event_buses()  # the test's task: its session's and its agent's buses, not the others'
     for _ in range(START_TRIES):
-        session = ContextSession(browser_profile=profile).in_context(lease.context_id, lease.emulated)
+        session = ContextSession(browser_profile=profile).in_context(lease.context_id)
         try:
             await session.start()
             lease.session = session

@@ -47,7 +47,7 @@ BROWSER_ARGS = [
     "--disable-dev-shm-usage",
     "--enable-blink-features=ComputedAccessibilityInfo",
 ]  # accessible names for the replay (agent/replay/player.py)
-WINDOW = {"width": 1280, "height": 800}  # each context has no viewport of its own: its pages are the window's size
+WINDOW = {"width": 1280, "height": 800}  # a headed browser's window; each context emulates its pages' size (agent/pool.py)
 
 
 @dataclass

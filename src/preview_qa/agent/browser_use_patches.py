@@ -81,28 +81,26 @@ class ContextSession(BrowserSession):
     """2. browser-use's session on a pooled browser (agent/pool.py), with two differences: tabs it opens itself (a
     `navigate` in a new tab) belong to the test's own context, not to the browser's shared default one; and each step
     keeps its elements for the replay cache (on a tab switch browser-use empties its element map in place, and that map
-    is also the one of the step that opened the tab, whose history then lost the element it clicked). And in a context
-    that emulates a device, browser-use never resizes a page back to its profile's viewport."""
+    is also the one of the step that opened the tab, whose history then lost the element it clicked). And browser-use
+    never resizes a page: Playwright emulates each context's viewport (agent/pool.py), as for the test's replay."""
 
     _context_id: str | None = PrivateAttr(default=None)
-    _emulated: bool = PrivateAttr(default=False)
     _refused: list[str] = PrivateAttr(default_factory=list)  # what its scope refused, over every connection it made
     # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
     # client with its TLS set-up; one idle client serves every session.
     _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
 
-    def in_context(self, context_id: str, emulated: bool = False) -> ContextSession:
-        self._context_id, self._emulated = context_id, emulated
+    def in_context(self, context_id: str) -> ContextSession:
+        self._context_id = context_id
         return self
 
     async def _cdp_set_viewport(
         self, width: int, height: int, device_scale_factor: float = 1.0, mobile: bool = False, target_id: str | None = None
     ) -> None:
         """Private `_cdp_set_viewport`: browser-use sets its profile's viewport on every tab it opens or focuses, and
-        always as a desktop one (mobile: false); in a context made with the test's device (agent/pool.py), Playwright
-        emulates it on every page already, and browser-use's override would undo its mobile emulation."""
-        if not self._emulated:
-            await super()._cdp_set_viewport(width, height, device_scale_factor, mobile, target_id)
+        always as a desktop one (mobile: false). Playwright emulates the test's viewport (the default desktop's or its
+        device's) on every page of its context already, exactly as for the test's replay; browser-use's override would
+        undo a device's mobile emulation, and is the one thing a replay, driven by Playwright alone, would not do."""
 
     @property
     def refused(self) -> list[str]:

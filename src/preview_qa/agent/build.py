@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, create_model
 from preview_qa.agent.browser_use_patches import claude_check_without_its_sdk
 from preview_qa.agent.llm import RecordingLLM
 from preview_qa.agent.network import ActionGuard, RequestPolicy
+from preview_qa.agent.pool import DESKTOP
 from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.agent.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
 from preview_qa.manifest.models import TestSpec
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from browser_use.browser.views import BrowserStateSummary
     from browser_use.tools.registry.views import ActionModel
 
-DESKTOP = {"width": 1280, "height": 800}
 INSTRUCTIONS = """You are a QA tester checking a web application's preview deployment.
 Carry out the test below on the site, then finish with the done action. In its data, set "status" to "pass" if the
 application behaves as the test describes, or "fail" if it does not, and give "reason": one short sentence with the
@@ -43,9 +43,10 @@ The test:
 def session_profile(
     headless: bool, allowed_hosts: list[str], workdir: str, cdp_url: str, emulation: Emulation | None = None
 ) -> BrowserProfile:
-    """browser-use's session for one test, on the pooled browser at `cdp_url`: at 1280x800, or at the size of the page
-    the test's context emulates (its scale too), which browser-use reads when it has no page to measure."""
-    viewport = emulation.viewport.model_dump() if emulation is not None and emulation.viewport is not None else DESKTOP
+    """browser-use's session for one test, on the pooled browser at `cdp_url`: at the size of the page the test's
+    context emulates (the default desktop's, or its own and its scale), which browser-use reads when it has no page to
+    measure."""
+    viewport = (emulation.viewport if emulation is not None and emulation.viewport is not None else DESKTOP).model_dump()
     scale = emulation.device_scale_factor if emulation is not None and emulation.viewport is not None else None
     return BrowserProfile(
         cdp_url=cdp_url,

@@ -163,4 +163,5 @@ def read_history(
         agent_run.done is None and agent.state.n_steps > spec.max_steps and not agent.state.stopped and not gave_up
     )
     with contextlib.suppress(Exception):
-        emit(AgentHistory(name=spec.name, history=history.model_dump(sensitive_data=secrets or None)))
+        dump = history.model_dump(sensitive_data=secrets or None)
+        emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment))

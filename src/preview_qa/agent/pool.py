@@ -25,7 +25,7 @@ from preview_qa.agent.browser import (
     close_browser,
     start_browser,
 )
-from preview_qa.results import Emulation
+from preview_qa.results import Emulation, Viewport
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -33,27 +33,54 @@ if TYPE_CHECKING:
     from preview_qa.agent.browser_use_patches import ContextSession
 
 
+DESKTOP = Viewport(width=1280, height=800)  # the default desktop's page, for the agent and its replay alike
+SEEN = "() => [navigator.userAgent, navigator.language]"
+
+
 def context_options(emulation: Emulation | None) -> dict[str, Any]:
-    """Playwright's options for a test's context. Without a viewport of its own, none (no_viewport): browser-use sizes
-    the page itself, as on a browser of its own (agent/build.py); with one, Playwright emulates it, and the device's
-    scale, mobile, touch and user agent with it, for the agent, the replay, the checks and the screenshots alike."""
-    if emulation is None:
-        return {"no_viewport": True}
-    own = {
-        "locale": emulation.locale,
-        "timezone_id": emulation.timezone,
-        "color_scheme": emulation.color_scheme and emulation.color_scheme.value,
-        "user_agent": emulation.user_agent,
+    """Playwright's options for a test's context: always a viewport, the default desktop's unless the test (or the
+    recording a replay follows) gives one, so that every page of the context, the agent's, a replay's and any tab they
+    open, has that size on every Chromium build. Without one, a page is the window's size less whatever the build draws
+    around it: 1280x713 on Debian's headless Chromium 156 in a 1280x800 window, where browser-use's agent saw 1280x800.
+    A device brings its scale, mobile, touch and user agent; a replay the recording's user agent and locale too."""
+    e = emulation or Emulation()
+    options = {
+        "viewport": (e.viewport or DESKTOP).model_dump(),
+        "device_scale_factor": e.device_scale_factor,
+        "is_mobile": e.is_mobile,
+        "has_touch": e.has_touch,
+        "locale": e.locale,
+        "timezone_id": e.timezone,
+        "color_scheme": e.color_scheme and e.color_scheme.value,
+        "user_agent": e.user_agent,
     }
-    if emulation.viewport is None:
-        return {"no_viewport": True, **{k: v for k, v in own.items() if v is not None}}
-    device = {
-        "viewport": emulation.viewport.model_dump(),
-        "device_scale_factor": emulation.device_scale_factor,
-        "is_mobile": emulation.is_mobile,
-        "has_touch": emulation.has_touch,
-    }
-    return {k: v for k, v in {**device, **own}.items() if v is not None}
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def environment(emulation: Emulation | None, seen: tuple[str, str]) -> Emulation:
+    """What the pages of a context made with `emulation` see: its emulation on the default desktop's viewport and
+    scale, and the user agent and locale its first page reported (`seen`, the browser's own where it sets none)."""
+    e = emulation or Emulation()
+    return e.model_copy(
+        update={
+            "viewport": e.viewport or DESKTOP,
+            "device_scale_factor": e.device_scale_factor or 1.0,
+            "is_mobile": bool(e.is_mobile),
+            "has_touch": bool(e.has_touch),
+            "user_agent": e.user_agent or seen[0],
+            "locale": e.locale or seen[1],
+        }
+    )
+
+
+@dataclass
+class FreshContext:
+    """A context nobody used yet, its first page, its id in the DevTools protocol, and what that page reported."""
+
+    context: BrowserContext
+    page: Page
+    context_id: str
+    seen: tuple[str, str]  # navigator.userAgent and navigator.language
 
 
 @dataclass(eq=False)
@@ -63,7 +90,7 @@ class PooledBrowser:
     processes: BrowserProcesses
     cdp_url: str  # where browser-use's sessions connect
     browser: Browser
-    ready: tuple[BrowserContext, Page, str] | None = None  # the next test's context, made while no test waited
+    ready: FreshContext | None = None  # the next test's context (the default desktop's), made while no test waited
     tests: int = 0
     launch_s: float = 0.0  # how long it took to start (once per worker, as in Playwright Test)
     holders: int = 0  # leases running in it now
@@ -84,9 +111,9 @@ class Lease:
     context: BrowserContext
     page: Page
     context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
+    environment: Emulation  # what its pages see: viewport, scale, user agent, locale... (kept with a recording)
     tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
     session: ContextSession | None = None  # browser-use's, disconnected after the test before its context closes
-    emulated: bool = False  # Playwright emulates the test's viewport in the context: browser-use must not resize it
     launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
@@ -127,13 +154,12 @@ class BrowserPool:
         browser started for it reports each failed try to `on_failed_try`."""
         pooled = await self._checkout(on_failed_try)
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
-        options = context_options(emulation)
         try:
-            if ready is not None and options != context_options(None):  # made for a test without emulation
+            if ready is not None and environment(emulation, ready.seen) != environment(None, ready.seen):
                 with contextlib.suppress(Exception):  # one left open retires the browser after the test (_leftovers)
-                    await ready[0].close()
+                    await ready.context.close()
                 ready = None
-            context, page, context_id = ready or await self._new_context(pooled, options)
+            fresh = ready or await self._new_context(pooled, context_options(emulation))
         except BaseException as e:
             if isinstance(e, Exception):  # not a cancellation: the browser's own trouble
                 pooled.doomed = pooled.doomed or "its next context could not be made"
@@ -141,7 +167,8 @@ class BrowserPool:
             await self._check_out_of(pooled, None)
             raise
         launch_s = 0.0 if pooled.tests else pooled.launch_s
-        lease = Lease(pooled, context, page, context_id, launch_s=launch_s, emulated="viewport" in options)
+        shows = environment(emulation, fresh.seen)
+        lease = Lease(pooled, fresh.context, fresh.page, fresh.context_id, shows, launch_s=launch_s)
         pooled.tests += 1
         try:
             yield lease
@@ -229,7 +256,7 @@ class BrowserPool:
             pooled.settling = False
             self._changed.notify_all()
 
-    async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> tuple[BrowserContext, Page, str]:
+    async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
         context = await pooled.browser.new_context(**options)  # preview credentials: agent/network.py
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
@@ -237,7 +264,8 @@ class BrowserPool:
             info = await cdp.send("Target.getTargetInfo")
         finally:
             await cdp.detach()
-        return context, page, str(info["targetInfo"]["browserContextId"])
+        user_agent, locale = await page.evaluate(SEEN)
+        return FreshContext(context, page, str(info["targetInfo"]["browserContextId"]), (str(user_agent), str(locale)))
 
     async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         """Start a browser (agent/browser.py: by Playwright, in turns, tried twice)."""

@@ -23,6 +23,7 @@ from preview_qa.agent.page.final_page import check_settled_page, settle
 from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
 from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.pool import BrowserPool, Lease
+from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.agent.step_watcher import RESTLESS_S, SETTLE_S, StepWatcher
@@ -136,17 +137,14 @@ class TestSession:
             self.preparing = asyncio.create_task(_prepare_agent(run.make_llm))
             self.preparing.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised in drive()
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
-            lease = self.lease = await stack.enter_async_context(
-                run.pool.lease(self._failed_start_try, emulation=run.spec.emulation)
-            )
+            emulation = emulation_for(run.spec, run.recording)  # a replay's: the recording's pages' own
+            lease = self.lease = await stack.enter_async_context(run.pool.lease(self._failed_start_try, emulation=emulation))
+        self.result.environment = lease.environment  # kept with its recording
+        if (gap := environment_gap(run.recording, lease.environment)) is not None:
+            run.emit(Observed(name=run.spec.name, kind="replay_environment", error=False, detail={"reason": gap}))
         if lease.launch_s:
-            self.phases.rows.append(
-                {
-                    "phase": "of which launching the browser (its worker's first test only)",
-                    "wall_s": round(lease.launch_s, 3),
-                    "cpu_s": None,
-                }
-            )
+            launch = "of which launching the browser (its worker's first test only)"
+            self.phases.rows.append({"phase": launch, "wall_s": round(lease.launch_s, 3), "cpu_s": None})
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
         self.evidence.attach(lease.browser, lease.context)

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import late, moving, server_errors, states, todo
+from preview_qa.demo import late, moving, server_errors, states, todo, viewport
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -483,6 +483,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/todos": lambda: todo.todos_page(self.site.todo_version),
             "/todos/summary": todo.summary_page,
             "/help": todo.help_page,
+            "/viewport": viewport.viewport_page,
             "/basket": lambda: todo.cart_page(todo.cart_items(self.headers.get("Cookie", ""))),
         }
         if path in pages:

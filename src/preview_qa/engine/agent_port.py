@@ -10,17 +10,19 @@ from typing import Any, Protocol
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
 from preview_qa.manifest.models import TestSpec
+from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentRun
 
 
 @dataclass(frozen=True)
 class Recording:
-    """A passing run's recording from the cache: browser-use's history dump (secrets as placeholders) and the
-    preview origin it was recorded against, so that a new preview URL can be put in its place."""
+    """A passing run's recording from the cache: browser-use's history dump (secrets as placeholders), the preview
+    origin it was recorded against, so that a new preview URL can be put in its place, and what its pages saw."""
 
     origin: str
     history: dict[str, Any]
     screenshots: dict[int, bytes] = field(default_factory=dict)  # each step's page as the agent saw it, by step number
+    environment: Emulation | None = None  # viewport, scale, user agent, locale...; None: recorded before they were kept
 
 
 @dataclass(frozen=True)

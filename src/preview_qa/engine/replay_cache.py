@@ -70,8 +70,10 @@ class RecordingCache:
             if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec, target):
                 return None
             screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
-            return Recording(origin=str(entry["origin"]), history=dict(entry["history"]), screenshots=screenshots)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+            seen = entry.get("environment")  # an entry of earlier versions has none: the replay says so
+            environment = None if seen is None else Emulation.model_validate(seen)
+            return Recording(str(entry["origin"]), dict(entry["history"]), screenshots, environment)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):  # ValidationError too
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
     def lookup(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | RecordedElsewhere | None:
@@ -93,14 +95,17 @@ class RecordingCache:
         history: dict[str, Any],
         target: RunTarget = RunTarget.PREVIEW,
         screenshots: dict[int, bytes] | None = None,
+        environment: Emulation | None = None,
     ) -> None:
-        """File a passing run: its history and, to show beside a later replay that drifts, each step's page as seen."""
+        """File a passing run: its history, what its pages saw (a replay runs in the same), and, to show beside a later
+        replay that drifts, each step's page as seen."""
         entry = {
             "format": CACHE_FORMAT,
             "key": self.key(spec, target),
             "test": spec.name,
             "origin": origin,
             "emulation": None if spec.emulation is None else spec.emulation.model_dump(mode="json"),
+            "environment": None if environment is None else environment.model_dump(mode="json"),
             "history": history,
             "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
         }
@@ -114,13 +119,18 @@ class CacheReporter(Reporter):
     with its placeholder (and browser-use's own dump filtered the typed ones already), so no secret is stored."""
 
     def __init__(
-        self, cache: RecordingCache, manifest: Manifest, base_url: str, baseline_url: str | None = None, keep_healed: bool = True
+        self,
+        cache: RecordingCache,
+        manifest: Manifest,
+        base_url: str,
+        baseline_url: str | None = None,
+        keep_fall_backs: bool = True,
     ):
         self.cache = cache
-        self.keep_healed = keep_healed  # engine/healing.healed_recordings_kept: off in a pull request's run
+        self.keep_fall_backs = keep_fall_backs  # engine/healing.fall_back_recordings_kept: off in a pull request's run
         self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
-        self._histories: dict[tuple[str, str], dict[str, Any]] = {}
+        self._histories: dict[tuple[str, str], AgentHistory] = {}
         self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
 
     def handle(self, event: Event) -> None:
@@ -128,20 +138,20 @@ class CacheReporter(Reporter):
             self._seen.setdefault((event.name, _target(event.label)), {})[event.number] = event.before_png
         elif isinstance(event, AgentHistory):
             # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
-            self._histories[(event.name, _target(event.label))] = event.history
+            self._histories[(event.name, _target(event.label))] = event
         elif isinstance(event, TestFinished):
             self._store(event.result, RunTarget.PREVIEW)
         elif isinstance(event, AttemptFinished) and event.label == RunTarget.BASELINE:
             self._store(event.result, RunTarget.BASELINE)
 
     def _store(self, result: TestResult, target: RunTarget) -> None:
-        history = self._histories.pop((result.name, target), None)
+        run = self._histories.pop((result.name, target), None)
         seen = self._seen.pop((result.name, target), {})
         spec = self._specs.get(result.name)
-        if result.healed and not self.keep_healed:
-            return  # the recording that passed on the default branch stays: this drift may be the PR's regression
-        if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and history and spec is not None:
-            self.cache.store(spec, self.origins[target], history, target, seen)
+        if result.execution is Execution.REPLAY_FELL_BACK and not self.keep_fall_backs:
+            return  # the recording that passed on the default branch stays: a PR's drift may be its regression
+        if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
+            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment)
 
 
 def _recorded_under(path: Path) -> str:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentFn, RecordedElsewhere, Recording
-from preview_qa.engine.healing import may_heal, not_healed
+from preview_qa.engine.healing import fall_back, may_heal, not_healed
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
@@ -35,7 +35,7 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, Verdict, emulation_label
+from preview_qa.results import Execution, FallBack, RunResult, Status, StopReason, TestResult, Usage, Verdict, emulation_label
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
@@ -192,15 +192,17 @@ class Runner:
         agent_run = await self._attempt(spec, target, recording, emit)
         decision = decide(spec, agent_run)
         drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
-        heals = may_heal(spec)
-        if recording is not None and decision.verdict.status is not Status.PASSED and not agent_run.secret_attempts and heals:
-            # A replay never fails a test on its own: the agent gets the whole test (and its own timeout).
-            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail={"reason": decision.verdict.reason}))
+        fell_back = fall_back(spec, agent_run, decision) if recording is not None else None
+        if fell_back is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
+            detail = {"reason": decision.verdict.reason, "cause": fell_back.value, "why": fell_back.words}
+            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail=detail))
             replay_usage = agent_run.usage
             agent_run = await self._attempt(spec, target, None, emit)
             agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
             decision = decide(spec, agent_run)
-        verdict = decision.verdict if recording is None or heals else not_healed(decision.verdict, drift)
+        verdict = decision.verdict
+        if recording is not None and fell_back is None and not may_heal(spec):
+            verdict = not_healed(verdict, drift)
         if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
             verdict = self._save_state(spec, verdict)
         self._note_provider(agent_run)
@@ -222,7 +224,8 @@ class Runner:
             final_url=agent_run.final_url,
             replay_drift=drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
-            healed=agent_run.execution is Execution.REPLAY_FELL_BACK and verdict.status is Status.PASSED,
+            healed=fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
+            fell_back=fell_back,
             emulation=spec.emulation,
         )
 

@@ -44,8 +44,9 @@ from preview_qa.results import RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
-# 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended
-SCHEMA_VERSION = 7
+# 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
+# for a page that changed
+SCHEMA_VERSION = 8
 
 
 class ArtifactsReporter(Reporter):
@@ -201,7 +202,13 @@ def results_document(run: RunResult) -> dict[str, Any]:
         **doc,
         "status": run.status.value,
         "totals": {s.value: run.count(s) for s in Status}
-        | {"total": len(run.tests), "flaky": len(run.flaky), "healed": len(run.healed), "regressions": len(run.regressions)},
+        | {
+            "total": len(run.tests),
+            "flaky": len(run.flaky),
+            "healed": len(run.healed),
+            "fell_back": len(run.fell_back),
+            "regressions": len(run.regressions),
+        },
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],
     }

@@ -35,8 +35,7 @@ class ConsoleReporter(Reporter):
             self._other_run(event)
         elif isinstance(event, TestFinished):
             r = event.result
-            # say when the cache decided how it ran
-            how = f", {r.execution.value}" if r.execution in (Execution.REPLAYED, Execution.REPLAY_FELL_BACK) else ""
+            how = f", {r.how_run}" if r.how_run else ""  # "replayed (0 LLM calls)": the cache decided how it ran
             self.console.print(
                 f"  {MARK[r.status]} [{STYLE[r.status]}]{r.status.value}[/]{_marks(r)} {escape(r.name)} "
                 f"({r.duration_s:.1f}s{how}): {escape(r.reason)}"
@@ -78,7 +77,12 @@ class ConsoleReporter(Reporter):
         counts = ", ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s))
         counts += "".join(
             f", {len(tests)} {what}"
-            for what, tests in (("flaky", run.flaky), ("healed", run.healed), ("regression(s)", run.regressions))
+            for what, tests in (
+                ("flaky", run.flaky),
+                ("healed", run.healed),
+                ("fell back (not healed)", run.fell_back),
+                ("regression(s)", run.regressions),
+            )
             if tests
         )
         usage = run.usage

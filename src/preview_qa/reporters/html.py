@@ -23,18 +23,12 @@ from preview_qa.reporters.output.files import (
     write_atomic,
 )
 from preview_qa.reporters.output.steps import Step, steps_of
-from preview_qa.results import Execution, OtherRun, RunResult, Status, TestResult, clip
+from preview_qa.results import EXECUTION_WORDS, Execution, OtherRun, RunResult, Status, TestResult, clip
 
 ERROR_LIMIT = 50  # per test; the rest stay in events.jsonl
 TEXT_LIMIT = 300
 VIOLATING_ELEMENTS_SHOWN = 50  # per accessibility rule; results.json keeps every one
 NOT_ERRORS = ("step", "expectation", "verdict")  # shown in their own places, not in the error list
-EXECUTION_WORDS = {
-    Execution.AGENT: "agent",
-    Execution.REPLAYED: "replayed",
-    Execution.REPLAY_FELL_BACK: "replay → agent",
-    Execution.NOT_RUN: "not run",
-}
 
 
 @dataclass

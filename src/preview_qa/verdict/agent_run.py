@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Usage
+from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, Usage
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
 
@@ -132,3 +132,4 @@ class AgentRun:
     # The start page answered 401 (or 403 asking for credentials) and no page of the preview answered after it: the
     # preview itself was never reached.
     protected_start: bool = False
+    environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording

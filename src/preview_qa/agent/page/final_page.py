@@ -38,6 +38,9 @@ async def check_settled_page(
     outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
     if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
         outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
+    # Each reports the bound it shared with settling (expect.timeout, unless the test's deadline came first), not what
+    # settling left of it: the declared figure, whatever share settling took on a busy machine.
+    outcomes = [o if o.timeout_s is None else o.model_copy(update={"timeout_s": round(wait_s, 2)}) for o in outcomes]
     if not settled.waited_for and not settled.moved and settled.to_url == settled.from_url:
         return outcomes
     note = f"; before the checks, settling {settled.line()}"

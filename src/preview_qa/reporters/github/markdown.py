@@ -33,7 +33,8 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     before `limit` UTF-8 bytes."""
     head = _head(run, relative)
     rows = [
-        f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} |"
+        f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} "
+        f"| {md_cell(t.how_run)} |"
         for t in run.tests
     ]
     failures = [card_markdown(t, relative, run.base_url) for t in run.tests if not t.status.is_green]
@@ -78,6 +79,7 @@ def _head(run: RunResult, relative: Any) -> list[str]:
     """The summary's first lines: the run's status and counts, the healed tests, its notices, the table's header."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
+    counts += f" · {len(run.fell_back)} fell back to the agent (not healed)" if run.fell_back else ""
     head = [
         f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
         f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
@@ -94,7 +96,7 @@ def _head(run: RunResult, relative: Any) -> list[str]:
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
-    head += ["| | Test | Reason | Duration | Steps |", "|:-:|---|---|--:|--:|"]
+    head += ["| | Test | Reason | Duration | Steps | Run |", "|:-:|---|---|--:|--:|---|"]
     return head
 
 
