@@ -192,7 +192,7 @@ class TestSession:
         if self.agent is not None and self.test_run.recording is None:
             from preview_qa.agent.history import read_history
 
-            read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
+            read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit, self.steps)
         if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
             result.usage = self.recorder.usage()
         result.evidence = self.evidence.summary

@@ -1,5 +1,6 @@
-"""Each agent step as a reviewer reads it: the element each action touched (role and name), the actions browser-use
-dropped, the filled-in form before a submit, and the page once it has settled."""
+"""Each agent step as a reviewer reads it: the element each action touched (role and name, and how the export's locator
+finds it as the action runs), the actions browser-use dropped, the filled-in form before a submit, and the page once it
+has settled."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.page import every_page
+from preview_qa.agent.page.locate import located
 from preview_qa.results import one_line
 
 if TYPE_CHECKING:
@@ -50,8 +52,11 @@ class Dropped:
 
 @dataclass
 class _Plan:
+    step: int  # browser-use's step number (its history's metadata.step_number)
+    url: str  # of the page the model answered
     answer: list[ActionModel]  # every action of the model's answer, before browser-use cut it to max_actions_per_step
     elements: list[dict[str, Any] | None]
+    recorded: list[dict[str, Any] | None]  # each action's element as browser-use's history records it
 
 
 class StepWatcher:
@@ -66,6 +71,8 @@ class StepWatcher:
         self._navigating: set[Request] = set()
         self._quiet = asyncio.Event()
         self._quiet.set()
+        self._context: BrowserContext | None = None
+        self.located: dict[tuple[int, int], dict[str, Any]] = {}  # (step, action's position) -> its locator's facts
 
     def heard(self, completion: Any) -> None:
         """Every LLM answer (RecordingLLM's `on_answer`): the agent's ones carry the full list of actions."""
@@ -78,11 +85,19 @@ class StepWatcher:
         kept = output.action
         answer = self._answer if self._answer and kept and self._answer[0] is kept[0] else list(kept)
         selector_map = state.dom_state.selector_map if state.dom_state else {}
-        self._plan = _Plan(answer=answer, elements=[element_facts(a.get_index(), selector_map) for a in answer])
+        self._plan = _Plan(
+            step=n_steps,
+            url=state.url,
+            answer=answer,
+            elements=[element_facts(a.get_index(), selector_map) for a in answer],
+            recorded=[_interacted(a.get_index(), selector_map) for a in answer],
+        )
         self._filled, self._form_png = False, None
 
     async def before_action(self, action: ActionModel) -> None:
-        """A submit after the step filled a form in: photograph the filled form before it is sent."""
+        """How the export's locator finds the action's element now; a submit after the step filled a form in:
+        photograph the filled form before it is sent."""
+        await self._locate(action)
         name = next(iter(action.model_dump(exclude_unset=True)), "")
         if name in FILLS:
             self._filled = True
@@ -120,9 +135,35 @@ class StepWatcher:
             )
         return facts
 
+    async def _locate(self, action: ActionModel) -> None:
+        """Into the element's record (and `located`, for the history): how the locator an export writes for it finds it
+        on the page the model answered, as the action is about to run (agent/page/locate.py)."""
+        plan = self._plan
+        position = next((i for i, a in enumerate(plan.answer) if a is action), None) if plan is not None else None
+        if plan is None or position is None or self._context is None:
+            return
+        recorded, element = plan.recorded[position], plan.elements[position]
+        page = next((p for p in reversed(self._context.pages) if p.url == plan.url), None)
+        if recorded is None or element is None or page is None:
+            return
+        facts = await located(page, recorded)
+        if facts is not None:
+            element["locator"] = self.located[(plan.step, position)] = facts
+
+    def with_locators(self, history: dict[str, Any]) -> dict[str, Any]:
+        """browser-use's history (dumped) with each recorded element's locator facts, which an export reads."""
+        for item in history.get("history") or []:
+            step = (item.get("metadata") or {}).get("step_number")
+            for position, element in enumerate((item.get("state") or {}).get("interacted_element") or []):
+                facts = self.located.get((step, position)) if isinstance(step, int) else None
+                if isinstance(element, dict) and facts is not None:
+                    element["locator"] = facts
+        return history
+
     def attach(self, context: BrowserContext) -> None:
         """Follow main-frame navigations in every page of the test's context, so that `settle` knows when one is under
-        way."""
+        way; its pages are where the actions' elements are found."""
+        self._context = context
         every_page(context, self._watch)
 
     async def settle(self, page: Page | None) -> None:
@@ -160,6 +201,14 @@ class StepWatcher:
 
 def _dump(action: ActionModel) -> dict[str, Any]:
     return action.model_dump(exclude_none=True)
+
+
+def _interacted(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) -> dict[str, Any] | None:
+    """The element at `index` as browser-use's history records the element an action touched."""
+    from browser_use.dom.views import DOMInteractedElement  # only on the agent's path: a replay imports this module
+
+    node = selector_map.get(index) if index is not None else None
+    return None if node is None else DOMInteractedElement.load_from_enhanced_dom_tree(node).to_dict()
 
 
 def element_facts(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) -> dict[str, Any] | None:

@@ -88,16 +88,20 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
+    root = _locator(locator.within) if locator.within is not None else "page"
     value = _str(locator.value)
     if locator.by is By.ROLE:
-        return f"page.get_by_role({value}, name={_str(locator.name or '')}, exact=True)"
-    if locator.by is By.TEST_ID and locator.name == "data-testid":
-        return f"page.get_by_test_id({value})"
-    if locator.by is By.TEST_ID:
-        return f"page.locator({_str(f'[{locator.name}={locator.value!r}]')})"
-    if locator.by in (By.CSS, By.XPATH):
-        return f"page.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    return f"page.{_LOCATE[locator.by]}({value}, exact=True)"
+        named = "" if locator.name is None else f", name={_str(locator.name)}, exact=True"
+        found = f"{root}.get_by_role({value}{named})"
+    elif locator.by is By.TEST_ID and locator.name == "data-testid":
+        found = f"{root}.get_by_test_id({value})"
+    elif locator.by is By.TEST_ID:
+        found = f"{root}.locator({_str(f'[{locator.name}={locator.value!r}]')})"
+    elif locator.by in (By.CSS, By.XPATH):
+        found = f"{root}.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
+    else:
+        found = f"{root}.{_LOCATE[locator.by]}({value}, exact=True)"
+    return found if locator.nth is None else f"{found}.nth({locator.nth})"
 
 
 def _assertion(a: Assertion) -> list[str]:

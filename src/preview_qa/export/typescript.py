@@ -86,16 +86,20 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
+    root = _locator(locator.within) if locator.within is not None else "page"
     value = _str(locator.value)
     if locator.by is By.ROLE:
-        return f"page.getByRole({value}, {{ name: {_str(locator.name or '')}, exact: true }})"
-    if locator.by is By.TEST_ID and locator.name == "data-testid":
-        return f"page.getByTestId({value})"
-    if locator.by is By.TEST_ID:
-        return f"page.locator({_str(f'[{locator.name}={json.dumps(locator.value)}]')})"
-    if locator.by in (By.CSS, By.XPATH):
-        return f"page.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    return f"page.{_LOCATE[locator.by]}({value}, {{ exact: true }})"
+        named = "" if locator.name is None else f", {{ name: {_str(locator.name)}, exact: true }}"
+        found = f"{root}.getByRole({value}{named})"
+    elif locator.by is By.TEST_ID and locator.name == "data-testid":
+        found = f"{root}.getByTestId({value})"
+    elif locator.by is By.TEST_ID:
+        found = f"{root}.locator({_str(f'[{locator.name}={json.dumps(locator.value)}]')})"
+    elif locator.by in (By.CSS, By.XPATH):
+        found = f"{root}.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
+    else:
+        found = f"{root}.{_LOCATE[locator.by]}({value}, {{ exact: true }})"
+    return found if locator.nth is None else f"{found}.nth({locator.nth})"
 
 
 def _assertion(a: Assertion) -> list[str]:

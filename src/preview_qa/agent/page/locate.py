@@ -1,0 +1,188 @@
+"""A recorded element on the live page: which live element it is (the replay's matching, by XPath first), and how the
+locator an export writes for it finds it there — how many elements it matches, this one's place among them, and the
+nearest landmark or container in which it matches this one alone. The agent and the replay both record these facts
+as each action runs, so that an exported test is unique where the run was (export/locators.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from preview_qa.agent.replay.locators import TEST_ID_ATTRIBUTES, By, Locator, locate, plain_id
+from preview_qa.agent.replay.recording import LiveElement, find_element
+
+if TYPE_CHECKING:
+    from playwright.async_api import ElementHandle, Frame, JSHandle, Page
+    from playwright.async_api import Locator as Found
+
+NO_NAMES = "this browser does not tell the elements' accessible names"
+LOCATE_TIMEOUT_S = 2.0  # for the facts of one element: a page too busy to say goes without them (the export as before)
+MOST_SCOPES = 8  # landmarks and containers tried, nearest first
+
+# The rendered elements of one tag in a frame's document and its open shadow roots (browser-use's XPaths pass through
+# shadow roots), with what matching reads of each. computedName is Chromium's accessible name (the launch enables it).
+_ELEMENTS = """(tag) => {
+  const found = [], roots = [document];
+  for (let i = 0; i < roots.length; i++) {
+    for (const el of roots[i].querySelectorAll("*")) {
+      if (el.shadowRoot) roots.push(el.shadowRoot);
+      if (el.localName === tag) found.push(el);
+    }
+  }
+  return found;
+}"""
+_FACTS = """(elements) => elements.map((el) => {
+  const segments = [];
+  for (let node = el; node && node.nodeType !== Node.DOCUMENT_NODE;) {
+    if (node instanceof ShadowRoot) { node = node.host; continue; }
+    const tag = node.localName, parent = node.parentNode;
+    const same = parent ? Array.from(parent.children).filter((c) => c.localName === tag) : [];
+    segments.unshift(same.length > 1 ? `${tag}[${same.indexOf(node) + 1}]` : tag);
+    node = parent;
+  }
+  const attribute = (key) => el.getAttribute(key);
+  return {xpath: segments.join("/"), named: "computedName" in el, name: el.computedName || null,
+          role: el.computedRole || null, visible: el.checkVisibility({visibilityProperty: true}),
+          attributes: {id: attribute("id"), name: attribute("name"), "aria-label": attribute("aria-label")}};
+})"""
+_PLACE = "(elements, el) => [elements.length, elements.indexOf(el)]"
+# The element's ancestors that could scope a locator, nearest first: landmarks (Chromium's role and name, as
+# Playwright's getByRole names them), elements with a test id, elements with an id.
+_SCOPES = """(el, testIds) => {
+  const landmarks = ["banner", "navigation", "main", "contentinfo", "complementary", "region", "form", "search"];
+  const found = [];
+  for (let node = el.parentNode; node;) {
+    if (node instanceof ShadowRoot) { node = node.host; continue; }
+    if (node.nodeType !== Node.ELEMENT_NODE) break;
+    if (landmarks.includes(node.computedRole)) found.push({landmark: node.computedRole, name: node.computedName || ""});
+    for (const key of testIds) if (node.getAttribute(key)) found.push({attribute: key, value: node.getAttribute(key)});
+    if (node.id) found.push({id: node.id});
+    node = node.parentNode;
+  }
+  return found;
+}"""
+
+
+@dataclass
+class LiveMatch:
+    """The live element a recorded one is, Chromium's role and name of it, and the handles to let go of after use."""
+
+    element: ElementHandle
+    role: str | None
+    name: str | None
+    handles: list[JSHandle]
+
+    async def dispose(self) -> None:
+        await _dispose(self.handles)
+
+
+async def find_live(page: Page, recorded: dict[str, Any]) -> LiveMatch | str:
+    """One look at the page (every frame) for the recorded element: the match, or why there is none (NO_NAMES when
+    the browser cannot tell accessible names, which no wait changes)."""
+    tag = str(recorded.get("node_name") or "").lower()
+    handles: list[JSHandle] = []
+    live: list[tuple[JSHandle, int, LiveElement, dict[str, Any]]] = []
+    for frame in page.frames:
+        with contextlib.suppress(Exception):  # a frame that went away while it was read
+            handle = await frame.evaluate_handle(_ELEMENTS, tag)
+            handles.append(handle)
+            live += [(handle, i, _live(tag, facts), facts) for i, facts in enumerate(await handle.evaluate(_FACTS))]
+    how = NO_NAMES
+    if all(facts["named"] for *_, facts in live):
+        index, how = find_element(recorded, [element for _, _, element, _ in live])
+        if index is not None:
+            handle, i, element, facts = live[index]
+            found = (await handle.get_property(str(i))).as_element()
+            if found is not None:
+                return LiveMatch(found, facts["role"], element.name, handles)
+    await _dispose(handles)
+    return how
+
+
+async def locator_facts(element: ElementHandle, recorded: dict[str, Any]) -> dict[str, Any] | None:
+    """How the export's locator for the recorded element finds the live one, in its frame (see `_facts`), within
+    LOCATE_TIMEOUT_S; None when the page could not say."""
+    with contextlib.suppress(Exception):
+        return await asyncio.wait_for(_facts(element, locate(recorded)), LOCATE_TIMEOUT_S)
+    return None
+
+
+async def located(page: Page, recorded: dict[str, Any]) -> dict[str, Any] | None:
+    """`locator_facts` of the live element the recorded one is, found as a replay finds it; None if not found."""
+    with contextlib.suppress(Exception):
+        match = await asyncio.wait_for(find_live(page, recorded), LOCATE_TIMEOUT_S)
+        if isinstance(match, LiveMatch):
+            try:
+                return await locator_facts(match.element, recorded)
+            finally:
+                await match.dispose()
+    return None
+
+
+async def _facts(element: ElementHandle, locator: Locator) -> dict[str, Any] | None:
+    """{by, value, name} of the locator, `matches` (elements it finds when the action runs), `nth` (this one's place
+    among them, None if it is not one of them) and `within` (the nearest landmark or container, itself unique, in
+    which the locator finds this element alone; only for a locator that finds several)."""
+    frame = await element.owner_frame()
+    if frame is None:
+        return None
+    matches, place = await live_locator(frame, locator).evaluate_all(_PLACE, element)
+    facts: dict[str, Any] = {**locator.facts(), "matches": matches, "nth": place if place >= 0 else None, "within": None}
+    if matches > 1 and place >= 0:
+        facts["within"] = await _within(frame, element, locator)
+    return facts
+
+
+async def _within(frame: Frame, element: ElementHandle, locator: Locator) -> dict[str, str | None] | None:
+    """The first scope, nearest landmark first, then the nearest container with a test id or an id, that is unique on
+    the page and in which the locator finds this element alone."""
+    found: list[dict[str, str]] = await element.evaluate(_SCOPES, list(TEST_ID_ATTRIBUTES))
+    landmarks = [s for s in found if "landmark" in s]
+    tries = [Locator(By.ROLE, s["landmark"]) for s in landmarks]
+    tries += [Locator(By.ROLE, s["landmark"], s["name"]) for s in landmarks if s["name"]]
+    tries += [Locator(By.TEST_ID, s["value"], s["attribute"]) for s in found if "attribute" in s]
+    tries += [Locator(By.CSS, f"#{s['id']}") for s in found if "id" in s and plain_id(s["id"])]
+    for scope in tries[:MOST_SCOPES]:
+        outer = live_locator(frame, scope)
+        if await outer.count() == 1 and await live_locator(outer, locator).evaluate_all(_PLACE, element) == [1, 0]:
+            return scope.facts()
+    return None
+
+
+def live_locator(root: Frame | Found, locator: Locator) -> Found:
+    """The Playwright locator the export writes (export/python.py), on the live page."""
+    value = locator.value
+    match locator.by:
+        case By.ROLE if locator.name is None:
+            return root.get_by_role(cast(Any, value))
+        case By.ROLE:
+            return root.get_by_role(cast(Any, value), name=locator.name, exact=True)
+        case By.LABEL:
+            return root.get_by_label(value, exact=True)
+        case By.PLACEHOLDER:
+            return root.get_by_placeholder(value, exact=True)
+        case By.TEXT:
+            return root.get_by_text(value, exact=True)
+        case By.TEST_ID if locator.name == "data-testid":
+            return root.get_by_test_id(value)
+        case By.TEST_ID:
+            return root.locator(f"[{locator.name}={json.dumps(value)}]")
+        case By.CSS:
+            return root.locator(value)
+    return root.locator(f"xpath={value}")
+
+
+async def _dispose(handles: list[JSHandle]) -> None:
+    for handle in handles:
+        with contextlib.suppress(Exception):
+            await handle.dispose()
+
+
+def _live(tag: str, facts: dict[str, Any]) -> LiveElement:
+    attributes = {k: v for k, v in (facts.get("attributes") or {}).items() if v is not None}
+    return LiveElement(
+        tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes, visible=bool(facts["visible"])
+    )
