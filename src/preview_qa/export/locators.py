@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from preview_qa.agent.replay.locators import By, Locator, locate, recorded
+from preview_qa.agent.replay.locators import By, Call, Locator, calls, locate, recorded
 
-__all__ = ["By", "Locator", "exported"]
+__all__ = ["By", "Call", "Locator", "calls", "exported"]
 
 
 def exported(element: dict[str, Any]) -> Locator:

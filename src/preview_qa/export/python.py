@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from preview_qa.export.locators import By, Locator
+from preview_qa.export.locators import Call, Locator, calls
 from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
-
-_LOCATE = {By.LABEL: "get_by_label", By.PLACEHOLDER: "get_by_placeholder", By.TEXT: "get_by_text"}
 
 
 def render(plan: Plan) -> str:
@@ -88,20 +86,15 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
-    root = _locator(locator.within) if locator.within is not None else "page"
-    value = _str(locator.value)
-    if locator.by is By.ROLE:
-        named = "" if locator.name is None else f", name={_str(locator.name)}, exact=True"
-        found = f"{root}.get_by_role({value}{named})"
-    elif locator.by is By.TEST_ID and locator.name == "data-testid":
-        found = f"{root}.get_by_test_id({value})"
-    elif locator.by is By.TEST_ID:
-        found = f"{root}.locator({_str(f'[{locator.name}={locator.value!r}]')})"
-    elif locator.by in (By.CSS, By.XPATH):
-        found = f"{root}.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    else:
-        found = f"{root}.{_LOCATE[locator.by]}({value}, exact=True)"
-    return found if locator.nth is None else f"{found}.nth({locator.nth})"
+    return "page" + "".join(f".{c.method}({', '.join(_args(c))})" for c in calls(locator))
+
+
+def _args(call: Call) -> list[str]:
+    return [_arg(call.arg), *(f"{k}={_arg(v)}" for k, v in call.options.items())]
+
+
+def _arg(value: str | int | bool) -> str:
+    return _str(value) if isinstance(value, str) else repr(value)
 
 
 def _assertion(a: Assertion) -> list[str]:

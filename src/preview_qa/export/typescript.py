@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from preview_qa.export.locators import By, Locator
+from preview_qa.export.locators import Call, Locator, calls
 from preview_qa.export.plan import Assertion, Check, Op, Operation, Plan, Secret, Text, comment_text
 
-_LOCATE = {By.LABEL: "getByLabel", By.PLACEHOLDER: "getByPlaceholder", By.TEXT: "getByText"}
 _SECRET_HELPER = """function secret(name: string): string {
   const value = process.env[name];
   if (value === undefined) throw new Error(`set the environment variable ${name}: this test types its value`);
@@ -86,20 +85,17 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
-    root = _locator(locator.within) if locator.within is not None else "page"
-    value = _str(locator.value)
-    if locator.by is By.ROLE:
-        named = "" if locator.name is None else f", {{ name: {_str(locator.name)}, exact: true }}"
-        found = f"{root}.getByRole({value}{named})"
-    elif locator.by is By.TEST_ID and locator.name == "data-testid":
-        found = f"{root}.getByTestId({value})"
-    elif locator.by is By.TEST_ID:
-        found = f"{root}.locator({_str(f'[{locator.name}={json.dumps(locator.value)}]')})"
-    elif locator.by in (By.CSS, By.XPATH):
-        found = f"{root}.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    else:
-        found = f"{root}.{_LOCATE[locator.by]}({value}, {{ exact: true }})"
-    return found if locator.nth is None else f"{found}.nth({locator.nth})"
+    return "page" + "".join(f".{_camel(c.method)}({', '.join(_args(c))})" for c in calls(locator))
+
+
+def _camel(method: str) -> str:
+    first, *rest = method.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _args(call: Call) -> list[str]:
+    options = ", ".join(f"{k}: {_str(v)}" for k, v in call.options.items())
+    return [_str(call.arg), *([f"{{ {options} }}"] if options else [])]
 
 
 def _assertion(a: Assertion) -> list[str]:
@@ -121,6 +117,6 @@ def _text(text: Text) -> str:
     return " + ".join(parts) or "''"
 
 
-def _str(value: str) -> str:
+def _str(value: str | int | bool) -> str:
     """A JavaScript string literal: JSON's, with every non-ASCII character escaped (U+2028 ends no line then)."""
     return json.dumps(value, ensure_ascii=True)

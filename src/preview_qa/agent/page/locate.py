@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from preview_qa.agent.replay.locators import TEST_ID_ATTRIBUTES, By, Locator, locate, plain_id
+from preview_qa.agent.replay.locators import TEST_ID_ATTRIBUTES, By, Locator, calls, locate, plain_id
 from preview_qa.agent.replay.recording import LiveElement, find_element
 
 if TYPE_CHECKING:
@@ -153,26 +152,11 @@ async def _within(frame: Frame, element: ElementHandle, locator: Locator) -> dic
 
 
 def live_locator(root: Frame | Found, locator: Locator) -> Found:
-    """The Playwright locator the export writes (export/python.py), on the live page."""
-    value = locator.value
-    match locator.by:
-        case By.ROLE if locator.name is None:
-            return root.get_by_role(cast(Any, value))
-        case By.ROLE:
-            return root.get_by_role(cast(Any, value), name=locator.name, exact=True)
-        case By.LABEL:
-            return root.get_by_label(value, exact=True)
-        case By.PLACEHOLDER:
-            return root.get_by_placeholder(value, exact=True)
-        case By.TEXT:
-            return root.get_by_text(value, exact=True)
-        case By.TEST_ID if locator.name == "data-testid":
-            return root.get_by_test_id(value)
-        case By.TEST_ID:
-            return root.locator(f"[{locator.name}={json.dumps(value)}]")
-        case By.CSS:
-            return root.locator(value)
-    return root.locator(f"xpath={value}")
+    """The locator an export writes (its `calls`), on the live page."""
+    found: Any = root
+    for call in calls(locator):
+        found = getattr(found, call.method)(call.arg, **call.options)
+    return cast("Found", found)
 
 
 async def _dispose(handles: list[JSHandle]) -> None:

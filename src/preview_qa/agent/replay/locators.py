@@ -1,11 +1,13 @@
 """Which Playwright locator finds a recorded element (pure): Playwright's recommended order — role and accessible name,
 label, placeholder, text, test id — and a CSS or XPath fallback, with the reason, only when the recording offers
-nothing else. The export writes it; a run counts on the live page what it finds there (agent/page/elements.py), so that
-the export can scope one that found several elements."""
+nothing else; and the chain of Playwright calls that finds it, which the export writes in Python or TypeScript and a run
+calls on the live page to count what it finds there (agent/page/locate.py), so that the same locator is counted and
+written."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -38,6 +40,36 @@ class Locator:
     def facts(self) -> dict[str, str | None]:
         """What a run records of the locator it counted (see `recorded`)."""
         return {"by": self.by.value, "value": self.value, "name": self.name}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a locator's chain: Playwright's method as Python names it (TypeScript's is its camelCase), its one
+    argument and its options."""
+
+    method: str
+    arg: str | int
+    options: dict[str, str | bool] = field(default_factory=dict)
+
+
+_BY_TEXT = {By.LABEL: "get_by_label", By.PLACEHOLDER: "get_by_placeholder", By.TEXT: "get_by_text"}
+
+
+def calls(locator: Locator) -> list[Call]:
+    """The calls that find the locator's element from the page: its scope's first, then its own, then `nth`."""
+    chain = calls(locator.within) if locator.within is not None else []
+    value = locator.value
+    if locator.by is By.ROLE:
+        chain.append(Call("get_by_role", value, {} if locator.name is None else {"name": locator.name, "exact": True}))
+    elif locator.by in _BY_TEXT:
+        chain.append(Call(_BY_TEXT[locator.by], value, {"exact": True}))
+    elif locator.by is By.TEST_ID and locator.name == "data-testid":
+        chain.append(Call("get_by_test_id", value))
+    elif locator.by is By.TEST_ID:
+        chain.append(Call("locator", f"[{locator.name}={json.dumps(value)}]"))
+    else:
+        chain.append(Call("locator", ("xpath=" if locator.by is By.XPATH else "") + value))
+    return chain if locator.nth is None else [*chain, Call("nth", locator.nth)]
 
 
 def recorded(facts: Any) -> Locator | None:
@@ -104,7 +136,7 @@ def role_of(element: dict[str, Any]) -> str | None:
 
 def locate(element: dict[str, Any]) -> Locator:
     """The first locator in Playwright's order that the recording can give for the element. Whether it is unique is
-    known only on the live page: Playwright's strict mode fails the exported test there rather than act on a guess."""
+    known only on the live page: a run records it there, and the export scopes it by that (export/locators.py)."""
     attributes = {str(k): str(v) for k, v in (element.get("attributes") or {}).items()}
     name = " ".join(str(element.get("ax_name") or "").split())
     role = role_of(element)
