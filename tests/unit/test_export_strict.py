@@ -88,6 +88,9 @@ def test_a_locator_told_apart_only_by_its_place_or_its_xpath_says_why() -> None:
     assert "# 3 elements matched this locator when the test ran, and no landmark or container held only the agent's" in by_place
     missed = clicked(facts(matches=2, nth=None))
     assert "# the role locator matched 2 element(s), not this one, when the test ran: its XPath" in missed
+    unknown = clicked({**ROLE, "matches": None, "nth": None, "within": None, "unknown": "the page did not answer\nin 3 s"})
+    said = "# not known to be the only match: the run could not count its matches (the page did not answer in 3 s)"
+    assert f"{said}\n    page.{TUTORIAL}.click()" in unknown
     lines = [line.strip() for line in clicked(facts(within=CONTENTINFO)).splitlines()]
     scoped = next(i for i, line in enumerate(lines) if line.endswith(".click()"))
     assert lines[scoped - 1].startswith("# step "), lines  # a landmark needs no excuse

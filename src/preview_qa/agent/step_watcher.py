@@ -143,12 +143,11 @@ class StepWatcher:
         if plan is None or position is None or self._context is None:
             return
         recorded, element = plan.recorded[position], plan.elements[position]
-        page = next((p for p in reversed(self._context.pages) if p.url == plan.url), None)
-        if recorded is None or element is None or page is None:
+        if recorded is None or element is None:
             return
-        facts = await located(page, recorded)
-        if facts is not None:
-            element["locator"] = self.located[(plan.step, position)] = facts
+        pages = self._context.pages  # the tab the model answered, else (a route changed meanwhile) the last one
+        page = next((p for p in reversed(pages) if p.url == plan.url), pages[-1] if pages else None)
+        element["locator"] = self.located[(plan.step, position)] = await located(page, recorded)
 
     def with_locators(self, history: dict[str, Any]) -> dict[str, Any]:
         """browser-use's history (dumped) with each recorded element's locator facts, which an export reads."""

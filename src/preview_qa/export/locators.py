@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from preview_qa.agent.replay.locators import By, Call, Locator, calls, locate, recorded
+from preview_qa.results import one_line
 
 __all__ = ["By", "Call", "Locator", "calls", "exported"]
 
@@ -21,6 +22,9 @@ def exported(element: dict[str, Any]) -> Locator:
     if not isinstance(facts, dict) or recorded(facts) != replace(base, fallback=None):
         return base
     matches, nth = facts.get("matches"), facts.get("nth")
+    if not isinstance(matches, int) and isinstance(facts.get("unknown"), str):
+        why = one_line("".join(c if c.isprintable() else " " for c in facts["unknown"]), 160)
+        return replace(base, fallback=f"not known to be the only match: the run could not count its matches ({why})")
     if not isinstance(matches, int):
         return base
     if not isinstance(nth, int):  # a role or name Playwright computes otherwise than Chromium did: not this element

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from preview_qa.agent.replay.locators import TEST_ID_ATTRIBUTES, By, Locator, calls, locate, plain_id
 from preview_qa.agent.replay.recording import LiveElement, find_element
@@ -17,8 +18,9 @@ if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Frame, JSHandle, Page
     from playwright.async_api import Locator as Found
 
+T = TypeVar("T")
 NO_NAMES = "this browser does not tell the elements' accessible names"
-LOCATE_TIMEOUT_S = 2.0  # for the facts of one element: a page too busy to say goes without them (the export as before)
+LOCATE_TIMEOUT_S = 3.0  # for each look at the page for one element's facts
 MOST_SCOPES = 8  # landmarks and containers tried, nearest first
 
 # The rendered elements of one tag in a frame's document and its open shadow roots (browser-use's XPaths pass through
@@ -101,33 +103,47 @@ async def find_live(page: Page, recorded: dict[str, Any]) -> LiveMatch | str:
     return how
 
 
-async def locator_facts(element: ElementHandle, recorded: dict[str, Any]) -> dict[str, Any] | None:
-    """How the export's locator for the recorded element finds the live one, in its frame (see `_facts`), within
-    LOCATE_TIMEOUT_S; None when the page could not say."""
-    with contextlib.suppress(Exception):
-        return await asyncio.wait_for(_facts(element, locate(recorded)), LOCATE_TIMEOUT_S)
-    return None
+async def locator_facts(element: ElementHandle, recorded: dict[str, Any]) -> dict[str, Any]:
+    """How the export's locator for the recorded element finds the live one, in its frame (see `_facts`), or why that
+    is not known (`unknown`)."""
+    locator = locate(recorded)
+    facts = await _bounded(_facts(element, locator))
+    return facts if isinstance(facts, dict) else unknown(locator, facts)
 
 
-async def located(page: Page, recorded: dict[str, Any]) -> dict[str, Any] | None:
-    """`locator_facts` of the live element the recorded one is, found as a replay finds it; None if not found."""
-    with contextlib.suppress(Exception):
-        match = await asyncio.wait_for(find_live(page, recorded), LOCATE_TIMEOUT_S)
-        if isinstance(match, LiveMatch):
-            try:
-                return await locator_facts(match.element, recorded)
-            finally:
-                await match.dispose()
-    return None
+async def located(page: Page | None, recorded: dict[str, Any]) -> dict[str, Any]:
+    """`locator_facts` of the live element the recorded one is, found as a replay finds it."""
+    match = await _bounded(find_live(page, recorded)) if page is not None else "its page is gone"
+    if not isinstance(match, LiveMatch):
+        return unknown(locate(recorded), f"finding the element again: {match}")
+    try:
+        return await locator_facts(match.element, recorded)
+    finally:
+        await match.dispose()
 
 
-async def _facts(element: ElementHandle, locator: Locator) -> dict[str, Any] | None:
+def unknown(locator: Locator, why: str) -> dict[str, Any]:
+    """The facts of a locator whose matches could not be counted, and why (the export says so beside it)."""
+    return {**locator.facts(), "matches": None, "nth": None, "within": None, "unknown": why}
+
+
+async def _bounded(work: Awaitable[T]) -> T | str:
+    """What `work` returns within LOCATE_TIMEOUT_S (a page too busy to answer costs the step no more), else why not."""
+    try:
+        return await asyncio.wait_for(work, LOCATE_TIMEOUT_S)
+    except TimeoutError:
+        return f"the page did not answer within {LOCATE_TIMEOUT_S:g} s"
+    except Exception as e:
+        return f"the page could not say ({type(e).__name__})"
+
+
+async def _facts(element: ElementHandle, locator: Locator) -> dict[str, Any] | str:
     """{by, value, name} of the locator, `matches` (elements it finds when the action runs), `nth` (this one's place
     among them, None if it is not one of them) and `within` (the nearest landmark or container, itself unique, in
-    which the locator finds this element alone; only for a locator that finds several)."""
+    which the locator finds this element alone; only for a locator that finds several); or why not."""
     frame = await element.owner_frame()
     if frame is None:
-        return None
+        return "its frame is gone"
     matches, place = await live_locator(frame, locator).evaluate_all(_PLACE, element)
     facts: dict[str, Any] = {**locator.facts(), "matches": matches, "nth": place if place >= 0 else None, "within": None}
     if matches > 1 and place >= 0:
