@@ -22,11 +22,12 @@ def exported(element: dict[str, Any]) -> Locator:
     if not isinstance(facts, dict) or recorded(facts) != replace(base, fallback=None):
         return base
     matches, nth = facts.get("matches"), facts.get("nth")
-    if not isinstance(matches, int) and isinstance(facts.get("unknown"), str):
-        why = one_line("".join(c if c.isprintable() else " " for c in facts["unknown"]), 160)
+    if not isinstance(matches, int):  # not counted: the run says why
+        why = facts.get("unknown")
+        if not isinstance(why, str):
+            return base
+        why = one_line("".join(c if c.isprintable() else " " for c in why), 160)
         return replace(base, fallback=f"not known to be the only match: the run could not count its matches ({why})")
-    if not isinstance(matches, int):
-        return base
     if not isinstance(nth, int):  # a role or name Playwright computes otherwise than Chromium did: not this element
         return _by_xpath(element, f"the {base.by.value} locator matched {matches} element(s), not this one, when the test ran")
     if matches <= 1:
