@@ -4,29 +4,18 @@ under `npx playwright test` when Node and a local @playwright/test are there."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from preview_qa.demo.site import DemoSite
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_in_process
+from tests.conftest import DEMO_PASSWORD, CliRun, run_in_process
+from tests.e2e.exported import NO_PLAYWRIGHT_TEST, npx_run, playwright_test, pytest_run
 
 pytestmark = pytest.mark.e2e
 DEMO_MANIFEST = Path(__file__).parents[2] / "src" / "preview_qa" / "demo" / "qa.yml"
 PASSING = ["Log in shows three orders", "Signup rejects a bad email", "Product price is shown"]
-# The test project's own pytest set-up, never the exported file: Playwright drives Debian's Chromium.
-CONFTEST = """import pytest
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": ["--no-sandbox"]}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -44,32 +33,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory, demo_run: CliRun) -> Iter
             )
             assert done.returncode == 0, done.stderr
         files[lang] = folder / lang
-    (files["python"] / "conftest.py").write_text(CONFTEST, encoding="utf-8")
     yield files
-
-
-def pytest_run(folder: Path, base_url: str) -> subprocess.CompletedProcess[str]:
-    env = {**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--rootdir",
-            str(folder),
-            "--base-url",
-            base_url,
-            str(folder),
-        ],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_the_exported_python_tests_pass_on_the_same_site(exported: dict[str, Path], site: DemoSite) -> None:
@@ -80,51 +44,25 @@ def test_the_exported_python_tests_pass_on_the_same_site(exported: dict[str, Pat
         "test_signup_rejects_a_bad_email.py",
     ]
     assert DEMO_PASSWORD not in "".join(p.read_text(encoding="utf-8") for p in exported["python"].iterdir())
-    done = pytest_run(exported["python"], site.url)
+    done = pytest_run(exported["python"], site.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout
 
 
 def test_an_exported_test_fails_when_its_page_breaks(exported: dict[str, Path]) -> None:
     with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
-        done = pytest_run(exported["python"], broken.url)
+        done = pytest_run(exported["python"], broken.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 2 passed" in done.stdout
     assert "FAILED test_log_in_shows_three_orders.py" in done.stdout
 
 
-def _playwright_test() -> Path | None:
-    """A local @playwright/test, from PREVIEW_QA_PLAYWRIGHT_TEST_DIR (a folder whose node_modules holds it)."""
-    folder = os.environ.get("PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
-    if not shutil.which("npx") or not folder or not (Path(folder) / "node_modules" / "@playwright" / "test").is_dir():
-        return None
-    return Path(folder)
-
-
 def test_the_exported_typescript_specs_pass_and_fail_likewise(exported: dict[str, Path], site: DemoSite) -> None:
-    project = _playwright_test()
+    project = playwright_test()
     if project is None:
-        pytest.skip("needs npx and a folder with @playwright/test installed, named by PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
-    for spec in exported["ts"].glob("*.spec.ts"):
-        shutil.copy(spec, project / spec.name)
-
-    def npx(base_url: str) -> subprocess.CompletedProcess[str]:
-        config = (
-            "import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', "
-            f"use: {{ baseURL: '{base_url}', launchOptions: {{ executablePath: '/usr/bin/chromium' }} }} }});\n"
-        )
-        (project / "playwright.config.ts").write_text(config, encoding="utf-8")
-        return subprocess.run(
-            ["npx", "playwright", "test", "--reporter=line"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={**clean_env(), "DEMO_PASSWORD": DEMO_PASSWORD},
-        )
-
-    green = npx(site.url)
+        pytest.skip(NO_PLAYWRIGHT_TEST)
+    green = npx_run(project, exported["ts"], site.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert green.returncode == 0, green.stdout + green.stderr
     with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
-        red = npx(broken.url)
+        red = npx_run(project, exported["ts"], broken.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert red.returncode == 1 and "1 failed" in red.stdout, red.stdout + red.stderr

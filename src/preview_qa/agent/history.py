@@ -146,10 +146,15 @@ def _seen(item: Any) -> bytes | None:
 
 
 def read_history(
-    agent: Agent, agent_run: AgentRun, spec: TestSpec, secrets: dict[str, str], emit: Callable[[Event], None]
+    agent: Agent,
+    agent_run: AgentRun,
+    spec: TestSpec,
+    secrets: dict[str, str],
+    emit: Callable[[Event], None],
+    steps: StepWatcher,
 ) -> None:
     """Into `agent_run`: the done report (and the judge's), whether max_steps ran out, the usage; then the whole history
-    is announced (secrets as placeholders)."""
+    is announced (secrets as placeholders), each recorded element with its locator's facts (`steps.with_locators`)."""
     history = agent.history
     last = history.history[-1].result[-1] if history.history and history.history[-1].result else None
     if last is not None and last.is_done:
@@ -163,5 +168,5 @@ def read_history(
         agent_run.done is None and agent.state.n_steps > spec.max_steps and not agent.state.stopped and not gave_up
     )
     with contextlib.suppress(Exception):
-        dump = history.model_dump(sensitive_data=secrets or None)
+        dump = steps.with_locators(history.model_dump(sensitive_data=secrets or None))
         emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment))

@@ -166,6 +166,7 @@ class TestSession:
             from preview_qa.agent.agent_browser import start_session
             from preview_qa.agent.build import session_profile
 
+            self.steps.attach(lease.context)  # where the agent's actions find their elements, for the export
             masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
@@ -190,7 +191,7 @@ class TestSession:
         if self.agent is not None and self.test_run.recording is None:
             from preview_qa.agent.history import read_history
 
-            read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit)
+            read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit, self.steps)
         if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
             result.usage = self.recorder.usage()
         result.secret_attempts = list(self.policy.attempts)

@@ -1,6 +1,6 @@
-"""Each agent step as a reviewer reads it: the element each action touched (role and name), the actions browser-use
-dropped, the filled-in form before a submit, and the page once it has settled (agent/page/settle.py's rule, as for the
-final page's checks)."""
+"""Each agent step as a reviewer reads it: the element each action touched (role and name, and how the export's locator
+finds it as the action runs), the actions browser-use dropped, the filled-in form before a submit, and the page once
+it has settled (agent/page/settle.py's rule, as for the final page's checks)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.page.locate import located
 from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.results import one_line
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from browser_use.browser.views import BrowserStateSummary
     from browser_use.dom.views import EnhancedDOMTreeNode
     from browser_use.tools.registry.views import ActionModel
-    from playwright.async_api import Page
+    from playwright.async_api import BrowserContext, Page
 
 NAME_LIMIT = 80
 FILLS = frozenset({"input", "select_dropdown", "upload_file"})  # actions that put a value into a form
@@ -49,8 +50,11 @@ class Dropped:
 
 @dataclass
 class _Plan:
+    step: int  # browser-use's step number (its history's metadata.step_number)
+    url: str  # of the page the model answered
     answer: list[ActionModel]  # every action of the model's answer, before browser-use cut it to max_actions_per_step
     elements: list[dict[str, Any] | None]
+    recorded: list[dict[str, Any] | None]  # each action's element as browser-use's history records it
 
 
 class StepWatcher:
@@ -68,6 +72,8 @@ class StepWatcher:
         self._plan: _Plan | None = None
         self._filled = False
         self._form_png: bytes | None = None
+        self._context: BrowserContext | None = None
+        self.located: dict[tuple[int, int], dict[str, Any]] = {}  # (step, action's position) -> its locator's facts
 
     def heard(self, completion: Any) -> None:
         """Every LLM answer (RecordingLLM's `on_answer`): the agent's ones carry the full list of actions."""
@@ -80,12 +86,20 @@ class StepWatcher:
         kept = output.action
         answer = self._answer if self._answer and kept and self._answer[0] is kept[0] else list(kept)
         selector_map = state.dom_state.selector_map if state.dom_state else {}
-        self._plan = _Plan(answer=answer, elements=[element_facts(a.get_index(), selector_map) for a in answer])
+        self._plan = _Plan(
+            step=n_steps,
+            url=state.url,
+            answer=answer,
+            elements=[element_facts(a.get_index(), selector_map) for a in answer],
+            recorded=[_interacted(a.get_index(), selector_map) for a in answer],
+        )
         self._filled, self._form_png = False, None
 
     async def before_action(self, action: ActionModel) -> None:
-        """Tell `acted` of the action; a submit after the step filled a form in: photograph the filled form before it
-        is sent. Settling follows what the action causes from here (one that only reads or reports changes nothing)."""
+        """Tell `acted` of the action and how the export's locator finds its element now; a submit after the step
+        filled a form in: photograph the filled form before it is sent. Settling follows what the action causes from
+        here (one that only reads or reports changes nothing)."""
+        await self._locate(action)
         if self._plan is not None:  # None: browser-use's start navigation, which no step chose
             index = action.get_index()
             self._acted(_dump(action), next((e for e in self._plan.elements if e and e["index"] == index), None))
@@ -128,6 +142,34 @@ class StepWatcher:
             )
         return facts
 
+    async def _locate(self, action: ActionModel) -> None:
+        """Into the element's record (and `located`, for the history): how the locator an export writes for it finds it
+        on the page the model answered, as the action is about to run (agent/page/locate.py)."""
+        plan = self._plan
+        position = next((i for i, a in enumerate(plan.answer) if a is action), None) if plan is not None else None
+        if plan is None or position is None or self._context is None:
+            return
+        recorded, element = plan.recorded[position], plan.elements[position]
+        if recorded is None or element is None:
+            return
+        pages = self._context.pages  # the tab the model answered, else (a route changed meanwhile) the last one
+        page = next((p for p in reversed(pages) if p.url == plan.url), pages[-1] if pages else None)
+        element["locator"] = self.located[(plan.step, position)] = await located(page, recorded)
+
+    def with_locators(self, history: dict[str, Any]) -> dict[str, Any]:
+        """browser-use's history (dumped) with each recorded element's locator facts, which an export reads."""
+        for item in history.get("history") or []:
+            step = (item.get("metadata") or {}).get("step_number")
+            for position, element in enumerate((item.get("state") or {}).get("interacted_element") or []):
+                facts = self.located.get((step, position)) if isinstance(step, int) else None
+                if isinstance(element, dict) and facts is not None:
+                    element["locator"] = facts
+        return history
+
+    def attach(self, context: BrowserContext) -> None:
+        """The test's context: its pages are where the actions' elements are found."""
+        self._context = context
+
     async def settle(self, page: Page | None) -> None:
         """Wait (bounded) until the page has settled by the final page's rule: a step's screenshot and URL show where
         it led once it has rendered, never a blank frame between two documents or an app still drawing."""
@@ -137,6 +179,14 @@ class StepWatcher:
 
 def _dump(action: ActionModel) -> dict[str, Any]:
     return action.model_dump(exclude_none=True)
+
+
+def _interacted(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) -> dict[str, Any] | None:
+    """The element at `index` as browser-use's history records the element an action touched."""
+    from browser_use.dom.views import DOMInteractedElement  # only on the agent's path: a replay imports this module
+
+    node = selector_map.get(index) if index is not None else None
+    return None if node is None else DOMInteractedElement.load_from_enhanced_dom_tree(node).to_dict()
 
 
 def element_facts(index: int | None, selector_map: dict[int, EnhancedDOMTreeNode]) -> dict[str, Any] | None:

@@ -1,130 +1,47 @@
-"""Which Playwright locator finds a recorded element (pure): Playwright's recommended order — role and accessible name,
-label, placeholder, text, test id — and a CSS or XPath fallback, with the reason, only when the recording offers
-nothing else."""
+"""The locator an exported test uses for a recorded element (pure): Playwright's recommended one
+(agent/replay/locators.py), made unique as the run found it on the live page — within the landmark or container that
+held only this element, else the nth of its matches — so that Playwright's strict mode never stops the test."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+from dataclasses import replace
 from typing import Any
 
+from preview_qa.agent.replay.locators import By, Call, Locator, calls, locate, recorded
+from preview_qa.results import one_line
 
-class By(StrEnum):
-    """How a locator finds its element, in Playwright's order of preference."""
-
-    ROLE = "role"
-    LABEL = "label"
-    PLACEHOLDER = "placeholder"
-    TEXT = "text"
-    TEST_ID = "test_id"
-    CSS = "css"
-    XPATH = "xpath"
+__all__ = ["By", "Call", "Locator", "calls", "exported"]
 
 
-@dataclass(frozen=True)
-class Locator:
-    """`by` with its value (and, for a role, the accessible name); `fallback` says why a CSS or XPath one was used."""
-
-    by: By
-    value: str
-    name: str | None = None
-    fallback: str | None = None
-
-
-# ARIA's implicit roles of the tags browser-use records; a tag or input type missing here has none Playwright can use
-# (a password or file input), so a label or placeholder finds it instead.
-_TAG_ROLES = {
-    "a": "link",
-    "button": "button",
-    "textarea": "textbox",
-    "img": "img",
-    "option": "option",
-    "h1": "heading",
-    "h2": "heading",
-    "h3": "heading",
-    "h4": "heading",
-    "h5": "heading",
-    "h6": "heading",
-    "li": "listitem",
-    "summary": "button",
-    "details": "group",
-    "dialog": "dialog",
-    "nav": "navigation",
-}
-_INPUT_ROLES = {
-    "text": "textbox",
-    "email": "textbox",
-    "tel": "textbox",
-    "url": "textbox",
-    "search": "searchbox",
-    "checkbox": "checkbox",
-    "radio": "radio",
-    "submit": "button",
-    "button": "button",
-    "reset": "button",
-    "image": "button",
-    "range": "slider",
-    "number": "spinbutton",
-}
-TEST_ID_ATTRIBUTES = ("data-testid", "data-test-id", "data-test", "data-cy")
-
-
-def role_of(element: dict[str, Any]) -> str | None:
-    """The element's ARIA role as Playwright's getByRole names it: an explicit role, else its tag's implicit one."""
-    attributes = element.get("attributes") or {}
-    explicit = str(attributes.get("role") or "").split()
-    if explicit:
-        return explicit[0]
-    tag = str(element.get("node_name") or "").lower()
-    if tag == "input":
-        return _INPUT_ROLES.get(str(attributes.get("type") or "text").lower())
-    if tag == "select":
-        return "listbox" if "multiple" in attributes else "combobox"
-    if tag == "a" and "href" not in attributes:
-        return None  # an anchor without href is no link
-    return _TAG_ROLES.get(tag)
-
-
-def locate(element: dict[str, Any]) -> Locator:
-    """The first locator in Playwright's order that the recording can give for the element. Whether it is unique is
-    known only on the live page: Playwright's strict mode fails the exported test there rather than act on a guess."""
-    attributes = {str(k): str(v) for k, v in (element.get("attributes") or {}).items()}
-    name = " ".join(str(element.get("ax_name") or "").split())
-    role = role_of(element)
-    if role and name:
-        return Locator(By.ROLE, role, name)
-    if attributes.get("aria-label"):
-        return Locator(By.LABEL, attributes["aria-label"])
-    placeholder = " ".join(attributes.get("placeholder", "").split())
-    if placeholder and (not name or name == placeholder):
-        return Locator(By.PLACEHOLDER, placeholder)
-    if name and str(element.get("node_name") or "").lower() in ("input", "select", "textarea"):
-        return Locator(By.LABEL, name)  # a form control's name without aria-label or placeholder: its <label>
-    if name:  # an element with a name but no role Playwright knows: the text it shows
-        return Locator(By.TEXT, name)
-    for attribute in TEST_ID_ATTRIBUTES:
-        if attributes.get(attribute):
-            return Locator(By.TEST_ID, attributes[attribute], name=attribute)
-    if attributes.get("id") and _plain_id(attributes["id"]):
-        return Locator(
-            By.CSS,
-            f"#{attributes['id']}",
-            fallback="no role with a name, label, placeholder, text or test id was recorded: its id",
-        )
-    if attributes.get("name"):
-        tag = str(element.get("node_name") or "").lower() or "*"
-        value = attributes["name"].replace("\\", "\\\\").replace('"', '\\"')
-        return Locator(
-            By.CSS,
-            f'{tag}[name="{value}"]',
-            fallback="no role with a name, label, placeholder, text or test id was recorded: its name attribute",
-        )
-    return Locator(
-        By.XPATH,
-        "/" + str(element.get("x_path") or "").lstrip("/"),
-        fallback="nothing but its place in the page was recorded: an XPath, which breaks when the layout does",
+def exported(element: dict[str, Any]) -> Locator:
+    """`locate(element)`, scoped by what the run recorded of it (`element["locator"]`: how many elements the same
+    locator matched when the action ran, this one's place among them, and the landmark or container in which it was
+    the only one). A recording without those facts, or with facts of another locator, gets the locator unscoped."""
+    base = locate(element)
+    facts = element.get("locator")
+    if not isinstance(facts, dict) or recorded(facts) != replace(base, fallback=None):
+        return base
+    matches, nth = facts.get("matches"), facts.get("nth")
+    if not isinstance(matches, int):  # not counted: the run says why
+        why = facts.get("unknown")
+        if not isinstance(why, str):
+            return base
+        why = one_line("".join(c if c.isprintable() else " " for c in why), 160)
+        return replace(base, fallback=f"not known to be the only match: the run could not count its matches ({why})")
+    if not isinstance(nth, int):  # a role or name Playwright computes otherwise than Chromium did: not this element
+        return _by_xpath(element, f"the {base.by.value} locator matched {matches} element(s), not this one, when the test ran")
+    if matches <= 1:
+        return base
+    within = recorded(facts.get("within"))
+    if within is not None:
+        return replace(base, within=within)
+    return replace(
+        base,
+        nth=nth,
+        fallback=f"{matches} elements matched this locator when the test ran, and no landmark or container held only "
+        f"the agent's: the one at index {nth}, by its place in the page",
     )
 
 
-def _plain_id(value: str) -> bool:
-    return value.replace("-", "").replace("_", "").isalnum() and not value[0].isdigit()
+def _by_xpath(element: dict[str, Any], why: str) -> Locator:
+    return Locator(By.XPATH, "/" + str(element.get("x_path") or "").lstrip("/"), fallback=f"{why}: its XPath")

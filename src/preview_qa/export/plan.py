@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from preview_qa.agent.replay.recording import KEYS, VERDICT, RecordedAction, RecordedStep, recorded_steps
-from preview_qa.export.locators import Locator, locate
+from preview_qa.export.locators import Locator, exported
 from preview_qa.manifest.models import TestSpec
 from preview_qa.manifest.page_state import ElementCheck
 from preview_qa.results import one_line
@@ -189,7 +189,7 @@ def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, st
     if action.needs_element:
         if not action.element:
             return Operation(Op.TODO, step.number, note=f"{said}: its element was not recorded")
-        return _on_element(step, action, locate(action.element), secrets, said)
+        return _on_element(step, action, exported(action.element), secrets, said)
     text = str(p.get("text", ""))
     match action.name:
         case "navigate":

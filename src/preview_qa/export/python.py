@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from preview_qa.export.locators import By, Locator
+from preview_qa.export.locators import Call, Locator, calls
 from preview_qa.export.plan import (
     Assert,
     Assertion,
@@ -19,8 +19,6 @@ from preview_qa.export.plan import (
     Text,
     comment_text,
 )
-
-_LOCATE = {By.LABEL: "get_by_label", By.PLACEHOLDER: "get_by_placeholder", By.TEXT: "get_by_text"}
 
 
 def render(plan: Plan) -> str:
@@ -100,16 +98,15 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
-    value = _str(locator.value)
-    if locator.by is By.ROLE:
-        return f"page.get_by_role({value}, name={_str(locator.name or '')}, exact=True)"
-    if locator.by is By.TEST_ID and locator.name == "data-testid":
-        return f"page.get_by_test_id({value})"
-    if locator.by is By.TEST_ID:
-        return f"page.locator({_str(f'[{locator.name}={locator.value!r}]')})"
-    if locator.by in (By.CSS, By.XPATH):
-        return f"page.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    return f"page.{_LOCATE[locator.by]}({value}, exact=True)"
+    return "page" + "".join(f".{c.method}({', '.join(_args(c))})" for c in calls(locator))
+
+
+def _args(call: Call) -> list[str]:
+    return [_arg(call.arg), *(f"{k}={_arg(v)}" for k, v in call.options.items())]
+
+
+def _arg(value: str | int | bool) -> str:
+    return _str(value) if isinstance(value, str) else repr(value)
 
 
 def _assertion(a: Assertion) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from preview_qa.export.locators import By, Locator
+from preview_qa.export.locators import Call, Locator, calls
 from preview_qa.export.plan import (
     Assert,
     Assertion,
@@ -21,7 +21,6 @@ from preview_qa.export.plan import (
     comment_text,
 )
 
-_LOCATE = {By.LABEL: "getByLabel", By.PLACEHOLDER: "getByPlaceholder", By.TEXT: "getByText"}
 _SECRET_HELPER = """function secret(name: string): string {
   const value = process.env[name];
   if (value === undefined) throw new Error(`set the environment variable ${name}: this test types its value`);
@@ -98,16 +97,17 @@ def _operation(o: Operation) -> list[str]:
 
 
 def _locator(locator: Locator) -> str:
-    value = _str(locator.value)
-    if locator.by is By.ROLE:
-        return f"page.getByRole({value}, {{ name: {_str(locator.name or '')}, exact: true }})"
-    if locator.by is By.TEST_ID and locator.name == "data-testid":
-        return f"page.getByTestId({value})"
-    if locator.by is By.TEST_ID:
-        return f"page.locator({_str(f'[{locator.name}={json.dumps(locator.value)}]')})"
-    if locator.by in (By.CSS, By.XPATH):
-        return f"page.locator({_str(('xpath=' if locator.by is By.XPATH else '') + locator.value)})"
-    return f"page.{_LOCATE[locator.by]}({value}, {{ exact: true }})"
+    return "page" + "".join(f".{_camel(c.method)}({', '.join(_args(c))})" for c in calls(locator))
+
+
+def _camel(method: str) -> str:
+    first, *rest = method.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _args(call: Call) -> list[str]:
+    options = ", ".join(f"{k}: {_str(v)}" for k, v in call.options.items())
+    return [_str(call.arg), *([f"{{ {options} }}"] if options else [])]
 
 
 def _assertion(a: Assertion) -> list[str]:
@@ -150,16 +150,11 @@ def _target(t: Target) -> str:
     return found + ".filter({ visible: true })" * t.shown_only
 
 
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(word.capitalize() for word in rest)
-
-
 def _text(text: Text) -> str:
     parts = [f"secret({_str(p.env)})" if isinstance(p, Secret) else _str(p) for p in text]
     return " + ".join(parts) or "''"
 
 
-def _str(value: str) -> str:
+def _str(value: str | int | bool) -> str:
     """A JavaScript string literal: JSON's, with every non-ASCII character escaped (U+2028 ends no line then)."""
     return json.dumps(value, ensure_ascii=True)

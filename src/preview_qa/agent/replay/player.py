@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.network import ActionGuard
+from preview_qa.agent.page.locate import NO_NAMES, LiveMatch, find_live, locator_facts
 from preview_qa.agent.replay.actions import ON_ELEMENT, page_action
-from preview_qa.agent.replay.recording import LiveElement, RecordedAction, RecordedStep, find_element, same_place
+from preview_qa.agent.replay.recording import RecordedAction, RecordedStep, same_place
 from preview_qa.agent.step_watcher import NAME_LIMIT
 from preview_qa.agent.timing import Phases
 from preview_qa.agent.typed_into import focused_origin
@@ -30,39 +31,12 @@ from preview_qa.results import error_line, one_line
 from preview_qa.secrets.totp import typed_value
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, ElementHandle, JSHandle, Page
+    from playwright.async_api import BrowserContext, ElementHandle, Page
 
 
 SETTLE_S = 3.0  # how long a replay waits for a page still rendering (or navigating to) what the recording found at once
 POLL_S = 0.1
 NAVIGATES = frozenset({"click", "navigate", "go_back", "send_keys"})  # actions after which a page may be loading
-
-# The rendered elements of one tag in a frame's document and its open shadow roots (browser-use's XPaths pass through
-# shadow roots), with what matching reads of each. computedName is Chromium's accessible name (the launch enables it).
-_ELEMENTS = """(tag) => {
-  const found = [], roots = [document];
-  for (let i = 0; i < roots.length; i++) {
-    for (const el of roots[i].querySelectorAll("*")) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-      if (el.localName === tag) found.push(el);
-    }
-  }
-  return found;
-}"""
-_FACTS = """(elements) => elements.map((el) => {
-  const segments = [];
-  for (let node = el; node && node.nodeType !== Node.DOCUMENT_NODE;) {
-    if (node instanceof ShadowRoot) { node = node.host; continue; }
-    const tag = node.localName, parent = node.parentNode;
-    const same = parent ? Array.from(parent.children).filter((c) => c.localName === tag) : [];
-    segments.unshift(same.length > 1 ? `${tag}[${same.indexOf(node) + 1}]` : tag);
-    node = parent;
-  }
-  const attribute = (key) => el.getAttribute(key);
-  return {xpath: segments.join("/"), named: "computedName" in el, name: el.computedName || null,
-          role: el.computedRole || null, visible: el.checkVisibility({visibilityProperty: true}),
-          attributes: {id: attribute("id"), name: attribute("name"), "aria-label": attribute("aria-label")}};
-})"""
 
 
 @dataclass(frozen=True)
@@ -98,9 +72,12 @@ class _Drifted(Exception):
 
 @dataclass
 class _Found:
-    element: ElementHandle
-    facts: dict[str, Any]  # the live element's role and name, as agent steps name theirs
-    handles: list[JSHandle]  # to let go of once the action ran
+    live: LiveMatch
+    facts: dict[str, Any]  # what a step's record says of the element (agent/step_watcher.py's element_facts, and more)
+
+    @property
+    def element(self) -> ElementHandle:
+        return self.live.element
 
 
 class Replayer:
@@ -188,9 +165,8 @@ class Replayer:
                 except Exception as e:
                     raise _Drifted(step, action, error_line(e), await self._screenshot()) from e
                 finally:
-                    for handle in found.handles if found is not None else []:
-                        with contextlib.suppress(Exception):
-                            await handle.dispose()
+                    if found is not None:
+                        await found.live.dispose()
         except _Drifted as drift:
             self._announce(step, done, elements, str(drift), None)
             raise
@@ -276,41 +252,25 @@ class Replayer:
         return SECRET_TAG.sub(lambda m: typed_value(m.group(1), self.secrets[m.group(1)]), text)
 
     async def _find(self, step: RecordedStep, action: RecordedAction) -> _Found:
-        """The live element the action acts on, waiting a moment for a page that is still rendering."""
+        """The live element the action acts on, waiting a moment for a page that is still rendering; with its role and
+        name (as agent steps name theirs) and how the export's locator finds it (agent/page/locate.py)."""
         if action.element is None:
             raise _Drifted(step, action, "the recording holds no element for it", await self._screenshot())
-        tag = str(action.element.get("node_name") or "").lower()
         deadline = time.monotonic() + SETTLE_S
         while True:
-            handles: list[JSHandle] = []
-            live: list[tuple[JSHandle, int, LiveElement, dict[str, Any]]] = []
-            for frame in self.page.frames:
-                with contextlib.suppress(Exception):  # a frame that went away while it was read
-                    handle = await frame.evaluate_handle(_ELEMENTS, tag)
-                    handles.append(handle)
-                    live += [(handle, i, _live(tag, facts), facts) for i, facts in enumerate(await handle.evaluate(_FACTS))]
-            if any(not facts["named"] for *_, facts in live):
-                raise _Drifted(step, action, "this browser does not tell the elements' accessible names")
-            index, how = find_element(action.element, [element for _, _, element, _ in live])
-            if index is not None:
-                handle, i, element, facts = live[index]
-                found = (await handle.get_property(str(i))).as_element()
-                if found is not None:
-                    return _Found(
-                        found,
-                        {
-                            "index": action.params.get("index"),
-                            "role": facts["role"] or tag,
-                            "name": one_line(element.name or "", NAME_LIMIT),
-                            "tag": tag,
-                        },
-                        handles,
-                    )
-            for handle in handles:
-                with contextlib.suppress(Exception):
-                    await handle.dispose()
-            if time.monotonic() > deadline:
-                raise _Drifted(step, action, how, await self._screenshot())
+            match = await find_live(self.page, action.element)
+            if isinstance(match, LiveMatch):
+                tag = str(action.element.get("node_name") or "").lower()
+                facts = {
+                    "index": action.params.get("index"),
+                    "role": match.role or tag,
+                    "name": one_line(match.name or "", NAME_LIMIT),
+                    "tag": tag,
+                    "locator": await locator_facts(match.element, action.element),
+                }
+                return _Found(match, facts)
+            if match == NO_NAMES or time.monotonic() > deadline:
+                raise _Drifted(step, action, match, await self._screenshot())
             await asyncio.sleep(POLL_S)
 
     async def _screenshot(self) -> bytes | None:
@@ -336,10 +296,3 @@ class Replayer:
                 screenshot_png=png,
             )
         )
-
-
-def _live(tag: str, facts: dict[str, Any]) -> LiveElement:
-    attributes = {k: v for k, v in (facts.get("attributes") or {}).items() if v is not None}
-    return LiveElement(
-        tag=tag, xpath=str(facts["xpath"]), name=facts["name"] or None, attributes=attributes, visible=bool(facts["visible"])
-    )
