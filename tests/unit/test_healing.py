@@ -24,7 +24,7 @@ from preview_qa.reporters.github.commands import outputs
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.junit import render
 from preview_qa.results import Execution, ExpectationOutcome, FallBack, RunResult, Status, Usage
-from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault, ServerError
 from tests.builders import PASS, run, specs_named
 
 RECORDING = Recording(origin="http://preview.test", history={"history": []})
@@ -129,6 +129,14 @@ REPLAYS = {
     "a drift": (AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT), FallBack.PAGE_CHANGED),
     "a check failing on the final page": (
         AgentRun(execution=Execution.REPLAYED, done=PASS, expectations=[CHECK_FAILED]),
+        FallBack.PAGE_CHANGED,
+    ),
+    "a server error after an action, checks holding": (
+        AgentRun(
+            execution=Execution.REPLAYED,
+            expectations=[CHECK_FAILED.model_copy(update={"ok": True})],
+            server_errors=[ServerError("POST", "/api/save", 500, "'Save'")],
+        ),
         FallBack.PAGE_CHANGED,
     ),
     "a valid verdict of fail": (

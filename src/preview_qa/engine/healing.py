@@ -13,6 +13,7 @@ from preview_qa.manifest.models import TestSpec
 from preview_qa.results import FallBack, Status, Verdict
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import Decision
+from preview_qa.verdict.requests import server_error_lines
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 
@@ -28,18 +29,19 @@ def fall_back(spec: TestSpec, replay: AgentRun, decision: Decision) -> FallBack 
     our own trouble says nothing about the page, so the agent runs the test then as it would without a recording)."""
     if decision.verdict.status is Status.PASSED or replay.secret_attempts:
         return None
-    cause = why_fell_back(replay, decision)
+    cause = why_fell_back(spec, replay, decision)
     return cause if may_heal(spec) or cause is not FallBack.PAGE_CHANGED else None
 
 
-def why_fell_back(replay: AgentRun, decision: Decision) -> FallBack:
-    """The page changed: the replay drifted, a check failed on its final page, or the page check gave a valid verdict
-    other than pass. The LLM: the page check gave no valid verdict. Our own trouble: the replay ended in an error."""
+def why_fell_back(spec: TestSpec, replay: AgentRun, decision: Decision) -> FallBack:
+    """The page changed: the replay drifted, a check failed on its final page, the server failed a request after an
+    action, or the page check gave a valid verdict other than pass. The LLM: the page check gave no valid verdict. Our
+    own trouble: the replay ended in an error."""
     if replay.replay_error:
         return FallBack.PAGE_CHANGED
     if replay.infrastructure_error:
         return FallBack.TOOL
-    if any(not e.ok for e in decision.expectations):
+    if any(not e.ok for e in decision.expectations) or server_error_lines(spec, replay):
         return FallBack.PAGE_CHANGED
     return FallBack.LLM_ANSWER if decision.report is None else FallBack.PAGE_CHANGED
 
