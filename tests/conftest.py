@@ -16,11 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.providers import DEFAULT_MODELS, Provider
+
+# No test asserts a time: hypothesis' per-example deadline is off, so a busy machine slows a property, never fails it.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
 ISOLATED_PREFIXES = (

@@ -1,3 +1,5 @@
+# Over 400 lines: every type the reporters read is here, the one contract between the run and its outputs (results.json
+# mirrors it); splitting it would make each reporter import from several places.
 """What a run produced: statuses, verdicts and test results — the only data the reporters read — and the rules that
 shorten their texts to one line."""
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from preview_qa.agent.page.locate import live_locator
+from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.export import Language, export_test
 from preview_qa.export.locators import exported
@@ -148,7 +149,7 @@ def test_a_run_counts_the_very_locator_the_export_writes(element: dict[str, Any]
 
 
 def test_the_facts_reach_the_history_by_step_and_action() -> None:
-    watcher = StepWatcher(shoot=_nothing)
+    watcher = StepWatcher(_nothing, PageSettler())
     footer = facts(within=CONTENTINFO)
     watcher.located[(2, 1)] = footer
     history = {
