@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -19,7 +18,7 @@ import yaml
 
 from preview_qa.agent.browser import BROWSER_ARGS
 from tests.conftest import clean_env
-from tests.fakes.docker import FAKE_DOCKER
+from tests.fakes.docker import action_step
 from tests.fakes.github import read_outputs
 from tests.repo import ROOT, tool
 
@@ -258,28 +257,6 @@ def test_install_script_checks_each_debian_package_and_installs_python_packages_
     pip = [call[3:] for call in calls if call[:4] == ["python", "-m", "pip", "install"]]
     assert pip[0][-3:] == ["--require-hashes", "-r", str(ROOT / "requirements" / lock)]
     assert pip[1][-3:] == ["--no-deps", "--no-build-isolation", str(ROOT)] and len(pip) == 2
-
-
-def action_step(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
-    """scripts/action.sh as the runner runs it, against the fake `docker`: how it ended, and each docker call."""
-    bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
-    for folder in (bin_dir, workspace, temp):
-        folder.mkdir()
-    (bin_dir / "docker").write_text(FAKE_DOCKER, encoding="utf-8")
-    (bin_dir / "docker").chmod(0o755)
-    step_env = clean_env(
-        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
-        GITHUB_ACTION_PATH=str(ROOT),
-        GITHUB_WORKSPACE=str(workspace),
-        GITHUB_OUTPUT=str(temp / "output.txt"),
-        RUNNER_TEMP=str(temp),
-        ACTION_REPOSITORY="Acme/Preview-QA",
-        ACTION_REF="v1",
-        **{"FAKE_PULL_EXIT": "0", "PREVIEW_QA_IMAGE": "", **env},
-    )
-    done = run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=step_env)
-    return done, [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.parametrize(("pull_exit", "image"), [(0, "ghcr.io/acme/preview-qa:v1"), (1, "preview-qa:local")])

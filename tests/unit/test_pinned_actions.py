@@ -5,7 +5,6 @@ release image tagged by commit SHA with its attestations, and action.sh pulling 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -14,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import clean_env
-from tests.fakes.docker import FAKE_DOCKER
+from tests.fakes.docker import action_step
 from tests.repo import ROOT, tool
 
 # Our own action, as the examples name it: no file in this repository can hold the commit SHA of the release that
@@ -145,25 +143,9 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
     ],
 )
 def test_action_step_pulls_the_image_of_the_ref_the_workflow_gave(tmp_path: Path, ref: str, pulled: str | None) -> None:
-    bin_dir, workspace, temp = tmp_path / "bin", tmp_path / "workspace", tmp_path / "temp"
-    for folder in (bin_dir, workspace, temp):
-        folder.mkdir()
-    (bin_dir / "docker").write_text(FAKE_DOCKER, encoding="utf-8")
-    (bin_dir / "docker").chmod(0o755)
-    env = clean_env(
-        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        FAKE_DOCKER_LOG=str(tmp_path / "log.jsonl"),
-        FAKE_PULL_EXIT="0",
-        GITHUB_ACTION_PATH=str(ROOT),
-        GITHUB_WORKSPACE=str(workspace),
-        RUNNER_TEMP=str(temp),
-        ACTION_REPOSITORY="Acme/Preview-QA",
-        ACTION_REF=ref,
-        PREVIEW_QA_IMAGE="",
-    )
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "action.sh")], cwd=workspace, env=env, capture_output=True, text=True)
+    done, steps = action_step(tmp_path, ACTION_REF=ref)
     assert done.returncode == 0, done.stderr
-    calls = [json.loads(line)["argv"] for line in (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()]
+    calls = [step["argv"] for step in steps]
     assert [call[-1] for call in calls if call[0] == "pull"] == ([pulled] if pulled else [])
     image = pulled or "preview-qa:local"
     assert calls[-1][-2:] == [image, "run"] and (pulled is None) == any(call[0] == "build" for call in calls)
