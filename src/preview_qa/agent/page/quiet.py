@@ -15,7 +15,9 @@ POLL_GAP_S = 0.2  # starts closer than this are a burst (ten items fetched at on
 DRAWN_BY_ANSWER_S = (0.05, 0.3)  # a change this long before or after a request's answer is that answer's drawing
 PAGE, ACTION, DRAWING, SOCKET = "the page loading", "the last action", "the page's drawing", "a WebSocket's messages"
 SESSION = "a new WebSocket's messages"  # a socket opened since the last action: an app's session streaming its page
-SESSION_QUIET_S = 1.5  # its server may pause mid-stream (a cold Streamlit script runs 1 s between two widgets)
+# A new socket's server may pause mid-stream: a cold Streamlit script runs 1 s between two widgets, over 1.5 s on a busy
+# 2-core machine (one first step of 10 saw half the app with 1.5 s); paid only by pages whose socket opened since the last action
+SESSION_QUIET_S = 3.0
 UNRENDERED = "the page's content to render"
 
 
