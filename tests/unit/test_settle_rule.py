@@ -136,10 +136,36 @@ def test_a_page_that_never_stops_changing_is_judged_at_the_bound_or_its_restless
         now = round(now + 0.1, 1)
     assert rule.state(now, since=0.0, bound_s=BOUND) is Settling.BOUND_REACHED and now == BOUND
     assert rule.waiting_on() == []
-    assert rule.state(now=2.0, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BOUND_REACHED
     rule.note_waits(now=0.0, since=0.0)  # waiting on nothing from the start
     rule.note_waits(now=BOUND, since=0.0)
     assert rule.longest_waits() == ["the page's drawing"] and rule.waited_on["the page's drawing"] == BOUND
+
+
+def test_a_page_waiting_on_nothing_that_keeps_changing_is_judged_at_its_restless_limit() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.started("save", "POST /api/save", "fetch", now=0.0)
+    for tick in range(30):  # a clock ticking every 0.1 s, and a save answered at 1.0
+        now = tick / 10
+        if now == 1.0:
+            rule.finished("save", now=now)
+        rule.drew(at=now)
+        rule.note_waits(now, since=0.0)
+        if rule.state(now, since=0.0, bound_s=BOUND, restless_s=1.5) is not Settling.BUSY:
+            break
+    assert now == 2.5  # 1.5 s after it stopped waiting on the save, not after the settle began
+    assert rule.state(now, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BOUND_REACHED
+
+
+def test_a_page_sitting_out_a_new_sessions_quiet_window_is_not_restless() -> None:
+    rule = QuietRule(quiet_s=0.5)
+    rule.acted(now=0.0)
+    rule.socket_opened("stream", "/_stcore/stream", now=0.1)
+    rule.socket_message("stream", now=0.2)  # the title; the widgets may come after the server's pause
+    for now in (0.3, 1.0, 2.0, 3.1):
+        rule.note_waits(now, since=0.0)
+        assert rule.state(now, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BUSY
+    rule.note_waits(3.2, since=0.0)
+    assert rule.state(3.2, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.SETTLED
 
 
 def test_a_websocket_opened_since_the_last_action_is_pending_until_its_first_message() -> None:
@@ -150,13 +176,13 @@ def test_a_websocket_opened_since_the_last_action_is_pending_until_its_first_mes
     assert rule.waiting_on() == ["WebSocket /_stcore/stream"]  # the one from before the action is not waited for
     assert rule.state(now=4.0, since=1.0, bound_s=BOUND) is Settling.BUSY
     rule.socket_message("new", now=4.0)
-    assert rule.state(now=5.2, since=1.0, bound_s=BOUND) is Settling.BUSY  # a new session's server may pause mid-stream
-    assert rule.state(now=5.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
-    rule.socket_message("old", now=6.0)  # a message on the socket from before the action: the usual window
-    assert rule.state(now=6.5, since=1.0, bound_s=BOUND) is Settling.SETTLED
-    rule.acted(now=7.0)
-    rule.socket_opened("closed", "/chat", now=7.1)
-    rule.socket_closed("closed", now=7.2)
+    assert rule.state(now=6.9, since=1.0, bound_s=10.0) is Settling.BUSY  # a new session's server may pause mid-stream
+    assert rule.state(now=7.0, since=1.0, bound_s=10.0) is Settling.SETTLED
+    rule.socket_message("old", now=8.0)  # a message on the socket from before the action: the usual window
+    assert rule.state(now=8.5, since=1.0, bound_s=10.0) is Settling.SETTLED
+    rule.acted(now=9.0)
+    rule.socket_opened("closed", "/chat", now=9.1)
+    rule.socket_closed("closed", now=9.2)
     assert rule.waiting_on() == []
 
 

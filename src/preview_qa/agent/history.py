@@ -22,7 +22,7 @@ from preview_qa.agent.evidence import EvidenceRecorder
 from preview_qa.agent.page.live import agent_page, session_screenshot
 from preview_qa.agent.pool import Lease
 from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
-from preview_qa.agent.step_watcher import StepWatcher
+from preview_qa.agent.step_watcher import START_SETTLE_S, StepWatcher
 from preview_qa.agent.timing import Phases
 from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import AgentHistory, Event, Observed, StepRecorded
@@ -61,7 +61,7 @@ class AgentSteps:
         if self.evidence.start_failure is not None:  # no LLM call is worth making on a preview that did not answer
             agent.stop()
         elif self.agent_run.steps == 0:  # the first step sees the start page rendered, not an app's empty shell
-            await self.steps.settle(await agent_page(agent.browser_session, self.lease))
+            await self.steps.settle(await agent_page(agent.browser_session, self.lease), START_SETTLE_S)
 
     async def on_step_end(self, agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None

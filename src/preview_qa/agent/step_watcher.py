@@ -26,6 +26,7 @@ FILLS = frozenset({"input", "select_dropdown", "upload_file"})  # actions that p
 SUBMITS = frozenset({"click", "send_keys"})  # what may send a filled form off (a button, or Enter)
 VAGUE_ROLES = frozenset({"generic", "none", "presentation", "StaticText", "LabelText"})
 SETTLE_S = 5.0  # at most, per step, for what the step started (a navigation, a request, a socket) and its drawing
+START_SETTLE_S = 10.0  # at most, before the first step: a cold app's first render (its code split in chunks) on a busy machine
 RESTLESS_S = 1.5  # at most, per step, for a page that waits on nothing but never stops changing (a ticking clock)
 
 
@@ -170,11 +171,11 @@ class StepWatcher:
         """The test's context: its pages are where the actions' elements are found."""
         self._context = context
 
-    async def settle(self, page: Page | None) -> None:
+    async def settle(self, page: Page | None, bound_s: float = SETTLE_S) -> None:
         """Wait (bounded) until the page has settled by the final page's rule: a step's screenshot and URL show where
         it led once it has rendered, never a blank frame between two documents or an app still drawing."""
         if page is not None and not page.is_closed():
-            await self._settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
+            await self._settler.settle(page, bound_s, restless_s=RESTLESS_S)
 
 
 def _dump(action: ActionModel) -> dict[str, Any]:

@@ -160,12 +160,18 @@ class QuietRule:
 
     def state(self, now: float, since: float, bound_s: float, restless_s: float | None = None) -> Settling:
         """Where the page stands at `now`, for a settle that began at `since` and may last `bound_s` seconds (and, for a
-        page waiting on nothing but still changing, `restless_s`)."""
+        page that has waited on nothing for `restless_s` and still changes, no longer)."""
         waits = self.waiting_on()
         if not waits and now >= self.quiet_at():
             return Settling.SETTLED
-        restless = not waits and restless_s is not None and now - since >= restless_s
-        return Settling.BOUND_REACHED if now - since >= bound_s or restless else Settling.BUSY
+        return Settling.BOUND_REACHED if now - since >= bound_s or self._restless(now, restless_s) else Settling.BUSY
+
+    def _restless(self, now: float, restless_s: float | None) -> bool:
+        """The page has waited on nothing for `restless_s` (since the last look, note_waits) and still changes: a ticking
+        clock. A page merely sitting out a long quiet window (a new session's socket) is not restless."""
+        if restless_s is None or self._free_since is None or now - self._free_since < restless_s:
+            return False
+        return any(t > now - self.quiet_s for source, t in self.activity.items() if not self.is_poll(source))
 
     def note_waits(self, now: float, since: float) -> None:
         """Remember, for the report, how long each wait has lasted since `since`, and the polls not waited for."""
