@@ -1,5 +1,5 @@
 """End to end: verdicts on pages that keep moving (src/preview_qa/demo/moving.py). The final page settles before it is
-judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a slow 401 (the slow
+judged: an optimistic "Saved!" whose request fails 8 s later, a dashboard that bounces after a 12 s 401 (the slow
 requests outlast the agent's steps, so only settling sees them end), a page that polls forever (settled quiet apart
 from its polls, not held to the bound). Checks (text and
 not_text) see into frames and shadow roots; dialogs are answered one way, by the agent and by a replay, at
@@ -55,7 +55,7 @@ tests:
     expect: {text: Saved!, timeout: 15}
   - name: bounce
     task: "[bounce] Open the dashboard."
-    start: /moving/dashboard?ms=8000
+    start: /moving/dashboard?ms=12000
     expect: {text: Signed in as, timeout: 15}
   - name: polls forever
     task: "[polls forever] Watch the scores."
