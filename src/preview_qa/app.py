@@ -186,7 +186,6 @@ async def run_manifest(
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser import BrowserSetup
     from preview_qa.agent.browser_agents import browser_agents
-    from preview_qa.engine.preview import origin_of
     from preview_qa.engine.runner import Runner
 
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
@@ -200,7 +199,7 @@ async def run_manifest(
     )
     done: list[RunResult] = []
     try:
-        async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
+        async with browser_agents(browser, make_llm, redactor) as agent:
             done.append(
                 await Runner(
                     manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=browser.start_budget_s

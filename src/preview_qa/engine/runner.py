@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
-from preview_qa.engine.agent_port import AgentFn, RecordedElsewhere, Recording
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, RecordedElsewhere, Recording
 from preview_qa.engine.healing import fall_back, may_heal, not_healed
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
@@ -249,22 +249,35 @@ class Runner:
     async def _attempt(
         self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
     ) -> AgentRun:
-        base_url = self._base_url(target)
-        url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
         try:
-            # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
-            where = self._state_options(spec) if target == RunTarget.PREVIEW else {"origin": origin_of(base_url)}
             return await asyncio.wait_for(
-                self._agent(
-                    spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit, recording=recording, **where
-                ),
+                self._agent(self._request(spec, target, recording, emit)),
                 self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S,
             )
         except TimeoutError:
             return AgentRun(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
             return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    def _request(
+        self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
+    ) -> AgentRequest:
+        """What the agent is asked for one run of the test; saved states are the preview's alone (the baseline's run
+        starts from none and keeps none)."""
+        base_url = self._base_url(target)
+        on_preview = target == RunTarget.PREVIEW
+        return AgentRequest(
+            spec=spec,
+            start_url=start_url(base_url, spec.start),
+            origin=origin_of(base_url),
+            allowed_hosts=allowed_hosts(base_url, spec),
+            secrets=self.secrets.get(spec.name, {}),
+            emit=emit,
+            recording=recording,
+            start_state=self._states.load(spec.use_state) if on_preview and spec.use_state is not None else None,
+            keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
+        )
 
     def _base_url(self, target: RunTarget) -> str:
         return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
@@ -316,15 +329,6 @@ class Runner:
         if result.status is not Status.PASSED:
             return f"setup test '{setup}' did not pass: {result.reason}"
         return None
-
-    def _state_options(self, spec: TestSpec) -> dict[str, Any]:
-        """The saved state the test starts from, and where the agent hands over the state a save_state test leaves."""
-        options: dict[str, Any] = {}
-        if spec.use_state is not None:
-            options["start_state"] = self._states.load(spec.use_state)
-        if spec.save_state is not None:
-            options["keep_state"] = lambda state: self._keep(spec, state)
-        return options
 
     def _keep(self, spec: TestSpec, state: BrowserState) -> None:
         """A state the agent read: from now on its cookie values are redacted like secrets; it is saved if the test passes."""
