@@ -39,7 +39,6 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
-    from preview_qa.engine.healing import fall_back_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -57,7 +56,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         *(v for values in secrets.values() for v in values.values()),
     ]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
-    keep = fall_back_recordings_kept(env)
+    keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
     reporters = [
         *github_reporters(env, config.out, config.comment, secret_values),
         *output_reporters(config.out, config.trace),

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from preview_qa.config import FailOn
+from preview_qa.config import FailOn, fall_back_recordings_kept
 from preview_qa.engine.agent_port import AgentRequest, Recording
-from preview_qa.engine.healing import fall_back_recordings_kept
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, RunFinished, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec

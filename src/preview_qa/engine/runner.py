@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, RecordedElsewhere, Recording
-from preview_qa.engine.healing import fall_back, may_heal, not_healed
+from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
@@ -35,13 +35,13 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, FallBack, RunResult, Status, StopReason, TestResult, Usage, Verdict, emulation_label
+from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, emulation_label
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
-from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.decide import Facts, Final, final_verdict, provider_outage, report_as_dict, secret_line
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -91,6 +91,7 @@ class Runner:
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
         self._states = StateStore()
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
+        self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
 
     def publish(self, event: Event) -> None:
@@ -189,23 +190,32 @@ class Runner:
         emit = self._labelled(label)
         clock = time.monotonic()
         recording = self._recording(spec, target, emit) if replay else None
-        agent_run = await self._attempt(spec, target, recording, emit)
-        decision = decide(spec, agent_run)
-        drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
-        fell_back = fall_back(spec, agent_run, decision) if recording is not None else None
+        agent_run = replayed = await self._attempt(spec, target, recording, emit)
+        fell_back = fall_back(spec, replayed) if recording is not None else None
         if fell_back is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
-            detail = {"reason": decision.verdict.reason, "cause": fell_back.value, "why": fell_back.words}
+            detail = {"reason": fell_back.replay_verdict.reason, "cause": fell_back.cause.value, "why": fell_back.cause.words}
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail=detail))
-            replay_usage = agent_run.usage
             agent_run = await self._attempt(spec, target, None, emit)
-            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
-            decision = decide(spec, agent_run)
-        verdict = decision.verdict
-        if recording is not None and fell_back is None and not may_heal(spec):
-            verdict = not_healed(verdict, drift)
-        if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
-            verdict = self._save_state(spec, verdict)
+            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replayed.usage + agent_run.usage
+        facts = Facts(
+            spec,
+            agent_run,
+            replay=replayed if recording is not None else None,
+            fell_back=fell_back.cause if fell_back is not None else None,
+            # the baseline's state is no one's to start from
+            state_read=spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None,
+        )
+        final = final_verdict(facts)
+        if facts.state_read and final.verdict.status is Status.PASSED:
+            self._save_state(spec)
+        if target == RunTarget.PREVIEW:
+            self._facts[spec.name] = facts  # the latest attempt's, which the baseline's outcome joins
         self._note_provider(agent_run)
+        return self._result(facts, final, time.monotonic() - clock, emit)
+
+    def _result(self, facts: Facts, final: Final, duration_s: float, emit: Callable[[Event], None]) -> TestResult:
+        """The run's result as the reporters read it, its verdict announced first."""
+        spec, agent_run, verdict, decision = facts.spec, facts.run, final.verdict, final.decision
         emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green, detail=verdict.model_dump(mode="json")))
         return TestResult(
             name=spec.name,
@@ -214,7 +224,7 @@ class Runner:
             status=verdict.status,
             reason=verdict.reason,
             causes=verdict.causes,
-            duration_s=round(time.monotonic() - clock, 2),
+            duration_s=round(duration_s, 2),
             steps=agent_run.steps,
             execution=agent_run.execution,
             agent_report=report_as_dict(decision.report),
@@ -222,10 +232,10 @@ class Runner:
             evidence=agent_run.evidence,
             usage=agent_run.usage,
             final_url=agent_run.final_url,
-            replay_drift=drift,
+            replay_drift=final.drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
-            healed=fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
-            fell_back=fell_back,
+            healed=final.healed,
+            fell_back=facts.fell_back,
             emulation=spec.emulation,
         )
 
@@ -319,7 +329,8 @@ class Runner:
                 else await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True)
             )
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
-            self._finished[spec.name] = compared(self._finished[spec.name], baseline)
+            final = final_verdict(dataclasses.replace(self._facts[spec.name], baseline=baseline.status))
+            self._finished[spec.name] = compared(self._finished[spec.name], baseline, final.regression)
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
@@ -336,17 +347,10 @@ class Runner:
         self._redactor.add(state.secret_values(spec.save_state))
         self._kept[spec.name] = state
 
-    def _save_state(self, spec: TestSpec, verdict: Verdict) -> Verdict:
-        """Save a passing setup test's state for its dependents; one that left none cannot count as passed."""
-        if spec.save_state is None or verdict.status is not Status.PASSED:
-            return verdict
-        state = self._kept.pop(spec.name, None)
-        if state is None:
-            return Verdict(
-                status=Status.ERRORED, reason="the test passed, but its browser state was not saved", causes=[verdict.reason]
-            )
-        self._states.save(spec.save_state, state)
-        return verdict
+    def _save_state(self, spec: TestSpec) -> None:
+        """Save a passing setup test's state for its dependents."""
+        assert spec.save_state is not None
+        self._states.save(spec.save_state, self._kept.pop(spec.name))
 
     def _with_overrides(self, spec: TestSpec) -> TestSpec:
         """The command line's per-test budgets and retries outrank the manifest's."""
