@@ -20,14 +20,14 @@ def may_heal(spec: TestSpec) -> bool:
 
 
 @dataclass(frozen=True)
-class FellBack:
-    """Why a replay handed its test to the agent, and how the replay itself ended."""
+class Handover:
+    """A replay handing its test to the agent: why, and how the replay itself ended."""
 
     cause: FallBack
     replay_verdict: Verdict
 
 
-def fall_back(spec: TestSpec, replay: AgentRun) -> FellBack | None:
+def fall_back(spec: TestSpec, replay: AgentRun) -> Handover | None:
     """Why a replay that did not pass hands its test to the agent, or None when it may not: a secret it tried to carry
     off fails the test as it is, and under `heal: false` a page that changed fails it too (an unusable LLM answer or
     our own trouble says nothing about the page, so the agent runs the test then as it would without a recording)."""
@@ -35,7 +35,7 @@ def fall_back(spec: TestSpec, replay: AgentRun) -> FellBack | None:
     if decision.verdict.status is Status.PASSED or replay.secret_attempts:
         return None
     cause = why_fell_back(spec, replay, decision)
-    return FellBack(cause, decision.verdict) if may_heal(spec) or cause is not FallBack.PAGE_CHANGED else None
+    return Handover(cause, decision.verdict) if may_heal(spec) or cause is not FallBack.PAGE_CHANGED else None
 
 
 def why_fell_back(spec: TestSpec, replay: AgentRun, decision: Decision) -> FallBack:

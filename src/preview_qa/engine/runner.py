@@ -191,9 +191,9 @@ class Runner:
         clock = time.monotonic()
         recording = self._recording(spec, target, emit) if replay else None
         agent_run = replayed = await self._attempt(spec, target, recording, emit)
-        fell_back = fall_back(spec, replayed) if recording is not None else None
-        if fell_back is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
-            detail = {"reason": fell_back.replay_verdict.reason, "cause": fell_back.cause.value, "why": fell_back.cause.words}
+        handover = fall_back(spec, replayed) if recording is not None else None
+        if handover is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
+            detail = {"reason": handover.replay_verdict.reason, "cause": handover.cause.value, "why": handover.cause.words}
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail=detail))
             agent_run = await self._attempt(spec, target, None, emit)
             agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replayed.usage + agent_run.usage
@@ -201,7 +201,7 @@ class Runner:
             spec,
             agent_run,
             replay=replayed if recording is not None else None,
-            fell_back=fell_back.cause if fell_back is not None else None,
+            fell_back=handover.cause if handover is not None else None,
             # the baseline's state is no one's to start from
             state_read=spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None,
         )
