@@ -25,7 +25,7 @@ import functools
 import importlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from preview_qa.agent.browser import BrowserSetup
@@ -35,7 +35,7 @@ from preview_qa.agent.timing import Phases
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest.loader import loads
 from preview_qa.manifest.models import TestSpec
@@ -80,11 +80,12 @@ class Collected:
 
 
 async def one_test(
-    agent: Callable[..., Any], spec: TestSpec, site: DemoSite, secrets: dict[str, str], recording: Recording | None
+    agent: AgentFn, spec: TestSpec, site: DemoSite, secrets: dict[str, str], recording: Recording | None
 ) -> tuple[AgentRun, Collected, float]:
     events = Collected()
     clock = time.monotonic()
-    trace = await agent(spec, site.url + spec.start, ["127.0.0.1"], secrets, events, recording=recording)
+    request = AgentRequest(spec, site.url + spec.start, site.url, ["127.0.0.1"], secrets, events, recording=recording)
+    trace = await agent(request)
     return trace, events, time.monotonic() - clock
 
 
@@ -200,7 +201,7 @@ async def main(latency: float, parts: bool) -> None:
             return make_llm(LLMSettings(provider="openai", model="scripted", api_key="bench", base_url=llm.url))
 
         setup = BrowserSetup(chromium=chromium, measure_cpu=True)
-        async with browser_agents(setup, llm_factory, site.url, Redactor(secrets)) as agent:
+        async with browser_agents(setup, llm_factory, Redactor(secrets)) as agent:
             await one_test(agent, spec, site, secrets, None)  # warm-up: imports, the Playwright driver, the OS cache
             with timed_parts() if parts else contextlib.nullcontext({}) as totals:
                 trace, events, wall = await one_test(agent, spec, site, secrets, None)

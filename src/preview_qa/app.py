@@ -39,7 +39,6 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
-    from preview_qa.engine.healing import fall_back_recordings_kept
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -57,7 +56,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         *(v for values in secrets.values() for v in values.values()),
     ]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
-    keep = fall_back_recordings_kept(env)
+    keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
     reporters = [
         *github_reporters(env, config.out, config.comment, secret_values),
         *output_reporters(config.out, config.trace),
@@ -186,7 +185,6 @@ async def run_manifest(
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser import BrowserSetup
     from preview_qa.agent.browser_agents import browser_agents
-    from preview_qa.engine.preview import origin_of
     from preview_qa.engine.runner import Runner
 
     redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
@@ -200,7 +198,7 @@ async def run_manifest(
     )
     done: list[RunResult] = []
     try:
-        async with browser_agents(browser, make_llm, origin_of(config.base_url), redactor) as agent:
+        async with browser_agents(browser, make_llm, redactor) as agent:
             done.append(
                 await Runner(
                     manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=browser.start_budget_s

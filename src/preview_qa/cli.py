@@ -24,6 +24,7 @@ from preview_qa.config import (
     RunConfig,
     TraceMode,
     default_concurrency,
+    fall_back_recordings_kept,
     find_chromium,
 )
 from preview_qa.errors import PreviewQaError
@@ -598,6 +599,7 @@ def run(
         baseline_url=_baseline_url(baseline_url, base_url, fail_on),
         trace=TraceMode(trace),
         browser_start_timeout=browser_start_timeout,
+        keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
         **_speed_config(**speed),
     )
     return execute(loaded, config, verbose)

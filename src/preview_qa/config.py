@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +18,7 @@ DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
 # one try of a browser's start; a healthy Chromium answers within a few seconds even on a busy 2-core runner
 BROWSER_START_TIMEOUT_S = 30.0
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 
 
 class FailOn(StrEnum):
@@ -76,6 +79,27 @@ def preview_headers(extra_headers: dict[str, str], http_credentials: tuple[str, 
     return {**extra_headers, "Authorization": f"Basic {token}"}
 
 
+def fall_back_recordings_kept(env: Mapping[str, str]) -> bool:
+    """Whether the agent's recording after any fall-back (healed or not) may replace the one in the cache: always on
+    one's own machine; in GitHub Actions only in a run on the repository's default branch, never in a pull request's
+    (its drift may be the very regression under review, and whatever made it fall back, the recording that passed on
+    the default branch is the one that replays there)."""
+    if env.get("GITHUB_ACTIONS") != "true":
+        return True
+    if env.get("GITHUB_EVENT_NAME") in PULL_REQUEST_EVENTS:
+        return False
+    return bool(env.get("GITHUB_REF_NAME")) and env.get("GITHUB_REF_NAME") == _default_branch(env)
+
+
+def _default_branch(env: Mapping[str, str]) -> str | None:
+    try:
+        event = json.loads(Path(env.get("GITHUB_EVENT_PATH", "")).read_text(encoding="utf-8"))
+        branch = event["repository"]["default_branch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not knowing the default branch keeps the recording that is there
+    return branch if isinstance(branch, str) else None
+
+
 @dataclass
 class RunConfig:
     """Everything `run` needs beyond the manifest."""
@@ -110,6 +134,7 @@ class RunConfig:
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
     browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
+    keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions
 
     @property
     def basic_auth_password(self) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.engine.runner import Runner
 from preview_qa.events import Event, RunWarning
 from preview_qa.manifest.models import Manifest
@@ -101,7 +102,7 @@ def test_the_preview_wait_says_once_that_a_401_preview_looks_protected() -> None
     Thread(target=server.serve_forever, daemon=True).start()
     try:
 
-        async def agent(*args: Any, **kwargs: Any) -> AgentRun:
+        async def agent(request: AgentRequest) -> AgentRun:
             return AgentRun(done=PASS)
 
         events: list[Event] = []

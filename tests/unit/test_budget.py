@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from preview_qa import cli
 from preview_qa.config import DEFAULT_CACHE, RunConfig
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import Status, Usage
@@ -21,8 +22,8 @@ from tests.builders import PASS, run, specs_named
 def spending(tokens: int, cost: float | None = None) -> Any:
     seen: list[TestSpec] = []
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
-        seen.append(spec)
+    async def agent(request: AgentRequest) -> AgentRun:
+        seen.append(request.spec)
         return AgentRun(done=PASS, usage=Usage(llm_calls=1, total_tokens=tokens, cost_usd=cost))
 
     return agent, seen
@@ -63,7 +64,7 @@ def test_tokens_and_cost_are_junit_properties_per_test_and_for_the_run() -> None
 
 
 def test_the_agents_own_budget_stop_is_an_error_naming_it() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         return AgentRun(done=DoneReport(text=None, success=None), infrastructure_error="budget exceeded: max_tokens=7 (used 9)")
 
     result, _ = run(specs_named("a"), agent, max_tokens=7)

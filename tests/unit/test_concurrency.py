@@ -7,14 +7,12 @@ import py_compile
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from preview_qa.engine import runner as runner_mod
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import Observed, TestFinished
-from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Execution, Status, Usage
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, run, specs_named
@@ -24,11 +22,11 @@ from tests.repo import ROOT
 def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifest_order() -> None:
     running, peak = 0, 0
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
-        await asyncio.sleep(0.01 * (10 - int(spec.name[1:])))  # later tests finish first
+        await asyncio.sleep(0.01 * (10 - int(request.spec.name[1:])))  # later tests finish first
         running -= 1
         return AgentRun(done=PASS, steps=1)
 
@@ -43,8 +41,8 @@ def test_no_more_tests_run_at_once_than_the_concurrency_and_results_keep_manifes
 def test_a_test_whose_agent_ignores_its_timeout_is_stopped_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_mod, "TEARDOWN_GRACE_S", 0.2)
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
-        if spec.name == "stuck":
+    async def agent(request: AgentRequest) -> AgentRun:
+        if request.spec.name == "stuck":
             await asyncio.sleep(3600)
         return AgentRun(done=PASS)
 
@@ -60,9 +58,9 @@ RECORDING = Recording(origin="http://preview.test", history={"history": []})
 def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_costs() -> None:
     calls: list[Recording | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
-        calls.append(recording)
-        if recording is not None:
+    async def agent(request: AgentRequest) -> AgentRun:
+        calls.append(request.recording)
+        if request.recording is not None:
             return AgentRun(
                 execution=Execution.REPLAYED,
                 replay_error="step 2: click button 'Log in': element not found",
@@ -87,8 +85,8 @@ def test_a_replay_that_does_not_hold_falls_back_to_the_agent_and_counts_both_cos
 def test_a_replay_that_holds_is_the_verdict_and_the_agent_never_runs() -> None:
     calls: list[Recording | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
-        calls.append(recording)
+    async def agent(request: AgentRequest) -> AgentRun:
+        calls.append(request.recording)
         return AgentRun(execution=Execution.REPLAYED, steps=3, expectations=[], done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: RECORDING)
@@ -96,8 +94,8 @@ def test_a_replay_that_holds_is_the_verdict_and_the_agent_never_runs() -> None:
 
 
 def test_without_a_recording_the_agent_runs() -> None:
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
-        assert recording is None
+    async def agent(request: AgentRequest) -> AgentRun:
+        assert request.recording is None
         return AgentRun(done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda spec: None)

@@ -14,7 +14,7 @@ from playwright.async_api import async_playwright
 
 from preview_qa.agent.pool import context_options, environment
 from preview_qa.agent.replay.environment import environment_gap
-from preview_qa.engine.agent_port import RecordedElsewhere, Recording
+from preview_qa.engine.agent_port import AgentRequest, RecordedElsewhere, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
 from preview_qa.events import Observed
@@ -182,10 +182,10 @@ def test_a_recording_of_an_earlier_version_is_the_desktops(tmp_path: Path) -> No
 def test_the_runner_runs_the_agent_and_says_why_and_reports_the_device() -> None:
     replays = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None, **kw: Any) -> Any:
+    async def agent(request: AgentRequest) -> Any:
         from preview_qa.verdict.agent_run import AgentRun
 
-        replays.append(recording)
+        replays.append(request.recording)
         return AgentRun(done=PASS)
 
     test = spec(device="Pixel 7")

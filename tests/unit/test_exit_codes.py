@@ -4,7 +4,6 @@ our own crash is 3 with one line pointing at its log, and in GitHub Actions the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -12,9 +11,9 @@ from preview_qa import app, cli
 from preview_qa.config import FailOn
 from preview_qa.demo.runner import INTENDED, off_script
 from preview_qa.engine import merge as merging
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.errors import ManifestError
 from preview_qa.lifecycle import ExitCode
-from preview_qa.manifest.models import TestSpec
 from preview_qa.results import RunResult, Status, StopReason
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, result, run, run_of, specs_named
@@ -98,8 +97,8 @@ def test_each_fail_on_is_its_own_rule(rule: FailOn, fails: set[str]) -> None:
 
 
 def test_a_crash_of_ours_inside_a_test_errors_that_test_and_the_run_goes_on() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kwargs: Any) -> AgentRun:
-        if spec.name == "broken":
+    async def agent(request: AgentRequest) -> AgentRun:
+        if request.spec.name == "broken":
             raise RuntimeError("a bug of ours in this test")
         return AgentRun(done=PASS)
 

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from preview_qa.config import FailOn
-from preview_qa.engine.agent_port import Recording
-from preview_qa.engine.healing import fall_back_recordings_kept
+from preview_qa.config import FailOn, fall_back_recordings_kept
+from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, RunFinished, TestFinished
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -32,9 +31,9 @@ DRIFT = "step 2: click button 'Add': element not found"
 
 
 def drifting_agent(calls: list[Recording | None]) -> Any:
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
-        calls.append(recording)
-        if recording is not None:
+    async def agent(request: AgentRequest) -> AgentRun:
+        calls.append(request.recording)
+        if request.recording is not None:
             return AgentRun(execution=Execution.REPLAYED, replay_error=DRIFT)
         return AgentRun(done=PASS, usage=Usage(llm_calls=2))
 
@@ -60,7 +59,7 @@ def test_a_drifted_replay_the_agent_passed_is_passed_and_healed_and_only_fail_on
 
 
 def test_a_replay_that_held_is_not_healed_and_fail_on_healed_still_fails_on_failures() -> None:
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         return AgentRun(execution=Execution.REPLAYED, done=PASS)
 
     result, _ = run(specs_named("t"), agent, recordings=lambda s: RECORDING)
@@ -101,9 +100,9 @@ def replayed_then_agent(replay: AgentRun, **spec: Any) -> tuple[RunResult, list[
     """A test whose replay ended as `replay`, and whose agent then passes."""
     calls: list[Recording | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, recording: Recording | None = None) -> AgentRun:
-        calls.append(recording)
-        return replay if recording is not None else AgentRun(done=PASS, usage=Usage(llm_calls=2))
+    async def agent(request: AgentRequest) -> AgentRun:
+        calls.append(request.recording)
+        return replay if request.recording is not None else AgentRun(done=PASS, usage=Usage(llm_calls=2))
 
     result, _ = run(specs_named("t", **spec), agent, recordings=lambda s: RECORDING)
     return result, calls

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from preview_qa import cli
 from preview_qa.config import FailOn, RunConfig
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
 from preview_qa.events import AttemptFinished, Event, Observed, TestFinished
@@ -30,9 +30,11 @@ def scripted(*outcomes: AgentRun) -> tuple[Any, list[dict[str, Any]]]:
     """An agent that plays `outcomes` in turn (the last repeats) and records how each call was made."""
     calls: list[dict[str, Any]] = []
 
-    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any, **kw: Any) -> AgentRun:
-        calls.append({"spec": spec, "url": url, "hosts": hosts, **kw})
-        emit(Observed(name=spec.name, kind="console_error", error=True, detail={"n": len(calls)}))
+    async def agent(request: AgentRequest) -> AgentRun:
+        calls.append(
+            {"spec": request.spec, "url": request.start_url, "hosts": request.allowed_hosts, "recording": request.recording}
+        )
+        request.emit(Observed(name=request.spec.name, kind="console_error", error=True, detail={"n": len(calls)}))
         trace = outcomes[min(len(calls), len(outcomes)) - 1]
         return AgentRun(
             done=trace.done,
@@ -128,11 +130,12 @@ def baseline_run(
 ) -> tuple[RunResult, list[dict[str, Any]], list[Event]]:
     calls: list[dict[str, Any]] = []
 
-    async def agent(spec: TestSpec, url: str, hosts: list[str], secrets: dict[str, str], emit: Any, **kw: Any) -> AgentRun:
-        calls.append({"name": spec.name, "url": url, "hosts": hosts, **kw})
-        plays = baseline if "origin" in kw else preview
-        emit(Observed(name=spec.name, kind="console_error", error=True, detail={}))
-        done = [c for c in calls if c["name"] == spec.name and ("origin" in c) == ("origin" in kw)]
+    async def agent(request: AgentRequest) -> AgentRun:
+        call = {"name": request.spec.name, "url": request.start_url, "hosts": request.allowed_hosts, "origin": request.origin}
+        calls.append(call)
+        plays = baseline if request.origin == "http://prod.test" else preview
+        request.emit(Observed(name=request.spec.name, kind="console_error", error=True, detail={}))
+        done = [c for c in calls if c["name"] == call["name"] and c["origin"] == call["origin"]]
         return plays[min(len(done), len(plays)) - 1]
 
     outcome, events = run(specs_named(*names), agent, baseline_url="http://prod.test", wait_timeout=0, **config)
@@ -156,8 +159,8 @@ def test_a_failure_that_passes_on_the_baseline_is_a_regression(monkeypatch: pyte
 def test_a_failure_on_both_is_no_regression_and_passes_are_not_rerun(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
 
-    async def agent_for(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
-        return AgentRun(done=PASS if spec.name == "ok" else FAIL)
+    async def agent_for(request: AgentRequest) -> AgentRun:
+        return AgentRun(done=PASS if request.spec.name == "ok" else FAIL)
 
     outcome, _ = run(specs_named("ok", "bad"), agent_for, baseline_url="http://prod.test")
     ok, bad = outcome.tests
@@ -182,11 +185,11 @@ def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(m
     monkeypatch.setattr("preview_qa.engine.runner.wait_for_preview", _reachable)
     origins: list[str | None] = []
 
-    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, origin: str | None = None, **kw: Any) -> AgentRun:
-        origins.append(origin)
-        if keep_state is not None:
-            keep_state(BrowserState({"cookies": [{"name": "sid", "value": "s3ss10n", "domain": "preview.test"}]}))
-        return AgentRun(done=PASS if spec.name == "login" else FAIL)
+    async def agent(request: AgentRequest) -> AgentRun:
+        origins.append(request.origin)
+        if request.keep_state is not None:
+            request.keep_state(BrowserState({"cookies": [{"name": "sid", "value": "s3ss10n", "domain": "preview.test"}]}))
+        return AgentRun(done=PASS if request.spec.name == "login" else FAIL)
 
     tests = [
         TestSpec(name="login", task="log in", save_state="login", line=1),
@@ -196,7 +199,7 @@ def test_a_test_that_starts_from_a_saved_login_is_not_compared_on_the_baseline(m
     orders = outcome.tests[1]
     assert orders.status is Status.FAILED and orders.baseline is not None and orders.regression is False
     assert orders.baseline.status is Status.ERRORED and "saved state 'login'" in orders.baseline.reason
-    assert orders.blocks_on_regressions and origins == [None, None]  # no browser was opened on the baseline
+    assert orders.blocks_on_regressions and origins == ["http://preview.test"] * 2  # no browser was opened on the baseline
 
 
 async def _reachable(*args: Any) -> None:

@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,11 @@ import pytest
 
 from preview_qa.config import RunConfig
 from preview_qa.engine import runner as runner_mod
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.merge import copy_artifacts, merge_runs
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.engine.saved_state import BrowserState, StateStore
-from preview_qa.events import Event, Observed, TestFinished, TestStarted
+from preview_qa.events import Observed, TestFinished, TestStarted
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
 from preview_qa.reporters.output import files
@@ -68,23 +67,14 @@ class Agent:
         self.finished: list[str] = []
         self.start_states: dict[str, BrowserState | None] = {}
 
-    async def __call__(
-        self,
-        spec: TestSpec,
-        url: str,
-        hosts: list[str],
-        secrets: dict[str, str],
-        emit: Callable[[Event], None],
-        recording: Recording | None = None,
-        start_state: BrowserState | None = None,
-        keep_state: Callable[[BrowserState], None] | None = None,
-    ) -> AgentRun:
+    async def __call__(self, request: AgentRequest) -> AgentRun:
+        spec, keep_state = request.spec, request.keep_state
         self.started.append(spec.name)
-        self.start_states[spec.name] = start_state
+        self.start_states[spec.name] = request.start_state
         await asyncio.sleep(self.delay)
         if keep_state is not None and self.keeps:
             keep_state(state(f"{TOKEN}-{spec.name}" if spec.use_state else TOKEN))
-        emit(Observed(name=spec.name, kind="console_error", error=True, detail={"text": f"url ?sid={TOKEN}; lang=en"}))
+        request.emit(Observed(name=spec.name, kind="console_error", error=True, detail={"text": f"url ?sid={TOKEN}; lang=en"}))
         self.finished.append(spec.name)
         return AgentRun(done=self.login if spec.save_state else PASS, steps=1, final_url=f"http://preview.test/x?sid={TOKEN}")
 
@@ -166,12 +156,10 @@ def test_a_state_read_during_a_replay_that_fell_back_is_never_saved() -> None:
     """Only the attempt that decided the verdict may hand its state on."""
     started: list[str] = []
 
-    async def agent(
-        spec: TestSpec, *args: Any, recording: Recording | None = None, keep_state: Any = None, **kw: Any
-    ) -> AgentRun:
-        started.append(spec.name)
-        if recording is not None:  # the replay reads a state, then does not hold
-            keep_state(state("from-the-replay-1234"))
+    async def agent(request: AgentRequest) -> AgentRun:
+        started.append(request.spec.name)
+        if request.recording is not None and request.keep_state is not None:  # the replay reads a state, then does not hold
+            request.keep_state(state("from-the-replay-1234"))
             return AgentRun(execution=Execution.REPLAYED, replay_error="Could not find matching element")
         return AgentRun(done=PASS)  # the agent's run passes, but its state could not be read
 
@@ -214,9 +202,9 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     seen_during: list[Path] = []
 
-    async def agent(spec: TestSpec, *args: Any, keep_state: Any = None, **kw: Any) -> AgentRun:
-        if keep_state is not None:
-            keep_state(state())
+    async def agent(request: AgentRequest) -> AgentRun:
+        if request.keep_state is not None:
+            request.keep_state(state())
             return AgentRun(done=PASS)
         seen_during.extend(tmp_path.glob("preview-qa-state-*/*.json"))
         await asyncio.sleep(3600 if cancel else 0)

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preview_qa.config import RunConfig
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.engine.merge import merge_runs
 from preview_qa.errors import SelectionError
 from preview_qa.manifest import loader as manifest
@@ -108,7 +109,7 @@ def test_shards_share_the_selected_tests_each_exactly_once(changed: list[str], c
 
 
 def test_skipped_by_the_change_is_reported_like_a_manifest_skip_and_merges_across_shards() -> None:
-    async def agent(spec: Any, *args: Any, **kw: Any) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         return AgentRun(done=PASS, steps=1)
 
     shards = [run(SPEC.tests, agent, changed_files=["src/checkout/a.py"], shard=(i, 2))[0] for i in (1, 2)]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
-from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Status, Usage
 from preview_qa.verdict.agent_run import AgentRun, LLMFault
 from tests.builders import PASS, run, specs_named
@@ -16,8 +14,8 @@ DOWN = LLMFault(kind="provider", purpose="agent", status=500, message="Error cod
 def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
     started: list[str] = []
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
-        started.append(spec.name)
+    async def agent(request: AgentRequest) -> AgentRun:
+        started.append(request.spec.name)
         return AgentRun(llm_faults=[DOWN] * 3, usage=Usage(llm_calls=3))
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(6))), agent, concurrency=1)
@@ -32,8 +30,8 @@ def test_the_rest_of_the_run_errors_fast_once_the_provider_is_down() -> None:
 
 
 def test_a_provider_that_answers_in_between_resets_the_count() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
-        if spec.name.startswith("ok"):
+    async def agent(request: AgentRequest) -> AgentRun:
+        if request.spec.name.startswith("ok"):
             return AgentRun(done=PASS, usage=Usage(llm_calls=1))
         return AgentRun(llm_faults=[DOWN], usage=Usage(llm_calls=1))
 
@@ -50,7 +48,7 @@ def test_a_provider_that_answers_in_between_resets_the_count() -> None:
 
 
 def test_an_intermittent_provider_never_trips_the_breaker() -> None:
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         return AgentRun(llm_faults=[DOWN] * 2, usage=Usage(llm_calls=3))  # one of three calls was answered
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(5))), agent, concurrency=1)
@@ -60,7 +58,7 @@ def test_an_intermittent_provider_never_trips_the_breaker() -> None:
 def test_invalid_output_and_failures_never_trip_the_breaker() -> None:
     garbage = LLMFault(kind="invalid_output", purpose="agent", status=None, message="not valid JSON")
 
-    async def agent(spec: TestSpec, *args: Any, **kw: Any) -> AgentRun:
+    async def agent(request: AgentRequest) -> AgentRun:
         return AgentRun(llm_faults=[garbage], usage=Usage(llm_calls=1))
 
     result, _ = run(specs_named(*(f"t{i}" for i in range(5))), agent, concurrency=1)

@@ -14,12 +14,9 @@ from typing import TYPE_CHECKING
 
 from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
 from preview_qa.agent.pool import BrowserPool
-from preview_qa.agent.session import TestRun, run_agent
-from preview_qa.engine.agent_port import AgentFn, Recording
-from preview_qa.engine.saved_state import BrowserState
-from preview_qa.events import Event
+from preview_qa.agent.session import RunTools, run_agent
+from preview_qa.engine.agent_port import AgentFn, AgentRequest
 from preview_qa.lifecycle import children_temp_folder
-from preview_qa.manifest.models import TestSpec
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 
@@ -59,7 +56,7 @@ class _Driver:
 
 @contextlib.asynccontextmanager
 async def browser_agents(
-    browser: BrowserSetup, make_llm: Callable[[], MeteredChat], preview_origin: str, redactor: Redactor
+    browser: BrowserSetup, make_llm: Callable[[], MeteredChat], redactor: Redactor
 ) -> AsyncIterator[AgentFn]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
@@ -76,35 +73,10 @@ async def browser_agents(
     # every full collection, such as the one browser-use makes after each agent (which freezes its own modules too).
     gc.freeze()
 
-    async def run_one(
-        spec: TestSpec,
-        url: str,
-        hosts: list[str],
-        secrets: dict[str, str],
-        emit: Callable[[Event], None],
-        recording: Recording | None = None,
-        start_state: BrowserState | None = None,
-        keep_state: Callable[[BrowserState], None] | None = None,
-        origin: str | None = None,
-    ) -> AgentRun:
-        return await run_agent(
-            TestRun(
-                spec=spec,
-                start_url=url,
-                preview_origin=origin or preview_origin,
-                allowed_hosts=hosts,
-                secrets=secrets,
-                make_llm=make_llm,
-                browser=browser,
-                pool=pool,
-                workroot=workroot,
-                emit=emit,
-                redactor=redactor,
-                recording=recording,
-                start_state=start_state,
-                keep_state=keep_state,
-            )
-        )
+    tools = RunTools(make_llm, browser, pool, workroot, redactor)
+
+    async def run_one(request: AgentRequest) -> AgentRun:
+        return await run_agent(request, tools)
 
     try:
         yield run_one

@@ -30,9 +30,8 @@ from preview_qa.agent.step_watcher import RESTLESS_S, SETTLE_S, StepWatcher
 from preview_qa.agent.storage import StateError, load_state, read_state
 from preview_qa.agent.timing import Phases
 from preview_qa.agent.tracing import TestTrace
-from preview_qa.engine.agent_port import Recording
-from preview_qa.engine.saved_state import BrowserState
-from preview_qa.events import Event, FinalScreenshot, Observed, ReplayDrifted
+from preview_qa.engine.agent_port import AgentRequest, Recording
+from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
@@ -55,33 +54,22 @@ AGENT_MODULES = [
 ]
 
 
-@dataclass
-class TestRun:
-    """Everything one agent run needs; `emit` receives events already meant for the reporters."""
+@dataclass(frozen=True)
+class RunTools:
+    """What the run's AgentFn holds for every test: the LLM, the browsers and every secret of the run."""
 
-    __test__ = False
-
-    spec: TestSpec
-    start_url: str
-    preview_origin: str
-    allowed_hosts: list[str]
-    secrets: dict[str, str]
     make_llm: Callable[[], MeteredChat]
     browser: BrowserSetup
     pool: BrowserPool  # the run's browsers; the test gets a fresh context in one of them
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
-    emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
     redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
-    recording: Recording | None = None  # replay this instead of running the agent
-    start_state: BrowserState | None = None  # load this saved login before the first navigation
-    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
 
 
-async def run_agent(run: TestRun) -> AgentRun:
+async def run_agent(run: AgentRequest, tools: RunTools) -> AgentRun:
     """Run one test's agent (or replay its recording) to the end or its deadline and return the facts; never raises for
     the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
     pool has none idle, has its own bound (see agent/browser.py)."""
-    return await TestSession(run).run()
+    return await TestSession(run, tools).run()
 
 
 class TestSession:
@@ -89,19 +77,19 @@ class TestSession:
 
     __test__ = False
 
-    def __init__(self, run: TestRun):
-        self.test_run, spec = run, run.spec
+    def __init__(self, run: AgentRequest, tools: RunTools):
+        self.test_run, self.tools, spec = run, tools, run.spec
         self.result = AgentRun(judge_requested=spec.judge and run.recording is None)
-        self.workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
-        self.evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
+        self.workdir = tempfile.mkdtemp(prefix="test-", dir=self.tools.workroot)
+        self.evidence = EvidenceRecorder(spec.name, run.origin, run.start_url, run.emit)
         self.policy = RequestPolicy(
-            spec.name, run.allowed_hosts, run.redactor, run.emit, run.preview_origin, run.browser.extra_headers
+            spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
         self.policy.last_action = lambda: self.evidence.last_action
-        self.mask = masking.Mask(run.redactor, self.evidence.screenshot_withheld)
+        self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
-        self.phases = Phases(run.browser.measure_cpu)
+        self.phases = Phases(self.tools.browser.measure_cpu)
         self.trace = TestTrace(spec.name, with_screenshots=False, emit=run.emit)  # started only with --trace on a context
         self.deadline = time.monotonic() + spec.timeout  # set again once the context is ready: a start has its own bound
         self.lease: Lease | None = None
@@ -134,11 +122,13 @@ class TestSession:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
         if run.recording is None:
-            self.preparing = asyncio.create_task(_prepare_agent(run.make_llm))
+            self.preparing = asyncio.create_task(_prepare_agent(self.tools.make_llm))
             self.preparing.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised in drive()
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
             emulation = emulation_for(run.spec, run.recording)  # a replay's: the recording's pages' own
-            lease = self.lease = await stack.enter_async_context(run.pool.lease(self._failed_start_try, emulation=emulation))
+            lease = self.lease = await stack.enter_async_context(
+                self.tools.pool.lease(self._failed_start_try, emulation=emulation)
+            )
         self.result.environment = lease.environment  # kept with its recording
         if (gap := environment_gap(run.recording, lease.environment)) is not None:
             run.emit(Observed(name=run.spec.name, kind="replay_environment", error=False, detail={"reason": gap}))
@@ -150,7 +140,7 @@ class TestSession:
         self.evidence.attach(lease.browser, lease.context)
         self.settler.attach(lease.context)
         DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
-        if run.browser.trace:
+        if self.tools.browser.trace:
             self.trace = TestTrace(run.spec.name, with_screenshots=not run.secrets, emit=run.emit)
             await self.trace.start(lease.context)
 
@@ -170,7 +160,7 @@ class TestSession:
             masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
             with self.phases("browser-use session start"):
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
-                profile = session_profile(run.browser.headless, *where, run.spec.emulation)
+                profile = session_profile(self.tools.browser.headless, *where, run.spec.emulation)
                 self.session = await start_session(lease, profile)
             self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
         if run.start_state is not None:
@@ -213,7 +203,7 @@ class TestSession:
         page = self.final_page if self.session is None else await agent_page(self.session, lease)
         if page is not None:
             await asyncio.shield(self._finish_on(page))
-        if self.test_run.browser.trace:
+        if self.tools.browser.trace:
             with self.phases("trace (stop, write the zip)"):
                 await asyncio.shield(self.trace.stop())
 
@@ -236,11 +226,14 @@ class TestSession:
         the client already `made`."""
         from preview_qa.agent.llm import RecordingLLM
 
-        run = self.test_run
         if self.recorder is None:
-            made = made or run.make_llm()
+            made = made or self.tools.make_llm()
             self.recorder = RecordingLLM(
-                made.chat, meter=made.meter, on_fault=self.evidence.llm_fault, on_answer=self.steps.heard, redactor=run.redactor
+                made.chat,
+                meter=made.meter,
+                on_fault=self.evidence.llm_fault,
+                on_answer=self.steps.heard,
+                redactor=self.tools.redactor,
             )
         return self.recorder
 
@@ -277,7 +270,7 @@ class TestSession:
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
-        outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.preview_origin))
+        outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
             result.replay_error = outcome.drift.message

@@ -33,22 +33,26 @@ class RecordedElsewhere:
     label: str
 
 
+@dataclass(frozen=True)
+class AgentRequest:
+    """One run of one test, as the runner asks it of the agent: made once by the runner, read by the agent. `emit` and
+    `keep_state` are the runner's callbacks for this run alone (its label, its test), so they travel with it."""
+
+    spec: TestSpec
+    start_url: str
+    origin: str  # the deployment under test: the preview's origin, or the baseline's on its run
+    allowed_hosts: list[str]
+    secrets: dict[str, str]
+    emit: Callable[[Event], None]  # the runner redacts secrets from everything it passes on
+    recording: Recording | None = None  # replay this instead of running the agent
+    start_state: BrowserState | None = None  # load this saved login before the first navigation
+    keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
+
+
 class AgentFn(Protocol):
     """Runs one test: with a recording, replays it instead of asking the agent (see agent/replay/player.py). With a
     start_state, its browser holds that state before the first navigation; with keep_state, the browser's state at the
     end of the agent's (or replay's) work is handed to it before the run's last events, and a state that cannot be
-    read is the test's infrastructure error. It runs on the run's preview unless `origin` names another deployment
-    (the baseline)."""
+    read is the test's infrastructure error."""
 
-    def __call__(
-        self,
-        spec: TestSpec,
-        url: str,
-        hosts: list[str],
-        secrets: dict[str, str],
-        emit: Callable[[Event], None],
-        recording: Recording | None = None,
-        start_state: BrowserState | None = None,
-        keep_state: Callable[[BrowserState], None] | None = None,
-        origin: str | None = None,
-    ) -> Awaitable[AgentRun]: ...
+    def __call__(self, request: AgentRequest) -> Awaitable[AgentRun]: ...

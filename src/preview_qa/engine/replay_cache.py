@@ -127,7 +127,7 @@ class CacheReporter(Reporter):
         keep_fall_backs: bool = True,
     ):
         self.cache = cache
-        self.keep_fall_backs = keep_fall_backs  # engine/healing.fall_back_recordings_kept: off in a pull request's run
+        self.keep_fall_backs = keep_fall_backs  # config.fall_back_recordings_kept: off in a pull request's run
         self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[tuple[str, str], AgentHistory] = {}

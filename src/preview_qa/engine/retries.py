@@ -53,13 +53,14 @@ def combine(attempts: list[TestResult]) -> TestResult:
     )
 
 
-def compared(preview: TestResult, baseline: TestResult) -> TestResult:
-    """The preview's result with its run on the baseline: a regression when it passed there. The baseline run's LLM
-    calls are the test's too (usage); its duration is its own (the test's result did not wait for it)."""
+def compared(preview: TestResult, baseline: TestResult, regression: bool | None) -> TestResult:
+    """The preview's result with its run on the baseline and what its final verdict makes of that (verdict/decide.py:
+    a regression when it passed there). The baseline run's LLM calls are the test's too (usage); its duration is its
+    own (the test's result did not wait for it)."""
     return preview.model_copy(
         update={
             "baseline": other_run(baseline),
-            "regression": baseline.status is Status.PASSED,
+            "regression": regression,
             "usage": preview.usage + baseline.usage,
         }
     )

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
-from preview_qa.engine.agent_port import AgentFn, RecordedElsewhere, Recording
-from preview_qa.engine.healing import fall_back, may_heal, not_healed
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, RecordedElsewhere, Recording
+from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
@@ -35,13 +35,13 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, FallBack, RunResult, Status, StopReason, TestResult, Usage, Verdict, emulation_label
+from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, emulation_label
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
-from preview_qa.verdict.decide import decide, drift_line, provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.decide import Facts, Final, final_verdict, provider_outage, report_as_dict, secret_line
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -91,6 +91,7 @@ class Runner:
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
         self._states = StateStore()
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
+        self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
 
     def publish(self, event: Event) -> None:
@@ -189,23 +190,32 @@ class Runner:
         emit = self._labelled(label)
         clock = time.monotonic()
         recording = self._recording(spec, target, emit) if replay else None
-        agent_run = await self._attempt(spec, target, recording, emit)
-        decision = decide(spec, agent_run)
-        drift = drift_line(agent_run.replay_error) if agent_run.replay_error else None
-        fell_back = fall_back(spec, agent_run, decision) if recording is not None else None
-        if fell_back is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
-            detail = {"reason": decision.verdict.reason, "cause": fell_back.value, "why": fell_back.words}
+        agent_run = replayed = await self._attempt(spec, target, recording, emit)
+        handover = fall_back(spec, replayed) if recording is not None else None
+        if handover is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
+            detail = {"reason": handover.replay_verdict.reason, "cause": handover.cause.value, "why": handover.cause.words}
             emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail=detail))
-            replay_usage = agent_run.usage
             agent_run = await self._attempt(spec, target, None, emit)
-            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replay_usage + agent_run.usage
-            decision = decide(spec, agent_run)
-        verdict = decision.verdict
-        if recording is not None and fell_back is None and not may_heal(spec):
-            verdict = not_healed(verdict, drift)
-        if target == RunTarget.PREVIEW:  # the baseline's state is no one's to start from
-            verdict = self._save_state(spec, verdict)
+            agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replayed.usage + agent_run.usage
+        facts = Facts(
+            spec,
+            agent_run,
+            replay=replayed if recording is not None else None,
+            fell_back=handover.cause if handover is not None else None,
+            # the baseline's state is no one's to start from
+            state_read=spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None,
+        )
+        final = final_verdict(facts)
+        if facts.state_read and final.verdict.status is Status.PASSED:
+            self._save_state(spec)
+        if target == RunTarget.PREVIEW:
+            self._facts[spec.name] = facts  # the latest attempt's, which the baseline's outcome joins
         self._note_provider(agent_run)
+        return self._result(facts, final, time.monotonic() - clock, emit)
+
+    def _result(self, facts: Facts, final: Final, duration_s: float, emit: Callable[[Event], None]) -> TestResult:
+        """The run's result as the reporters read it, its verdict announced first."""
+        spec, agent_run, verdict, decision = facts.spec, facts.run, final.verdict, final.decision
         emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green, detail=verdict.model_dump(mode="json")))
         return TestResult(
             name=spec.name,
@@ -214,7 +224,7 @@ class Runner:
             status=verdict.status,
             reason=verdict.reason,
             causes=verdict.causes,
-            duration_s=round(time.monotonic() - clock, 2),
+            duration_s=round(duration_s, 2),
             steps=agent_run.steps,
             execution=agent_run.execution,
             agent_report=report_as_dict(decision.report),
@@ -222,10 +232,10 @@ class Runner:
             evidence=agent_run.evidence,
             usage=agent_run.usage,
             final_url=agent_run.final_url,
-            replay_drift=drift,
+            replay_drift=final.drift,
             secrets_blocked=[secret_line(a) for a in agent_run.secret_attempts],
-            healed=fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
-            fell_back=fell_back,
+            healed=final.healed,
+            fell_back=facts.fell_back,
             emulation=spec.emulation,
         )
 
@@ -249,22 +259,35 @@ class Runner:
     async def _attempt(
         self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
     ) -> AgentRun:
-        base_url = self._base_url(target)
-        url = start_url(base_url, spec.start)
         self._kept.pop(spec.name, None)
         try:
-            # The agent's own origin is the preview's unless told otherwise (a fake agent needs to know nothing more).
-            where = self._state_options(spec) if target == RunTarget.PREVIEW else {"origin": origin_of(base_url)}
             return await asyncio.wait_for(
-                self._agent(
-                    spec, url, allowed_hosts(base_url, spec), self.secrets.get(spec.name, {}), emit, recording=recording, **where
-                ),
+                self._agent(self._request(spec, target, recording, emit)),
                 self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S,
             )
         except TimeoutError:
             return AgentRun(infrastructure_error=f"timed out after {spec.timeout:g} s (and its teardown hung)")
         except Exception as e:
             return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
+
+    def _request(
+        self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
+    ) -> AgentRequest:
+        """What the agent is asked for one run of the test; saved states are the preview's alone (the baseline's run
+        starts from none and keeps none)."""
+        base_url = self._base_url(target)
+        on_preview = target == RunTarget.PREVIEW
+        return AgentRequest(
+            spec=spec,
+            start_url=start_url(base_url, spec.start),
+            origin=origin_of(base_url),
+            allowed_hosts=allowed_hosts(base_url, spec),
+            secrets=self.secrets.get(spec.name, {}),
+            emit=emit,
+            recording=recording,
+            start_state=self._states.load(spec.use_state) if on_preview and spec.use_state is not None else None,
+            keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
+        )
 
     def _base_url(self, target: RunTarget) -> str:
         return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
@@ -306,7 +329,8 @@ class Runner:
                 else await self._run_once(self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, replay=True)
             )
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
-            self._finished[spec.name] = compared(self._finished[spec.name], baseline)
+            final = final_verdict(dataclasses.replace(self._facts[spec.name], baseline=baseline.status))
+            self._finished[spec.name] = compared(self._finished[spec.name], baseline, final.regression)
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
@@ -317,32 +341,16 @@ class Runner:
             return f"setup test '{setup}' did not pass: {result.reason}"
         return None
 
-    def _state_options(self, spec: TestSpec) -> dict[str, Any]:
-        """The saved state the test starts from, and where the agent hands over the state a save_state test leaves."""
-        options: dict[str, Any] = {}
-        if spec.use_state is not None:
-            options["start_state"] = self._states.load(spec.use_state)
-        if spec.save_state is not None:
-            options["keep_state"] = lambda state: self._keep(spec, state)
-        return options
-
     def _keep(self, spec: TestSpec, state: BrowserState) -> None:
         """A state the agent read: from now on its cookie values are redacted like secrets; it is saved if the test passes."""
         assert spec.save_state is not None
         self._redactor.add(state.secret_values(spec.save_state))
         self._kept[spec.name] = state
 
-    def _save_state(self, spec: TestSpec, verdict: Verdict) -> Verdict:
-        """Save a passing setup test's state for its dependents; one that left none cannot count as passed."""
-        if spec.save_state is None or verdict.status is not Status.PASSED:
-            return verdict
-        state = self._kept.pop(spec.name, None)
-        if state is None:
-            return Verdict(
-                status=Status.ERRORED, reason="the test passed, but its browser state was not saved", causes=[verdict.reason]
-            )
-        self._states.save(spec.save_state, state)
-        return verdict
+    def _save_state(self, spec: TestSpec) -> None:
+        """Save a passing setup test's state for its dependents."""
+        assert spec.save_state is not None
+        self._states.save(spec.save_state, self._kept.pop(spec.name))
 
     def _with_overrides(self, spec: TestSpec) -> TestSpec:
         """The command line's per-test budgets and retries outrank the manifest's."""
