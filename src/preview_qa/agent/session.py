@@ -298,7 +298,7 @@ class TestSession:
                 # the agent's steps wait as long (the same rule) for a page to render before it is read
                 await self.settler.settle(outcome.page, SETTLE_S, restless_s=RESTLESS_S)
                 result.done, usage = await check_page_against_task(
-                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), run.secrets, self._shoot
+                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), run.redactor, self._shoot
                 )
             result.usage = usage
         return outcome.page
