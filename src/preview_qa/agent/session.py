@@ -91,7 +91,9 @@ class TestSession:
 
     def __init__(self, run: TestRun):
         self.test_run, spec = run, run.spec
-        self.result = AgentRun(judge_requested=spec.judge and run.recording is None)
+        # The one mark of how the test runs, set once here; every phase reads it (`replaying`), not which parts exist
+        execution = Execution.AGENT if run.recording is None else Execution.REPLAYED
+        self.result = AgentRun(execution=execution, judge_requested=spec.judge and execution is Execution.AGENT)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
         self.evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
         self.policy = RequestPolicy(
@@ -133,7 +135,7 @@ class TestSession:
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
-        if run.recording is None:
+        if not self.replaying:
             self.preparing = asyncio.create_task(_prepare_agent(run.make_llm))
             self.preparing.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised in drive()
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
@@ -158,7 +160,8 @@ class TestSession:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
         run, lease = self.test_run, self.lease
         assert lease is not None
-        if self.preparing is not None:
+        if not self.replaying:
+            assert self.preparing is not None
             with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
                 self._llm(await self.preparing)
             from browser_use.browser.events import BrowserErrorEvent
@@ -175,10 +178,11 @@ class TestSession:
             self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)
-        if self.session is not None:
-            await self._drive_agent(self.session, lease)
-        else:
+        if self.replaying:
             self.final_page = await self._replay(run.recording, lease)
+        else:
+            assert self.session is not None
+            await self._drive_agent(self.session, lease)
         if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
             run.keep_state(await read_state(lease.context))
 
@@ -188,7 +192,7 @@ class TestSession:
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
-        if self.agent is not None and self.test_run.recording is None:
+        if self.agent is not None:  # an agent run's, once built
             from preview_qa.agent.history import read_history
 
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit, self.steps)
@@ -272,7 +276,6 @@ class TestSession:
         Returns the page the replay ended on."""
         run, result = self.test_run, self.result
         assert recording is not None
-        result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
@@ -333,9 +336,13 @@ class TestSession:
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
-        if self.test_run.recording is None:
+        if not self.replaying:
             return self.result.steps + 1
         return self.replayer.step if self.replayer is not None else None
+
+    @property
+    def replaying(self) -> bool:
+        return self.result.execution is Execution.REPLAYED
 
     def _drive_limit(self) -> float:
         timeout = self.test_run.spec.timeout
