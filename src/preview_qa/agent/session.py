@@ -233,7 +233,7 @@ class TestSession:
             self.phases.rows.append(
                 {"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3), "cpu_s": None}
             )
-        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
+        self.test_run.emit(self.phases.detail().observed(self.test_run.spec.name))
 
     def _llm(self, made: MeteredChat | None = None) -> RecordingLLM:
         """The test's LLM, built on first use (a replay that needs no verdict call never loads an LLM client), or from
