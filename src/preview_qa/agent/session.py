@@ -91,9 +91,9 @@ class TestSession:
 
     def __init__(self, run: TestRun):
         self.test_run, spec = run, run.spec
-        # The one mark of how the test runs, set once here; every phase reads it (`replaying`), not which parts exist
-        execution = Execution.AGENT if run.recording is None else Execution.REPLAYED
-        self.result = AgentRun(execution=execution, judge_requested=spec.judge and execution is Execution.AGENT)
+        self.replaying = run.recording is not None  # the one mark of how the test runs: no phase asks what exists
+        execution = Execution.REPLAYED if self.replaying else Execution.AGENT
+        self.result = AgentRun(execution=execution, judge_requested=spec.judge and not self.replaying)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=run.workroot)
         self.evidence = EvidenceRecorder(spec.name, run.preview_origin, run.start_url, run.emit)
         self.policy = RequestPolicy(
@@ -340,10 +340,6 @@ class TestSession:
             return self.result.steps + 1
         return self.replayer.step if self.replayer is not None else None
 
-    @property
-    def replaying(self) -> bool:
-        return self.result.execution is Execution.REPLAYED
-
     def _drive_limit(self) -> float:
         timeout = self.test_run.spec.timeout
         return timeout - min(CLEANUP_RESERVE_S, timeout / 5)
@@ -359,11 +355,8 @@ class TestSession:
 
     def _failed_start_try(self, attempt: int, reason: str) -> None:
         """A retried browser start is evidence too, even when the retry works."""
-        self.test_run.emit(
-            Observed(
-                name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail={"try": attempt, "reason": reason}
-            )
-        )
+        detail = {"try": attempt, "reason": reason}
+        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail=detail))
 
     def _infrastructure_problem(self) -> str | None:
         evidence = self.evidence
