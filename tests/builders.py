@@ -19,6 +19,7 @@ from preview_qa.engine.agent_port import Recording
 from preview_qa.events import Event
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
 
 PASS = DoneReport(text=json.dumps({"status": "pass", "reason": "fine"}), success=True)
@@ -32,7 +33,7 @@ def run(
     events: list[Event] = []
     manifest = Manifest(version=1, tests=tests)
     cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", **config)
-    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, recordings).run())
+    result = asyncio.run(runner_mod.Runner(manifest, cfg, {}, agent, events.append, Redactor({}), recordings).run())
     return result, events
 
 

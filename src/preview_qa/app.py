@@ -46,19 +46,14 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium)
     select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     llm = priced(llm, manifest, config)
-    # the key the provider really gets (maybe from its usual variable), and the headers' values, are secrets too
-    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password)
+    # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
+    # key the provider really gets (maybe from its usual variable, not --api-key), the headers' values, the GitHub token
+    redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password, _github_token(env))
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
-    secret_values = [
-        llm.api_key,
-        *config.preview_headers.values(),
-        config.basic_auth_password,
-        *(v for values in secrets.values() for v in values.values()),
-    ]
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
     reporters = [
-        *github_reporters(env, config.out, config.comment, secret_values),
+        *github_reporters(env, config.out, config.comment, redactor),
         *output_reporters(config.out, config.trace),
         *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, keep)] if cache else []),
     ]
@@ -71,7 +66,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
         recordings = cache.lookup if cache else None
-        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, recordings, redactor))
+        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings))
 
     return with_reporters(reporters, run)
 
@@ -126,7 +121,8 @@ def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str])
         merging.announce(result, publish)
         return result
 
-    return with_reporters([*github_reporters(env, out, comment, []), *output_reporters(out)], publish_all)
+    redactor = Redactor.of_tests({}, github_token=_github_token(env))  # merged results were redacted by their runs
+    return with_reporters([*github_reporters(env, out, comment, redactor), *output_reporters(out)], publish_all)
 
 
 def with_reporters(reporters: list[Reporter], work: Callable[[Callable[[Event], None]], RunResult]) -> RunResult:
@@ -149,7 +145,7 @@ class ReportersFailed(RuntimeError):
         super().__init__(f"reporter {name} failed, so its output is missing or incomplete: {error}{more}")
 
 
-def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_values: list[str | None]) -> list[Reporter]:
+def github_reporters(env: Mapping[str, str], out: Path, comment: bool, redactor: Redactor) -> list[Reporter]:
     """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
     from issuing workflow commands until it finishes."""
     from preview_qa.reporters.github.commands import in_github_actions
@@ -157,7 +153,12 @@ def github_reporters(env: Mapping[str, str], out: Path, comment: bool, secret_va
 
     if not in_github_actions(env):
         return []
-    return [GitHubReporter(env, out, comment, secret_values=[*secret_values, env.get("INPUT_GITHUB-TOKEN")])]
+    return [GitHubReporter(env, out, redactor, comment)]
+
+
+def _github_token(env: Mapping[str, str]) -> str | None:
+    """The token the GitHub reporter's API calls use (reporters/github/api.py): a secret of the run like the others."""
+    return env.get("INPUT_GITHUB-TOKEN") or env.get("GITHUB_TOKEN")
 
 
 def output_reporters(out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE) -> list[Reporter]:
@@ -177,8 +178,8 @@ async def run_manifest(
     secrets: dict[str, dict[str, str]],
     make_llm: Callable[[], Any],
     publish: Callable[[Event], None],
+    redactor: Redactor,
     recordings: Recordings | None = None,
-    redactor: Redactor | None = None,
 ) -> RunResult:
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
@@ -187,7 +188,6 @@ async def run_manifest(
     from preview_qa.agent.browser_agents import browser_agents
     from preview_qa.engine.runner import Runner
 
-    redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
     browser = BrowserSetup(
         chromium=_chromium(config.chromium),
         headless=config.headless,
@@ -201,7 +201,7 @@ async def run_manifest(
         async with browser_agents(browser, make_llm, redactor) as agent:
             done.append(
                 await Runner(
-                    manifest, config, secrets, agent, publish, recordings, redactor, browser_start_s=browser.start_budget_s
+                    manifest, config, secrets, agent, publish, redactor, recordings, browser_start_s=browser.start_budget_s
                 ).run()
             )
     except asyncio.CancelledError:

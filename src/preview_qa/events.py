@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from preview_qa.results import Emulation, RunResult, TestResult
 
@@ -106,7 +109,109 @@ class Observed(Evidence):
     name: str
     kind: ObservedKind
     error: bool
-    detail: dict[str, Any]
+    detail: dict[str, Any]  # a Detail's fields for the kinds that have one (emitted with `Detail.observed`)
+
+
+class Detail(BaseModel):
+    """The typed detail of one kind of Observed event: its emitter fills the fields, a reporter reads an events.jsonl
+    line back into them. The event carries them as a JSON dict (the runner redacts it as it does any), and its line
+    keeps its shape: {"ts", "type": kind, "error", **fields}."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: ClassVar[ObservedKind]
+
+    def observed(self, name: str, error: bool = False) -> Observed:
+        return Observed(name=name, kind=self.kind, error=error, detail=self.model_dump(mode="json"))
+
+    @classmethod
+    def read(cls, line: Mapping[str, Any]) -> Self | None:
+        """This detail from an events.jsonl line of its kind; None for another kind, or a line not of this shape (one
+        written by another version: the reader shows what it can without it)."""
+        if line.get("type") != cls.kind:
+            return None
+        try:
+            return cls.model_validate(line)
+        except ValidationError:
+            return None
+
+
+class PageSettled(Detail):
+    """How the final page settled before its checks (agent/page/settle.py)."""
+
+    kind: ClassVar[ObservedKind] = "settled"
+    outcome: str
+    waited_s: float
+    waited_for: list[str] = []
+    from_url: str = ""
+    to_url: str = ""
+    moved: bool = False
+    polls: list[str] = []
+    rendered: bool | None = None
+    summary: str = ""  # `waited 3.1 s for POST /api/save`: what the report shows
+
+
+class DialogAnswered(Detail):
+    """A JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)."""
+
+    kind: ClassVar[ObservedKind] = "dialog"
+    dialog: str  # alert, confirm, prompt, beforeunload
+    message: str
+    answer: str
+    step: int | None  # the step under way; None before the first
+    error: str | None = None  # why it was not answered (the page closed under it)
+
+    @field_validator("error", mode="before")
+    @classmethod
+    def _unanswered(cls, value: Any) -> Any:
+        return None if isinstance(value, bool) else value  # a line's own `error: false` when there was none
+
+    def observed(self, name: str, error: bool = False) -> Observed:
+        detail = self.model_dump(mode="json", exclude={"error"} if self.error is None else set())
+        return Observed(name=name, kind=self.kind, error=self.error is not None, detail=detail)
+
+    def words(self) -> str:
+        """`confirm 'Delete Anvil?': ok`, as a step tells it."""
+        return f"{self.dialog} {self.message!r}: {self.answer}"
+
+
+class ActionsDropped(Detail):
+    """Actions of a step that never ran (agent/history.py)."""
+
+    kind: ClassVar[ObservedKind] = "actions_dropped"
+    step: int
+    why: str  # over max_actions_per_step, or after the page changed
+    actions: list[dict[str, Any]]  # as browser-use gave them, secrets redacted
+    elements: list[dict[str, Any] | None] = []  # per action: the element's role, name, index
+
+
+class ReplayFellBack(Detail):
+    """Why a replay that did not pass handed its test to the agent (engine/healing.py)."""
+
+    kind: ClassVar[ObservedKind] = "replay_fell_back"
+    reason: str  # the replay's verdict
+    cause: str = ""  # engine/healing.py's FallBack, and its words
+    why: str = ""
+
+
+class ConsoleError(Detail):
+    kind: ClassVar[ObservedKind] = "console_error"
+    text: str
+    url: str = ""
+
+
+class PageError(Detail):
+    """An uncaught exception in the page."""
+
+    kind: ClassVar[ObservedKind] = "page_error"
+    message: str
+
+
+class Timings(Detail):
+    """Where the test's time went (agent/timing.py): one row per phase, {phase, wall_s, cpu_s}."""
+
+    kind: ClassVar[ObservedKind] = "timings"
+    phases: list[dict[str, Any]]
+    total_wall_s: float
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """End to end: a secret sent through a GET form (spaces and `&=!`, so the URL holds it percent-encoded), a secret typed
 into a visible text field, and an extra header's value the page prints, in a simulated GitHub runner with the replay
-cache and --verbose: no form of any of them in any text sink, and none readable by OCR in any screenshot, GIF frame or
+cache and --verbose: no form of any of them, nor of the API key the provider's variable gives (which the LLM puts
+in a reason), in any text sink, and none readable by OCR in any screenshot, GIF frame or
 image sent to the LLM, while the same OCR reads a control string typed into the same field."""
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ pytestmark = pytest.mark.e2e
 SEARCHED = "Quokka Marmalade &=! 7351"  # submitted through the GET form
 TYPED = "Pangolin Tapioca &=! 8264"  # typed into the visible field, then submitted in a later step
 TOKEN = "Narwhal Lasagna 5183"  # an extra header's value; the page prints it
-API_KEY = "sk-Axolotl-Risotto-9043"
+API_KEY = "sk-Axolotl-Risotto-9043"  # in OPENAI_API_KEY, not on the command line: the key as the run resolves it
+KEYED_REASON = "The search ran; the key was {}."  # the control's reason, so the key reaches every output
 CONTROL = "Wombat Pancake 2946"  # no secret: typed into the same field, OCR must read it
-SECRET_WORDS = ["quokka", "marmalade", "pangolin", "tapioca", "narwhal", "lasagna"]
+SECRET_WORDS = ["quokka", "marmalade", "pangolin", "tapioca", "narwhal", "lasagna", "axolotl", "risotto"]
 CONTROL_WORDS = ["wombat", "pancake"]
 STDERR_INJECTION = "typing the code\n::error::pwned-via-stderr\n##[error]legacy-via-stderr"
 
@@ -85,7 +87,7 @@ SCENARIOS = [
         "turns": [
             {"actions": [{"input": {"element": "Access code", "text": CONTROL}}], "goal": STDERR_INJECTION},
             {"actions": [{"click": {"element": "Search"}}]},
-            {"done": {"status": "pass", "reason": "The search ran."}},
+            {"done": {"status": "pass", "reason": KEYED_REASON.format(API_KEY)}},
         ],
     },
 ]
@@ -139,7 +141,9 @@ def run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Ru
     server = HTTPServer()
     server.start()
     github = FakeGitHub(server)
-    env = clean_env(**runner_env(workspace, api_url=github.url), QA_SEARCH_CODE=SEARCHED, QA_TYPED_CODE=TYPED)
+    env = clean_env(
+        **runner_env(workspace, api_url=github.url), QA_SEARCH_CODE=SEARCHED, QA_TYPED_CODE=TYPED, OPENAI_API_KEY=API_KEY
+    )
     env.pop("PREVIEW_QA_NO_CACHE")  # the replay cache is a sink too
     try:
         with ScriptedLLM(SCENARIOS) as llm:
@@ -158,8 +162,6 @@ def run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Ru
                     "cache",
                     "--llm-base-url",
                     llm.url,
-                    "--api-key",
-                    API_KEY,
                     "--model",
                     "scripted",
                     "--extra-header",
@@ -199,6 +201,7 @@ def test_the_secrets_really_went_through_the_form_the_url_and_the_header(run: Ru
     # ...and what reached the outputs is the placeholder, in the very place the encoded value was
     assert run.test("secret search")["final_url"].endswith("/search?code=<secret>code</secret>")
     assert "Preview token: <secret>header:X-Preview-Token</secret>" in json.dumps(run.llm_requests)
+    assert run.test("control search")["reason"] == KEYED_REASON.format("<secret>api-key</secret>")
 
 
 def _text_sinks(run: Run) -> dict[str, str]:

@@ -18,6 +18,7 @@ from preview_qa.engine.runner import Runner
 from preview_qa.events import Event, RunWarning
 from preview_qa.manifest.models import Manifest
 from preview_qa.results import ExpectationOutcome, Status
+from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, DoneReport, SecretAttempt
 from preview_qa.verdict.decide import decide, parse_report
 from tests.builders import PASS, spec
@@ -110,7 +111,7 @@ def test_the_preview_wait_says_once_that_a_401_preview_looks_protected() -> None
             manifest=Path("qa.yml"), base_url=f"http://127.0.0.1:{server.server_port}", chromium="/bin/true", wait_timeout=5
         )
         result = asyncio.run(
-            Runner(Manifest(version=1, tests=[spec("a"), spec("b")]), config, {}, agent, events.append, None).run()
+            Runner(Manifest(version=1, tests=[spec("a"), spec("b")]), config, {}, agent, events.append, Redactor({})).run()
         )
     finally:
         server.shutdown()

@@ -22,6 +22,7 @@ from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.github.reporter import GitHubReporter
 from preview_qa.reporters.output.files import test_dir as folder_of
 from preview_qa.results import ExpectationOutcome, RunResult, Status, StepInWords, StopReason, TestResult
+from preview_qa.secrets.redact import Redactor
 from tests import builders
 from tests.fakes.github import PR, FakeGitHub, StepLog, read_log, read_outputs, rendered, runner_env, visible
 
@@ -50,10 +51,15 @@ def run_of(ws: Path, tests: list[TestResult], notice: str | None = None) -> RunR
     )
 
 
+def masked(*values: str) -> Redactor:
+    """A run's redactor that knows `values` (as header values: of any length, as a run gathers them)."""
+    return Redactor.of_tests({}, headers={f"X-{i}": value for i, value in enumerate(values)})
+
+
 def report(run: RunResult, env: dict[str, str], secrets: tuple[str, ...] = (API_KEY,), comment: bool = False) -> StepLog:
     """One step: masks, the console's output of the run (hostile text included), then our own commands."""
     stream = io.StringIO()
-    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", comment, stream=stream, secret_values=secrets)
+    reporter = GitHubReporter(env, Path(env["GITHUB_WORKSPACE"]) / "out", masked(*secrets), comment, stream=stream)
     console = ConsoleReporter(stream=stream, width=200)
     reporter.start()
     for test in run.tests:
@@ -299,7 +305,7 @@ def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(work
         error=False,
         detail={"step": 1, "why": "over the limit", "actions": [{"scroll": {"down": True}}], "elements": [None]},
     )
-    reporter = GitHubReporter(env, out, comment=False, stream=io.StringIO())
+    reporter = GitHubReporter(env, out, Redactor({}), comment=False, stream=io.StringIO())
     dispatch = Dispatcher([ArtifactsReporter(out), reporter])
     for event in (
         RunStarted(manifest=run.manifest, base_url=run.base_url, test_names=["login"]),

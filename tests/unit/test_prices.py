@@ -18,6 +18,7 @@ from preview_qa.agent.token_meter import tokens_in
 from preview_qa.engine.pricing import budget_exceeded, find_price, parse_override
 from preview_qa.providers import DEFAULT_MODELS, LLMSettings
 from preview_qa.results import Usage
+from preview_qa.secrets.redact import Redactor
 from tests.builders import spec
 
 
@@ -98,7 +99,7 @@ def test_an_answer_that_is_not_valid_output_still_counts_its_tokens_and_cost(htt
 
     httpserver.expect_request("/v1/chat/completions").respond_with_json(_completion("I think it passed!"))
     made = make_llm(LLMSettings("openai", "gpt-4.1-mini", "k", httpserver.url_for("/v1")))
-    llm = RecordingLLM(made.chat, meter=made.meter)
+    llm = RecordingLLM(made.chat, Redactor({}), meter=made.meter)
     with pytest.raises(Exception):  # noqa: B017  # browser-use's own error for unparsable output
         asyncio.run(llm.ainvoke([UserMessage(content="hi")], AgentOutput))
     assert [f.kind for f in llm.faults] == ["invalid_output"]
@@ -154,7 +155,7 @@ def test_an_anthropic_http_500_is_a_provider_fault_with_its_status(httpserver: H
     )
     made = make_llm(LLMSettings("anthropic", "claude-sonnet-4-5", "k", httpserver.url_for("")))
     made.chat.max_retries = 0
-    llm = RecordingLLM(made.chat, meter=made.meter)
+    llm = RecordingLLM(made.chat, Redactor({}), meter=made.meter)
     with pytest.raises(Exception):  # noqa: B017
         asyncio.run(llm.ainvoke([UserMessage(content="hi")], AgentOutput))
     assert [(f.kind, f.status) for f in llm.faults] == [("provider", 500)]

@@ -15,6 +15,7 @@ from preview_qa.agent.llm import RecordingLLM, make_llm
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.wire import WIRES
 from preview_qa.providers import DEFAULT_MODELS, PROVIDERS, LLMSettings, Provider
+from preview_qa.secrets.redact import Redactor
 
 PROSE = "I think it passed!"
 SCENARIOS = [
@@ -35,7 +36,7 @@ def _ask(provider: Provider, url: str, tag: str) -> tuple[RecordingLLM, Any]:
 
     output = AgentOutput.type_with_custom_actions(Tools(output_model=Report).registry.create_action_model())
     made = make_llm(LLMSettings(provider, DEFAULT_MODELS[provider], "k", url))
-    llm = RecordingLLM(made.chat, meter=made.meter)
+    llm = RecordingLLM(made.chat, Redactor({}), meter=made.meter)
     messages = [SystemMessage(content="You are an agent."), UserMessage(content=f"<user_request>{tag}</user_request>")]
     try:
         return llm, asyncio.run(llm.ainvoke(messages, output)).completion

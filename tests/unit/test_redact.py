@@ -111,13 +111,19 @@ def test_a_secret_learnt_mid_run_is_redacted_from_then_on_longest_first() -> Non
     assert redactor.values == ["xpassword-1x", "password-1"]
 
 
-def test_the_run_redactor_knows_the_api_key_and_header_values() -> None:
+def test_the_run_redactor_knows_the_api_key_header_values_and_github_token() -> None:
     redactor = Redactor.of_tests(
-        {"t": {"pw": "password-1"}}, api_key="sk-live-abcdef", headers={"X-Bypass": "bypass token 42", "X-Debug": "1"}
+        {"t": {"pw": "password-1"}},
+        api_key="sk-live-abcdef",
+        headers={"X-Bypass": "bypass token 42", "X-Debug": "1"},
+        github_token="ghs_token0123456789",
     )
-    assert redactor.text("password-1 sk-live-abcdef bypass+token+42 1") == (
-        "<secret>pw</secret> <secret>api-key</secret> <secret>header:X-Bypass</secret> 1"
+    assert redactor.text("password-1 sk-live-abcdef bypass+token+42 1 ghs_token0123456789") == (
+        "<secret>pw</secret> <secret>api-key</secret> <secret>header:X-Bypass</secret> 1 <secret>github-token</secret>"
     )
+    assert describe(redactor.find("ghs_token0123456789") or "") == "the GitHub token"
+    # GitHub's masks get every value as gathered, the one too short to redact too (a mask there shreds only the log)
+    assert sorted(redactor.given) == sorted(["password-1", "sk-live-abcdef", "bypass token 42", "1", "ghs_token0123456789"])
 
 
 @pytest.mark.parametrize("before", ["", "a", "ab", "abc", "abcd"])

@@ -233,7 +233,7 @@ def test_every_test_says_what_settling_waited_for_before_its_checks(tmp_path: Pa
         "polls": Settled(Settling.BOUND_REACHED, 5.0, ["GET /api/poll"], "http://x/live", "http://x/live"),
         "quiet": Settled(Settling.SETTLED, 0.0, from_url="http://x/", to_url="http://x/"),
     }
-    events = [Observed(name=name, kind="settled", error=False, detail=s.detail()) for name, s in settled.items()]
+    events = [s.detail().observed(name) for name, s in settled.items()]
     tests = [result("saved", Status.PASSED), result("polls", Status.FAILED), result("quiet", Status.PASSED)]
     page = _render(tmp_path, tests, events)
     details = {t.name: page[page.index(f'id="{safe_name(t.name)}"') :].split("</details>")[0] for t in tests}

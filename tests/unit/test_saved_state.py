@@ -26,6 +26,7 @@ from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
 from preview_qa.reporters.output import files
 from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult
+from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.shard import in_shard
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
 from tests.builders import PASS, run, spec
@@ -213,7 +214,7 @@ def test_the_run_removes_the_saved_states_when_it_ends_or_is_cancelled(
     async def main() -> RunResult:
         cfg = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true")
         task = asyncio.ensure_future(
-            runner_mod.Runner(Manifest(version=1, tests=login_and_three()), cfg, {}, agent, lambda e: None).run()
+            runner_mod.Runner(Manifest(version=1, tests=login_and_three()), cfg, {}, agent, lambda e: None, Redactor({})).run()
         )
         while not seen_during:
             await asyncio.sleep(0.01)

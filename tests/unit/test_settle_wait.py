@@ -100,7 +100,7 @@ def test_the_settle_line_says_how_long_for_what_and_where_the_page_went() -> Non
     )
     bounced = Settled(Settling.SETTLED, 3.2, [f"navigation to {login}"], here, login, moved=True)
     assert bounced.line() == f"waited 3.2 s for navigation to {login}; the page moved to {login}"
-    assert bounced.detail() == {
+    assert bounced.detail().model_dump() == {
         "outcome": "settled",
         "waited_s": 3.2,
         "waited_for": [f"navigation to {login}"],

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from preview_qa.agent.page import every_page
-from preview_qa.events import Observed
+from preview_qa.events import DialogAnswered, Observed
 from preview_qa.results import clip
 
 if TYPE_CHECKING:
@@ -57,17 +57,14 @@ class DialogAnswerer:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, dialog: Dialog, answer: Answer) -> None:
-        detail: dict[str, Any] = {
-            "dialog": dialog.type,
-            "message": clip(dialog.message, MESSAGE_LIMIT),
-            "answer": str(answer),
-            "step": self._step(),
-        }
+        step, error = self._step(), None
         try:
             if answer is Answer.CANCEL:
                 await dialog.dismiss()
             else:
                 await dialog.accept(self._prompt_text if answer is Answer.TEXT else None)
         except Exception as e:  # the page closed under it: the event says it was not answered
-            detail["error"] = f"{type(e).__name__}: {e}"
-        self._emit(Observed(name=self._test, kind="dialog", error="error" in detail, detail=detail))
+            error = f"{type(e).__name__}: {e}"
+        message = clip(dialog.message, MESSAGE_LIMIT)
+        answered = DialogAnswered(dialog=dialog.type, message=message, answer=str(answer), step=step, error=error)
+        self._emit(answered.observed(self._test))

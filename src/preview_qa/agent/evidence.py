@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from preview_qa.agent.page import every_page
 from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.engine.preview import origin_of
-from preview_qa.events import Observed, ObservedKind
+from preview_qa.events import ConsoleError, Observed, ObservedKind, PageError
 from preview_qa.results import EvidenceSummary, clip
 from preview_qa.verdict.agent_run import AgentRun, BlockedNavigation, LLMFault, ServerError
 
@@ -139,13 +139,13 @@ class EvidenceRecorder:
         if url not in self._failed_urls:
             where = f" (at {url})" if url and url not in text else ""
             self.summary.first_console_error = self.summary.first_console_error or clip(text + where, DETAIL_LIMIT)
-        self._record("console_error", {"text": text, "url": url})
+        self._emit(ConsoleError(text=text, url=url).observed(self.test, error=True))
 
     def _on_page_error(self, error: Exception) -> None:
         text = clip(str(error) or type(error).__name__, DETAIL_LIMIT)
         self.summary.page_errors += 1
         self.summary.first_page_error = self.summary.first_page_error or text
-        self._record("page_error", {"message": text})
+        self._emit(PageError(message=text).observed(self.test, error=True))
 
     def _on_request(self, request: Request) -> None:
         if self.last_action is not None and app_request(request) and self._same_origin(request.url):

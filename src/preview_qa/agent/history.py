@@ -25,7 +25,7 @@ from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.agent.step_watcher import START_SETTLE_S, StepWatcher
 from preview_qa.agent.timing import Phases
 from preview_qa.engine.pricing import budget_exceeded
-from preview_qa.events import AgentHistory, Event, Observed, StepRecorded
+from preview_qa.events import ActionsDropped, AgentHistory, Event, StepRecorded
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Usage
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport
@@ -99,12 +99,7 @@ class AgentSteps:
         self.phases.step_ended(f"step {number} (agent)")
         for dropped in facts.dropped:
             self.emit(
-                Observed(
-                    name=name,
-                    kind="actions_dropped",
-                    error=False,
-                    detail={"step": number, "why": dropped.why, "actions": dropped.actions, "elements": dropped.elements},
-                )
+                ActionsDropped(step=number, why=dropped.why, actions=dropped.actions, elements=dropped.elements).observed(name)
             )
         over = budget_exceeded(self.spec, self.usage())
         if over:

@@ -113,9 +113,9 @@ class RecordingLLM(VerifiedLLM):
     else can go wrong."""
 
     inner: BaseChatModel
+    redactor: Redactor  # the run's (app.py gathers it): what every request is scrubbed of
     meter: TokenMeter = field(default_factory=lambda: TokenMeter(None))
     on_fault: Callable[[LLMFault], None] | None = None
-    redactor: Redactor = field(default_factory=lambda: Redactor({}))
     on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
     faults: list[LLMFault] = field(default_factory=list)
     calls: int = 0

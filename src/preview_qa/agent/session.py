@@ -79,7 +79,9 @@ class TestSession:
 
     def __init__(self, run: AgentRequest, tools: RunTools):
         self.test_run, self.tools, spec = run, tools, run.spec
-        self.result = AgentRun(judge_requested=spec.judge and run.recording is None)
+        self.replaying = run.recording is not None  # the one mark of how the test runs: no phase asks what exists
+        execution = Execution.REPLAYED if self.replaying else Execution.AGENT
+        self.result = AgentRun(execution=execution, judge_requested=spec.judge and not self.replaying)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=self.tools.workroot)
         self.evidence = EvidenceRecorder(spec.name, run.origin, run.start_url, run.emit)
         self.policy = RequestPolicy(
@@ -121,7 +123,7 @@ class TestSession:
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
         """A fresh context in a pooled browser, with the test's request policy, credentials, masks and evidence."""
         run = self.test_run
-        if run.recording is None:
+        if not self.replaying:
             self.preparing = asyncio.create_task(_prepare_agent(self.tools.make_llm))
             self.preparing.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised in drive()
         with self.phases("browser context (fresh, in a pooled browser; a launch when none is idle)"):
@@ -148,7 +150,8 @@ class TestSession:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
         run, lease = self.test_run, self.lease
         assert lease is not None
-        if self.preparing is not None:
+        if not self.replaying:
+            assert self.preparing is not None
             with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
                 self._llm(await self.preparing)
             from browser_use.browser.events import BrowserErrorEvent
@@ -165,10 +168,11 @@ class TestSession:
             self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)
-        if self.session is not None:
-            await self._drive_agent(self.session, lease)
-        else:
+        if self.replaying:
             self.final_page = await self._replay(run.recording, lease)
+        else:
+            assert self.session is not None
+            await self._drive_agent(self.session, lease)
         if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
             run.keep_state(await read_state(lease.context))
 
@@ -178,7 +182,7 @@ class TestSession:
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
-        if self.agent is not None and self.test_run.recording is None:
+        if self.agent is not None:  # an agent run's, once built
             from preview_qa.agent.history import read_history
 
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit, self.steps)
@@ -219,7 +223,7 @@ class TestSession:
             self.phases.rows.append(
                 {"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3), "cpu_s": None}
             )
-        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="timings", error=False, detail=self.phases.detail()))
+        self.test_run.emit(self.phases.detail().observed(self.test_run.spec.name))
 
     def _llm(self, made: MeteredChat | None = None) -> RecordingLLM:
         """The test's LLM, built on first use (a replay that needs no verdict call never loads an LLM client), or from
@@ -265,7 +269,6 @@ class TestSession:
         Returns the page the replay ended on."""
         run, result = self.test_run, self.result
         assert recording is not None
-        result.execution = Execution.REPLAYED
         page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
@@ -291,7 +294,7 @@ class TestSession:
                 # the agent's steps wait as long (the same rule) for a page to render before it is read
                 await self.settler.settle(outcome.page, SETTLE_S, restless_s=RESTLESS_S)
                 result.done, usage = await check_page_against_task(
-                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), run.secrets, self._shoot
+                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), self.tools.redactor, self._shoot
                 )
             result.usage = usage
         return outcome.page
@@ -326,7 +329,7 @@ class TestSession:
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
-        if self.test_run.recording is None:
+        if not self.replaying:
             return self.result.steps + 1
         return self.replayer.step if self.replayer is not None else None
 
@@ -345,11 +348,8 @@ class TestSession:
 
     def _failed_start_try(self, attempt: int, reason: str) -> None:
         """A retried browser start is evidence too, even when the retry works."""
-        self.test_run.emit(
-            Observed(
-                name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail={"try": attempt, "reason": reason}
-            )
-        )
+        detail = {"try": attempt, "reason": reason}
+        self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail=detail))
 
     def _infrastructure_problem(self) -> str | None:
         evidence = self.evidence

@@ -9,6 +9,8 @@ from typing import Any
 
 import psutil
 
+from preview_qa.events import Timings
+
 
 class Phases:
     """Times the phases of one test. CPU is that of this process and every process it started (browsers, the
@@ -61,5 +63,5 @@ class Phases:
             self.add(name, *self._step)
             self._step = None
 
-    def detail(self) -> dict[str, Any]:
-        return {"phases": self.rows, "total_wall_s": round(time.monotonic() - self._started, 3)}
+    def detail(self) -> Timings:
+        return Timings(phases=self.rows, total_wall_s=round(time.monotonic() - self._started, 3))

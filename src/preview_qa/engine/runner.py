@@ -73,15 +73,15 @@ class Runner:
         secrets: dict[str, dict[str, str]],
         agent: AgentFn,
         publish: Callable[[Event], None],
+        redactor: Redactor,
         recordings: Recordings | None = None,
-        redactor: Redactor | None = None,
         browser_start_s: float = 0.0,
     ):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
         self._recordings = recordings  # the replay cache's lookup; None = always run the agent
         # Shared with stderr and the agents: a saved login's cookie values join it as soon as they are read.
-        self._redactor = redactor or Redactor.of_tests(secrets, config.api_key, config.extra_headers, config.basic_auth_password)
+        self._redactor = redactor  # gathered once, by app.py
         self._publish_raw = publish
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0

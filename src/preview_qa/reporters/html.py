@@ -10,7 +10,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from preview_qa.events import Event, RunFinished
+from preview_qa.events import Event, PageSettled, ReplayFellBack, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import (
     REPORT,
@@ -106,10 +106,10 @@ class HtmlReporter(Reporter):
             )
         for line in events:
             kind = line.get("type")
-            if kind == "replay_fell_back":
-                view.fallback_reason = clip(str(line.get("reason") or ""), TEXT_LIMIT)
-            elif kind == "settled":  # the last one: the page the checks judged
-                view.settled = clip(str(line.get("summary") or ""), TEXT_LIMIT)
+            if (fell_back := ReplayFellBack.read(line)) is not None:
+                view.fallback_reason = clip(fell_back.reason, TEXT_LIMIT)
+            elif (settled := PageSettled.read(line)) is not None:  # the last one: the page the checks judged
+                view.settled = clip(settled.summary, TEXT_LIMIT)
             elif line.get("error") is True and kind not in NOT_ERRORS:
                 if len(view.errors) < ERROR_LIMIT:
                     view.errors.append(

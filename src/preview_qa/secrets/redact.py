@@ -17,6 +17,7 @@ MIN_SECRET_LENGTH = 6  # a shorter value cannot be told apart from ordinary text
 API_KEY = "api-key"  # placeholder names of the run's own secrets; a manifest's names are identifiers, so never clash
 HEADER = "header:"
 BASIC_AUTH = "basic-auth-password"
+GITHUB_TOKEN = "github-token"
 
 
 def secret_length(value: str) -> int:
@@ -62,6 +63,8 @@ def describe(name: str) -> str:
         return "the API key"
     if name == BASIC_AUTH:
         return "the basic-auth password"
+    if name == GITHUB_TOKEN:
+        return "the GitHub token"
     if name.startswith(HEADER):
         return f"the header {name.removeprefix(HEADER)}"
     return f"secret '{name}'"
@@ -196,6 +199,7 @@ class Redactor:
     """Knows every secret of a run; longest values first so a secret that contains another is replaced whole."""
 
     def __init__(self, secrets: Mapping[str, str]):
+        self._given: list[str] = []  # every value as gathered, short ones too
         self._values: list[str] = []
         self._secrets: list[_Secret] = []
         self._totps: list[TotpCodes] = []  # a seed's codes change every 30 s: found by the codes of this run
@@ -206,6 +210,12 @@ class Redactor:
         """Every secret value, and the TOTP codes this run may have typed (what the screenshots mask)."""
         return [*self._values, *(code for totp in self._totps for code in totp.codes())]
 
+    @property
+    def given(self) -> list[str]:
+        """Every value as gathered, without TOTP codes, also those too short to redact: what GitHub Actions masks in
+        its log (it finds the forms it is told of, and a mask there shreds nothing but the log)."""
+        return list(dict.fromkeys(v for v in self._given if v))
+
     @classmethod
     def of_tests(
         cls,
@@ -213,19 +223,19 @@ class Redactor:
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
         basic_auth_password: str | None = None,
+        github_token: str | None = None,
     ) -> Redactor:
-        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key, header values and
-        basic-auth password."""
+        """Every test's secrets at once (test name -> placeholder -> value), and the run's API key, header values,
+        basic-auth password and GitHub token."""
         found = {name: value for values in secrets.values() for name, value in values.items()}
         found |= {f"{HEADER}{name}": value for name, value in (headers or {}).items()}
-        if basic_auth_password:
-            found[BASIC_AUTH] = basic_auth_password
-        if api_key:
-            found[API_KEY] = api_key
+        run_own = {BASIC_AUTH: basic_auth_password, GITHUB_TOKEN: github_token, API_KEY: api_key}
+        found |= {name: value for name, value in run_own.items() if value}
         return cls(found)
 
     def add(self, secrets: Mapping[str, str]) -> None:
         """Secrets learnt during the run (a saved login's cookie values): redacted from now on, like the others."""
+        self._given += secrets.values()
         found = [(v, k) for k, v in secrets.items() if secret_length(v) >= MIN_SECRET_LENGTH]
         pairs = sorted(
             [*zip(self._values, self._secrets, strict=True), *((v, _Secret(k, v)) for v, k in found)], key=lambda p: -len(p[0])

@@ -26,7 +26,7 @@ NOTHING_SHOWN = (
 async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: float, emit: Callable[[Observed], None]) -> Settled:
     """Wait for the page to settle (at most `bound_s`), and say in a `settled` event how long and for what."""
     settled = await settler.settle(page, bound_s)
-    emit(Observed(name=spec.name, kind="settled", error=False, detail=settled.detail()))
+    emit(settled.detail().observed(spec.name))
     return settled
 
 

@@ -8,12 +8,13 @@ import asyncio
 import contextlib
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from preview_qa.agent.page import every_page
 from preview_qa.agent.page.drawing import Drawing, Look, watch
 from preview_qa.agent.page.quiet import QuietRule, Settling
+from preview_qa.events import PageSettled
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page, Request, WebSocket
@@ -54,18 +55,18 @@ class Settled:
             said += f"; the page moved to {self.to_url}"
         return said
 
-    def detail(self) -> dict[str, Any]:
-        return {
-            "outcome": str(self.outcome),
-            "waited_s": round(self.waited_s, 2),
-            "waited_for": self.waited_for,
-            "from_url": self.from_url,
-            "to_url": self.to_url,
-            "moved": self.moved,
-            "polls": self.polls,
-            "rendered": self.rendered,
-            "summary": self.line(),
-        }
+    def detail(self) -> PageSettled:
+        return PageSettled(
+            outcome=str(self.outcome),
+            waited_s=round(self.waited_s, 2),
+            waited_for=self.waited_for,
+            from_url=self.from_url,
+            to_url=self.to_url,
+            moved=self.moved,
+            polls=self.polls,
+            rendered=self.rendered,
+            summary=self.line(),
+        )
 
 
 class PageSettler:

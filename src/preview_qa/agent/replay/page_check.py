@@ -33,14 +33,13 @@ async def check_page_against_task(
     page: Page,
     llm: RecordingLLM,
     report_model: type[Any],
-    secrets: dict[str, str],
+    redactor: Redactor,
     shoot: Callable[[Page], Awaitable[bytes | None]],
 ) -> tuple[DoneReport | None, Usage]:
     """One small LLM call: does the final page show what the task asks? It reads the page's visible text; only a page
     with almost none (a canvas, a chart) is photographed (`shoot`) and sent as a picture too. Returns the report in the
     agent's own format (so the verdict reads it like any other), or None when the call failed; a failure is recorded by
     `llm` as an LLMFault."""
-    redactor = Redactor(secrets)
     text = redactor.text(" ".join((await page.locator("body").inner_text(timeout=5000)).split()))
     question = (
         f"<task>\n{spec.task}\n</task>\n<url>{redactor.text(page.url)}</url>\n"

@@ -6,7 +6,7 @@ import html
 import os
 import secrets
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -18,7 +18,7 @@ from preview_qa.reporters.github.comments import PullRequestComments
 from preview_qa.reporters.github.markdown import md_cell, render_markdown
 from preview_qa.reporters.output.files import with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import RunResult
-from preview_qa.secrets.redact import forms
+from preview_qa.secrets.redact import Redactor, forms
 from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
 
 SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
@@ -33,12 +33,12 @@ class GitHubReporter(Reporter):
         self,
         env: Mapping[str, str],
         out: Path,
+        redactor: Redactor,
         comment: bool = True,
         stream: TextIO | None = None,
-        secret_values: Iterable[str | None] = (),
     ):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
-        self.secret_values = list(secret_values)
+        self.redactor = redactor  # the run's, gathered by app.py: what is masked before anything is printed
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
         self._token = secrets.token_hex(16)
         self._stopped = False
@@ -54,7 +54,7 @@ class GitHubReporter(Reporter):
         """Mask every secret in each of its forms (each line of a multi-line one too), then make the run's own output
         unable to issue commands: stdout inside `::stop-commands::`, and stderr joined to it meanwhile (the runner
         reads the two pipes unordered, so a stderr line could otherwise be read before the stop)."""
-        for value in dict.fromkeys(v for v in self.secret_values if v):
+        for value in self.redactor.given:
             for part in dict.fromkeys(p for form in forms(value) for p in [form, *form.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))

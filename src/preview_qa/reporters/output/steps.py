@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from preview_qa.events import ActionsDropped, DialogAnswered
 from preview_qa.results import StepInWords, clip
 
 TEXT_LIMIT = 300
@@ -55,14 +56,10 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
     # A dialog is logged while its step runs, and the actions a step dropped as it ends: both may come before the
     # step's own record, which is logged once the next step's capture pictured where the step led (agent/history.py).
     for line in events:
-        if line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
-            steps[_int(line.get("step"))].dropped.append(
-                Dropped(why=clip(str(line.get("why") or ""), TEXT_LIMIT), actions=_actions(line))
-            )
-        elif line.get("type") == "dialog" and _int(line.get("step")) in steps:
-            steps[_int(line.get("step"))].dialogs.append(
-                clip(f"{line.get('dialog')} {str(line.get('message') or '')!r}: {line.get('answer')}", TEXT_LIMIT)
-            )
+        if (dropped := ActionsDropped.read(line)) is not None and dropped.step in steps:
+            steps[dropped.step].dropped.append(Dropped(why=clip(dropped.why, TEXT_LIMIT), actions=_actions(line)))
+        elif (dialog := DialogAnswered.read(line)) is not None and dialog.step in steps:
+            steps[dialog.step].dialogs.append(clip(dialog.words(), TEXT_LIMIT))
     return list(steps.values())
 
 
