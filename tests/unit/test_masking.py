@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from cdp_use import CDPClient
 
-from preview_qa.agent import masking
-from preview_qa.agent.masking import Mask, ScreenshotWithheld
+from preview_qa.agent.guards import masking
+from preview_qa.agent.guards.masking import Mask, ScreenshotWithheld
 from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"

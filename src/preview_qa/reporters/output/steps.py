@@ -53,7 +53,7 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
                 actions=_actions(line),
             )
     # A dialog is logged while its step runs, and the actions a step dropped as it ends: both may come before the
-    # step's own record, which is logged once the next step's capture pictured where the step led (agent/history.py).
+    # step's own record, which is logged once the next step's capture pictured where the step led (agent/adapter/history.py).
     for line in events:
         if line.get("type") == "actions_dropped" and _int(line.get("step")) in steps:
             steps[_int(line.get("step"))].dropped.append(
