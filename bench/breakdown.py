@@ -28,10 +28,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from preview_qa.agent.browser import BrowserSetup
+from preview_qa.agent.adapter.llm import make_llm
 from preview_qa.agent.browser_agents import browser_agents
-from preview_qa.agent.llm import make_llm
-from preview_qa.agent.timing import Phases
+from preview_qa.agent.browsers.launch import BrowserSetup
+from preview_qa.agent.evidence.timing import Phases
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
@@ -123,15 +123,18 @@ PARTS = {
     "browser-use: the model's answer (the LLM's wait, its client)": ("browser_use.agent.service", "Agent._get_next_action"),
     "browser-use: running the step's actions": ("browser_use.agent.service", "Agent.multi_act"),
     "browser-use: after the actions (its own bookkeeping)": ("browser_use.agent.service", "Agent._post_process"),
-    "ours: the page settling before the first step and after each step": ("preview_qa.agent.step_watcher", "StepWatcher.settle"),
+    "ours: the page settling before the first step and after each step": (
+        "preview_qa.agent.adapter.step_watcher",
+        "StepWatcher.settle",
+    ),
     "ours: a step's own screenshot (masked; only when the next step's capture has none)": (
-        "preview_qa.agent.history",
+        "preview_qa.agent.adapter.history",
         "session_screenshot",
     ),
     "ours: the filled-in form's screenshot before a submit (masked)": ("preview_qa.agent.session", "session_screenshot"),
-    "ours: masking, in every screenshot above (two passes each)": ("preview_qa.agent.masking", "Mask._apply"),
-    "ours: the step watcher's plan of a step": ("preview_qa.agent.step_watcher", "StepWatcher.on_new_step"),
-    "ours: the step watcher before each action": ("preview_qa.agent.step_watcher", "StepWatcher.before_action"),
+    "ours: masking, in every screenshot above (two passes each)": ("preview_qa.agent.guards.masking", "Mask._apply"),
+    "ours: the step watcher's plan of a step": ("preview_qa.agent.adapter.step_watcher", "StepWatcher.on_new_step"),
+    "ours: the step watcher before each action": ("preview_qa.agent.adapter.step_watcher", "StepWatcher.before_action"),
 }
 
 

@@ -7,9 +7,9 @@ import asyncio
 import statistics
 import time
 
+from preview_qa.agent.adapter.step_watcher import StepWatcher
 from preview_qa.agent.page.nearest import nearest_line
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.agent.step_watcher import StepWatcher
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
 

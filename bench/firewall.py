@@ -1,4 +1,4 @@
-"""What the request policy (agent/network.py) costs a page load: a page of 50 requests (its document, 39 images, 10 of
+"""What the request policy (agent/guards/network.py) costs a page load: a page of 50 requests (its document, 39 images, 10 of
 them from a second host, as a CDN's, and 10 fetches its script makes, as an app's API calls), loaded in a fresh context
 with and without the policy, in turns, on real Chromium. The anchor is the same load without it; the goal is under 5%.
 Prints figures; asserts nothing."""
@@ -16,7 +16,7 @@ from typing import Any
 
 from playwright.async_api import Browser, async_playwright
 
-from preview_qa.agent.network import RequestPolicy
+from preview_qa.agent.guards.network import RequestPolicy
 from preview_qa.secrets.redact import Redactor
 
 PIXEL = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")

@@ -10,7 +10,7 @@ import time
 
 from playwright.async_api import async_playwright
 
-from preview_qa.agent.masking import Mask, screenshot
+from preview_qa.agent.guards.masking import Mask, screenshot
 from preview_qa.demo.site import DemoSite
 from preview_qa.secrets.redact import Redactor
 

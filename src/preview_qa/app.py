@@ -59,7 +59,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     ]
 
     def llm_factory() -> Any:  # called by the first test that needs the LLM: a run of replays never loads its client
-        from preview_qa.agent.llm import make_llm
+        from preview_qa.agent.adapter.llm import make_llm
 
         return make_llm(llm)
 
@@ -184,8 +184,8 @@ async def run_manifest(
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
-    from preview_qa.agent.browser import BrowserSetup
     from preview_qa.agent.browser_agents import browser_agents
+    from preview_qa.agent.browsers.launch import BrowserSetup
     from preview_qa.engine.runner import Runner
 
     browser = BrowserSetup(

@@ -114,7 +114,7 @@ class RunConfig:
     concurrency: int = field(default_factory=default_concurrency)
     chromium: str | None = field(default_factory=find_chromium)
     headless: bool = True
-    extra_headers: dict[str, str] = field(default_factory=dict)  # sent to the preview's origin only (agent/network.py)
+    extra_headers: dict[str, str] = field(default_factory=dict)  # sent to the preview's origin only (agent/guards/network.py)
     http_credentials: tuple[str, str] | None = None  # (user, password) for HTTP basic auth, to the preview's origin only
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)

@@ -18,7 +18,7 @@ ObservedKind = Literal[
     "failed_request",
     "navigation_blocked",
     "browser_disconnected",  # the browser
-    "secret_blocked",  # a secret on its way to a host outside the test's allowed hosts, stopped (agent/network.py)
+    "secret_blocked",  # a secret on its way to a host outside the test's allowed hosts, stopped (agent/guards/network.py)
     "llm_error",
     "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
     "expectation",
@@ -31,10 +31,10 @@ ObservedKind = Literal[
     "ignored",  # what every browser does by itself (a favicon fetch): kept, but neither an error nor a cause
     "browser_start_failed",  # a try at starting the test's browser failed (it is tried twice)
     "screenshot_withheld",  # a screenshot not kept, because its secrets could not be masked
-    "trace_not_written",  # Playwright's trace of the test could not be stopped or read (agent/tracing.py)
-    "access_denied",  # a page answered 401/403, or was redirected to another host (agent/evidence.py)
+    "trace_not_written",  # Playwright's trace of the test could not be stopped or read (agent/evidence/tracing.py)
+    "access_denied",  # a page answered 401/403, or was redirected to another host (agent/evidence/evidence.py)
     "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
-    "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)
+    "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/evidence/dialogs.py)
     "out_of_context",  # a command of browser-use's that would reach outside the test's browser context, not sent
 ]
 
@@ -151,7 +151,7 @@ class PageSettled(Detail):
 
 
 class DialogAnswered(Detail):
-    """A JavaScript dialog the page opened, and how it was answered (agent/dialogs.py)."""
+    """A JavaScript dialog the page opened, and how it was answered (agent/evidence/dialogs.py)."""
 
     kind: ClassVar[ObservedKind] = "dialog"
     dialog: str  # alert, confirm, prompt, beforeunload
@@ -175,7 +175,7 @@ class DialogAnswered(Detail):
 
 
 class ActionsDropped(Detail):
-    """Actions of a step that never ran (agent/history.py)."""
+    """Actions of a step that never ran (agent/adapter/history.py)."""
 
     kind: ClassVar[ObservedKind] = "actions_dropped"
     step: int
@@ -207,7 +207,7 @@ class PageError(Detail):
 
 
 class Timings(Detail):
-    """Where the test's time went (agent/timing.py): one row per phase, {phase, wall_s, cpu_s}."""
+    """Where the test's time went (agent/evidence/timing.py): one row per phase, {phase, wall_s, cpu_s}."""
 
     kind: ClassVar[ObservedKind] = "timings"
     phases: list[dict[str, Any]]
@@ -238,7 +238,7 @@ class TraceRecorded(Evidence):
 
     name: str
     zip: bytes
-    with_screenshots: bool  # false in a run with secrets: the screencast is not masked (agent/tracing.py)
+    with_screenshots: bool  # false in a run with secrets: the screencast is not masked (agent/evidence/tracing.py)
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,8 @@ def test_a_failing_text_check_names_the_nearest_line_at_the_bottom_of_a_long_pag
 def test_a_missing_favicon_is_no_cause(quality_run: tuple[CliRun, list[str]]) -> None:
     run, requests = quality_run
     # The page has no icon link and the site no /favicon.ico. Chromium fetches no site icon while requests are routed
-    # (agent/network.py routes every test's context), so none is asked for; tests/unit/test_favicon.py covers the
-    # 404 of one that is (agent/evidence.py ignores it).
+    # (agent/guards/network.py routes every test's context), so none is asked for; tests/unit/test_favicon.py covers the
+    # 404 of one that is (agent/evidence/evidence.py ignores it).
     assert "/favicon.ico" not in requests
     t = run.test("cart shows two items")
     assert not any("favicon" in text or "404" in text for text in [t["reason"], *t["causes"]]), t["causes"]

@@ -108,7 +108,7 @@ def test_a_hanging_provider_is_given_up_on_and_named(faults: CliRun) -> None:
     t = faults.test("hanging response")
     assert t["status"] == "errored", t
     assert t["reason"] == "LLM provider error: the provider did not answer in time"
-    assert t["duration_s"] < 60  # within the test's own timeout, whose sixth is each LLM call's (agent/build.py)
+    assert t["duration_s"] < 60  # within the test's own timeout, whose sixth is each LLM call's (agent/adapter/build.py)
 
 
 def test_a_provider_that_recovers_after_a_429_passes(faults: CliRun) -> None:

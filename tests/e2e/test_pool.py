@@ -13,12 +13,12 @@ import psutil
 import pytest
 from playwright.async_api import Dialog, Page, Playwright, async_playwright
 
-from preview_qa.agent import browser_use_patches
-from preview_qa.agent.agent_browser import start_session
-from preview_qa.agent.browser import BrowserSetup, BrowserStartError, start_gate
-from preview_qa.agent.build import session_profile
-from preview_qa.agent.context_scope import OutOfContext
-from preview_qa.agent.pool import BrowserPool
+from preview_qa.agent.adapter import patches
+from preview_qa.agent.adapter.build import session_profile
+from preview_qa.agent.adapter.connect import start_session
+from preview_qa.agent.browsers.context_scope import OutOfContext
+from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError, start_gate
+from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.config import find_chromium
 from preview_qa.demo.site import DemoSite
 from preview_qa.demo.todo import CART_COOKIE
@@ -143,7 +143,7 @@ async def target_id(page: Page) -> str:
 def test_two_agents_in_one_browser_each_see_only_their_own_context(site: DemoSite, tmp_path: Path) -> None:
     """browser-use's sessions of two tests at once in one browser: each lists, reads and hears only its own context's
     tabs, cookies and downloads, and what it would do browser-wide outside its context is refused."""
-    browser_use_patches.apply()
+    patches.apply()
 
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as a, pool.lease() as b:
@@ -191,7 +191,7 @@ def test_two_agents_in_one_browser_each_see_only_their_own_context(site: DemoSit
 def test_a_replay_and_an_agent_share_the_browser_playwright_launched_with_a_port_on_the_loopback(
     site: DemoSite, tmp_path: Path
 ) -> None:
-    browser_use_patches.apply()
+    patches.apply()
 
     async def test(pool: BrowserPool, pids: list[int]) -> None:
         async with pool.lease() as replay:
@@ -210,7 +210,7 @@ def test_a_browser_browser_use_cannot_connect_to_errors_the_test_after_two_tries
     site: DemoSite, tmp_path: Path
 ) -> None:
     """A DevTools endpoint that never completes its WebSocket handshake (as on a machine too busy to answer)."""
-    browser_use_patches.apply()
+    patches.apply()
     server = ThreadingHTTPServer(("127.0.0.1", 0), NoHandshake)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 

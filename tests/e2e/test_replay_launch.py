@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.agent.browser import AGENT_ARGS, BROWSER_ARGS, WINDOW
+from preview_qa.agent.browsers.launch import AGENT_ARGS, BROWSER_ARGS, WINDOW
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, run_preview_qa

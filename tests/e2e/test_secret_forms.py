@@ -363,7 +363,7 @@ def test_the_page_sees_a_style_on_its_own_field_but_no_secret_value() -> None:
 
     from playwright.async_api import async_playwright
 
-    from preview_qa.agent.masking import Mask, screenshot
+    from preview_qa.agent.guards.masking import Mask, screenshot
     from preview_qa.secrets.redact import Redactor
 
     never_given = "Capybara Soufflé 6630"

@@ -1,5 +1,5 @@
 """Work browser-use's Agent did on the run's one thread, which every concurrent test waited for
-(agent/browser_use_patches.py, items 10 and 11): a full garbage collection as each agent closed; its four step models
+(agent/adapter/patches.py, items 10 and 11): a full garbage collection as each agent closed; its four step models
 (its actions' and its answer's) made again before every step, and the answer model's JSON schema for every request.
 An agent now leaves collection to Python, and keeps its models while nothing they depend on changes, and makes them
 again when something does."""
@@ -15,13 +15,13 @@ from browser_use import Agent, Tools
 from browser_use.llm.openai.chat import ChatOpenAI
 from browser_use.llm.schema import SchemaOptimizer
 
-from preview_qa.agent import browser_use_patches
+from preview_qa.agent.adapter import patches
 
 STEP_MODELS = ("ActionModel", "AgentOutput", "DoneActionModel", "DoneAgentOutput")
 
 
 def agent(tmp_path: Path) -> Agent:
-    browser_use_patches.apply()
+    patches.apply()
     llm = ChatOpenAI(model="scripted", api_key="never-used", base_url="http://127.0.0.1:9/")
     return Agent(task="Read the price.", llm=llm, tools=Tools(), file_system_path=str(tmp_path))
 

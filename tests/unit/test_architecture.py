@@ -52,7 +52,13 @@ def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
     assert loaded_by(module) == "[]"
 
 
-REPLAY_PATH = ["preview_qa.agent.browser_agents", "preview_qa.agent.session", "preview_qa.agent.pool"]
+REPLAY_PATH = [
+    "preview_qa.agent.browser_agents",
+    "preview_qa.agent.session",
+    "preview_qa.agent.browsers.pool",
+    "preview_qa.agent.replay.player",
+    "preview_qa.agent.guards.masking",
+]
 
 
 @pytest.mark.parametrize("module", REPLAY_PATH)
@@ -63,7 +69,7 @@ def test_what_a_replay_runs_on_does_not_load_browser_use(module: str) -> None:
 
 def test_the_agent_package_does_load_browser_use() -> None:
     """The checks above can fail: the one package allowed to import browser-use shows up in the same probe."""
-    assert "'browser_use'" in loaded_by("preview_qa.agent.agent_browser")
+    assert "'browser_use'" in loaded_by("preview_qa.agent.adapter.connect")
 
 
 TESTS = Path(__file__).resolve().parents[1]

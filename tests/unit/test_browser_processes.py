@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from preview_qa.agent.browser import BrowserProcesses, _launch_said
+from preview_qa.agent.browsers.launch import BrowserProcesses, _launch_said
 
 BROWSER = """
 import subprocess, sys, time

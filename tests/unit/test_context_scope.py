@@ -1,4 +1,4 @@
-"""browser-use's connection kept to its test's browser context (agent/context_scope.py), against a recorded browser:
+"""browser-use's connection kept to its test's browser context (agent/browsers/context_scope.py), against a recorded browser:
 what it sends is scoped or refused, what it hears is its own context's only."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.agent.context_scope import ContextScope, OutOfContext
+from preview_qa.agent.browsers.context_scope import ContextScope, OutOfContext
 
 OURS, THEIRS = "ctx-ours", "ctx-theirs"
 TARGETS = [

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import async_playwright
 
-from preview_qa.agent.pool import context_options, environment
+from preview_qa.agent.browsers.pool import context_options, environment
 from preview_qa.agent.replay.environment import environment_gap
 from preview_qa.engine.agent_port import AgentRequest, RecordedElsewhere, Recording
 from preview_qa.engine.replay_cache import RecordingCache

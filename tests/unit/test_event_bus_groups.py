@@ -1,4 +1,4 @@
-"""The browser-use sessions of concurrent tests do not take turns (agent/browser_use_patches.py, item 8): bubus ran every
+"""The browser-use sessions of concurrent tests do not take turns (agent/adapter/patches.py, item 8): bubus ran every
 event handler of the process under one lock, so each test's actions and page captures waited for the others'."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 from bubus import BaseEvent, EventBus
 
-from preview_qa.agent.browser_use_patches import apply, own_event_buses
+from preview_qa.agent.adapter.patches import apply, own_event_buses
 
 TESTS = 3
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from preview_qa.agent.page.locate import live_locator
+from preview_qa.agent.adapter.step_watcher import StepWatcher
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.agent.step_watcher import StepWatcher
+from preview_qa.agent.replay.locate import live_locator
 from preview_qa.export import Language, export_test
 from preview_qa.export.locators import exported
 from tests.builders import spec

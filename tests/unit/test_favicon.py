@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from preview_qa.agent.evidence import is_favicon
+from preview_qa.agent.evidence.evidence import is_favicon
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from preview_qa.agent.browser import BROWSER_ARGS
+from preview_qa.agent.browsers.launch import BROWSER_ARGS
 from tests.conftest import clean_env
 from tests.fakes.docker import action_step
 from tests.fakes.github import read_outputs

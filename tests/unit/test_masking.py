@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from cdp_use import CDPClient
 
-from preview_qa.agent import masking
-from preview_qa.agent.masking import Mask, ScreenshotWithheld
+from preview_qa.agent.adapter.patches import route_screenshots
+from preview_qa.agent.guards import masking
+from preview_qa.agent.guards.masking import Mask, ScreenshotWithheld
 from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"
@@ -130,6 +131,7 @@ def test_every_screenshot_browser_use_takes_over_a_guarded_connection_is_masked(
         return await page.send(method, params)
 
     monkeypatch.setattr(CDPClient, "send_raw", send_raw)
+    route_screenshots(masking.around)  # as the patches' `apply` does before browser-use's first session
     mask = Mask(Redactor({"s": SECRET}))
     masking.guard("ws://guarded", mask)
     try:

@@ -1,4 +1,4 @@
-"""The request policy's pure rules (agent/network.py), without a browser: which hosts are allowed, which URLs the
+"""The request policy's pure rules (agent/guards/network.py), without a browser: which hosts are allowed, which URLs the
 driver hands to Python, and which agent actions would carry a secret off."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.agent.network import ActionGuard, RequestPolicy
+from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
 from preview_qa.events import Observed
 from preview_qa.secrets.redact import Redactor
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from preview_qa import cli
-from preview_qa.agent.llm import RecordingLLM, make_llm
-from preview_qa.agent.token_meter import tokens_in
+from preview_qa.agent.adapter.llm import RecordingLLM, make_llm
+from preview_qa.agent.adapter.token_meter import tokens_in
 from preview_qa.engine.pricing import budget_exceeded, find_price, parse_override
 from preview_qa.providers import DEFAULT_MODELS, LLMSettings
 from preview_qa.results import Usage

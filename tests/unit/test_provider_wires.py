@@ -11,7 +11,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from preview_qa.agent.llm import RecordingLLM, make_llm
+from preview_qa.agent.adapter.llm import RecordingLLM, make_llm
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.wire import WIRES
 from preview_qa.providers import DEFAULT_MODELS, PROVIDERS, LLMSettings, Provider

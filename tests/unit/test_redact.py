@@ -24,7 +24,7 @@ from browser_use.llm.messages import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from preview_qa.agent.llm import scrubbed
+from preview_qa.agent.adapter.llm import scrubbed
 from preview_qa.engine.runner import _redacted
 from preview_qa.events import AgentHistory, Observed, StepRecorded, TestFinished
 from preview_qa.results import Status, TestResult

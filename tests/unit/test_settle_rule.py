@@ -3,7 +3,7 @@ the report says settling waited for; on a clock the test drives, no browser."""
 
 from __future__ import annotations
 
-from preview_qa.agent.dialogs import Answer, answer_for
+from preview_qa.agent.evidence.dialogs import Answer, answer_for
 from preview_qa.agent.page.quiet import QuietRule, Settling
 
 BOUND = 5.0

@@ -76,7 +76,7 @@ def test_browser_uses_libraries_stay_quiet_when_imported_after_the_run_quieted_t
         import logging
         from preview_qa.app import _quiet_logs
         _quiet_logs(False)
-        import preview_qa.agent.agent_browser  # browser-use, and bubus with it
+        import preview_qa.agent.adapter.connect  # browser-use, and bubus with it
         logging.getLogger("bubus").error("EventBus handler failed")
         logging.getLogger("browser_use.browser.session").error("session lost")
         """

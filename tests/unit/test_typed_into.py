@@ -1,4 +1,4 @@
-"""Where typed text goes (agent/typed_into.py), without a browser: the frame of a browser-use DOM node, a frame's origin
+"""Where typed text goes (agent/guards/typed_into.py), without a browser: the frame of a browser-use DOM node, a frame's origin
 by the frame tree, and the focused element's document followed through frames of the same and of other processes, as
 DevTools answers (its answers played by a small stand-in)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.agent.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
+from preview_qa.agent.guards.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
 
 PREVIEW, COLLECTOR = "http://127.0.0.1:8000", "http://collector.example:8000"
 

@@ -390,7 +390,7 @@ def test_browser_error_causes_name_the_first_of_each_kind_and_count_the_rest() -
 
 
 def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract() -> None:
-    from preview_qa.agent.build import report_model
+    from preview_qa.agent.adapter.build import report_model
 
     for refused in (
         {"status": "pass", "reason": ""},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.agent.evidence import action_label
+from preview_qa.agent.evidence.evidence import action_label
 from preview_qa.errors import ManifestError
 from preview_qa.manifest.loader import load
 from preview_qa.results import Execution, ExpectationOutcome, Status

@@ -1,6 +1,6 @@
 """The run's AgentFn: one pool of browsers and one Playwright driver for the whole run, each test in a fresh context;
-when the run ends, no browser it started is left running. Nothing here imports browser-use: the pool and the test's
-session do, the first time a test needs the agent."""
+when the run ends, no browser it started is left running. Nothing here imports browser-use: the test's session does
+(agent/adapter/), the first time a test needs the agent."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from preview_qa.agent.browser import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
-from preview_qa.agent.pool import BrowserPool
+from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
+from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.agent.session import RunTools, run_agent
 from preview_qa.engine.agent_port import AgentFn, AgentRequest
 from preview_qa.lifecycle import children_temp_folder
@@ -25,7 +25,7 @@ SHORT_TMP = 60  # a TMPDIR up to this long leaves room for Chromium's ".org.chro
 if TYPE_CHECKING:
     from playwright.async_api import Playwright
 
-    from preview_qa.agent.llm import MeteredChat
+    from preview_qa.agent.adapter.llm import MeteredChat
 
 
 class _Driver:

@@ -14,22 +14,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from preview_qa.agent import masking
-from preview_qa.agent.browser import BrowserSetup, BrowserStartError
-from preview_qa.agent.dialogs import DialogAnswerer
-from preview_qa.agent.evidence import EvidenceRecorder
-from preview_qa.agent.network import ActionGuard, RequestPolicy
+from preview_qa.agent.adapter.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
+from preview_qa.agent.adapter.step_watcher import RESTLESS_S, SETTLE_S, StepWatcher
+from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError
+from preview_qa.agent.browsers.pool import BrowserPool, Lease
+from preview_qa.agent.browsers.storage import StateError, load_state, read_state
+from preview_qa.agent.evidence.dialogs import DialogAnswerer
+from preview_qa.agent.evidence.evidence import EvidenceRecorder
+from preview_qa.agent.evidence.timing import Phases
+from preview_qa.agent.evidence.tracing import TestTrace
+from preview_qa.agent.guards import masking
+from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
 from preview_qa.agent.page.final_page import check_settled_page, settle
-from preview_qa.agent.page.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.agent.pool import BrowserPool, Lease
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
-from preview_qa.agent.step_watcher import RESTLESS_S, SETTLE_S, StepWatcher
-from preview_qa.agent.storage import StateError, load_state, read_state
-from preview_qa.agent.timing import Phases
-from preview_qa.agent.tracing import TestTrace
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import TestSpec
@@ -42,15 +42,15 @@ if TYPE_CHECKING:
     from browser_use import Agent
     from playwright.async_api import Page
 
-    from preview_qa.agent.browser_use_patches import ContextSession
-    from preview_qa.agent.history import AgentSteps
-    from preview_qa.agent.llm import MeteredChat, RecordingLLM
+    from preview_qa.agent.adapter.context_session import ContextSession
+    from preview_qa.agent.adapter.history import AgentSteps
+    from preview_qa.agent.adapter.llm import MeteredChat, RecordingLLM
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
 AGENT_MODULES = [
-    "preview_qa.agent.agent_browser",
-    "preview_qa.agent.build",
-    "preview_qa.agent.history",
+    "preview_qa.agent.adapter.connect",
+    "preview_qa.agent.adapter.build",
+    "preview_qa.agent.adapter.history",
 ]
 
 
@@ -68,7 +68,7 @@ class RunTools:
 async def run_agent(run: AgentRequest, tools: RunTools) -> AgentRun:
     """Run one test's agent (or replay its recording) to the end or its deadline and return the facts; never raises for
     the test's own failures. The test's timeout starts once it has its browser context: starting a browser, when the
-    pool has none idle, has its own bound (see agent/browser.py)."""
+    pool has none idle, has its own bound (see agent/browsers/launch.py)."""
     return await TestSession(run, tools).run()
 
 
@@ -154,10 +154,8 @@ class TestSession:
             assert self.preparing is not None
             with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
                 self._llm(await self.preparing)
-            from browser_use.browser.events import BrowserErrorEvent
-
-            from preview_qa.agent.agent_browser import start_session
-            from preview_qa.agent.build import session_profile
+            from preview_qa.agent.adapter.build import session_profile
+            from preview_qa.agent.adapter.connect import hear_errors, start_session
 
             self.steps.attach(lease.context)  # where the agent's actions find their elements, for the export
             masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
@@ -165,7 +163,7 @@ class TestSession:
                 where = (run.allowed_hosts, self.workdir, lease.cdp_url)
                 profile = session_profile(self.tools.browser.headless, *where, run.spec.emulation)
                 self.session = await start_session(lease, profile)
-            self.session.event_bus.on(BrowserErrorEvent, self.evidence.browser_error)
+            hear_errors(self.session, self.evidence.browser_error)
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)
         if self.replaying:
@@ -183,7 +181,7 @@ class TestSession:
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
         if self.agent is not None:  # an agent run's, once built
-            from preview_qa.agent.history import read_history
+            from preview_qa.agent.adapter.history import read_history
 
             read_history(self.agent, result, self.test_run.spec, self.test_run.secrets, self.test_run.emit, self.steps)
         if self.recorder is not None:  # our own count of every answer, never browser-use's (it drops invalid ones)
@@ -228,7 +226,7 @@ class TestSession:
     def _llm(self, made: MeteredChat | None = None) -> RecordingLLM:
         """The test's LLM, built on first use (a replay that needs no verdict call never loads an LLM client), or from
         the client already `made`."""
-        from preview_qa.agent.llm import RecordingLLM
+        from preview_qa.agent.adapter.llm import RecordingLLM
 
         if self.recorder is None:
             made = made or self.tools.make_llm()
@@ -242,8 +240,8 @@ class TestSession:
         return self.recorder
 
     async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
-        from preview_qa.agent.build import build_agent
-        from preview_qa.agent.history import AgentSteps
+        from preview_qa.agent.adapter.build import build_agent
+        from preview_qa.agent.adapter.history import AgentSteps
 
         run = self.test_run
         hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
@@ -287,8 +285,8 @@ class TestSession:
             )
             return None
         if outcome.page is not None and replay_needs_llm_check(run.spec):
-            from preview_qa.agent.build import report_model
-            from preview_qa.agent.replay.page_check import check_page_against_task
+            from preview_qa.agent.adapter.build import report_model
+            from preview_qa.agent.adapter.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
                 # the agent's steps wait as long (the same rule) for a page to render before it is read

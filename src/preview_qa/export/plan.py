@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from preview_qa.agent.replay.recording import KEYS, VERDICT, RecordedAction, RecordedStep, recorded_steps
+from preview_qa.agent.evidence.action_names import KEYS, VERDICT
+from preview_qa.agent.replay.recording import RecordedAction, RecordedStep, recorded_steps
 from preview_qa.export.locators import Locator, exported
 from preview_qa.manifest.models import TestSpec
 from preview_qa.manifest.page_state import ElementCheck

@@ -8,7 +8,7 @@ import zipfile
 from preview_qa.secrets.redact import Redactor
 
 # Entries Playwright writes as images: screencast frames and screenshots (none in a run with secrets, see
-# agent/tracing.py) and images the page loaded. Every other entry is text and is redacted as such.
+# agent/evidence/tracing.py) and images the page loaded. Every other entry is text and is redacted as such.
 IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png", ".webp", ".gif", ".avif", ".ico", ".woff", ".woff2", ".ttf")
 
 

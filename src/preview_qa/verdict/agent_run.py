@@ -33,7 +33,7 @@ def _without_min_length(schema: JsonDict) -> None:
 
 class AgentReport(BaseModel):
     """What the agent must return through its structured done action. Defined once: the model browser-use fills
-    (agent/build.py) and the verdict's parser (verdict/decide.py) both derive from it."""
+    (agent/adapter/build.py) and the verdict's parser (verdict/decide.py) both derive from it."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,7 +1,7 @@
 """Whether a page is still drawing and whether its main content shows, read in a world of our own.
 
 A MutationObserver is installed in every document of the page before its own scripts run
-(`Page.addScriptToEvaluateOnNewDocument` into an isolated world, as agent/masking.py masks): the page's scripts can
+(`Page.addScriptToEvaluateOnNewDocument` into an isolated world, as agent/guards/masking.py masks): the page's scripts can
 neither see it nor stop it, and it shares only the DOM with them. Each look asks that world (`Runtime.evaluate`) for the
 moments the DOM changed since the last look, and whether the page's <main> (its body, when it has none) shows any text
 or element. Only the top frame's document is watched: a frame's own changes are not seen."""

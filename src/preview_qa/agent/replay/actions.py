@@ -6,17 +6,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from preview_qa.agent.replay.recording import KEYS
+from preview_qa.agent.evidence.action_names import KEYS
 
 if TYPE_CHECKING:
-    from playwright.async_api import ElementHandle
+    from playwright.async_api import BrowserContext, ElementHandle, Page
 
-    from preview_qa.agent.replay.player import Replayer
     from preview_qa.agent.replay.recording import RecordedAction, RecordedStep
 
 ACTION_TIMEOUT_MS = 5_000  # for one action on a found element (a select's option to appear, a file to be set)
+
+
+class Replayer(Protocol):
+    """What a handler uses of the player (agent/replay/player.py), which imports this table."""
+
+    context: BrowserContext
+    page: Page
+
+    async def click(self, click: Callable[[], Awaitable[None]], later: RecordedStep | None) -> None: ...
+    def tab(self, step: RecordedStep, action: RecordedAction) -> Page: ...
+    def real_text(self, step: RecordedStep, action: RecordedAction, text: str) -> str: ...
+
 
 OnElement = Callable[["Replayer", "RecordedStep", "RecordedAction", "ElementHandle", "RecordedStep | None"], Awaitable[None]]
 OnPage = Callable[["Replayer", "RecordedStep", "RecordedAction", "RecordedStep | None"], Awaitable[None]]

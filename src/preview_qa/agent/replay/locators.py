@@ -1,7 +1,7 @@
 """Which Playwright locator finds a recorded element (pure): Playwright's recommended order — role and accessible name,
 label, placeholder, text, test id — and a CSS or XPath fallback, with the reason, only when the recording offers
 nothing else; and the chain of Playwright calls that finds it, which the export writes in Python or TypeScript and a run
-calls on the live page to count what it finds there (agent/page/locate.py), so that the same locator is counted and
+calls on the live page to count what it finds there (agent/replay/locate.py), so that the same locator is counted and
 written."""
 
 from __future__ import annotations

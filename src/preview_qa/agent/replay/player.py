@@ -18,13 +18,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.network import ActionGuard
-from preview_qa.agent.page.locate import NO_NAMES, LiveMatch, find_live, locator_facts
+from preview_qa.agent.evidence.action_names import NAME_LIMIT
+from preview_qa.agent.evidence.timing import Phases
+from preview_qa.agent.guards.network import ActionGuard
+from preview_qa.agent.guards.typed_into import focused_origin
 from preview_qa.agent.replay.actions import ON_ELEMENT, page_action
+from preview_qa.agent.replay.locate import NO_NAMES, LiveMatch, find_live, locator_facts
 from preview_qa.agent.replay.recording import RecordedAction, RecordedStep, same_place
-from preview_qa.agent.step_watcher import NAME_LIMIT
-from preview_qa.agent.timing import Phases
-from preview_qa.agent.typed_into import focused_origin
 from preview_qa.events import StepRecorded
 from preview_qa.manifest.models import SECRET_TAG
 from preview_qa.results import error_line, one_line
@@ -73,7 +73,7 @@ class _Drifted(Exception):
 @dataclass
 class _Found:
     live: LiveMatch
-    facts: dict[str, Any]  # what a step's record says of the element (agent/step_watcher.py's element_facts, and more)
+    facts: dict[str, Any]  # what a step's record says of the element (agent/adapter/step_watcher.py's element_facts, and more)
 
     @property
     def element(self) -> ElementHandle:
@@ -253,7 +253,7 @@ class Replayer:
 
     async def _find(self, step: RecordedStep, action: RecordedAction) -> _Found:
         """The live element the action acts on, waiting a moment for a page that is still rendering; with its role and
-        name (as agent steps name theirs) and how the export's locator finds it (agent/page/locate.py)."""
+        name (as agent steps name theirs) and how the export's locator finds it (agent/replay/locate.py)."""
         if action.element is None:
             raise _Drifted(step, action, "the recording holds no element for it", await self._screenshot())
         deadline = time.monotonic() + SETTLE_S

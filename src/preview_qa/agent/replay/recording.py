@@ -9,43 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.evidence.action_names import READS_ONLY, VERDICT
 from preview_qa.results import clip
 
-# Playwright's key names for what browser-use's send_keys writes: the replay presses them, an export writes them.
-KEYS = {
-    "ctrl": "Control",
-    "control": "Control",
-    "cmd": "Meta",
-    "command": "Meta",
-    "meta": "Meta",
-    "alt": "Alt",
-    "option": "Alt",
-    "shift": "Shift",
-    "esc": "Escape",
-    "escape": "Escape",
-    "enter": "Enter",
-    "return": "Enter",
-    "tab": "Tab",
-    "space": "Space",
-    "backspace": "Backspace",
-    "delete": "Delete",
-}
-
-# Actions that change nothing on the page: replaying them needs an LLM (extract) or touches only the agent's own notes.
-READS_ONLY = frozenset(
-    {
-        "extract",
-        "search_page",
-        "find_elements",
-        "screenshot",
-        "save_as_pdf",
-        "dropdown_options",
-        "read_file",
-        "write_file",
-        "replace_file",
-    }
-)
-VERDICT = "done"  # the cached verdict is never replayed: a replay is judged afresh on the live page
 _ID_SEGMENT = re.compile(r"\d+|[0-9a-f]{8,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _ROLES = {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "img": "image", "option": "option"}
 _INPUT_ROLES = {

@@ -54,7 +54,7 @@ def steps_of(events: list[dict[str, Any]]) -> list[Step]:
                 actions=_actions(line),
             )
     # A dialog is logged while its step runs, and the actions a step dropped as it ends: both may come before the
-    # step's own record, which is logged once the next step's capture pictured where the step led (agent/history.py).
+    # step's own record, which is logged once the next step's capture pictured where the step led (agent/adapter/history.py).
     for line in events:
         if (dropped := ActionsDropped.read(line)) is not None and dropped.step in steps:
             steps[dropped.step].dropped.append(Dropped(why=clip(dropped.why, TEXT_LIMIT), actions=_actions(line)))

@@ -1,12 +1,12 @@
 """Browsers kept for the run, Playwright Test's way: one Chromium per worker, reused test after test, and for each test a
 fresh browser context (its own cookies, storage, cache and service workers) that is thrown away afterwards. A browser
 that broke, or in which a test left anything outside its own context, is retired, never handed to the next test.
-Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browser.py.
+Browsers start (in turns, tried twice, their processes tracked by profile folder) and end through agent/browsers/launch.py.
 
 Tests share a browser, each in its own context: a replay drives its context through Playwright alone, and an agent's
-browser-use session is kept to its test's context (agent/context_scope.py), so a run at --concurrency 4 starts one
+browser-use session is kept to its test's context (agent/browsers/context_scope.py), so a run at --concurrency 4 starts one
 Chromium, not four (on two cores a launch costs more than a replayed test, and each Chromium its own memory). Every
-browser is launched by Playwright with a DevTools port for browser-use (agent/browser.py), so replays and agent tests
+browser is launched by Playwright with a DevTools port for browser-use (agent/browsers/launch.py), so replays and agent tests
 take any browser of the pool, and a run of replays never imports browser-use."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.browser import (
+from preview_qa.agent.browsers.launch import (
     CLOSE_TIMEOUT_S,
     BrowserProcesses,
     BrowserSetup,
@@ -29,8 +29,6 @@ from preview_qa.results import Emulation, Viewport
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
-
-    from preview_qa.agent.browser_use_patches import ContextSession
 
 
 DESKTOP = Viewport(width=1280, height=800)  # the default desktop's page, for the agent and its replay alike
@@ -113,7 +111,8 @@ class Lease:
     context_id: str  # the context's id in the DevTools protocol, for the pages browser-use opens
     environment: Emulation  # what its pages see: viewport, scale, user agent, locale... (kept with a recording)
     tainted: list[str] = field(default_factory=list)  # why the browser must not be reused (set during the test)
-    session: ContextSession | None = None  # browser-use's, disconnected after the test before its context closes
+    # what must end before its context closes (browser-use's session, disconnected after the test): each bounded
+    before_close: list[Callable[[], Awaitable[object]]] = field(default_factory=list)
     launch_s: float = 0.0  # the seconds of the lease spent starting its browser (0 for a browser already running)
 
     @property
@@ -219,9 +218,9 @@ class BrowserPool:
     async def _check_in(self, lease: Lease) -> None:
         """After a test: close its context and check that it left nothing outside it; once the browser's last holder is
         done, reuse it only if nothing of any test is left in it."""
-        if lease.session is not None:  # first, or it would open a blank page (in no context of ours) once its tab closes
+        for close in lease.before_close:  # first: a session would open a blank page (in no context of ours) once its tab closes
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(lease.session.kill(), CLOSE_TIMEOUT_S * 2)
+                await asyncio.wait_for(close(), CLOSE_TIMEOUT_S * 2)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
         if lease.tainted:
@@ -257,7 +256,7 @@ class BrowserPool:
             self._changed.notify_all()
 
     async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
-        context = await pooled.browser.new_context(**options)  # preview credentials: agent/network.py
+        context = await pooled.browser.new_context(**options)  # preview credentials: agent/guards/network.py
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
         try:
@@ -268,7 +267,7 @@ class BrowserPool:
         return FreshContext(context, page, str(info["targetInfo"]["browserContextId"]), (str(user_agent), str(locale)))
 
     async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
-        """Start a browser (agent/browser.py: by Playwright, in turns, tried twice)."""
+        """Start a browser (agent/browsers/launch.py: by Playwright, in turns, tried twice)."""
         clock = time.monotonic()
         started = await start_browser(await self.playwright(), self.setup, self.gate, on_failed_try)
         pooled = PooledBrowser(started.processes, started.cdp_url, started.browser)

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from preview_qa.agent.evidence.action_names import READS_ONLY, VERDICT
 from preview_qa.agent.page import every_page
-from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import ConsoleError, Observed, ObservedKind, PageError
 from preview_qa.results import EvidenceSummary, clip

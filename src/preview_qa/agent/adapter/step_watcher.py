@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.page.locate import located
+from preview_qa.agent.evidence.action_names import NAME_LIMIT, READS_ONLY, VERDICT
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
+from preview_qa.agent.replay.locate import located
 from preview_qa.results import one_line
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from browser_use.tools.registry.views import ActionModel
     from playwright.async_api import BrowserContext, Page
 
-NAME_LIMIT = 80
 FILLS = frozenset({"input", "select_dropdown", "upload_file"})  # actions that put a value into a form
 SUBMITS = frozenset({"click", "send_keys"})  # what may send a filled form off (a button, or Enter)
 VAGUE_ROLES = frozenset({"generic", "none", "presentation", "StaticText", "LabelText"})
@@ -145,7 +144,7 @@ class StepWatcher:
 
     async def _locate(self, action: ActionModel) -> None:
         """Into the element's record (and `located`, for the history): how the locator an export writes for it finds it
-        on the page the model answered, as the action is about to run (agent/page/locate.py)."""
+        on the page the model answered, as the action is about to run (agent/replay/locate.py)."""
         plan = self._plan
         position = next((i for i, a in enumerate(plan.answer) if a is action), None) if plan is not None else None
         if plan is None or position is None or self._context is None:

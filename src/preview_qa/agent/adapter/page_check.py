@@ -16,7 +16,7 @@ from preview_qa.verdict.agent_run import DoneReport
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-    from preview_qa.agent.llm import RecordingLLM
+    from preview_qa.agent.adapter.llm import RecordingLLM
     from preview_qa.manifest.models import TestSpec
 
 PAGE_TEXT_LIMIT = 8_000  # characters of visible text in the page check: enough for a page's content, ~2k tokens

@@ -13,12 +13,12 @@ from browser_use.agent.views import ActionResult
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
 from pydantic import BaseModel, Field, create_model
 
-from preview_qa.agent.browser_use_patches import claude_check_without_its_sdk
-from preview_qa.agent.llm import RecordingLLM
-from preview_qa.agent.network import ActionGuard, RequestPolicy
-from preview_qa.agent.pool import DESKTOP
-from preview_qa.agent.step_watcher import StepWatcher
-from preview_qa.agent.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
+from preview_qa.agent.adapter.llm import RecordingLLM
+from preview_qa.agent.adapter.patches import claude_check_without_its_sdk
+from preview_qa.agent.adapter.step_watcher import StepWatcher
+from preview_qa.agent.browsers.pool import DESKTOP
+from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
+from preview_qa.agent.guards.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport

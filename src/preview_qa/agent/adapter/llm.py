@@ -15,8 +15,8 @@ from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderE
 from browser_use.llm.messages import BaseMessage, ContentPartImageParam
 from pydantic import ValidationError
 
-from preview_qa.agent.browser_use_patches import MeteredChatBrowserUse, VerifiedLLM
-from preview_qa.agent.token_meter import TokenMeter
+from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
+from preview_qa.agent.adapter.token_meter import TokenMeter
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
@@ -37,7 +37,7 @@ class MeteredChat:
 
 def make_llm(settings: LLMSettings) -> MeteredChat:
     """browser-use's chat model for the provider settings that `providers.resolve` checked, its HTTP client hooked so
-    that every answer's tokens are counted (the browser-use cloud's: its parsed answers, agent/browser_use_patches.py)."""
+    that every answer's tokens are counted (the browser-use cloud's: its parsed answers, agent/adapter/patches.py)."""
     meter = TokenMeter(find_price(settings.provider, settings.model, settings.price_per_mtok))
     return MeteredChat(_chat(settings, meter), meter)
 
@@ -182,7 +182,7 @@ class RecordingLLM(VerifiedLLM):
 def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessage]:
     """Copies of `messages` with every secret, in any form, replaced by its placeholder: page text, URLs in the browser
     state, tool results and our own prompts alike. browser-use's `sensitive_data` filter knows raw values only.
-    Screenshots are left as they are: they were masked in the browser before they were taken (agent/masking.py)."""
+    Screenshots are left as they are: they were masked in the browser before they were taken (agent/guards/masking.py)."""
     if not redactor.values:
         return messages
     out = []

@@ -1,6 +1,6 @@
 """Starting and ending Chromium: our flags, each browser's processes found by its profile folder and killed at the end,
 a browser that does not come up killed and started once more, in turns. Every browser is launched by Playwright alone,
-with a DevTools port on the loopback for browser-use's sessions (agent/agent_browser.py), so a run of replays never
+with a DevTools port on the loopback for browser-use's sessions (agent/adapter/connect.py), so a run of replays never
 imports browser-use and an agent's run does not wait for browser-use's own launcher (issue #28)."""
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ BROWSER_ARGS = [
     "--disable-dev-shm-usage",
     "--enable-blink-features=ComputedAccessibilityInfo",
 ]  # accessible names for the replay (agent/replay/player.py)
-WINDOW = {"width": 1280, "height": 800}  # a headed browser's window; each context emulates its pages' size (agent/pool.py)
+WINDOW = {
+    "width": 1280,
+    "height": 800,
+}  # a headed browser's window; each context emulates its pages' size (agent/browsers/pool.py)
 
 
 @dataclass

@@ -136,10 +136,8 @@ _GUARDED: dict[str, Mask] = {}  # the browser context browser-use's connection i
 
 def guard(context_id: str, mask: Mask) -> None:
     """Mask before every screenshot browser-use takes in the browser context `context_id` (for the LLM's vision, and
-    ours) until `release`. Only an agent's test calls it: browser-use is imported by then."""
-    from preview_qa.agent.browser_use_patches import route_screenshots
-
-    route_screenshots(_around)
+    ours) until `release`. browser-use's screenshots reach `around` through the router agent/adapter/patches.py
+    installs (item 4) before browser-use's first session."""
     _GUARDED[context_id] = mask
 
 
@@ -149,7 +147,8 @@ def release(mask: Mask) -> None:
         del _GUARDED[key]
 
 
-def _around(key: str) -> Around | None:
+def around(key: str) -> Around | None:
+    """The wrapper for a screenshot over the connection kept to the browser context `key`, if a mask guards it."""
     mask = _GUARDED.get(key)
     return mask.around if mask is not None else None
 

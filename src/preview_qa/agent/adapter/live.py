@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
-from preview_qa.agent import masking
+from preview_qa.agent.guards import masking
 
 if TYPE_CHECKING:
     from browser_use import BrowserSession
     from playwright.async_api import Page
 
-    from preview_qa.agent.pool import Lease
+    from preview_qa.agent.browsers.pool import Lease
 
 SHOT_TIMEOUT_S = 5.0
 
@@ -33,7 +33,7 @@ async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | Non
 
 
 async def session_screenshot(session: BrowserSession | None) -> bytes | None:
-    """browser-use's screenshot of its current tab (masked: agent/masking.py guards its connection), or None."""
+    """browser-use's screenshot of its current tab (masked: agent/guards/masking.py guards its connection), or None."""
     if session is None:
         return None
     try:

@@ -23,7 +23,7 @@ class TestTrace:
     its actions are not Playwright actions: each agent step becomes a group the trace viewer lists, around the
     screencast frames, network and console of that step; a replay's actions are Playwright's own, with DOM snapshots.
     With secrets in the run the trace has no screenshots: the screencast goes around the mask that covers
-    Page.captureScreenshot (agent/masking.py); the text in it is redacted on its way out (secrets/trace_zip.py)."""
+    Page.captureScreenshot (agent/guards/masking.py); the text in it is redacted on its way out (secrets/trace_zip.py)."""
 
     __test__ = False
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from browser_use import Agent
 
-from preview_qa.agent.evidence import EvidenceRecorder
-from preview_qa.agent.page.live import agent_page, session_screenshot
-from preview_qa.agent.pool import Lease
-from preview_qa.agent.replay.recording import READS_ONLY, VERDICT
-from preview_qa.agent.step_watcher import START_SETTLE_S, StepWatcher
-from preview_qa.agent.timing import Phases
+from preview_qa.agent.adapter.live import agent_page, session_screenshot
+from preview_qa.agent.adapter.step_watcher import START_SETTLE_S, StepWatcher
+from preview_qa.agent.browsers.pool import Lease
+from preview_qa.agent.evidence.action_names import READS_ONLY, VERDICT
+from preview_qa.agent.evidence.evidence import EvidenceRecorder
+from preview_qa.agent.evidence.timing import Phases
 from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import ActionsDropped, AgentHistory, Event, StepRecorded
 from preview_qa.manifest.models import TestSpec
@@ -49,7 +49,7 @@ class AgentSteps:
     lease: Lease
     phases: Phases
     evidence: EvidenceRecorder
-    usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/llm.py)
+    usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/adapter/llm.py)
     unshot: StepRecorded | None = None  # the last step's record, until the next step's capture pictures where it led
     session: BrowserSession | None = None
 

@@ -1,5 +1,5 @@
 """The environment browser-use reads when it is first imported, set before any module can import it (agent/__init__.py
-imports this module first): browser-use itself is imported only once a test needs the agent (agent/agent_browser.py)."""
+imports this module first): browser-use itself is imported only once a test needs the agent (agent/adapter/connect.py)."""
 
 from __future__ import annotations
 

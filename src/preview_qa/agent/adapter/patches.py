@@ -1,20 +1,21 @@
 """Every place we touch browser-use's (or cdp_use's, bubus's) private members or patch it, each with why.
 
-Read this module (and agent/browser_use_env.py) when upgrading browser-use: each item names what it relies on.
-1. The environment browser-use reads when first imported: set in agent/browser_use_env.py, which agent/__init__.py
+Read this module (and agent/adapter/env.py) when upgrading browser-use: each item names what it relies on.
+1. The environment browser-use reads when first imported: set in agent/adapter/env.py, which agent/__init__.py
    imports before any module of the package, since browser-use is imported only when a test first needs the agent.
-2. `ContextSession`: browser-use's session with three private methods overridden and two private attributes touched.
+2. `ContextSession` (agent/adapter/context_session.py): browser-use's session with three private methods overridden and
+   two private attributes touched.
 3. `VerifiedLLM`: the private flag that spares a wrapped chat model browser-use's API-key check.
-4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process, so that every screenshot
-   browser-use takes can be masked (agent/masking.py), by the browser context its connection is kept to.
+4. `route_screenshots`: cdp_use's `CDPClient.send_raw`, wrapped for the whole process (by `apply`), so that every
+   screenshot browser-use takes can be masked (agent/guards/masking.py), by the browser context its connection is kept to.
 5. `apply`: `AboutBlankWatchdog._show_dvd_screensaver_loading_animation_cdp` replaced before any browser-use session
-   starts (agent/agent_browser.py applies it as it is imported), so that no test's first page fetches browser-use's
+   starts (agent/adapter/connect.py applies it as it is imported), so that no test's first page fetches browser-use's
    logo from its CDN; and `PopupsWatchdog.on_TabCreatedEvent`, so that browser-use answers no dialog
-   (agent/dialogs.py answers every one, one way, on purpose).
+   (agent/evidence/dialogs.py answers every one, one way, on purpose).
 6. `MeteredChatBrowserUse`: the browser-use cloud's chat class with its private `_make_request` wrapped, so that every
    answer's tokens are counted.
 7. `ScopedSessionManager`: browser-use's `SessionManager`, replaced in its module by `apply`, which keeps a
-   `ContextSession`'s connection to its test's browser context (agent/context_scope.py) before its first command: the
+   `ContextSession`'s connection to its test's browser context (agent/browsers/context_scope.py) before its first command: the
    connection's `send_raw` and its private `_event_registry.handle_event` are wrapped on that one client.
 8. `own_event_buses`: bubus (browser-use's event bus) runs every handler of every bus of the process under one lock,
    its private `_get_global_lock`, and a handler that awaits an event runs the queued events of every bus in
@@ -22,7 +23,7 @@ Read this module (and agent/browser_use_env.py) when upgrading browser-use: each
    `apply` replaces both in bubus: each test's session has a lock of its own and sees only its own buses, as a
    browser-use script with one session does.
 9. `claude_check_without_its_sdk`: browser-use's Agent imports `browser_use.llm.anthropic.chat` as it is made, only to
-   ask whether its LLM is a `ChatAnthropic` (for its system prompt); ours never is, it is our wrapper (agent/llm.py),
+   ask whether its LLM is a `ChatAnthropic` (for its system prompt); ours never is, it is our wrapper (agent/adapter/llm.py),
    so that import only cost an agent test on another provider the Anthropic SDK's (about 0.9 s of CPU, all of it on
    the test's start). While an agent is made, that module is a placeholder unless it is loaded already (a run on
    Anthropic's API loads it with its client, before any agent is made).
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import gc
 import sys
 import types
@@ -52,11 +52,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from browser_use import BrowserSession
 from browser_use.agent import service as agent_service
 from browser_use.browser import session_manager
-from browser_use.browser.cloud.cloud import CloudBrowserClient
-from browser_use.browser.events import AgentFocusChangedEvent
 from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
@@ -64,68 +61,17 @@ from browser_use.llm.schema import SchemaOptimizer
 from bubus import service as bubus_service
 from bubus.service import EventBus, ReentrantLock
 from cdp_use import CDPClient
-from pydantic import PrivateAttr
 
-from preview_qa.agent.context_scope import ContextScope
-from preview_qa.agent.masking import Around
+from preview_qa.agent.adapter.context_session import ContextSession
+from preview_qa.agent.browsers.context_scope import ContextScope
+from preview_qa.agent.guards import masking
+from preview_qa.agent.guards.masking import Around
 
 SCREENSHOT = "Page.captureScreenshot"
 
 
-@functools.cache
-def _idle_cloud_client() -> CloudBrowserClient:
-    return CloudBrowserClient()
-
-
-class ContextSession(BrowserSession):
-    """2. browser-use's session on a pooled browser (agent/pool.py), with two differences: tabs it opens itself (a
-    `navigate` in a new tab) belong to the test's own context, not to the browser's shared default one; and each step
-    keeps its elements for the replay cache (on a tab switch browser-use empties its element map in place, and that map
-    is also the one of the step that opened the tab, whose history then lost the element it clicked). And browser-use
-    never resizes a page: Playwright emulates each context's viewport (agent/pool.py), as for the test's replay."""
-
-    _context_id: str | None = PrivateAttr(default=None)
-    _refused: list[str] = PrivateAttr(default_factory=list)  # what its scope refused, over every connection it made
-    # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
-    # client with its TLS set-up; one idle client serves every session.
-    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
-
-    def in_context(self, context_id: str) -> ContextSession:
-        self._context_id = context_id
-        return self
-
-    async def _cdp_set_viewport(
-        self, width: int, height: int, device_scale_factor: float = 1.0, mobile: bool = False, target_id: str | None = None
-    ) -> None:
-        """Private `_cdp_set_viewport`: browser-use sets its profile's viewport on every tab it opens or focuses, and
-        always as a desktop one (mobile: false). Playwright emulates the test's viewport (the default desktop's or its
-        device's) on every page of its context already, exactly as for the test's replay; browser-use's override would
-        undo a device's mobile emulation, and is the one thing a replay, driven by Playwright alone, would not do."""
-
-    @property
-    def refused(self) -> list[str]:
-        """The commands its scope refused: each would have reached outside the test's context."""
-        return self._refused
-
-    async def on_AgentFocusChangedEvent(self, event: AgentFocusChangedEvent) -> None:
-        # Private `_cached_selector_map`: what browser-use empties is now a copy of its own.
-        self._cached_selector_map = dict(self._cached_selector_map)
-        await super().on_AgentFocusChangedEvent(event)
-
-    async def _cdp_create_new_page(self, url: str = "about:blank", background: bool = False, new_window: bool = False) -> str:
-        """Private `_cdp_create_new_page` (and `_cdp_client_root`): as browser-use's, plus the test's context id."""
-        params: dict[str, Any] = {"url": url, "background": background}
-        if new_window:
-            params["newWindow"] = True
-        if self._context_id is not None:
-            params["browserContextId"] = self._context_id
-        client = self._cdp_client_root or self.cdp_client
-        result = await client.send.Target.createTarget(params=params)  # type: ignore[arg-type]
-        return result["targetId"]
-
-
 class VerifiedLLM:
-    """3. A base for our chat-model wrapper (agent/llm.py): browser-use's Agent checks the private `_verified_api_keys`
+    """3. A base for our chat-model wrapper (agent/adapter/llm.py): browser-use's Agent checks the private `_verified_api_keys`
     flag before its API-key check; our providers are checked once per run (providers.py), not once per test."""
 
     _verified_api_keys = True
@@ -170,7 +116,7 @@ async def _no_loading_animation(self: AboutBlankWatchdog, target_id: Any, browse
 
 async def on_TabCreatedEvent(self: PopupsWatchdog, event: Any) -> None:  # browser-use finds it by this name
     """5. browser-use's popups watchdog answers every dialog over CDP the moment it opens (a prompt always with Cancel),
-    racing ours (agent/dialogs.py); every session in this process is ours, so its tab hook does nothing. Its name is
+    racing ours (agent/evidence/dialogs.py); every session in this process is ours, so its tab hook does nothing. Its name is
     browser-use's: its event bus registers a handler by the function's own name."""
 
 
@@ -191,7 +137,7 @@ class MeteredChatBrowserUse(ChatBrowserUse):
 
 class ScopedSessionManager(session_manager.SessionManager):
     """7. browser-use's session manager, which attaches to every target of the browser it is connected to. For a
-    `ContextSession` the connection is first kept to the test's browser context (agent/context_scope.py): what
+    `ContextSession` the connection is first kept to the test's browser context (agent/browsers/context_scope.py): what
     browser-use then lists, attaches, focuses or closes is of that context only, and browser-wide commands are scoped
     to it or refused. Any other session (the pool's launcher, with no test in its browser) is browser-use's own."""
 
@@ -348,4 +294,5 @@ def apply() -> None:
         agent_service.Agent._setup_action_models = _setup_once  # type: ignore[method-assign,assignment]
         agent_service.Agent._update_action_models_for_page = _update_if_changed  # type: ignore[method-assign,assignment]
         SchemaOptimizer.create_optimized_json_schema = staticmethod(_schema_once)  # type: ignore[method-assign]
+        route_screenshots(masking.around)
         _applied = True
