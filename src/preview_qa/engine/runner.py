@@ -24,6 +24,7 @@ from preview_qa.events import (
     Event,
     Evidence,
     Observed,
+    ReplayFellBack,
     RunFinished,
     RunStarted,
     RunTarget,
@@ -193,8 +194,8 @@ class Runner:
         agent_run = replayed = await self._attempt(spec, target, recording, emit)
         handover = fall_back(spec, replayed) if recording is not None else None
         if handover is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
-            detail = {"reason": handover.replay_verdict.reason, "cause": handover.cause.value, "why": handover.cause.words}
-            emit(Observed(name=spec.name, kind="replay_fell_back", error=False, detail=detail))
+            why = ReplayFellBack(reason=handover.replay_verdict.reason, cause=handover.cause.value, why=handover.cause.words)
+            emit(why.observed(spec.name))
             agent_run = await self._attempt(spec, target, None, emit)
             agent_run.execution, agent_run.usage = Execution.REPLAY_FELL_BACK, replayed.usage + agent_run.usage
         facts = Facts(
