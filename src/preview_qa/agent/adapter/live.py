@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from preview_qa.agent.browsers.pool import Lease
 
 SHOT_TIMEOUT_S = 5.0
+URL_POLL_S = 0.05
 
 
 async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | None:
@@ -28,8 +29,18 @@ async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | Non
     current = ""
     with contextlib.suppress(Exception):  # no session (none started): its last tab
         assert session is not None
-        current = await asyncio.wait_for(session.get_current_page_url(), SHOT_TIMEOUT_S)
+        current = await asyncio.wait_for(_known_url(session), SHOT_TIMEOUT_S)
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
+
+
+async def _known_url(session: BrowserSession) -> str:
+    """The URL of the tab the session is on, once the session knows it. A tab a click opened is switched to before
+    its first URL reaches the session's records: until then browser-use sees its URL as '' and reads its page as an
+    empty DOM (no http page), so the next step's model would see nothing on it; on a busy machine that lasts long
+    enough to span the step's start."""
+    while not (url := await session.get_current_page_url()):
+        await asyncio.sleep(URL_POLL_S)
+    return url
 
 
 async def session_screenshot(session: BrowserSession | None) -> bytes | None:
