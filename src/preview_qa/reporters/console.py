@@ -54,7 +54,7 @@ class ConsoleReporter(Reporter):
         if counts:
             self.console.print(f"proofs: {counts}")
         for t in flagged_tests(run):
-            self.console.print(f"  {t.verdict.value}: {escape(t.name)}: {escape(t.reason)}; {escape(t.advice)}", style="yellow")
+            self.console.print(f"  {t.verdict.value}: {escape(t.name)}: {escape(t.reason)}. {escape(t.advice)}", style="yellow")
 
     def _other_run(self, event: AttemptFinished) -> None:
         """A failed attempt (another follows, or the test's line says it was the last) and every baseline run."""
