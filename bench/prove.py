@@ -28,35 +28,35 @@ def timed(config: RunConfig) -> tuple[float, RunResult]:
     return time.monotonic() - clock, result
 
 
+def config(site: DemoSite, llm: ScriptedLLM, folder: Path, only: list[str], prove: bool) -> RunConfig:
+    return RunConfig(
+        manifest=HERE / "qa.yml",
+        base_url=site.url,
+        out=folder / "out",
+        model="scripted-demo",
+        api_key="demo-key",
+        llm_base_url=llm.url,
+        concurrency=1,
+        only=only,
+        cache=folder / "cache",
+        prove=prove,
+    )
+
+
 def main(repeat: int) -> None:
     manifest = loader.load(HERE / "qa.yml")
     passing = [t.name for t in manifest.tests if t.name not in INTENDED]
-    with tempfile.TemporaryDirectory() as folder, DemoSite(password=DEMO_PASSWORD) as site:
-        with ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
-            cache = Path(folder) / "cache"
-
-            def config(prove: bool) -> RunConfig:
-                return RunConfig(
-                    manifest=HERE / "qa.yml",
-                    base_url=site.url,
-                    out=Path(folder) / "out",
-                    model="scripted-demo",
-                    api_key="demo-key",
-                    llm_base_url=llm.url,
-                    concurrency=1,
-                    only=passing,
-                    cache=cache,
-                    prove=prove,
-                )
-
-            timed(config(prove=False))  # the agent records each test
-            replays, proofs, cached = [], [], []
-            for _ in range(repeat):
-                replays.append(timed(config(prove=False)))
-                shutil.rmtree(cache / PROOFS, ignore_errors=True)
-                calls = len(llm.calls)
-                proofs.append((*timed(config(prove=True)), len(llm.calls) - calls))
-                cached.append(timed(config(prove=True)))
+    scenarios = load_scenarios(HERE / "agent.yml")
+    with tempfile.TemporaryDirectory() as folder, DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
+        plain, proving = (config(site, llm, Path(folder), passing, prove) for prove in (False, True))
+        timed(plain)  # the agent records each test
+        replays, proofs, cached = [], [], []
+        for _ in range(repeat):
+            replays.append(timed(plain))
+            shutil.rmtree(Path(folder) / "cache" / PROOFS, ignore_errors=True)
+            calls = len(llm.calls)
+            proofs.append((*timed(proving), len(llm.calls) - calls))
+            cached.append(timed(proving))
     replay_s, replayed = min(replays, key=lambda r: r[0])
     prove_s, proved, page_checks = min(proofs, key=lambda r: r[0])
     cached_s = min(s for s, _ in cached)

@@ -121,7 +121,7 @@ def test_proofs_never_change_the_tests_own_verdicts(runs: Runs) -> None:
 
 
 def test_the_preview_sees_no_write_of_a_proof(runs: Runs) -> None:
-    """Three agent runs save once each; their ten-odd proof replays save nothing: only GETs reach the preview."""
+    """Three agent runs save once each; their proof replays save nothing: only GETs reach the preview."""
     writes = [(method, path) for method, path in runs.log if method != "GET"]
     assert writes == [("POST", "/api/settings")] * 3, runs.log
     assert {path for method, path in runs.log if method == "GET"} <= {"/settings"}, runs.log

@@ -130,3 +130,14 @@ def test_a_test_whose_actions_send_nothing_is_proven_by_its_page() -> None:
     assert judge([Tried(TEXT, "failed", "gone")]).verdict is ProofVerdict.PROVEN
     assert judge([Tried(TEXT, "passed", "")]).verdict is ProofVerdict.VACUOUS
     assert judge([]).verdict is ProofVerdict.NOT_PROVEN
+
+
+def test_no_outcome_after_the_first_caught_mutation_changes_the_verdict() -> None:
+    """Why a proof stops at the first mutation that fails the test (engine/proof.py): behavioural ones come first."""
+    orders = [[SERVER_ERROR, NOT_SAVED, TEXT], [TEXT]]
+    for mutations in orders:
+        for caught in range(len(mutations)):
+            head = [Tried(m, "passed", "") for m in mutations[:caught]] + [Tried(mutations[caught], "failed", "x")]
+            for rest in ("passed", "failed"):
+                tail = [Tried(m, rest, "") for m in mutations[caught + 1 :]]  # type: ignore[arg-type]
+                assert judge(head).verdict is judge(head + tail).verdict

@@ -85,9 +85,11 @@ class Prover:
             one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), kept.run, mutation, limit_s)
             tried.append(one)
             usage += spent
+            if one.outcome == "failed":  # behavioural ones come first: no later outcome can change the verdict
+                break
         proof = judge(tried)
-        if self._folder is not None and all(t.outcome != "errored" for t in tried):
-            self._publish(ProofKept(key=key, proof=proof))
+        if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
+            self._publish(ProofKept(key=key, proof=Proof.model_validate(self._redactor.value(proof.model_dump(mode="json")))))
         return result.model_copy(update={"proof": proof, "usage": result.usage + usage})
 
     def _recording(self, kept: _Passed | None, history: AgentHistory | None) -> Recording | None:
