@@ -167,13 +167,15 @@ class Runner:
                 return
             spec = self._with_overrides(spec)
             self.publish(TestStarted(name=spec.name))
-            result = await self._with_retries(spec)
-            if self._prover is not None:  # in the test's own slot, after its verdict, which it never changes
-                proof_run = self._request(spec, RunTarget.PREVIEW, None, self.publish)
-                result = await self._prover.prove(
-                    spec, result, proof_run, self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
-                )
-            self._finish(result)
+            self._finish(await self._proved(spec, await self._with_retries(spec)))
+
+    async def _proved(self, spec: TestSpec, result: TestResult) -> TestResult:
+        """With --prove, the result with its proof (engine/proof.py): in the test's own slot, after its verdict, which
+        the proof never changes."""
+        if self._prover is None:
+            return result
+        limit_s = self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
+        return await self._prover.prove(spec, result, self._request(spec, RunTarget.PREVIEW, None, self.publish), limit_s)
 
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
