@@ -99,10 +99,18 @@ class MutatedPreview:
         elif method != "GET":
             await self._answer_as_seen(route, request)
         elif mutation.kind is MutationKind.TEXT_REMOVED and kind in CUT:
-            response = await route.fetch(max_redirects=0)
-            await route.fulfill(response=response, body=self._cut(await response.body()))
+            await self._cut_texts(route)
         else:
             await route.continue_()
+
+    async def _cut_texts(self, route: Route) -> None:
+        """The preview's answer to a GET, the expected texts cut from it; a request that fails fails as it would."""
+        try:
+            response = await route.fetch(max_redirects=0)
+        except Exception:
+            await route.abort()
+            return
+        await route.fulfill(response=response, body=self._cut(await response.body()))
 
     async def _answer_as_seen(self, route: Route, request: Request) -> None:
         """A non-GET never reaches the preview: the own run's answer to it, else it fails as if blocked."""
