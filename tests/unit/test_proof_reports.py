@@ -68,3 +68,9 @@ def test_results_json_counts_the_vacuous_tests_and_fail_on_vacuous_gates_on_them
     assert not FailOn.VACUOUS.fails(run_of(*(t for t in RUN.tests if t.name != RUN.tests[0].name)))
     assert not FailOn.FAILED.fails(RUN)
     assert isinstance(RUN, RunResult)
+
+
+def test_the_summary_lists_ten_flagged_tests_at_most() -> None:
+    many = run_of(*(proved(f"t{i}", ProofVerdict.VACUOUS, "passes even when GET /x answers 500", SURVIVED) for i in range(25)))
+    text = render_markdown(many, lambda f: f, None, 60_000)
+    assert text.count("is vacuous") == 10 and "- and 15 more in results.json" in text
