@@ -1,11 +1,13 @@
 """End to end: `run --prove` on the demo's settings page (src/preview_qa/demo/settings.py). A test that checks the saved
 state is proven, one that checks only the URL is vacuous (`--fail-on vacuous` exits 1), one that checks the footer is
-weak; the tests' own verdicts stand, the preview never sees a proof's write, and a second run with the same recordings
-and pages takes the proofs from the cache without replaying them."""
+weak; the tests' own verdicts stand, the preview never sees a proof's write, a second run with the same recordings
+and pages takes the proofs from the cache without replaying them, and a test replayed from the cache is proven from
+its recording."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -54,6 +56,8 @@ class Runs:
     again: CliRun
     log: list[tuple[str, str]]  # (method, path) the preview saw during the first run
     log_again: list[tuple[str, str]]
+    replayed: CliRun  # the saved-state test replayed from the cache, its proof not cached
+    log_replayed: list[tuple[str, str]]
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +69,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     del env["PREVIEW_QA_NO_CACHE"]
     with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(SCENARIOS) as llm:
 
-        def run(out: str) -> tuple[CliRun, list[tuple[str, str]]]:
+        def run(out: str, *extra: str) -> tuple[CliRun, list[tuple[str, str]]]:
             seen = len(site.request_log)
-            args = ("--prove", "--fail-on", "vacuous", "--cache", str(folder / "cache"), "--concurrency", "2")
+            args = ("--prove", "--fail-on", "vacuous", "--cache", str(folder / "cache"), "--concurrency", "2", *extra)
             done = preview_qa_run(manifest, site.url, folder / out, llm, *args, env=env)
             return done, site.request_log[seen:]
 
         first, log = run("first")
         again, log_again = run("again")
-        yield Runs(first, again, log, log_again)
+        shutil.rmtree(folder / "cache" / "proofs")
+        replayed, log_replayed = run("replayed", "--only", "saved state")
+        yield Runs(first, again, log, log_again, replayed, log_replayed)
 
 
 def proof(run: CliRun, name: str) -> dict[str, Any]:
@@ -146,3 +152,10 @@ def test_a_second_run_takes_the_proofs_from_the_cache(runs: Runs) -> None:
         assert again["cached"] is True and again["verdict"] == first["verdict"], again
     writes = [(method, path) for method, path in runs.log_again if method != "GET"]
     assert writes == [("POST", "/api/settings")] * 3, runs.log_again  # the replays' own saves, no proof's
+
+
+def test_a_replayed_test_is_proven_from_its_recording_and_its_replay_s_answers(runs: Runs) -> None:
+    t = runs.replayed.test("saved state")
+    assert t["path"] == "replayed" and t["proof"]["verdict"] == "proven" and t["proof"]["cached"] is False, t
+    writes = [(method, path) for method, path in runs.log_replayed if method != "GET"]
+    assert writes == [("POST", "/api/settings")], runs.log_replayed  # the replay's own save, none of its proof's
