@@ -39,6 +39,7 @@ def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbo
 
 
 def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
+    from preview_qa.engine.proof import ProofCacheReporter
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
@@ -56,6 +57,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         *github_reporters(env, config.out, config.comment, redactor),
         *output_reporters(config.out, config.trace),
         *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, keep)] if cache else []),
+        *([ProofCacheReporter(config.cache)] if config.cache and config.prove else []),  # --prove's proofs
     ]
 
     def llm_factory() -> Any:  # called by the first test that needs the LLM: a run of replays never loads its client

@@ -38,7 +38,7 @@ from preview_qa.secrets.safe_stderr import SafeStderr
 FAIL_ON_HELP = (
     "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
     "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-    "drifted replay was healed by the agent | never."
+    "drifted replay was healed by the agent | also when --prove found a test vacuous | never."
 )
 
 
@@ -543,6 +543,13 @@ def _speed_config(
     envvar=_env("INPUT_BROWSER-START-TIMEOUT", "PREVIEW_QA_BROWSER_START_TIMEOUT"),
     help="Seconds a browser may take to start, per try (it is tried twice): more on a slow self-hosted runner.",
 )
+@click.option(
+    "--prove/--no-prove",
+    default=False,
+    envvar=_env("INPUT_PROVE"),
+    help="After a test passes, replay it against mutations of the preview (a save answering 500...): is it proven, "
+    "weak or vacuous? See docs/proving.md.",
+)
 @run_options
 @selection_options
 @speed_options
@@ -562,6 +569,7 @@ def run(
     baseline_url: str | None,
     trace: str,
     browser_start_timeout: float,
+    prove: bool,
     out: Path,
     concurrency: int,
     only: tuple[str, ...],
@@ -600,6 +608,7 @@ def run(
         trace=TraceMode(trace),
         browser_start_timeout=browser_start_timeout,
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
+        prove=prove,
         **_speed_config(**speed),
     )
     return execute(loaded, config, verbose)

@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from preview_qa.providers import Provider
-from preview_qa.results import RunResult, Status
+from preview_qa.results import ProofVerdict, RunResult, Status
 
 DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
@@ -28,6 +28,7 @@ class FailOn(StrEnum):
     ERRORED = "errored"  # a test errored
     REGRESSIONS = "regressions"  # a test errored, or failed without failing on the baseline too
     HEALED = "healed"  # as failed, and also a test that passed only because the agent healed its drifted replay
+    VACUOUS = "vacuous"  # as failed, and also a test that --prove found vacuous: it passes with the app broken
     NEVER = "never"
 
     def fails(self, run: RunResult) -> bool:
@@ -41,6 +42,8 @@ class FailOn(StrEnum):
                 return any(t.blocks_on_regressions for t in run.tests)
             case FailOn.HEALED:  # a release gate: a pass the agent rescued from a drifted replay is no pass
                 return bool(run.healed) or FailOn.FAILED.fails(run)
+            case FailOn.VACUOUS:
+                return bool(run.proved(ProofVerdict.VACUOUS)) or FailOn.FAILED.fails(run)
             case FailOn.NEVER:
                 return False
 
@@ -134,6 +137,7 @@ class RunConfig:
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
     browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
+    prove: bool = False  # --prove: replay each passing test against mutations of the preview (engine/proof.py)
     keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions
 
     @property

@@ -36,6 +36,7 @@ ObservedKind = Literal[
     "settled",  # how long the final page took to settle before its checks, and what it waited for (agent/page/settle.py)
     "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/evidence/dialogs.py)
     "out_of_context",  # a command of browser-use's that would reach outside the test's browser context, not sent
+    "proof",  # --prove: one mutation of the preview replayed, and whether the test failed under it (engine/proof.py)
 ]
 
 

@@ -249,6 +249,33 @@ class OtherRun(BaseModel):
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # that run's own evidence
 
 
+class ProofVerdict(StrEnum):
+    """What proving a passing test against mutations of the preview says about the test (--prove; verdict/proof.py)."""
+
+    PROVEN = "proven"  # it failed under a mutation of what the app does (or, with no request to break, of its page)
+    WEAK = "weak"  # it failed only when its page broke: its checks look at the page, not at what the app did
+    VACUOUS = "vacuous"  # it passed under every mutation: it would stay green with the app broken
+    NOT_PROVEN = "not_proven"  # no mutation could decide (reason says why): never counted as vacuous
+
+
+class MutationOutcome(BaseModel):
+    """One mutation of the preview, replayed: whether the test `failed` under it (caught it), `passed` (survived), or
+    `errored` (the replay could not be judged), and why."""
+
+    name: str  # "POST /api/settings answers 500"
+    outcome: str  # failed | passed | errored
+    reason: str
+
+
+class Proof(BaseModel):
+    """A passing test's proof (results.json's `proof`): its verdict, why, and each mutation's outcome."""
+
+    verdict: ProofVerdict
+    reason: str
+    mutations: list[MutationOutcome] = Field(default_factory=list)
+    cached: bool = False  # taken from the cache: same recording, same preview content
+
+
 class TestResult(BaseModel):
     """Everything a reporter needs to know about one finished (or never-started) test."""
 
@@ -282,6 +309,7 @@ class TestResult(BaseModel):
     regression: bool | None = None  # compared with the baseline: true when it passed there
     steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
     emulation: Emulation | None = None  # the device, viewport, locale... its browser emulated; None: the default desktop
+    proof: Proof | None = None  # with --prove, for a test that passed: would it fail if the app broke? (verdict/proof.py)
 
     @property
     def how_run(self) -> str:
@@ -314,6 +342,8 @@ class TestResult(BaseModel):
             marks.append(f"flaky: passed on attempt {self.attempts}")
         elif self.attempts > 1:
             marks.append(f"{self.attempts} attempts")
+        if self.proof is not None and self.proof.verdict in (ProofVerdict.VACUOUS, ProofVerdict.WEAK):  # --prove
+            marks.append(f"{self.proof.verdict.value}: {self.proof.reason}")
         if self.regression:
             marks.append("regression: passed on the baseline")
         elif self.baseline is not None:
@@ -361,6 +391,10 @@ class RunResult(BaseModel):
     @property
     def healed(self) -> list[TestResult]:
         return [t for t in self.tests if t.healed]
+
+    def proved(self, *verdicts: ProofVerdict) -> list[TestResult]:
+        """The tests whose proof (--prove) ended in one of `verdicts`."""
+        return [t for t in self.tests if t.proof is not None and t.proof.verdict in verdicts]
 
     @property
     def fell_back(self) -> list[TestResult]:

@@ -9,12 +9,12 @@ import pytest
 
 from preview_qa import app, cli
 from preview_qa.config import FailOn
-from preview_qa.demo.runner import INTENDED, off_script
+from preview_qa.demo.runner import INTENDED, VACUOUS, off_script
 from preview_qa.engine import merge as merging
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.errors import ManifestError
 from preview_qa.lifecycle import ExitCode
-from preview_qa.results import RunResult, Status, StopReason
+from preview_qa.results import Proof, ProofVerdict, RunResult, Status, StopReason
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, result, run, run_of, specs_named
 from tests.conftest import clean_env, run_in_process
@@ -29,7 +29,12 @@ UNREACHABLE = run_of(
 )
 CANCELLED = run_of(result("a"), result("b", Status.ERRORED, "cancelled"), stop_reason=StopReason.CANCELLED, notice="cancelled")
 BASELINE_DOWN = FAILED.model_copy(update={"baseline_error": "--baseline-url is unreachable: refused"})
-DEMO_AS_INTENDED = run_of(result("Log in works"), *(result(name, status) for name, status in INTENDED.items()))
+PROVEN, EMPTY = (Proof(verdict=v, reason="r") for v in (ProofVerdict.PROVEN, ProofVerdict.VACUOUS))
+DEMO_AS_INTENDED = run_of(
+    result("Log in works").model_copy(update={"proof": PROVEN}),
+    result(VACUOUS).model_copy(update={"proof": EMPTY}),
+    *(result(name, status) for name, status in INTENDED.items()),
+)
 
 
 def broken_output(run: RunResult) -> app.ReportersFailed:
@@ -50,6 +55,10 @@ WAYS: dict[str, tuple[cli.Ended, ExitCode]] = {
         ExitCode.CANCELLED,
     ),
     "the demo: every test as intended (one fails on purpose)": (cli.RunEnded(DEMO_AS_INTENDED, off_script), ExitCode.OK),
+    "the demo: its vacuous test was proven (--prove)": (
+        cli.RunEnded(run_of(*(t.model_copy(update={"proof": PROVEN}) for t in DEMO_AS_INTENDED.tests)), off_script),
+        ExitCode.FAILED,
+    ),
     "the demo: its failing test passed": (
         cli.RunEnded(run_of(*(result(name) for name in INTENDED)), off_script),
         ExitCode.FAILED,

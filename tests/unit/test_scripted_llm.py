@@ -286,4 +286,4 @@ def test_bundled_demo_scenarios_select_each_demo_test() -> None:
     llm = ScriptedLLM(load_scenarios(DEMO / "agent.yml"))
     tests = yaml.safe_load((DEMO / "qa.yml").read_text())["tests"]
     chosen = [(llm.find_scenario(t["task"]) or {}).get("name") for t in tests]
-    assert chosen == ["login", "signup", "product", "checkout"]
+    assert chosen == ["login", "signup", "product", "settings-saved", "settings-url-only", "checkout"]

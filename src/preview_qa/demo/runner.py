@@ -12,12 +12,14 @@ from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
 from preview_qa.manifest import loader
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 
 HERE = Path(__file__).parent
 DEMO_PASSWORD = "demo-pass-123"
 # The demo is a smoke test too: it succeeds only when every test ends as intended.
 INTENDED = {"Checkout page works": Status.FAILED}
+# Run with --prove: each passing test is proven, but for the one that checks only the URL of a save.
+VACUOUS = "Settings are saved (URL only)"
 
 
 def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str]) -> RunResult:
@@ -34,6 +36,7 @@ def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbo
             concurrency=concurrency,
             headless=headless,
             only=only,
+            prove=True,
         )
         result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
     _tell(result, out)
@@ -46,16 +49,31 @@ def off_script(result: RunResult) -> bool:
 
 
 def _wrong(result: RunResult) -> list[TestResult]:
-    return [t for t in result.tests if t.status is not INTENDED.get(t.name, Status.PASSED)]
+    return [t for t in result.tests if t.status is not INTENDED.get(t.name, Status.PASSED) or _unproven(t)]
+
+
+def _intended_proof(test: TestResult) -> ProofVerdict:
+    return ProofVerdict.VACUOUS if test.name == VACUOUS else ProofVerdict.PROVEN
+
+
+def _unproven(test: TestResult) -> bool:
+    return test.status is Status.PASSED and (test.proof is None or test.proof.verdict is not _intended_proof(test))
 
 
 def _tell(result: RunResult, out: Path) -> None:
     wrong = _wrong(result)
     for t in wrong:
-        click.echo(
-            f"demo: {t.name!r} ended {t.status.value}, not {INTENDED.get(t.name, Status.PASSED).value}: {t.reason}", err=True
-        )
+        if _unproven(t):
+            proof = t.proof.verdict.value if t.proof else "not proven at all"
+            click.echo(f"demo: {t.name!r} is {proof}, not {_intended_proof(t).value}", err=True)
+        else:
+            intended = INTENDED.get(t.name, Status.PASSED).value
+            click.echo(f"demo: {t.name!r} ended {t.status.value}, not {intended}: {t.reason}", err=True)
+    vacuous = next((t for t in result.tests if t.name == VACUOUS and t.proof is not None), None)
+    if vacuous is not None and vacuous.proof is not None:
+        click.echo(f"demo: {VACUOUS!r} is {vacuous.proof.verdict.value} on purpose: it {vacuous.proof.reason}.")
     if not wrong:
         click.echo(
-            f"demo: every test ended as intended (one fails on purpose). Open {out / 'report.html'} or {out / 'results.json'}."
+            "demo: every test ended as intended (one fails on purpose; the other passing tests are proven). "
+            f"Open {out / 'report.html'} or {out / 'results.json'}."
         )

@@ -11,6 +11,9 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
                                   # the first matching scenario wins; a missing/empty match matches every task
       judge: {verdict: true, reasoning: "...", failure_reason: ""}  # answer to judge requests (default: verdict true);
                                   # may instead hold any fault key below (http_status, raw, hang, ...)
+      page_check:                 # optional: a replay's page check is answered with the first report whose
+        - {if_text: "$19.99", report: {status: pass, reason: "..."}}  # if_text the page shows (or that has no
+        - {report: {status: fail, reason: "..."}}                   # if_text), else a fail
       turns:                      # turn k answers the agent request whose <step_info> says Step k+1;
                                   # past the end the LAST turn repeats
         - actions:                # browser-use actions; a param `element: "<text>"` becomes `index: N`
@@ -351,7 +354,7 @@ class ScriptedLLM(BackgroundServer):
                 judge = scenario.get("judge") or {}
                 return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge, **_delay(judge)}), call
             if kind == "other":
-                return {"raw": str(scenario.get("other", "ok"))}, call
+                return {"raw": _other(scenario, body)}, call
             slots = _slots(list(scenario.get("turns") or []))
             if not slots:
                 return {"http_status": 500, "message": f"scenario {call['scenario']!r} has no turns"}, call
@@ -364,6 +367,17 @@ class ScriptedLLM(BackgroundServer):
                 return turn, call
             seen -= int(turn["times"])
         return slot[-1], call
+
+
+def _other(scenario: Scenario, body: dict[str, Any]) -> str:
+    """A page check's answer: the report of the first `page_check` entry whose `if_text` the request shows (the page's
+    text), or that has none; else a fail; without `page_check`, `other` verbatim."""
+    checks = scenario.get("page_check")
+    if checks is None:
+        return str(scenario.get("other", "ok"))
+    text = "\n".join(message_texts(body))
+    found = next((c["report"] for c in checks if "if_text" not in c or str(c["if_text"]) in text), None)
+    return json.dumps(found or {"status": "fail", "reason": "The page does not show what the task asks for."})
 
 
 def _delay(turn: Turn) -> Turn:

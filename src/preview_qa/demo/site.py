@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import late, moving, server_errors, states, todo, twins, viewport
+from preview_qa.demo import late, moving, server_errors, settings, states, todo, twins, viewport
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -453,6 +453,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(server_errors.PREFIX):
             self._server_errors()
             return
+        if settings.owns(path):
+            self._settings()
+            return
         if path.startswith(late.PREFIX):
             late.serve(self, _page, self.site._stop)
             return
@@ -579,6 +582,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(server_errors.PREFIX):
             self._server_errors()
             return
+        if settings.owns(path):
+            self._settings()
+            return
         form = self._form()
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
@@ -634,6 +640,13 @@ class _Handler(BaseHTTPRequestHandler):
         sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, body, ctype, headers = server_errors.reply(self.command, self.path, sent, _page, self.site._stop)
         self._send(status, body, headers, ctype)
+
+    def _settings(self) -> None:
+        sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, body, ctype = settings.reply(
+            self.command, urlsplit(self.path).path, sent, _page, self.site.settings, self.site._lock
+        )
+        self._send(status, body, ctype=ctype)
 
     def _slow(self) -> None:
         self.send_response(200)
@@ -732,6 +745,7 @@ class DemoSite(BackgroundServer):
         self.todo_version = 1  # 2: the todo form as a new release rebuilt it (a recorded replay no longer fits)
         self.totp_codes: list[str] = []  # every code posted to /2fa, in order
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
+        self.settings: dict[str, str] = {}  # what POST /api/settings saved (demo/settings.py)
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
 
     def end_sessions(self) -> None:

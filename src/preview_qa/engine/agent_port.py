@@ -12,6 +12,7 @@ from preview_qa.events import Event
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.proof import ProofRun
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class AgentRequest:
     recording: Recording | None = None  # replay this instead of running the agent
     start_state: BrowserState | None = None  # load this saved login before the first navigation
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
+    log_requests: bool = False  # --prove: keep the requests to the preview and a hash of its pages in AgentRun, in memory
+    proof: ProofRun | None = None  # a proof's replay: under this mutation, no non-GET reaching the preview
 
 
 class AgentFn(Protocol):

@@ -17,6 +17,7 @@ from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, RecordedElsewhere, Recording
 from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
+from preview_qa.engine.proof import Prover
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import (
@@ -94,6 +95,8 @@ class Runner:
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
         self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
+        origin = origin_of(config.base_url)
+        self._prover = Prover(agent, self.publish, redactor, origin, config.cache) if config.prove else None  # --prove
 
     def publish(self, event: Event) -> None:
         self._publish_raw(_redacted(event, self._redactor))
@@ -164,7 +167,15 @@ class Runner:
                 return
             spec = self._with_overrides(spec)
             self.publish(TestStarted(name=spec.name))
-            self._finish(await self._with_retries(spec))
+            self._finish(await self._proved(spec, await self._with_retries(spec)))
+
+    async def _proved(self, spec: TestSpec, result: TestResult) -> TestResult:
+        """With --prove, the result with its proof (engine/proof.py): in the test's own slot, after its verdict, which
+        the proof never changes."""
+        if self._prover is None:
+            return result
+        limit_s = self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
+        return await self._prover.prove(spec, result, self._request(spec, RunTarget.PREVIEW, None, self.publish), limit_s)
 
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
@@ -189,6 +200,8 @@ class Runner:
     async def _run_once(self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool) -> TestResult:
         """One run of the test on the preview or the baseline, decided; its events carry `label`."""
         emit = self._labelled(label)
+        if self._prover is not None and target == RunTarget.PREVIEW:
+            emit = self._prover.watching(emit)
         clock = time.monotonic()
         recording = self._recording(spec, target, emit) if replay else None
         agent_run = replayed = await self._attempt(spec, target, recording, emit)
@@ -211,6 +224,8 @@ class Runner:
             self._save_state(spec)
         if target == RunTarget.PREVIEW:
             self._facts[spec.name] = facts  # the latest attempt's, which the baseline's outcome joins
+            if self._prover is not None:
+                self._prover.ran(spec, agent_run, recording)
         self._note_provider(agent_run)
         return self._result(facts, final, time.monotonic() - clock, emit)
 
@@ -288,6 +303,7 @@ class Runner:
             recording=recording,
             start_state=self._states.load(spec.use_state) if on_preview and spec.use_state is not None else None,
             keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
+            log_requests=self.config.prove and on_preview,
         )
 
     def _base_url(self, target: RunTarget) -> str:

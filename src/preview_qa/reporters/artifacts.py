@@ -40,13 +40,13 @@ from preview_qa.reporters.output.files import (
     write_atomic,
 )
 from preview_qa.reporters.output.images import animation, shrink_screenshot
-from preview_qa.results import RunResult, Status, TestResult
+from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
-# for a page that changed
-SCHEMA_VERSION = 8
+# for a page that changed; 9: proof (--prove), totals.vacuous
+SCHEMA_VERSION = 9
 
 
 class ArtifactsReporter(Reporter):
@@ -208,6 +208,7 @@ def results_document(run: RunResult) -> dict[str, Any]:
             "healed": len(run.healed),
             "fell_back": len(run.fell_back),
             "regressions": len(run.regressions),
+            "vacuous": len(run.proved(ProofVerdict.VACUOUS)),
         },
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, RunWarning, TestFinished, TestStarted
 from preview_qa.reporters import Reporter
+from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.results import Execution, RunResult, Status, TestResult
 
 STYLE = {Status.PASSED: "green", Status.FAILED: "red", Status.ERRORED: "magenta", Status.SKIPPED: "yellow"}
@@ -46,6 +47,14 @@ class ConsoleReporter(Reporter):
                 self.console.print(f"      healed: instead, the agent passed in {r.steps} step(s) of its own", style="yellow")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
+
+    def _proofs(self, run: RunResult) -> None:
+        """With --prove: the proofs' counts, and each vacuous or weak test with the mutation it survived."""
+        counts = proof_counts(run)
+        if counts:
+            self.console.print(f"proofs: {counts}")
+        for t in flagged_tests(run):
+            self.console.print(f"  {t.verdict.value}: {escape(t.name)}: {escape(t.reason)}. {escape(t.advice)}", style="yellow")
 
     def _other_run(self, event: AttemptFinished) -> None:
         """A failed attempt (another follows, or the test's line says it was the last) and every baseline run."""
@@ -92,6 +101,7 @@ class ConsoleReporter(Reporter):
             f"({usage.llm_calls} LLM calls, {usage.total_tokens} tokens{cost})",
             style=STYLE[run.status],
         )
+        self._proofs(run)
         if run.notice:
             self.console.print(f"note: {escape(run.notice)}")
         if run.baseline_error:

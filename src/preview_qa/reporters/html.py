@@ -22,6 +22,7 @@ from preview_qa.reporters.output.files import (
     with_artifacts,
     write_atomic,
 )
+from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.reporters.output.steps import Step, steps_of
 from preview_qa.results import EXECUTION_WORDS, Execution, OtherRun, RunResult, Status, TestResult, clip
 
@@ -87,6 +88,7 @@ class HtmlReporter(Reporter):
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             EXECUTION_WORDS=EXECUTION_WORDS,
             elements_shown=VIOLATING_ELEMENTS_SHOWN,
+            proofs=(proof_counts(run), flagged_tests(run)),  # --prove
         )
 
     def _view(self, test: TestResult) -> TestView:

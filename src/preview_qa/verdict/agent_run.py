@@ -103,6 +103,21 @@ class BlockedNavigation:
 
 
 @dataclass(frozen=True)
+class SeenRequest:
+    """A request to the preview's origin in a test's own run (with --prove): for a proof's choice of mutations and, for
+    a non-GET, the answer a proof replay gets instead of the preview's. In memory only, never written anywhere: its
+    headers and body can hold a session token."""
+
+    method: str
+    url: str
+    resource_type: str  # Playwright's: document, fetch, xhr, script, ...
+    after: str | None  # the action it followed, in words; None before any
+    status: int = 0
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    body: bytes = field(default=b"", repr=False)
+
+
+@dataclass(frozen=True)
 class JudgeReport:
     verdict: bool
     reason: str
@@ -132,4 +147,6 @@ class AgentRun:
     # The start page answered 401 (or 403 asking for credentials) and no page of the preview answered after it: the
     # preview itself was never reached.
     protected_start: bool = False
+    requests: list[SeenRequest] = field(default_factory=list, repr=False)  # with --prove only; never serialized
+    content_hash: str | None = None  # with --prove: sha256 of the documents and scripts its pages loaded
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording

@@ -11,9 +11,11 @@ from typing import Any
 from preview_qa.reporters.junit import clean
 from preview_qa.reporters.output.card import StepLine, failure_card
 from preview_qa.reporters.output.files import DRIFT_LIVE, DRIFT_RECORDED, test_dir
+from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.results import RunResult, Status, TestResult, one_line
 
 CELL_LIMIT = 300
+FLAGGED_SHOWN = 10  # vacuous and weak tests listed in the summary's head (--prove); the rest in results.json
 CARDS_OPEN = 3  # failure cards shown open; the rest are folded under one <details> that says how many
 EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
 # `:` too, which breaks every GFM autolink with a scheme (http://, mailto:, xmpp:); `www.` gets the same escape below.
@@ -93,11 +95,28 @@ def _head(run: RunResult, relative: Any) -> list[str]:
             "`--fail-on healed` or `heal: false` make that fail)",
             "",
         ]
+    head += _proofs(run)
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
     head += ["| | Test | Reason | Duration | Steps | Run |", "|:-:|---|---|--:|--:|---|"]
     return head
+
+
+def _proofs(run: RunResult) -> list[str]:
+    """With --prove: how the proofs ended, and each vacuous or weak test with the mutation it survived and what to add."""
+    counts = proof_counts(run)
+    if not counts:
+        return []
+    lines = [f"🧪 **Proofs** (each passing test replayed against mutations of the preview): {md_cell(counts)}", ""]
+    flagged = flagged_tests(run)
+    for t in flagged[:FLAGGED_SHOWN]:
+        survived = "; ".join(t.survived) or t.reason
+        lines.append(
+            f"- **{md_cell(t.name, 120)}** is {t.verdict.value}: passes even when {md_cell(survived, 500)}. {md_cell(t.advice)}"
+        )
+    lines += [f"- and {len(flagged) - FLAGGED_SHOWN} more in results.json"] if len(flagged) > FLAGGED_SHOWN else []
+    return [*lines, ""] if flagged else lines
 
 
 def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: str) -> str:

@@ -1,0 +1,140 @@
+"""--prove in the browser: the test's own run keeps the requests it made to the preview (in memory) and a hash of the
+documents and scripts its pages loaded; a proof's replay gets one mutation as Playwright routes, and none of its non-GET
+requests reaches the preview: each is answered by the mutation or with the own run's answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import html
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+from preview_qa.engine.preview import origin_of
+from preview_qa.verdict.agent_run import SeenRequest
+from preview_qa.verdict.proof import MutationKind, ProofRun
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, Page, Request, Response, Route
+
+HASHED = ("document", "script")  # what defines the preview's content for a proof's cache
+CUT = ("document", "fetch", "xhr")  # where a text removal cuts the expected texts
+BROKEN = b"<!doctype html><title>500 Internal Server Error</title><h1>500 Internal Server Error</h1>"
+NOT_SENT = ("content-length", "content-encoding", "transfer-encoding")  # of a kept answer: its body is decoded
+
+
+class RequestLog:
+    """The test's own run's requests to the preview, in order, each with the action it followed; a non-GET's answer
+    (status, headers, body) and the hash of each document's and script's body are read as they arrive."""
+
+    def __init__(self, origin: str, last_action: Callable[[], str | None]):
+        self.origin, self.last_action = origin, last_action
+        self.seen: list[SeenRequest] = []
+        self._reading: set[asyncio.Task[None]] = set()
+        self._hashes: dict[str, str] = {}  # path and query -> sha256 of its body
+
+    def attach(self, context: BrowserContext) -> None:
+        context.on("page", self._watch)
+        for page in context.pages:
+            self._watch(page)
+
+    def _watch(self, page: Page) -> None:
+        page.on("response", self._on_response)
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if origin_of(request.url) != self.origin:
+            return
+        index = len(self.seen)
+        self.seen.append(SeenRequest(request.method, request.url, request.resource_type, self.last_action(), response.status))
+        if request.method != "GET" or request.resource_type in HASHED:
+            task = asyncio.get_running_loop().create_task(self._read(response, index))
+            self._reading.add(task)
+            task.add_done_callback(self._reading.discard)
+
+    async def _read(self, response: Response, index: int) -> None:
+        with contextlib.suppress(Exception):  # the page went away meanwhile
+            if response.request.method == "GET":
+                where = urlsplit(response.url)  # not its origin: a new preview URL with the same pages is the same content
+                self._hashes[f"{where.path}?{where.query}"] = hashlib.sha256(await response.body()).hexdigest()
+                return
+            headers = {k: v for k, v in (await response.all_headers()).items() if k.lower() not in NOT_SENT}
+            body = b""
+            with contextlib.suppress(Exception):  # a redirect has none
+                body = await response.body()
+            kept = self.seen[index]
+            self.seen[index] = SeenRequest(kept.method, kept.url, kept.resource_type, kept.after, kept.status, headers, body)
+
+    async def settled(self) -> str:
+        """Once every answer is read: the hash of the preview's content as the run's pages loaded it."""
+        if self._reading:
+            await asyncio.wait(list(self._reading), timeout=5)
+        return hashlib.sha256("\n".join(f"{u} {h}" for u, h in sorted(self._hashes.items())).encode()).hexdigest()
+
+
+class MutatedPreview:
+    """One proof replay's routes on the preview's origin: its mutation, and the own run's answers to its non-GETs."""
+
+    def __init__(self, origin: str, proof: ProofRun):
+        self.origin, self.proof = origin, proof
+        self._sent: Counter[tuple[str, str]] = Counter()  # non-GETs per method and URL, to answer each in turn
+
+    async def install(self, context: BrowserContext) -> None:
+        await context.route(lambda url: origin_of(url) == self.origin, self._on_request)
+
+    async def _on_request(self, route: Route, request: Request) -> None:
+        mutation, method, kind = self.proof.mutation, request.method, request.resource_type
+        if mutation.hits(method, request.url) and mutation.kind is MutationKind.SERVER_ERROR and kind != "document":
+            await route.fulfill(status=500, body=b'{"error": "mutated by preview-qa --prove"}', content_type="application/json")
+        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.SERVER_ERROR:
+            await route.fulfill(status=500, body=BROKEN, content_type="text/html")
+        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.NOT_SAVED:
+            await route.fulfill(status=200, body=b"")
+        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.DOCUMENT_ERROR and kind == "document":
+            await route.fulfill(status=500, body=BROKEN, content_type="text/html")
+        elif method != "GET":
+            await self._answer_as_seen(route, request)
+        elif mutation.kind is MutationKind.TEXT_REMOVED and kind in CUT:
+            await self._cut_texts(route)
+        else:
+            await route.continue_()
+
+    async def _cut_texts(self, route: Route) -> None:
+        """The preview's answer to a GET, the expected texts cut from it; a request that fails fails as it would."""
+        try:
+            response = await route.fetch(max_redirects=0)
+        except Exception:
+            await route.abort()
+            return
+        await route.fulfill(response=response, body=self._cut(await response.body()))
+
+    async def _answer_as_seen(self, route: Route, request: Request) -> None:
+        """A non-GET never reaches the preview: the own run's answer to it, else it fails as if blocked."""
+        key = (request.method, request.url)
+        seen = self.proof.answer(*key, self._sent[key])
+        self._sent[key] += 1
+        if seen is None:
+            await route.abort("blockedbyclient")
+            return
+        location = seen.headers.get("location")
+        if 300 <= seen.status < 400 and location and request.resource_type == "document":
+            # A route never sees a redirect's next hop: the page goes there on its own, so that the mutation sees it.
+            target = json.dumps(urljoin(request.url, location)).replace("<", "\\u003c")
+            kept = {k: v for k, v in seen.headers.items() if k.lower() == "set-cookie"}
+            page = f"<!doctype html><script>location.replace({target})</script>"
+            await route.fulfill(status=200, headers=kept, body=page, content_type="text/html")
+            return
+        await route.fulfill(status=seen.status, headers=seen.headers, body=self._cut(seen.body))
+
+    def _cut(self, body: bytes) -> bytes:
+        """The body, with the expected texts removed under a text removal (as written, and HTML-escaped)."""
+        if self.proof.mutation.kind is not MutationKind.TEXT_REMOVED:
+            return body
+        for text in self.proof.mutation.texts:
+            for form in dict.fromkeys((text, html.escape(text), html.escape(text, quote=False))):
+                body = body.replace(form.encode(), b"")
+        return body

@@ -1,0 +1,156 @@
+"""--prove: once a test has passed, its recording replays once per mutation of the preview (verdict/proof.py), in the
+test's own slot of the run's concurrency, each judged by the test's own checks with the server-error rule off. The
+test's verdict never changes; its proof joins its result, and is cached by the recording and the preview's content."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
+from preview_qa.engine.healing import why_fell_back
+from preview_qa.events import AgentHistory, Event, Observed
+from preview_qa.manifest.models import TestSpec
+from preview_qa.reporters import Reporter
+from preview_qa.reporters.output.files import write_atomic
+from preview_qa.results import Execution, FallBack, Proof, Status, TestResult, Usage
+from preview_qa.secrets.redact import Redactor
+from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.decide import decide
+from preview_qa.verdict.proof import Mutation, ProofRun, Tried, choose_mutations, expected_texts, judge
+
+PROOF_FORMAT = 1  # bump when what a proof tries, or how it judges, changes
+PROOFS = "proofs"  # the cache folder's subfolder for proofs
+
+
+@dataclass(frozen=True)
+class ProofKept(Event):
+    """A test's proof, for the cache (ProofCacheReporter files it under its key)."""
+
+    key: str
+    proof: Proof
+
+
+@dataclass(frozen=True)
+class _Passed:
+    """What a test's run on the preview left for its proof: its facts, and the recording it replayed (if it did)."""
+
+    run: AgentRun
+    recording: Recording | None
+
+
+class Prover:
+    """Proves the tests of one run: keeps what each run on the preview left, then replays the passing ones mutated."""
+
+    def __init__(self, agent: AgentFn, publish: Callable[[Event], None], redactor: Redactor, origin: str, cache: Path | None):
+        self._agent, self._publish, self._redactor, self._origin = agent, publish, redactor, origin
+        self._folder = cache / PROOFS if cache is not None else None
+        self._histories: dict[str, AgentHistory] = {}  # each test's latest agent history: its recording, redacted
+        self._passed: dict[str, _Passed] = {}
+
+    def watching(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        """`emit`, keeping the agent's history the cache would store: an agent run's recording, for its proof."""
+
+        def watched(event: Event) -> None:
+            if isinstance(event, AgentHistory):
+                self._histories[event.name] = event
+            emit(event)
+
+        return watched
+
+    def ran(self, spec: TestSpec, run: AgentRun, recording: Recording | None) -> None:
+        """A run of the test on the preview ended: the latest is the one its verdict rests on."""
+        self._passed[spec.name] = _Passed(run, recording if run.execution is Execution.REPLAYED else None)
+
+    async def prove(self, spec: TestSpec, result: TestResult, request: AgentRequest, limit_s: float) -> TestResult:
+        """The result with its proof, for a test that passed and has a recording; any other as it was."""
+        kept, history = self._passed.pop(spec.name, None), self._histories.pop(spec.name, None)
+        recording = self._recording(kept, history)
+        if result.status is not Status.PASSED or kept is None or recording is None:
+            return result
+        mutations = choose_mutations(kept.run.requests, expected_texts(spec.expect.text, spec.expect.data))
+        key = _key(spec, recording, kept.run.content_hash, mutations)
+        cached = self._load(key)
+        if cached is not None:
+            return result.model_copy(update={"proof": cached.model_copy(update={"cached": True})})
+        usage, tried = Usage(), []
+        for mutation in mutations:
+            one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), kept.run, mutation, limit_s)
+            tried.append(one)
+            usage += spent
+            if one.outcome == "failed":  # behavioural ones come first: no later outcome can change the verdict
+                break
+        proof = judge(tried)
+        if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
+            self._publish(ProofKept(key=key, proof=Proof.model_validate(self._redactor.value(proof.model_dump(mode="json")))))
+        return result.model_copy(update={"proof": proof, "usage": result.usage + usage})
+
+    def _recording(self, kept: _Passed | None, history: AgentHistory | None) -> Recording | None:
+        if kept is not None and kept.recording is not None:
+            return kept.recording
+        if kept is None or history is None:
+            return None
+        return Recording(self._origin, self._redactor.value(history.history), environment=history.environment)
+
+    async def _try(
+        self, spec: TestSpec, request: AgentRequest, own: AgentRun, mutation: Mutation, limit_s: float
+    ) -> tuple[Tried, Usage]:
+        """One replay under `mutation`, its events kept out of the test's evidence (one line of its own says how it
+        ended), judged by the test's checks alone: the server-error rule is off, the mutation's 500 is the point."""
+        mutated = dataclasses.replace(
+            request, proof=ProofRun(mutation, tuple(own.requests)), emit=_silent, keep_state=None, log_requests=False
+        )
+        try:
+            run = await asyncio.wait_for(self._agent(mutated), limit_s)
+        except Exception as e:  # a timeout too: the mutation is not judged, never counted as caught
+            run = AgentRun(execution=Execution.REPLAYED, infrastructure_error=f"{type(e).__name__}: {e}")
+        run.server_errors = []
+        decision = decide(spec, run)
+        verdict = decision.verdict
+        if verdict.status is Status.PASSED:
+            tried = Tried(mutation, "passed", "the test's checks still held")
+        elif verdict.status is Status.FAILED and why_fell_back(spec, run, decision) is FallBack.PAGE_CHANGED:
+            tried = Tried(mutation, "failed", verdict.reason)
+        else:
+            tried = Tried(mutation, "errored", verdict.reason)
+        detail = {"mutation": mutation.name, "outcome": tried.outcome, "reason": tried.reason}
+        self._publish(Observed(name=spec.name, kind="proof", error=False, detail=detail))
+        return tried, run.usage
+
+    def _load(self, key: str) -> Proof | None:
+        if self._folder is None:
+            return None
+        try:
+            return Proof.model_validate_json((self._folder / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            return None  # none yet, or damaged: the proof runs again
+
+
+class ProofCacheReporter(Reporter):
+    """Files each proof under its key in the cache folder; the only writer of its proofs."""
+
+    def __init__(self, cache: Path):
+        self.folder = cache / PROOFS
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, ProofKept):
+            write_atomic(self.folder / f"{event.key}.json", event.proof.model_dump_json())
+
+
+def _key(spec: TestSpec, recording: Recording, content: str | None, mutations: list[Mutation]) -> str:
+    """The recording, the test's checks, the preview's content as the run loaded it, and the mutations tried."""
+    checks = spec.model_dump(mode="json", include={"task", "expect", "output_schema"})
+    blob = {"format": PROOF_FORMAT, "history": recording.history, "checks": checks, "content": content}
+    blob["mutations"] = [m.name for m in mutations]
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+def _silent(event: Event) -> None:
+    """A proof replay's own events: not the test's evidence (its screenshots are not the test's)."""
