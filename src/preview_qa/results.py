@@ -259,11 +259,11 @@ class ProofVerdict(StrEnum):
 
 
 class MutationOutcome(BaseModel):
-    """One mutation of the preview, replayed: whether the test `failed` under it (caught it), `passed` (survived), or
-    `errored` (the replay could not be judged), and why."""
+    """One mutation of the preview, replayed: whether the test `failed` under it (caught it), `passed` (survived),
+    `errored` (the replay could not be judged) or `not_applied` (it met no request of the replay), and why."""
 
     name: str  # "POST /api/settings answers 500"
-    outcome: str  # failed | passed | errored
+    outcome: str  # failed | passed | errored | not_applied
     reason: str
 
 

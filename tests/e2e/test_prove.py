@@ -105,7 +105,7 @@ def test_a_url_only_save_test_is_vacuous_and_says_which_mutation_it_survived(run
     assert outcome(runs.first, "url only", SAVE_500) == "passed"
     assert runs.first.results["totals"]["vacuous"] == 1
     summary = " ".join(runs.first.stdout.split())  # the console wraps its lines
-    assert "vacuous: url only" in summary and "add an `expect` on the saved state" in summary, summary
+    assert "vacuous: url only" in summary and "add an `expect` on what the app did" in summary, summary
 
 
 def test_a_footer_text_test_is_weak(runs: Runs) -> None:

@@ -141,3 +141,11 @@ def test_no_outcome_after_the_first_caught_mutation_changes_the_verdict() -> Non
             for rest in ("passed", "failed"):
                 tail = [Tried(m, rest, "") for m in mutations[caught + 1 :]]  # type: ignore[arg-type]
                 assert judge(head).verdict is judge(head + tail).verdict
+
+
+def test_a_mutation_that_met_no_request_proves_nothing_either_way() -> None:
+    unmet = Tried(TEXT, "not_applied", TEXT.unmet)
+    assert judge([Tried(SERVER_ERROR, "passed", ""), unmet]).verdict is ProofVerdict.VACUOUS  # the met one decides
+    alone = judge([unmet])
+    assert alone.verdict is ProofVerdict.NOT_PROVEN and "no document or response of the replay carried" in alone.reason
+    assert alone.mutations[0].outcome == "not_applied"  # listed, not dropped

@@ -38,7 +38,7 @@ def test_the_summary_lists_vacuous_then_weak_tests_with_what_they_survived_and_w
     text = render_markdown(RUN, lambda f: f, None, 60_000)
     assert "**Proofs** (each passing test replayed against mutations of the preview): 1 proven, 1 weak, 1 vacuous" in text
     vacuous = next(line for line in text.splitlines() if "is vacuous" in line)
-    assert "passes even when POST /api/save answers 500" in vacuous and "add an \\`expect\\` on the saved state" in vacuous
+    assert "passes even when POST /api/save answers 500" in vacuous and "add an \\`expect\\` on what the app did" in vacuous
     assert "[x](https" not in text and "saves \\[x\\]" in text  # a test's name is inert
     assert text.index("is vacuous") < text.index("is weak")
 

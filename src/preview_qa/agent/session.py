@@ -90,6 +90,7 @@ class TestSession:
         )
         self.policy.last_action = lambda: self.evidence.last_action
         self.requests = RequestLog(run.origin, self.policy.last_action) if run.log_requests else None  # for --prove
+        self.mutated: MutatedPreview | None = None  # a proof's replay: the mutation's routes
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
@@ -142,7 +143,8 @@ class TestSession:
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
         if run.proof is not None:  # a proof's replay: the preview mutated, and never written to
-            await MutatedPreview(run.origin, run.proof).install(lease.context)
+            self.mutated = MutatedPreview(run.origin, run.proof)
+            await self.mutated.install(lease.context)
         if self.requests is not None:
             self.requests.attach(lease.context)
         self.evidence.attach(lease.browser, lease.context)
@@ -220,6 +222,8 @@ class TestSession:
         self.evidence.tell(self.result, self.policy.navigations_blocked)
         if self.requests is not None:  # before the context closes: the answers are read from it
             self.result.content_hash, self.result.requests = await self.requests.settled(), self.requests.seen
+        if self.mutated is not None:
+            self.result.mutation_applied = self.mutated.applied
         self.evidence.closing = True
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)

@@ -114,7 +114,9 @@ class Prover:
         run.server_errors = []
         decision = decide(spec, run)
         verdict = decision.verdict
-        if verdict.status is Status.PASSED:
+        if run.mutation_applied is False and run.infrastructure_error is None:  # the preview as it is: it says nothing
+            tried = Tried(mutation, "not_applied", mutation.unmet)
+        elif verdict.status is Status.PASSED:
             tried = Tried(mutation, "passed", "the test's checks still held")
         elif verdict.status is Status.FAILED and why_fell_back(spec, run, decision) is FallBack.PAGE_CHANGED:
             tried = Tried(mutation, "failed", verdict.reason)

@@ -149,4 +149,5 @@ class AgentRun:
     protected_start: bool = False
     requests: list[SeenRequest] = field(default_factory=list, repr=False)  # with --prove only; never serialized
     content_hash: str | None = None  # with --prove: sha256 of the documents and scripts its pages loaded
+    mutation_applied: bool | None = None  # a proof's replay: whether its mutation met one of its requests
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording

@@ -14,7 +14,7 @@ from preview_qa.verdict.agent_run import SeenRequest
 MAX_MUTATIONS = 4  # replays per test: each costs what the test's own replay does
 APP_CALLS = ("fetch", "xhr")  # the GETs whose failure the app itself must handle
 READS = ("document", "fetch", "xhr")  # a GET after a save that may read what the test's own run saved
-Outcome = Literal["failed", "passed", "errored"]
+Outcome = Literal["failed", "passed", "errored", "not_applied"]  # not_applied: it met no request of the replay
 
 
 class MutationKind(StrEnum):
@@ -57,6 +57,13 @@ class Mutation:
                 return f"the final document GET {self.path} answers 500"
             case MutationKind.TEXT_REMOVED:
                 return f"the expected text {', '.join(repr(t) for t in self.texts)} is removed from the pages"
+
+    @property
+    def unmet(self) -> str:
+        """Why a mutation that met no request of its replay says nothing of the test."""
+        if self.kind is MutationKind.TEXT_REMOVED:
+            return "no document or response of the replay carried the expected text (it may arrive another way, e.g. a WebSocket)"
+        return f"the replay made no {self.method} {self.path} request past its start page"
 
     def hits(self, method: str, url: str) -> bool:
         """Whether a request is this mutation's own (a text removal's is every page and response)."""
@@ -125,9 +132,10 @@ def judge(tried: list[Tried]) -> Proof:
     """The test's proof from its mutations' outcomes: proven when a behavioural one failed it (or, when its actions
     caused no request to break, a page one); not proven when a behavioural one it survived cannot be told apart from
     its own run, or none could be judged; weak when only a page one failed it; vacuous when it survived them all."""
-    behavioural = [t for t in tried if t.mutation.behavioural]
-    page = [t for t in tried if not t.mutation.behavioural]
     outcomes = [MutationOutcome(name=t.mutation.name, outcome=t.outcome, reason=t.reason) for t in tried]
+    met = [t for t in tried if t.outcome != "not_applied"]  # a mutation that changed nothing proves nothing either way
+    behavioural = [t for t in met if t.mutation.behavioural]
+    page = [t for t in met if not t.mutation.behavioural]
 
     def proof(verdict: ProofVerdict, reason: str) -> Proof:
         return Proof(verdict=verdict, reason=reason, mutations=outcomes)
@@ -137,6 +145,8 @@ def judge(tried: list[Tried]) -> Proof:
         return proof(ProofVerdict.PROVEN, f"it fails when {caught.mutation.name}")
     if not tried:
         return proof(ProofVerdict.NOT_PROVEN, "its run caused no request and it expects no text: nothing to mutate")
+    if not met:
+        return proof(ProofVerdict.NOT_PROVEN, f"no mutation changed what its replay loaded: {tried[0].reason}")
     unclear = next((t for t in behavioural if t.outcome == "passed" and t.mutation.read_after), None)
     if unclear is not None:
         return proof(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import html
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -25,6 +25,16 @@ HASHED = ("document", "script")  # what defines the preview's content for a proo
 CUT = ("document", "fetch", "xhr")  # where a text removal cuts the expected texts
 BROKEN = b"<!doctype html><title>500 Internal Server Error</title><h1>500 Internal Server Error</h1>"
 NOT_SENT = ("content-length", "content-encoding", "transfer-encoding")  # of a kept answer: its body is decoded
+# How a character of an expected text may stand in a body: as itself, as an HTML entity (named, decimal or hex, as
+# servers write them: Datasette's &#34;) or JSON-escaped; a text removal cuts every form.
+_FORMS = {
+    '"': ('"', "&quot;", "&#34;", "&#x22;", '\\"', "\\u0022"),
+    "'": ("'", "&#39;", "&#x27;", "&apos;", "\\u0027"),
+    "&": ("&", "&amp;", "&#38;", "&#x26;", "\\u0026"),
+    "<": ("<", "&lt;", "&#60;", "&#x3c;", "&#x3C;", "\\u003c"),
+    ">": (">", "&gt;", "&#62;", "&#x3e;", "&#x3E;", "\\u003e"),
+}
+_SPACE = r"(?:\s|&nbsp;|&#160;|\\n)+"  # a space of the visible text: any run of white space in the source
 
 
 class RequestLog:
@@ -82,19 +92,29 @@ class MutatedPreview:
     def __init__(self, origin: str, proof: ProofRun):
         self.origin, self.proof = origin, proof
         self._sent: Counter[tuple[str, str]] = Counter()  # non-GETs per method and URL, to answer each in turn
+        self._started = False  # the start page has been asked for: it is never broken (the test never began)
+        self._texts = [_pattern(t) for t in proof.mutation.texts]
+        self.applied = False  # whether the mutation met a request of the replay: one that never did proves nothing
 
     async def install(self, context: BrowserContext) -> None:
         await context.route(lambda url: origin_of(url) == self.origin, self._on_request)
 
     async def _on_request(self, route: Route, request: Request) -> None:
         mutation, method, kind = self.proof.mutation, request.method, request.resource_type
-        if mutation.hits(method, request.url) and mutation.kind is MutationKind.SERVER_ERROR and kind != "document":
+        start = kind == "document" and request.is_navigation_request() and not self._started
+        self._started |= start
+        hit = mutation.hits(method, request.url) and not start
+        if hit and mutation.kind is MutationKind.SERVER_ERROR and kind != "document":
+            self.applied = True
             await route.fulfill(status=500, body=b'{"error": "mutated by preview-qa --prove"}', content_type="application/json")
-        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.SERVER_ERROR:
+        elif hit and mutation.kind is MutationKind.SERVER_ERROR:
+            self.applied = True
             await route.fulfill(status=500, body=BROKEN, content_type="text/html")
-        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.NOT_SAVED:
+        elif hit and mutation.kind is MutationKind.NOT_SAVED:
+            self.applied = True
             await route.fulfill(status=200, body=b"")
-        elif mutation.hits(method, request.url) and mutation.kind is MutationKind.DOCUMENT_ERROR and kind == "document":
+        elif hit and mutation.kind is MutationKind.DOCUMENT_ERROR and kind == "document":
+            self.applied = True
             await route.fulfill(status=500, body=BROKEN, content_type="text/html")
         elif method != "GET":
             await self._answer_as_seen(route, request)
@@ -131,10 +151,21 @@ class MutatedPreview:
         await route.fulfill(status=seen.status, headers=seen.headers, body=self._cut(seen.body))
 
     def _cut(self, body: bytes) -> bytes:
-        """The body, with the expected texts removed under a text removal (as written, and HTML-escaped)."""
+        """The body, with the expected texts removed under a text removal (in every form a page or a JSON answer
+        writes them: see _FORMS)."""
         if self.proof.mutation.kind is not MutationKind.TEXT_REMOVED:
             return body
-        for text in self.proof.mutation.texts:
-            for form in dict.fromkeys((text, html.escape(text), html.escape(text, quote=False))):
-                body = body.replace(form.encode(), b"")
+        for pattern in self._texts:
+            body, cut = pattern.subn(b"", body)
+            self.applied |= bool(cut)
         return body
+
+
+def _pattern(text: str) -> re.Pattern[bytes]:
+    """`text` as it may stand in a body: each character that HTML or JSON escapes in any of its forms, each space as
+    any run of white space (the visible text a check reads has it collapsed)."""
+    parts = (
+        _SPACE if c.isspace() else "(?:" + "|".join(re.escape(f) for f in _FORMS[c]) + ")" if c in _FORMS else re.escape(c)
+        for c in text
+    )
+    return re.compile("".join(parts).encode())

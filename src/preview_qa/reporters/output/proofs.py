@@ -10,9 +10,9 @@ from preview_qa.results import ProofVerdict, RunResult, TestResult
 
 FLAGGED = (ProofVerdict.VACUOUS, ProofVerdict.WEAK)  # the tests a reviewer should strengthen, worst first
 ADVICE = {
-    ProofVerdict.VACUOUS: "It would stay green with the app broken: add an `expect` on the saved state (a text or "
-    "element the app shows only once the action worked).",
-    ProofVerdict.WEAK: "Add an `expect` on the saved state, not only on the page around it.",
+    ProofVerdict.VACUOUS: "It would stay green with the app broken: add an `expect` on what the app did (a saved "
+    "value, a result: a text or element it shows only once the action worked).",
+    ProofVerdict.WEAK: "Add an `expect` on what the app did (a saved value, a result), not only on the page around it.",
 }
 
 
