@@ -740,12 +740,16 @@ def _refuse_existing(write: Path | None) -> None:
 
 @main.command()
 @run_options
-def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool) -> RunEnded:
+@click.option("--plan", is_flag=True, help="Then draft tests for the demo's changed routes, try them, write plan.yml.")
+def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, plan: bool) -> RunEnded:
     """Run the bundled demo: a demo site and a scripted agent, no API key needed."""
     from preview_qa.demo.runner import off_script, run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    return RunEnded(run_demo(out, concurrency, list(only), not headful, verbose, os.environ), off_script)
+    result = run_demo(out, concurrency, list(only), not headful, verbose, os.environ, plan)
+    if result.plan is not None:
+        tell_plan(result.plan, None, out / "plan.yml")
+    return RunEnded(result, off_script)
 
 
 @main.command()

@@ -249,4 +249,4 @@ async def try_drafts(
 
 
 def _ran(result: TestResult) -> str:
-    return f"passed ({result.how_run}, {result.steps} step(s), {result.duration_s:.1f} s)"
+    return f"passed in {result.duration_s:.1f} s: {result.how_run}, {result.steps} step(s)"
