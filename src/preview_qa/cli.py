@@ -550,7 +550,12 @@ def _speed_config(
     envvar=_env("INPUT_PLAN"),
     help="After the tests, draft tests for the changed routes no test covers (as `plan`); the PR comment lists them.",
 )
-@click.option("--plan-max-cost-usd", type=click.FloatRange(0, min_open=True), help="With --plan: the most planning may cost.")
+@click.option(
+    "--plan-max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    envvar=_env("INPUT_PLAN-MAX-COST-USD"),
+    help="With --plan: the most planning may cost (drafting and trial runs), in USD.",
+)
 @run_options
 @selection_options
 @speed_options
@@ -612,15 +617,15 @@ def run(
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
         **_speed_config(**speed),
     )
-    ended = execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
-    if ended.result.plan is not None:  # its YAML also beside the results (the folder is each run's own)
-        tell_plan(ended.result.plan, None, out / "plan.yml")
-    return ended
+    return execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
 
 
 def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None) -> RunEnded:
-    """The run in this process's environment, and the rule its tests are held to."""
-    return RunEnded(app.execute(manifest, config, os.environ, verbose, plan), config.fail_on.fails)
+    """The run in this process's environment, and the rule its tests are held to; a plan's YAML beside its results."""
+    result = app.execute(manifest, config, os.environ, verbose, plan)
+    if result.plan is not None:
+        tell_plan(result.plan, None, config.out / "plan.yml")
+    return RunEnded(result, config.fail_on.fails)
 
 
 def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: float | None) -> app.Planner | None:

@@ -45,6 +45,8 @@ INPUTS = {
     "max-tokens",
     "max-cost-usd",
     "price-per-mtok",
+    "plan",
+    "plan-max-cost-usd",
     "tags",
     "skip-tags",
     "changed-only",

@@ -66,8 +66,21 @@ def _test_yaml(spec: TestSpec) -> str:
     return _dump([ordered | data])
 
 
+class _OneLineDumper(yaml.SafeDumper):
+    """Every string on its own line: a page's text with line breaks is written double-quoted, its breaks escaped, so
+    that no line of the plan starts with text from the page (printed, `::command::` would be a workflow command)."""
+
+
+def _one_line_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
+    multi = any(c in text for c in "\n\r\x85\u2028\u2029")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if multi else None)
+
+
+_OneLineDumper.add_representer(str, _one_line_str)
+
+
 def _dump(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return yaml.dump(value, Dumper=_OneLineDumper, sort_keys=False, allow_unicode=True, width=1_000_000)
 
 
 def _comment(text: str, indent: str = "") -> str:

@@ -64,8 +64,7 @@ class Planner:
         return run_bounded(self.plan(prepared))
 
     async def plan(self, prepared: Prepared) -> PlanSummary:
-        from preview_qa.agent.adapter.ask import recording_llm
-        from preview_qa.agent.adapter.llm import make_llm
+        from preview_qa.agent.adapter.llm import make_llm, recording_llm
         from preview_qa.agent.browser_agents import browser_agents
 
         text = PlanText(self.config.base_url)
@@ -128,7 +127,7 @@ class Planner:
         self, agents: RunAgents, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str]
     ) -> tuple[list[Drafted], str]:
         """The route's drafts that are valid tests (the others into `dropped`), and a note on the route."""
-        from preview_qa.agent.adapter.ask import ask
+        from preview_qa.agent.adapter.llm import ask
 
         if self._left(llm) == 0:
             return [], "not drafted: the planning budget (--max-cost-usd) is spent"
