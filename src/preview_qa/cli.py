@@ -719,6 +719,8 @@ def plan(
 def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None) -> None:
     """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file), into the results
     folder's `results` file, else on stdout."""
+    for note in summary.notes:
+        click.echo(f"plan: {note}", err=True)
     for route in summary.routes:
         click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
     for name, why in summary.dropped.items():

@@ -340,6 +340,7 @@ class PlanSummary(BaseModel):
     routes: list[PlannedRoute] = Field(default_factory=list)
     yaml: str = ""  # empty: no draft passed
     dropped: dict[str, str] = Field(default_factory=dict)  # draft name -> why it is not proposed
+    notes: list[str] = Field(default_factory=list)  # the files that map to no route, the routes a test covers
     usage: Usage = Field(default_factory=Usage)
 
 

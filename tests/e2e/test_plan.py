@@ -21,6 +21,8 @@ def test_demo_plan_proposes_drafts_that_validate_and_pass_and_drops_the_wrong_on
     assert demo.returncode == 0, demo.stderr
     assert "plan: dropped 'Help offers a video tour': did not pass its trial run (failed:" in demo.stderr
     assert "may have found a regression" in demo.stderr
+    assert "plan: /help: 1 of 2 draft(s) passed their trial run" in demo.stderr
+    assert "plan: changed files that map to no route: README.md" in demo.stderr
     plan = out / "plan.yml"
     text = plan.read_text(encoding="utf-8")
     assert "# changed files that map to no route: README.md" in text

@@ -17,6 +17,7 @@ def plan() -> PlanSummary:
         routes=[PlannedRoute(route=f"/x/{HOSTILE}", files=[f"app/{HOSTILE}.tsx"], note=HOSTILE)],
         yaml=YAML,
         dropped={f"draft {HOSTILE}": f"failed: {HOSTILE}"},
+        notes=[f"changed files that map to no route: {HOSTILE}"],
     )
 
 

@@ -69,7 +69,7 @@ class Planner:
 
         text = PlanText(self.config.base_url)
         routes = self._uncovered(prepared, text)
-        summary = PlanSummary(routes=[PlannedRoute(route=r.path, files=list(r.files)) for r in routes])
+        summary = PlanSummary(routes=[PlannedRoute(route=r.path, files=list(r.files)) for r in routes], notes=text.notes)
         if not routes:
             return summary
         llm = recording_llm(prepared.llm, prepared.redactor)
@@ -88,6 +88,11 @@ class Planner:
                     f"did not pass its trial run ({trial.result.status.value}: {trial.result.reason}): it may have "
                     "found a regression the PR brought"
                 )
+        for planned in summary.routes:
+            tried = [d for d in drafted if d.route == planned.route]
+            if tried:
+                passed = sum(1 for p in text.proposed if p.route == planned.route)
+                planned.note = f"{passed} of {len(tried)} draft(s) passed their trial run"
         summary.yaml = render(text, self._defaults_yaml())
         summary.dropped = dict(text.dropped)
         summary.usage = llm.usage() + sum((t.result.usage for t in trials.values()), Usage())
@@ -154,7 +159,7 @@ class Planner:
                 dropped[draft.name or "(unnamed draft)"] = test
             else:
                 found.append(Drafted(test, route.path, route.files))
-        return found, f"{len(found)} draft(s) tried"
+        return found, "" if found else "no draft was a valid test"
 
     async def _url_for(self, agents: RunAgents, prepared: Prepared, route: Route) -> tuple[str | None, str]:
         """The URL to read the route at: a dynamic route's value taken from a link on its static part's page."""

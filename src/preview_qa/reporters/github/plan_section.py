@@ -22,6 +22,7 @@ def plan_markdown(plan: PlanSummary, md_cell: Callable[[str, int], str]) -> str:
         files = f" (changed: {md_cell(', '.join(route.files), 200)})" if route.files else ""
         note = f": {md_cell(route.note, 200)}" if route.note else ""
         lines.append(f"- {md_cell(route.route, 120)}{files}{note}")
+    lines += ["", *[f"_{md_cell(note, 300)}_" for note in plan.notes]] if plan.notes else []
     if plan.yaml and len(plan.yaml) <= YAML_LIMIT:
         fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(plan.yaml)), default=0))
         lines += ["", "Drafts that ran once on this preview and passed, to review and paste into the manifest:", ""]
