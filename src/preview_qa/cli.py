@@ -437,6 +437,31 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def access_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What the browser sends to reach a protected preview (`run` and `plan`), to the preview's origin only."""
+    options = [
+        click.option(
+            "--extra-header",
+            "extra_headers",
+            multiple=True,
+            metavar="'NAME: VALUE'",
+            type=_LINES,
+            envvar=_env("INPUT_EXTRA-HEADERS"),
+            help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.",
+        ),
+        click.option(
+            "--http-credentials",
+            metavar="USER:PASSWORD",
+            envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
+            help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
+            "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
     from preview_qa.selection.changed_files import changed_files
 
@@ -491,22 +516,7 @@ def _speed_config(
     envvar=_env("INPUT_WAIT-TIMEOUT"),
     help="Seconds to wait for the preview to answer before the first test.",
 )
-@click.option(
-    "--extra-header",
-    "extra_headers",
-    multiple=True,
-    metavar="'NAME: VALUE'",
-    type=_LINES,
-    envvar=_env("INPUT_EXTRA-HEADERS"),
-    help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.",
-)
-@click.option(
-    "--http-credentials",
-    metavar="USER:PASSWORD",
-    envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
-    help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
-    "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
-)
+@access_options
 @fail_on_option
 @click.option(
     "--comment/--no-comment",
@@ -668,6 +678,7 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
 )
 @llm_options
 @plan_options
+@access_options
 @click.option("--changed-files", metavar="FILE", help="The files the change touched, one path a line (- for stdin).")
 @click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
 @click.option(
@@ -698,6 +709,8 @@ def plan(
     cache: Path,
     headful: bool,
     verbose: bool,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
     **llm: Any,
 ) -> None:
     """Draft tests for the changed routes no test covers, from what each page shows; each is run once, and only the
@@ -710,7 +723,15 @@ def plan(
     if changed is None and not routes:
         raise UsageError("give the changed files (--changed-files or --changed-only) or a --route to plan for.")
     speed = _speed_config(cache, False, None, None, None, None, price_per_mtok, None)
-    config = RunConfig(manifest=manifest, base_url=_base_url(base_url), headless=not headful, **llm, **speed)
+    config = RunConfig(
+        manifest=manifest,
+        base_url=_base_url(base_url),
+        headless=not headful,
+        extra_headers=_headers(extra_headers),
+        http_credentials=_credentials(http_credentials),
+        **llm,
+        **speed,
+    )
     options = PlanOptions(changed, list(routes), most, max_cost_usd)
     summary = app.plan_only(loaded, config, os.environ, Planner(loaded, config, options), verbose)
     tell_plan(summary, write)

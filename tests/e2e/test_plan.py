@@ -3,6 +3,7 @@ wrong one is dropped with its reason, the plan validates and passes when run, an
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -13,6 +14,15 @@ from preview_qa.demo.site import DemoSite
 from tests.conftest import run_args, run_in_process
 
 DRAFTS = load_scenarios(PLAN)
+TOKEN = "tok-9f8e7d-preview-secret"  # the /search page shows the X-Preview-Token header it was sent
+LEAKY = {  # an LLM that copies the token it was never shown (it is redacted) into its drafts
+    "name": "plan-search",
+    "match": "<route>/search</route>",
+    "drafts": [
+        {"name": "Token shown", "task": "Open the search page.", "expect_text": [f"Preview token: {TOKEN}"]},
+        {"name": "Token typed", "task": f"Type {TOKEN} into Access code and press Search.", "expect_text": ["Search"]},
+    ],
+}
 
 
 def test_demo_plan_proposes_drafts_that_validate_and_pass_and_drops_the_wrong_one(tmp_path: Path, site: DemoSite) -> None:
@@ -45,12 +55,19 @@ def test_plan_writes_its_yaml_once_and_never_overwrites(tmp_path: Path, site: De
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: Home, start: /, task: Open the home page.}\n", encoding="utf-8")
     target = tmp_path / "drafts.yml"
-    with ScriptedLLM(DRAFTS) as llm:
+    with ScriptedLLM([LEAKY, *DRAFTS]) as llm:
         args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
-        planned = run_in_process([*args, "--route", "/blog/[slug]", "--write", str(target)])
+        header = ["--extra-header", f"X-Preview-Token: {TOKEN}"]
+        planned = run_in_process([*args, *header, "--route", "/blog/[slug]", "--route", "/search", "--write", str(target)])
         assert planned.returncode == 0, planned.stderr
         written = target.read_text(encoding="utf-8")
         assert "A blog post takes a subscription" in written and "start: /blog/dropping-anvils-safely" in written
+        # planning sends the protected preview its header, yet no draft, prompt or output holds the token
+        drafting = [json.dumps(r) for r in llm.requests if "<route>/search</route>" in json.dumps(r)]
+        assert drafting and "header:X-Preview-Token" in drafting[0] and not any(TOKEN in r for r in drafting)
+        assert "plan: dropped 'Token shown': a check names a secret" in planned.stderr
+        assert "plan: dropped 'Token typed': its task needs the secret" in planned.stderr
+        assert TOKEN not in written + planned.stdout + planned.stderr
         again = run_in_process([*args, "--route", "/help", "--write", str(target)])
     assert again.returncode == 2
     assert "drafts.yml already exists; nothing was written" in again.stderr
