@@ -746,7 +746,9 @@ def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = N
         click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
     for name, why in summary.dropped.items():
         click.echo(f"plan: dropped {name!r}: {why}", err=True)
-    if not summary.yaml:
+    if not summary.routes:
+        click.echo("plan: every changed route has a test; nothing to draft.", err=True)
+    elif not summary.yaml:
         click.echo("plan: no draft passed its trial run; nothing to propose.", err=True)
     elif results is not None:
         results.parent.mkdir(parents=True, exist_ok=True)

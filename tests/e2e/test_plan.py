@@ -72,3 +72,14 @@ def test_plan_writes_its_yaml_once_and_never_overwrites(tmp_path: Path, site: De
     assert again.returncode == 2
     assert "drafts.yml already exists; nothing was written" in again.stderr
     assert target.read_text(encoding="utf-8") == written
+
+
+def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for(tmp_path: Path, site: DemoSite) -> None:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text("version: 1\ntests:\n  - {name: Home, task: Open the home page.}\n", encoding="utf-8")
+    args = ["plan", str(manifest), "--base-url", site.url, "--api-key", "k", "--model", "no-such-model"]
+    unpriced = run_in_process([*args, "--route", "/help", "--max-cost-usd", "0.5"])
+    assert unpriced.returncode == 2
+    assert "--max-cost-usd cannot be enforced: no price is known for model 'no-such-model'" in unpriced.stderr
+    nothing = run_in_process(args)
+    assert nothing.returncode == 2 and "give the changed files (--changed-files or --changed-only) or a --route" in nothing.stderr
