@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from preview_qa import providers
 from preview_qa.config import RunConfig, TraceMode
 from preview_qa.errors import SetupError
-from preview_qa.events import Event
+from preview_qa.events import Event, PlanFinished
 from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
@@ -100,8 +100,9 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         _quiet_logs(verbose)
         recordings = cache.lookup if cache else None
         result = run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings))
-        if plan is not None:  # the reporters hold this very result (RunFinished) and read its plan as they finish
+        if plan is not None:  # before the reporters finish: the PR comment shows it
             result.plan = plan(prepared)
+            publish(PlanFinished(plan=result.plan))
         return result
 
     return with_reporters(reporters, run)
