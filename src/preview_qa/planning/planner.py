@@ -54,6 +54,7 @@ class Planner:
 
     def __init__(self, manifest: Manifest, config: RunConfig, options: PlanOptions) -> None:
         self.manifest, self.config, self.options = manifest, config, options
+        self._taken = {t.name for t in manifest.tests}  # test names in use: every draft of every route gets its own
 
     def __call__(self, prepared: Prepared) -> PlanSummary:
         from preview_qa.engine.pricing import find_price, unpriced
@@ -151,10 +152,9 @@ class Planner:
             fault = llm.faults[-1].message if llm.faults else "no answer"
             return [], f"no drafts: the LLM call failed ({fault})"
         start = urlsplit(facts.url).path or "/"
-        taken = {t.name for t in self.manifest.tests}
         found = []
         for draft in answer.drafts[:most]:
-            test = to_test(draft, start, self.manifest, scrub, taken)
+            test = to_test(draft, start, self.manifest, scrub, self._taken)
             if isinstance(test, str):
                 dropped[draft.name or "(unnamed draft)"] = test
             else:
