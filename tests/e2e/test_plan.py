@@ -81,5 +81,9 @@ def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for
     unpriced = run_in_process([*args, "--route", "/help", "--max-cost-usd", "0.5"])
     assert unpriced.returncode == 2
     assert "--max-cost-usd cannot be enforced: no price is known for model 'no-such-model'" in unpriced.stderr
+    run = ["run", *args[1:], "--out", str(tmp_path / "out"), "--plan", "--plan-max-cost-usd", "0.5"]
+    refused = run_in_process(run)  # before any test runs
+    assert refused.returncode == 2 and "--plan-max-cost-usd cannot be enforced" in refused.stderr
+    assert not (tmp_path / "out" / "results.json").exists()
     nothing = run_in_process(args)
     assert nothing.returncode == 2 and "give the changed files (--changed-files or --changed-only) or a --route" in nothing.stderr

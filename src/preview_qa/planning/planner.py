@@ -18,6 +18,7 @@ from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.planning.coverage import covered_by, recorded_urls
 from preview_qa.planning.drafts import INSTRUCTIONS, Drafted, Drafts, question, to_test
 from preview_qa.planning.output import PlanText, Proposed, render
+from preview_qa.providers import default_model
 from preview_qa.results import PlannedRoute, PlanSummary, Status, TestResult, Usage, error_line
 from preview_qa.selection.routes import Route, map_files
 
@@ -53,15 +54,16 @@ class Planner:
     """app.Planner: called with what the run prepared, returns the plan (its YAML in `yaml`)."""
 
     def __init__(self, manifest: Manifest, config: RunConfig, options: PlanOptions) -> None:
-        self.manifest, self.config, self.options = manifest, config, options
-        self._taken = {t.name for t in manifest.tests}  # test names in use: every draft of every route gets its own
-
-    def __call__(self, prepared: Prepared) -> PlanSummary:
+        """Refuses a budget on a model of unknown price at once, as a run does: before any test or browser starts."""
         from preview_qa.engine.pricing import find_price, unpriced
 
-        llm = prepared.llm
-        if self.options.max_cost_usd is not None and find_price(llm.provider, llm.model, llm.price_per_mtok) is None:
-            raise UnpricedBudgetError(unpriced(self.options.budget_flag, llm.provider, llm.model))  # as a run refuses it
+        self.manifest, self.config, self.options = manifest, config, options
+        self._taken = {t.name for t in manifest.tests}  # test names in use: every draft of every route gets its own
+        provider, model = config.provider, default_model(config.provider, config.model)
+        if options.max_cost_usd is not None and find_price(provider, model, config.price_per_mtok) is None:
+            raise UnpricedBudgetError(unpriced(options.budget_flag, provider, model))
+
+    def __call__(self, prepared: Prepared) -> PlanSummary:
         return run_bounded(self.plan(prepared))
 
     async def plan(self, prepared: Prepared) -> PlanSummary:
