@@ -58,7 +58,8 @@ def test_plan_writes_its_yaml_once_and_never_overwrites(tmp_path: Path, site: De
     with ScriptedLLM([LEAKY, *DRAFTS]) as llm:
         args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
         header = ["--extra-header", f"X-Preview-Token: {TOKEN}"]
-        planned = run_in_process([*args, *header, "--route", "/blog/[slug]", "--route", "/search", "--write", str(target)])
+        routes = ["--route", "/blog/[slug]", "--route", "/search", "--route", "/dashboard"]
+        planned = run_in_process([*args, *header, *routes, "--write", str(target)])
         assert planned.returncode == 0, planned.stderr
         written = target.read_text(encoding="utf-8")
         assert "A blog post takes a subscription" in written and "start: /blog/dropping-anvils-safely" in written
@@ -68,6 +69,7 @@ def test_plan_writes_its_yaml_once_and_never_overwrites(tmp_path: Path, site: De
         assert "plan: dropped 'Token shown': a check names a secret" in planned.stderr
         assert "plan: dropped 'Token typed': its task needs the secret" in planned.stderr
         assert TOKEN not in written + planned.stdout + planned.stderr
+        assert "plan: /dashboard: not drafted: its page led to /login (behind a login?" in planned.stderr
         again = run_in_process([*args, "--route", "/help", "--write", str(target)])
     assert again.returncode == 2
     assert "drafts.yml already exists; nothing was written" in again.stderr

@@ -82,15 +82,7 @@ class Planner:
                 found, planned.note = await self._draft(agents, llm, prepared, route, text.dropped)
                 drafted += found
             trials = await try_drafts(drafted, agents, self._trial_manifest(drafted), self.config, prepared, self._left(llm))
-        for d in drafted:
-            trial = trials[d.spec.name]
-            if trial.result.status is Status.PASSED:
-                text.proposed.append(Proposed(d.spec, d.route, d.files, _ran(trial.result)))
-            else:
-                text.dropped[d.spec.name] = (
-                    f"did not pass its trial run ({trial.result.status.value}: {trial.result.reason}): it may have "
-                    "found a regression the PR brought"
-                )
+        _sort(drafted, trials, text)
         for planned in summary.routes:
             tried = [d for d in drafted if d.route == planned.route]
             if tried:
@@ -138,13 +130,17 @@ class Planner:
         from preview_qa.agent.adapter.llm import ask
 
         if self._left(llm) == 0:
-            return [], "not drafted: the planning budget (--max-cost-usd) is spent"
+            return [], f"not drafted: the planning budget ({self.options.budget_flag}) is spent"
         url, note = await self._url_for(agents, prepared, route)
         if url is None:
             return [], note
         facts = await self._visit(agents, prepared, url)
         if isinstance(facts, str):
             return [], facts
+        start = urlsplit(url).path or "/"
+        if not route.matches(urlsplit(facts.url).path):  # e.g. a sign-in page: the drafts would test that instead
+            landed = prepared.redactor.text(urlsplit(facts.url).path)
+            return [], f"not drafted: its page led to {landed} (behind a login? planning reads pages signed out)"
         most = self.options.most
         scrub = prepared.redactor.text
         redacted = dataclasses.replace(facts, url=scrub(facts.url), title=scrub(facts.title), aria=scrub(facts.aria))
@@ -153,7 +149,6 @@ class Planner:
         if answer is None:
             fault = llm.faults[-1].message if llm.faults else "no answer"
             return [], f"no drafts: the LLM call failed ({fault})"
-        start = urlsplit(facts.url).path or "/"
         found = []
         for draft in answer.drafts[:most]:
             test = to_test(draft, start, self.manifest, scrub, self._taken)
@@ -252,6 +247,21 @@ async def try_drafts(
     start_s = browser_setup(config).start_budget_s
     result = await Runner(manifest, trial, secrets, agents, lambda _e: None, prepared.redactor, browser_start_s=start_s).run()
     return {t.name: Trial(t) for t in result.tests if any(d.spec.name == t.name for d in drafted)}
+
+
+def _sort(drafted: list[Drafted], trials: dict[str, Trial], text: PlanText) -> None:
+    """Each draft proposed when its trial passed, else dropped with why: a failure may be the PR's regression, an
+    error says only that the draft could not be tried."""
+    for d in drafted:
+        result = trials[d.spec.name].result
+        if result.status is Status.PASSED:
+            text.proposed.append(Proposed(d.spec, d.route, d.files, _ran(result)))
+        elif result.status is Status.FAILED:
+            text.dropped[d.spec.name] = (
+                f"did not pass its trial run (failed: {result.reason}): it may have found a regression the PR brought"
+            )
+        else:
+            text.dropped[d.spec.name] = f"its trial run could not decide ({result.status.value}: {result.reason})"
 
 
 def _ran(result: TestResult) -> str:
