@@ -9,48 +9,81 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from preview_qa import providers
 from preview_qa.config import RunConfig, TraceMode
 from preview_qa.errors import SetupError
-from preview_qa.events import Event
+from preview_qa.events import Event, PlanFinished
 from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
-from preview_qa.results import RunResult
+from preview_qa.results import PlanSummary, RunResult
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
 
 if TYPE_CHECKING:
+    from preview_qa.agent.browsers.launch import BrowserSetup
     from preview_qa.engine.runner import Recordings
 
 LIBRARY_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
 QUIET_LOGGERS = (*LIBRARY_LOGGERS, "preview_qa.lifecycle")
 
 
-def execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False) -> RunResult:
+@dataclass(frozen=True)
+class Prepared:
+    """What a run gathered before any browser starts, handed to planning (issue #39) as to the runner."""
+
+    secrets: dict[str, dict[str, str]]
+    llm: providers.LLMSettings
+    redactor: Redactor
+    env: Mapping[str, str]
+
+
+Planner = Callable[[Prepared], PlanSummary]  # planning/, given by the CLI: the app never imports it (it sits above)
+
+
+def execute(
+    manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False, plan: Planner | None = None
+) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
-    run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends."""
+    run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends.
+    With `plan` (`run --plan`), planning follows the tests, before the reporters finish (the PR comment shows it)."""
     with own_temp_folder():
-        return _execute(manifest, config, env, verbose)
+        return _execute(manifest, config, env, verbose, plan)
 
 
-def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool) -> RunResult:
-    from preview_qa.engine.proof import ProofCacheReporter
-    from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
+def plan_only(manifest: Manifest, config: RunConfig, env: Mapping[str, str], plan: Planner, verbose: bool = False) -> PlanSummary:
+    """`preview-qa plan`: the run's preparation (secrets, LLM, the one redactor, the safe stderr), then planning alone."""
+    with own_temp_folder():
+        prepared = _prepare(manifest, config, env)
+        _quiet_logs(verbose)
+        return plan(prepared)
+
+
+def _prepare(manifest: Manifest, config: RunConfig, env: Mapping[str, str]) -> Prepared:
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report
     secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium)
-    select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
     llm = priced(llm, manifest, config)
     # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
     # key the provider really gets (maybe from its usual variable, not --api-key), the headers' values, the GitHub token
     redactor = Redactor.of_tests(secrets, llm.api_key, config.extra_headers, config.basic_auth_password, _github_token(env))
     install_safe_stderr(redactor)  # before anything can print page or LLM text there (our logs, browser-use's, tracebacks)
+    return Prepared(secrets, llm, redactor, env)
+
+
+def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool, plan: Planner | None) -> RunResult:
+    from preview_qa.engine.proof import ProofCacheReporter
+    from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
+
+    select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
+    prepared = _prepare(manifest, config, env)
+    secrets, llm, redactor = prepared.secrets, prepared.llm, prepared.redactor
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
     reporters = [
@@ -68,7 +101,11 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
         recordings = cache.lookup if cache else None
-        return run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings))
+        result = run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings))
+        if plan is not None:  # before the reporters finish: the PR comment shows it
+            result.plan = plan(prepared)
+            publish(PlanFinished(plan=result.plan))
+        return result
 
     return with_reporters(reporters, run)
 
@@ -187,17 +224,9 @@ async def run_manifest(
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
     login's cookies once read) for the LLM, the pixels, stderr and the reporters."""
     from preview_qa.agent.browser_agents import browser_agents
-    from preview_qa.agent.browsers.launch import BrowserSetup
     from preview_qa.engine.runner import Runner
 
-    browser = BrowserSetup(
-        chromium=_chromium(config.chromium),
-        headless=config.headless,
-        extra_headers=config.preview_headers,
-        browsers=config.concurrency,
-        trace=config.trace is not TraceMode.OFF,
-        start_timeout_s=config.browser_start_timeout,
-    )
+    browser = browser_setup(config)
     done: list[RunResult] = []
     try:
         async with browser_agents(browser, make_llm, redactor) as agent:
@@ -211,6 +240,20 @@ async def run_manifest(
             raise
         # Cancelled while the browsers were being shut down: every result is already out, and final.
     return done[0]
+
+
+def browser_setup(config: RunConfig) -> BrowserSetup:
+    """The run's browsers as the flags set them (the tests' and planning's alike)."""
+    from preview_qa.agent.browsers.launch import BrowserSetup
+
+    return BrowserSetup(
+        chromium=_chromium(config.chromium),
+        headless=config.headless,
+        extra_headers=config.preview_headers,
+        browsers=config.concurrency,
+        trace=config.trace is not TraceMode.OFF,
+        start_timeout_s=config.browser_start_timeout,
+    )
 
 
 def _chromium(chromium: str | None) -> str:

@@ -32,7 +32,7 @@ from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.providers import PROVIDERS, Provider
-from preview_qa.results import RunResult, StopReason, error_line
+from preview_qa.results import PlanSummary, RunResult, StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
@@ -437,6 +437,31 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def access_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What the browser sends to reach a protected preview (`run` and `plan`), to the preview's origin only."""
+    options = [
+        click.option(
+            "--extra-header",
+            "extra_headers",
+            multiple=True,
+            metavar="'NAME: VALUE'",
+            type=_LINES,
+            envvar=_env("INPUT_EXTRA-HEADERS"),
+            help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.",
+        ),
+        click.option(
+            "--http-credentials",
+            metavar="USER:PASSWORD",
+            envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
+            help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
+            "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _changed_files(source: str | None, changed_only: bool) -> list[str] | None:
     from preview_qa.selection.changed_files import changed_files
 
@@ -491,22 +516,7 @@ def _speed_config(
     envvar=_env("INPUT_WAIT-TIMEOUT"),
     help="Seconds to wait for the preview to answer before the first test.",
 )
-@click.option(
-    "--extra-header",
-    "extra_headers",
-    multiple=True,
-    metavar="'NAME: VALUE'",
-    type=_LINES,
-    envvar=_env("INPUT_EXTRA-HEADERS"),
-    help="HTTP header sent with the browser's requests (repeatable), e.g. a protection-bypass token.",
-)
-@click.option(
-    "--http-credentials",
-    metavar="USER:PASSWORD",
-    envvar=_env("INPUT_HTTP-CREDENTIALS", "PREVIEW_QA_HTTP_CREDENTIALS"),
-    help="HTTP basic auth for a password-protected preview, sent to the preview's origin only "
-    "(best from the environment: PREVIEW_QA_HTTP_CREDENTIALS or the action's input).",
-)
+@access_options
 @fail_on_option
 @click.option(
     "--comment/--no-comment",
@@ -550,6 +560,19 @@ def _speed_config(
     help="After a test passes, replay it against mutations of the preview (a save answering 500...): is it proven, "
     "weak or vacuous? See docs/proving.md.",
 )
+@click.option(
+    "--plan/--no-plan",
+    "plan_after",
+    default=False,
+    envvar=_env("INPUT_PLAN"),
+    help="After the tests, draft tests for the changed routes no test covers (as `plan`); the PR comment lists them.",
+)
+@click.option(
+    "--plan-max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    envvar=_env("INPUT_PLAN-MAX-COST-USD"),
+    help="With --plan: the most planning may cost (drafting and trial runs), in USD.",
+)
 @run_options
 @selection_options
 @speed_options
@@ -579,6 +602,8 @@ def run(
     skip_tags: tuple[str, ...],
     changed_files: str | None,
     changed_only: bool,
+    plan_after: bool,
+    plan_max_cost_usd: float | None,
     **speed: Any,
 ) -> RunEnded:
     """Run a manifest's tests against a preview URL."""
@@ -611,22 +636,159 @@ def run(
         prove=prove,
         **_speed_config(**speed),
     )
-    return execute(loaded, config, verbose)
+    return execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
 
 
-def execute(manifest: Manifest, config: RunConfig, verbose: bool) -> RunEnded:
-    """The run in this process's environment, and the rule its tests are held to."""
-    return RunEnded(app.execute(manifest, config, os.environ, verbose), config.fail_on.fails)
+def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None) -> RunEnded:
+    """The run in this process's environment, and the rule its tests are held to; a plan's YAML beside its results."""
+    result = app.execute(manifest, config, os.environ, verbose, plan)
+    if result.plan is not None:
+        tell_plan(result.plan, None, config.out / "plan.yml")
+    return RunEnded(result, config.fail_on.fails)
+
+
+def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: float | None) -> app.Planner | None:
+    if not plan:
+        return None
+    from preview_qa.planning.planner import Planner, PlanOptions
+
+    options = PlanOptions(config.changed_files, max_cost_usd=max_cost_usd, budget_flag="--plan-max-cost-usd")
+    return Planner(manifest, config, options)
+
+
+# `preview-qa plan` and `run --plan` (issue #39): drafts for the changed routes no test covers, tried before shown.
+def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What `plan` drafts: routes by hand, drafts per route, where the YAML goes."""
+    options = [
+        click.option(
+            "--route", "routes", multiple=True, metavar="PATH", help="Plan for this route too (repeatable), e.g. /settings."
+        ),
+        click.option(
+            "--max", "most", type=click.IntRange(1, 10), default=3, show_default=True, help="Drafts per route, at most."
+        ),
+        click.option(
+            "--write",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the plan's YAML to FILE (never overwrites); else print it.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@main.command("plan")
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path), default="qa.yml", envvar="INPUT_MANIFEST")
+@click.option(
+    "--base-url",
+    required=True,
+    envvar=_env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
+    help="The preview to read the pages of and try the drafts on.",
+)
+@llm_options
+@plan_options
+@access_options
+@click.option("--changed-files", metavar="FILE", help="The files the change touched, one path a line (- for stdin).")
+@click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
+@click.option(
+    "--max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    help="The most planning may cost (drafting and trial runs), in USD.",
+)
+@click.option("--price-per-mtok", metavar="IN,OUT", help="The model's price in USD per million input and output tokens.")
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    help="The replay cache: a route a recorded run passed through is covered.",
+)
+@click.option("--headful", is_flag=True, help="Show the browser windows.")
+@click.option("-v", "--verbose", is_flag=True, help="Show browser-use's own log on stderr (secrets redacted).")
+def plan(
+    manifest: Path,
+    base_url: str,
+    routes: tuple[str, ...],
+    most: int,
+    write: Path | None,
+    changed_files: str | None,
+    changed_only: bool,
+    max_cost_usd: float | None,
+    price_per_mtok: str | None,
+    cache: Path,
+    headful: bool,
+    verbose: bool,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
+    **llm: Any,
+) -> None:
+    """Draft tests for the changed routes no test covers, from what each page shows; each is run once, and only the
+    drafts that pass are proposed, as manifest YAML."""
+    from preview_qa.planning.planner import Planner, PlanOptions
+
+    _refuse_existing(write)
+    loaded = loader.load(manifest)
+    changed = _changed_files(changed_files, changed_only)
+    if changed is None and not routes:
+        raise UsageError("give the changed files (--changed-files or --changed-only) or a --route to plan for.")
+    speed = _speed_config(cache, False, None, None, None, None, price_per_mtok, None)
+    config = RunConfig(
+        manifest=manifest,
+        base_url=_base_url(base_url),
+        headless=not headful,
+        extra_headers=_headers(extra_headers),
+        http_credentials=_credentials(http_credentials),
+        **llm,
+        **speed,
+    )
+    options = PlanOptions(changed, list(routes), most, max_cost_usd)
+    summary = app.plan_only(loaded, config, os.environ, Planner(loaded, config, options), verbose)
+    tell_plan(summary, write)
+
+
+def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None) -> None:
+    """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file), into the results
+    folder's `results` file, else on stdout."""
+    for note in summary.notes:
+        click.echo(f"plan: {note}", err=True)
+    for route in summary.routes:
+        click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
+    for name, why in summary.dropped.items():
+        click.echo(f"plan: dropped {name!r}: {why}", err=True)
+    if not summary.routes:
+        click.echo("plan: every changed route has a test; nothing to draft.", err=True)
+    elif not summary.yaml:
+        click.echo("plan: no draft passed its trial run; nothing to propose.", err=True)
+    elif results is not None:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(summary.yaml, encoding="utf-8")
+        click.echo(f"plan: the drafts that passed are in {results}", err=True)
+    elif write is None:
+        click.echo(summary.yaml, nl=False)
+    else:
+        _refuse_existing(write)
+        with open(write, "x", encoding="utf-8") as f:  # "x": a file made meanwhile is not overwritten either
+            f.write(summary.yaml)
+        click.echo(f"wrote {write}", err=True)
+
+
+def _refuse_existing(write: Path | None) -> None:
+    if write is not None and write.exists():
+        raise UsageError(f"{write} already exists; nothing was written (plan --write never overwrites: give a new file).")
 
 
 @main.command()
 @run_options
-def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool) -> RunEnded:
+@click.option("--plan", is_flag=True, help="Then draft tests for the demo's changed routes, try them, write plan.yml.")
+def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verbose: bool, plan: bool) -> RunEnded:
     """Run the bundled demo: a demo site and a scripted agent, no API key needed."""
     from preview_qa.demo.runner import off_script, run_demo
 
     out = Path("demo-results") if out == Path(DEFAULT_OUT) else out
-    return RunEnded(run_demo(out, concurrency, list(only), not headful, verbose, os.environ), off_script)
+    result = run_demo(out, concurrency, list(only), not headful, verbose, os.environ, plan)
+    if result.plan is not None:
+        tell_plan(result.plan, None, out / "plan.yml")
+    return RunEnded(result, off_script)
 
 
 @main.command()

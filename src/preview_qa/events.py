@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from preview_qa.results import Emulation, RunResult, TestResult
+from preview_qa.results import Emulation, PlanSummary, RunResult, TestResult
 
 ObservedKind = Literal[
     "console_error",
@@ -271,3 +271,10 @@ class TestFinished(Event):
 @dataclass(frozen=True)
 class RunFinished(Event):
     result: RunResult
+
+
+@dataclass(frozen=True)
+class PlanFinished(Event):
+    """`run --plan` (issue #39): planning ended after the tests; the PR comment shows its routes and drafts."""
+
+    plan: PlanSummary

@@ -355,6 +355,25 @@ class TestResult(BaseModel):
         return marks
 
 
+class PlannedRoute(BaseModel):
+    """Issue #39: a route the change touched that no test covers, the changed files behind it, and why it has no draft."""
+
+    route: str
+    files: list[str] = Field(default_factory=list)
+    note: str = ""  # e.g. "needs a value for [slug]: no link to one found on the preview"
+
+
+class PlanSummary(BaseModel):
+    """What `run --plan` adds to a run (the PR comment's "Changed routes with no test"): the drafts that passed their
+    trial as manifest YAML, and the others with why they are not proposed."""
+
+    routes: list[PlannedRoute] = Field(default_factory=list)
+    yaml: str = ""  # empty: no draft passed
+    dropped: dict[str, str] = Field(default_factory=dict)  # draft name -> why it is not proposed
+    notes: list[str] = Field(default_factory=list)  # the files that map to no route, the routes a test covers
+    usage: Usage = Field(default_factory=Usage)
+
+
 class RunResult(BaseModel):
     """A whole run: its tests in manifest order and its totals."""
 
@@ -368,6 +387,7 @@ class RunResult(BaseModel):
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
     warnings: list[str] = Field(default_factory=list)  # about the whole run, said before any test ran (RunWarning)
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
+    plan: PlanSummary | None = None  # `run --plan` (issue #39): planning after the tests
 
     @property
     def status(self) -> Status:

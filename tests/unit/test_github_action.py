@@ -46,6 +46,8 @@ INPUTS = {
     "max-tokens",
     "max-cost-usd",
     "price-per-mtok",
+    "plan",
+    "plan-max-cost-usd",
     "tags",
     "skip-tags",
     "changed-only",

@@ -85,4 +85,4 @@ def e(redactor): return redactor.text("x"), Redactor
 
 def test_only_the_composition_root_builds_a_redactor() -> None:
     # the class's own `cls(...)` in secrets/redact.py is the constructor itself, not a construction elsewhere
-    assert every_construction() == {ROOT: ["_execute", "merge"]}
+    assert every_construction() == {ROOT: ["_prepare", "merge"]}

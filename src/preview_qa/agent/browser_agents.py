@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
 from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.agent.session import RunTools, run_agent
-from preview_qa.engine.agent_port import AgentFn, AgentRequest
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.lifecycle import children_temp_folder
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
@@ -54,10 +54,21 @@ class _Driver:
                 await asyncio.wait_for(self._playwright.stop(), CLOSE_TIMEOUT_S)
 
 
+class RunAgents:
+    """The run's AgentFn, and its pool: planning (issue #39) reads a route's page in a context of the same browsers."""
+
+    def __init__(self, tools: RunTools) -> None:
+        self.tools = tools
+        self.pool = tools.pool
+
+    async def __call__(self, request: AgentRequest) -> AgentRun:
+        return await run_agent(request, self.tools)
+
+
 @contextlib.asynccontextmanager
 async def browser_agents(
     browser: BrowserSetup, make_llm: Callable[[], MeteredChat], redactor: Redactor
-) -> AsyncIterator[AgentFn]:
+) -> AsyncIterator[RunAgents]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
     folder, and whatever runs with one is killed."""
@@ -73,13 +84,8 @@ async def browser_agents(
     # every full collection, such as the one browser-use makes after each agent (which freezes its own modules too).
     gc.freeze()
 
-    tools = RunTools(make_llm, browser, pool, workroot, redactor)
-
-    async def run_one(request: AgentRequest) -> AgentRun:
-        return await run_agent(request, tools)
-
     try:
-        yield run_one
+        yield RunAgents(RunTools(make_llm, browser, pool, workroot, redactor))
     finally:
         with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())

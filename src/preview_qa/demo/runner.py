@@ -6,15 +6,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import click
+import yaml
 
 from preview_qa import app
 from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
 from preview_qa.manifest import loader
+from preview_qa.planning.planner import Planner, PlanOptions
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 
 HERE = Path(__file__).parent
+PLAN = HERE / "plan.yml"  # `demo --plan`: the change planned for, and the scripted drafts (issue #39)
 DEMO_PASSWORD = "demo-pass-123"
 # The demo is a smoke test too: it succeeds only when every test ends as intended.
 INTENDED = {"Checkout page works": Status.FAILED}
@@ -22,9 +25,13 @@ INTENDED = {"Checkout page works": Status.FAILED}
 VACUOUS = "Settings are saved (URL only)"
 
 
-def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str]) -> RunResult:
+def run_demo(
+    out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str], plan: bool = False
+) -> RunResult:
+    """The demo's run; with `plan`, planning after it for the change demo/plan.yml describes (its drafting turns first)."""
     manifest = loader.load(HERE / "qa.yml")
-    with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(load_scenarios(HERE / "agent.yml")) as llm:
+    scenarios = [*(load_scenarios(PLAN) if plan else []), *load_scenarios(HERE / "agent.yml")]
+    with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
         config = RunConfig(
             manifest=HERE / "qa.yml",
             base_url=site.url,
@@ -38,14 +45,16 @@ def run_demo(out: Path, concurrency: int, only: list[str], headless: bool, verbo
             only=only,
             prove=True,
         )
-        result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose)
+        planner = Planner(manifest, config, PlanOptions(yaml.safe_load(PLAN.read_text(encoding="utf-8"))["changed_files"]))
+        result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose, planner if plan else None)
     _tell(result, out)
     return result
 
 
 def off_script(result: RunResult) -> bool:
-    """The demo's own rule, instead of --fail-on: it fails when a test did not end as intended."""
-    return bool(_wrong(result))
+    """The demo's own rule, instead of --fail-on: it fails when a test did not end as intended, or planning (with
+    --plan) proposed no draft."""
+    return bool(_wrong(result)) or (result.plan is not None and not result.plan.yaml)
 
 
 def _wrong(result: RunResult) -> list[TestResult]:

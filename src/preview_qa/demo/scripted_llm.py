@@ -14,6 +14,7 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
       page_check:                 # optional: a replay's page check is answered with the first report whose
         - {if_text: "$19.99", report: {status: pass, reason: "..."}}  # if_text the page shows (or that has no
         - {report: {status: fail, reason: "..."}}                   # if_text), else a fail
+      drafts: [{name: ..., task: ..., expect_text: [...]}]  # answer to `preview-qa plan`'s drafting request
       turns:                      # turn k answers the agent request whose <step_info> says Step k+1;
                                   # past the end the LAST turn repeats
         - actions:                # browser-use actions; a param `element: "<text>"` becomes `index: N`
@@ -93,10 +94,10 @@ def message_texts(body: dict[str, Any], role: str | None = "user") -> list[str]:
 
 
 def request_kind(body: dict[str, Any]) -> str:
-    """'agent' (schema has `action`), 'judge' (schema has `verdict`) or 'other'."""
+    """'agent' (schema has `action`), 'judge' (schema has `verdict`), 'plan' (`drafts`: planning/drafts.py) or 'other'."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     props = schema.get("properties") or {}
-    return "judge" if "verdict" in props else "agent" if "action" in props else "other"
+    return "judge" if "verdict" in props else "agent" if "action" in props else "plan" if "drafts" in props else "other"
 
 
 def task_text(body: dict[str, Any]) -> str:
@@ -353,6 +354,8 @@ class ScriptedLLM(BackgroundServer):
             if kind == "judge":
                 judge = scenario.get("judge") or {}
                 return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge, **_delay(judge)}), call
+            if kind == "plan":  # `preview-qa plan`'s drafting call: the scenario's drafts as written (demo/plan.yml)
+                return {"content": {"drafts": scenario.get("drafts") or []}}, call
             if kind == "other":
                 return {"raw": _other(scenario, body)}, call
             slots = _slots(list(scenario.get("turns") or []))

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import late, moving, server_errors, settings, states, todo, twins, viewport
+from preview_qa.demo import blog, late, moving, server_errors, settings, states, todo, twins, viewport
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -458,6 +458,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith(late.PREFIX):
             late.serve(self, _page, self.site._stop)
+            return
+        if path == blog.PREFIX or path.startswith(blog.PREFIX + "/"):
+            self._send(*blog.reply(self.path, _page))
             return
         if path.startswith(twins.PREFIX):
             self._send(*twins.reply(self.path, _page))

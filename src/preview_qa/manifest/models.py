@@ -52,6 +52,7 @@ _SECRET_SOURCE: JsonDict = {
         },
     },
 }
+_ROUTE: JsonDict = {"type": "string", "pattern": "^/"}
 _SECRET_NAMES: JsonDict = {
     "propertyNames": {"pattern": ENV_NAME},
     "additionalProperties": {"anyOf": [_ENV_SCHEMA, _SECRET_SOURCE]},
@@ -524,8 +525,28 @@ class Manifest(_Strict):
         description=("Keys given to every test (any test key but name); a test's own value replaces the default."),
     )
     tests: list[TestSpec] = Field(min_length=1, description="The tests, reported in this order.")
+    routes: dict[str, OneOrMore] = Field(  # issue #39: `preview-qa plan` maps changed files to routes by these first
+        default_factory=dict,
+        json_schema_extra={"additionalProperties": {"anyOf": [_ROUTE, {"type": "array", "items": _ROUTE}]}},
+        description=(
+            "For `preview-qa plan`: which pages a change to these files affects, as `glob: /route` (or a list of "
+            "routes); globs are gitignore-style like a test's paths, routes may hold [dynamic] segments. Files no glob "
+            "matches are mapped by the framework's conventions (Next.js, SvelteKit, Remix, Nuxt, Django)."
+        ),
+    )
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)
     _source: YamlSource | None = PrivateAttr(default=None)
+
+    @field_validator("routes")
+    @classmethod
+    def _route_globs(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for glob, routes in v.items():
+            problem = glob_problem(glob, first=True) or next(
+                (f"route '{r}' must start with '/'" for r in routes if r[:1] != "/"), None
+            )
+            if problem:
+                raise ValueError(problem)
+        return v
 
     @field_validator("version", mode="before")
     @classmethod

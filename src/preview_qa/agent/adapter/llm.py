@@ -1,4 +1,5 @@
-"""LLM providers through browser-use's own chat classes, and a wrapper that records every call's outcome by type."""
+"""LLM providers through browser-use's own chat classes, a wrapper that records every call's outcome by type, and one
+structured call outside a test (planning's drafts, issue #39) through that wrapper."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from browser_use.agent.views import JudgementResult
 from browser_use.llm.base import BaseChatModel
 from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
-from browser_use.llm.messages import BaseMessage, ContentPartImageParam
-from pydantic import ValidationError
+from browser_use.llm.messages import BaseMessage, ContentPartImageParam, SystemMessage, UserMessage
+from pydantic import BaseModel, ValidationError
 
 from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.adapter.token_meter import TokenMeter
@@ -264,3 +265,22 @@ def _validation_summary(error: ValidationError | json.JSONDecodeError) -> str:
 
 def _one_line(error: BaseException) -> str:
     return error_line(getattr(error, "message", None) or error) or type(error).__name__
+
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+def recording_llm(settings: LLMSettings, redactor: Redactor) -> RecordingLLM:
+    """The provider's chat model wrapped as a test's is: metered, scrubbed of the run's secrets."""
+    metered = make_llm(settings)
+    return RecordingLLM(inner=metered.chat, redactor=redactor, meter=metered.meter)
+
+
+async def ask(llm: RecordingLLM, instructions: str, question: str, answer: type[Answer]) -> Answer | None:
+    """The model's answer in the shape of `answer`, or None when the call failed (its fault is in `llm.faults`)."""
+    try:
+        response = await llm.ainvoke([SystemMessage(content=instructions), UserMessage(content=question)], answer)
+    except Exception:
+        return None
+    completion = response.completion
+    return completion if isinstance(completion, answer) else None

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from preview_qa.reporters.github.plan_section import plan_markdown
 from preview_qa.reporters.junit import clean
 from preview_qa.reporters.output.card import StepLine, failure_card
 from preview_qa.reporters.output.files import DRIFT_LIVE, DRIFT_RECORDED, test_dir
@@ -59,6 +60,7 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
         items += [(block, "failure") for block in folded] + [("\n</details>\n", "unfold")]
     items += [("\n#### Replays that drifted (the agent took over)\n", "heading")] if drifts else []
     items += [(line, "drift") for line in drifts]
+    items += [(plan_markdown(run.plan, md_cell), "plan")] if run.plan else []  # `run --plan` (issue #39)
     text = "\n".join(head) + "\n"
     budget = limit - 600 - len(evidence.encode())  # the cut note and the evidence line always fit
     size = len(text.encode())

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from preview_qa.events import Event, RunFinished
+from preview_qa.events import Event, PlanFinished, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.github.api import GitHubError, read_event
 from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
@@ -68,6 +68,8 @@ class GitHubReporter(Reporter):
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
             self._result = event.result
+        elif isinstance(event, PlanFinished) and self._result is not None:  # `run --plan`, after the tests
+            self._result = self._result.model_copy(update={"plan": event.plan})
 
     def finish(self) -> None:
         """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""

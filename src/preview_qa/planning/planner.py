@@ -1,0 +1,265 @@
+"""Planning as one job on the run's browsers: the changed routes no test covers, each page read under the run's request
+policy, drafts asked of the LLM (metered, scrubbed, within --max-cost-usd), then tried through the Runner like any test."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from preview_qa.app import Prepared, browser_setup
+from preview_qa.config import RunConfig
+from preview_qa.errors import UnpricedBudgetError
+from preview_qa.lifecycle import run_bounded
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.planning.coverage import covered_by, recorded_urls
+from preview_qa.planning.drafts import INSTRUCTIONS, Drafted, Drafts, question, to_test
+from preview_qa.planning.output import PROOF_NOT_RUN, PlanText, Proposed, render
+from preview_qa.providers import default_model
+from preview_qa.results import PlannedRoute, PlanSummary, ProofVerdict, Status, TestResult, Usage, error_line
+from preview_qa.selection.routes import Route, map_files
+
+if TYPE_CHECKING:
+    from preview_qa.agent.adapter.llm import RecordingLLM
+    from preview_qa.agent.browser_agents import RunAgents
+    from preview_qa.agent.page.survey import PageFacts
+
+DEFAULT_MOST = 3  # drafts per route
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What to plan for: the changed files (None: no diff), routes given by hand, drafts per route, a cost budget."""
+
+    changed_files: list[str] | None = None
+    routes: list[str] = field(default_factory=list)
+    most: int = DEFAULT_MOST
+    max_cost_usd: float | None = None
+    budget_flag: str = "--max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
+
+
+@dataclass(frozen=True)
+class Planner:
+    """app.Planner: called with what the run prepared, returns the plan (its YAML in `yaml`)."""
+
+    def __init__(self, manifest: Manifest, config: RunConfig, options: PlanOptions) -> None:
+        """Refuses a budget on a model of unknown price at once, as a run does: before any test or browser starts."""
+        from preview_qa.engine.pricing import find_price, unpriced
+
+        self.manifest, self.config, self.options = manifest, config, options
+        self._taken = {t.name for t in manifest.tests}  # test names in use: every draft of every route gets its own
+        provider, model = config.provider, default_model(config.provider, config.model)
+        if options.max_cost_usd is not None and find_price(provider, model, config.price_per_mtok) is None:
+            raise UnpricedBudgetError(unpriced(options.budget_flag, provider, model))
+
+    def __call__(self, prepared: Prepared) -> PlanSummary:
+        return run_bounded(self.plan(prepared))
+
+    async def plan(self, prepared: Prepared) -> PlanSummary:
+        from preview_qa.agent.adapter.llm import make_llm, recording_llm
+        from preview_qa.agent.browser_agents import browser_agents
+
+        text = PlanText(self.config.base_url)
+        routes = self._uncovered(prepared, text)
+        summary = PlanSummary(routes=[PlannedRoute(route=r.path, files=list(r.files)) for r in routes], notes=text.notes)
+        if not routes:
+            return summary
+        llm = recording_llm(prepared.llm, prepared.redactor)
+        async with browser_agents(browser_setup(self.config), lambda: make_llm(prepared.llm), prepared.redactor) as agents:
+            drafted = []
+            for route, planned in zip(routes, summary.routes, strict=True):
+                found, planned.note = await self._draft(agents, llm, prepared, route, text.dropped)
+                drafted += found
+            trials = await try_drafts(drafted, agents, self._trial_manifest(drafted), self.config, prepared, self._left(llm))
+        _sort(drafted, trials, text)
+        for planned in summary.routes:
+            tried = [d for d in drafted if d.route == planned.route]
+            if tried:
+                passed = sum(1 for p in text.proposed if p.route == planned.route)
+                kept = "passed their trial run" + (" and are not vacuous" if self.config.prove else "")
+                planned.note = f"{passed} of {len(tried)} draft(s) {kept}"
+        summary.yaml = render(text, self._defaults_yaml())
+        summary.dropped = dict(text.dropped)
+        summary.usage = llm.usage() + sum((t.usage for t in trials.values()), Usage())
+        return summary
+
+    def _uncovered(self, prepared: Prepared, text: PlanText) -> list[Route]:
+        """The changed (and given) routes no test covers; the others, and the files that map to none, as notes."""
+        mapped = map_files(self.options.changed_files or [], self.manifest.routes)
+        given = [Route(r if r.startswith("/") else "/" + r) for r in self.options.routes]
+        routes = list({r.path: r for r in [*mapped.routes, *given]}.values())
+        if mapped.unmapped:
+            text.notes.append(f"changed files that map to no route: {', '.join(mapped.unmapped)}")
+        recorded = self._recorded(prepared)
+        left = []
+        for route in routes:
+            if by := covered_by(route, self.manifest, recorded):
+                text.notes.append(f"{route.path} is covered: {by}")
+            else:
+                left.append(route)
+        return left
+
+    def _recorded(self, prepared: Prepared) -> Callable[[TestSpec], list[str]]:
+        """The URLs a test's recording passed through, from the replay cache (none without one)."""
+        from preview_qa.engine.replay_cache import RecordingCache
+
+        if self.config.cache is None:
+            return lambda _spec: []
+        cache = RecordingCache(self.config.cache, self.manifest, prepared.llm.provider, self.config.model)
+
+        def urls(spec: TestSpec) -> list[str]:
+            found = cache.load(spec)
+            return recorded_urls(found.history) if found else []
+
+        return urls
+
+    async def _draft(
+        self, agents: RunAgents, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str]
+    ) -> tuple[list[Drafted], str]:
+        """The route's drafts that are valid tests (the others into `dropped`), and a note on the route."""
+        from preview_qa.agent.adapter.llm import ask
+
+        if self._left(llm) == 0:
+            return [], f"not drafted: the planning budget ({self.options.budget_flag}) is spent"
+        url, note = await self._url_for(agents, prepared, route)
+        if url is None:
+            return [], note
+        facts = await self._visit(agents, prepared, url)
+        if isinstance(facts, str):
+            return [], facts
+        start = urlsplit(url).path or "/"
+        if not route.matches(urlsplit(facts.url).path):  # e.g. a sign-in page: the drafts would test that instead
+            landed = prepared.redactor.text(urlsplit(facts.url).path)
+            return [], f"not drafted: its page led to {landed} (behind a login? planning reads pages signed out)"
+        most = self.options.most
+        scrub = prepared.redactor.text
+        redacted = dataclasses.replace(facts, url=scrub(facts.url), title=scrub(facts.title), aria=scrub(facts.aria))
+        redacted = dataclasses.replace(redacted, text=scrub(facts.text), headings=[scrub(h) for h in facts.headings])
+        answer = await ask(llm, INSTRUCTIONS.format(most=most), question(route.path, redacted, most), Drafts)
+        if answer is None:
+            fault = llm.faults[-1].message if llm.faults else "no answer"
+            return [], f"no drafts: the LLM call failed ({fault})"
+        found = []
+        for draft in answer.drafts[:most]:
+            test = to_test(draft, start, self.manifest, scrub, self._taken)
+            if isinstance(test, str):
+                dropped[draft.name or "(unnamed draft)"] = test
+            else:
+                found.append(Drafted(test, route.path, route.files))
+        return found, "" if found else "no draft was a valid test"
+
+    async def _url_for(self, agents: RunAgents, prepared: Prepared, route: Route) -> tuple[str | None, str]:
+        """The URL to read the route at: a dynamic route's value taken from a link on its static part's page."""
+        base = self.config.base_url
+        if not route.dynamic:
+            return base + route.path, ""
+        facts = await self._visit(agents, prepared, base + route.static_prefix)
+        links = [] if isinstance(facts, str) else facts.links
+        origin = urlsplit(base).netloc
+        for link in links:
+            parts = urlsplit(link)
+            if parts.netloc == origin and route.matches(parts.path):
+                return base + parts.path, ""
+        return None, f"needs a value for its dynamic segment: no link to one found on {route.static_prefix}"
+
+    async def _visit(self, agents: RunAgents, prepared: Prepared, url: str) -> PageFacts | str:
+        """The page at `url` in a fresh context of the run's browsers, under the run's request policy; or why not."""
+        from preview_qa.agent.guards.network import RequestPolicy
+        from preview_qa.agent.page.survey import survey
+        from preview_qa.engine.preview import origin_of
+
+        hosts = [urlsplit(self.config.base_url).hostname or "", *self.manifest.defaults.allowed_domains]
+        try:
+            async with agents.pool.lease() as lease:
+                policy = RequestPolicy(
+                    "preview-qa plan",
+                    hosts,
+                    prepared.redactor,
+                    lambda _e: None,
+                    origin_of(self.config.base_url),
+                    self.config.preview_headers,
+                )
+                await policy.install(lease.context)
+                facts = await survey(lease.page, url)
+        except Exception as e:
+            return f"not drafted: its page could not be read ({prepared.redactor.text(error_line(e))})"
+        if facts.status is None or facts.status >= 400:
+            return f"not drafted: its page answered {facts.status or 'nothing'}"
+        return facts
+
+    def _left(self, llm: RecordingLLM) -> float | None:
+        """What is left of the planning budget (None: no budget)."""
+        if self.options.max_cost_usd is None:
+            return None
+        return max(0.0, self.options.max_cost_usd - (llm.usage().cost_usd or 0.0))
+
+    def _defaults_yaml(self) -> dict[str, object]:
+        """The manifest's defaults, so that the plan runs alone as it ran in its trial (a saved login's name left out:
+        its setup test is not in the plan)."""
+        return self.manifest.defaults.model_dump(mode="json", exclude_defaults=True, exclude={"use_state"})
+
+    def _trial_manifest(self, drafted: list[Drafted]) -> Manifest | None:
+        """The drafts as the YAML the reviewer gets, read back by the loader: what they run is what is proposed."""
+        if not drafted:
+            return None
+        text = PlanText(self.config.base_url, [Proposed(d.spec, d.route, d.files, "to try") for d in drafted])
+        return loader.loads(render(text, self._defaults_yaml()), "<drafts>")
+
+
+async def try_drafts(
+    drafted: list[Drafted],
+    agents: RunAgents,
+    manifest: Manifest | None,
+    config: RunConfig,
+    prepared: Prepared,
+    budget: float | None,
+) -> dict[str, TestResult]:
+    """Each draft run once by the Runner, as `run` runs a test (no cache, no retry, the rest of the budget for the
+    run); with --prove, each that passed is proven as a test of the run is (engine/proof.py)."""
+    from preview_qa.engine.runner import Runner
+
+    if manifest is None:
+        return {}
+    trial = dataclasses.replace(
+        config,
+        only=[],
+        tags=[],
+        skip_tags=[],
+        changed_files=None,
+        shard=None,
+        retries=0,
+        baseline_url=None,
+        cache=None,
+        run_max_cost_usd=budget,
+        wait_timeout=0.0,
+    )
+    secrets = loader.resolve_secrets(manifest, prepared.env)
+    start_s = browser_setup(config).start_budget_s
+    result = await Runner(manifest, trial, secrets, agents, lambda _e: None, prepared.redactor, browser_start_s=start_s).run()
+    return {t.name: t for t in result.tests if any(d.spec.name == t.name for d in drafted)}
+
+
+def _sort(drafted: list[Drafted], trials: dict[str, TestResult], text: PlanText) -> None:
+    """Each draft proposed when its trial passed (and, with --prove, it proves something), else dropped with why: a
+    failure may be the PR's regression, an error says only that the draft could not be tried."""
+    for d in drafted:
+        result = trials[d.spec.name]
+        proof = result.proof
+        if result.status is Status.PASSED and proof is not None and proof.verdict is ProofVerdict.VACUOUS:
+            text.dropped[d.spec.name] = f"passed its trial run but is vacuous: it {proof.reason}"
+        elif result.status is Status.PASSED:
+            words = PROOF_NOT_RUN if proof is None else f"{proof.verdict.value.replace('_', ' ')} ({proof.reason})"
+            text.proposed.append(Proposed(d.spec, d.route, d.files, _ran(result), words))
+        elif result.status is Status.FAILED:
+            text.dropped[d.spec.name] = (
+                f"did not pass its trial run (failed: {result.reason}): it may have found a regression the PR brought"
+            )
+        else:
+            text.dropped[d.spec.name] = f"its trial run could not decide ({result.status.value}: {result.reason})"
+
+
+def _ran(result: TestResult) -> str:
+    return f"passed in {result.duration_s:.1f} s: {result.how_run}, {result.steps} step(s)"

@@ -1,0 +1,91 @@
+"""`preview-qa plan` and `demo --plan` on the demo site (issue #39): drafts are tried before anyone reads them, the
+wrong one is dropped with its reason, the plan validates and passes when run, and --write never overwrites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from preview_qa.demo.runner import PLAN
+from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
+from preview_qa.demo.site import DemoSite
+from tests.conftest import run_args, run_in_process
+
+DRAFTS = load_scenarios(PLAN)
+TOKEN = "tok-9f8e7d-preview-secret"  # the /search page shows the X-Preview-Token header it was sent
+LEAKY = {  # an LLM that copies the token it was never shown (it is redacted) into its drafts
+    "name": "plan-search",
+    "match": "<route>/search</route>",
+    "drafts": [
+        {"name": "Token shown", "task": "Open the search page.", "expect_text": [f"Preview token: {TOKEN}"]},
+        {"name": "Token typed", "task": f"Type {TOKEN} into Access code and press Search.", "expect_text": ["Search"]},
+    ],
+}
+
+
+def test_demo_plan_proposes_drafts_that_validate_and_pass_and_drops_the_wrong_one(tmp_path: Path, site: DemoSite) -> None:
+    out = tmp_path / "demo"
+    demo = run_in_process(["demo", "--plan", "--out", str(out), "--only", "Product price is shown"])
+    assert demo.returncode == 0, demo.stderr
+    assert "plan: dropped 'Help offers a video tour': did not pass its trial run (failed:" in demo.stderr
+    assert "may have found a regression" in demo.stderr
+    assert "plan: /help: 1 of 2 draft(s) passed their trial run and are not vacuous" in demo.stderr
+    assert "plan: changed files that map to no route: README.md" in demo.stderr
+    plan = out / "plan.yml"
+    text = plan.read_text(encoding="utf-8")
+    assert "# changed files that map to no route: README.md" in text
+    assert "# /product is covered: test 'Product price is shown' starts there" in text
+    assert "  # route: /blog/[slug] (changed: app/blog/[slug]/page.tsx)" in text
+    tests = yaml.safe_load(text)["tests"]
+    assert [t["name"] for t in tests] == ["Help's button thanks the reader", "A blog post takes a subscription"]
+    assert all(t["expect"] for t in tests) and tests[1]["start"] == "/blog/dropping-anvils-safely"
+    assert "Help offers a video tour" not in [t["name"] for t in tests]
+
+    valid = run_in_process(["validate", "--offline", str(plan)])
+    assert valid.returncode == 0 and "2 test(s), valid" in valid.stdout
+    with ScriptedLLM(DRAFTS) as llm:  # the plan as a team would run it: every proposed test passes
+        ran = run_in_process(run_args(plan, site.url, tmp_path / "out", llm))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout
+
+
+def test_plan_writes_its_yaml_once_and_never_overwrites(tmp_path: Path, site: DemoSite) -> None:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text("version: 1\ntests:\n  - {name: Home, start: /, task: Open the home page.}\n", encoding="utf-8")
+    target = tmp_path / "drafts.yml"
+    with ScriptedLLM([LEAKY, *DRAFTS]) as llm:
+        args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
+        header = ["--extra-header", f"X-Preview-Token: {TOKEN}"]
+        routes = ["--route", "/blog/[slug]", "--route", "/search", "--route", "/dashboard"]
+        planned = run_in_process([*args, *header, *routes, "--write", str(target)])
+        assert planned.returncode == 0, planned.stderr
+        written = target.read_text(encoding="utf-8")
+        assert "A blog post takes a subscription" in written and "start: /blog/dropping-anvils-safely" in written
+        # planning sends the protected preview its header, yet no draft, prompt or output holds the token
+        drafting = [json.dumps(r) for r in llm.requests if "<route>/search</route>" in json.dumps(r)]
+        assert drafting and "header:X-Preview-Token" in drafting[0] and not any(TOKEN in r for r in drafting)
+        assert "plan: dropped 'Token shown': a check names a secret" in planned.stderr
+        assert "plan: dropped 'Token typed': its task needs the secret" in planned.stderr
+        assert TOKEN not in written + planned.stdout + planned.stderr
+        assert "plan: /dashboard: not drafted: its page led to /login (behind a login?" in planned.stderr
+        again = run_in_process([*args, "--route", "/help", "--write", str(target)])
+    assert again.returncode == 2
+    assert "drafts.yml already exists; nothing was written" in again.stderr
+    assert target.read_text(encoding="utf-8") == written
+
+
+def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for(tmp_path: Path, site: DemoSite) -> None:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text("version: 1\ntests:\n  - {name: Home, task: Open the home page.}\n", encoding="utf-8")
+    args = ["plan", str(manifest), "--base-url", site.url, "--api-key", "k", "--model", "no-such-model"]
+    unpriced = run_in_process([*args, "--route", "/help", "--max-cost-usd", "0.5"])
+    assert unpriced.returncode == 2
+    assert "--max-cost-usd cannot be enforced: no price is known for model 'no-such-model'" in unpriced.stderr
+    run = ["run", *args[1:], "--out", str(tmp_path / "out"), "--plan", "--plan-max-cost-usd", "0.5"]
+    refused = run_in_process(run)  # before any test runs
+    assert refused.returncode == 2 and "--plan-max-cost-usd cannot be enforced" in refused.stderr
+    assert not (tmp_path / "out" / "results.json").exists()
+    nothing = run_in_process(args)
+    assert nothing.returncode == 2 and "give the changed files (--changed-files or --changed-only) or a --route" in nothing.stderr

@@ -1,0 +1,89 @@
+"""Planning's pure parts: a draft becomes a manifest test or says why not (secrets as placeholders only), coverage by a
+test's start or a recording, and the plan's YAML: valid under the schema, a comment per test, page text kept inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import TestSpec
+from preview_qa.planning.coverage import covered_by, recorded_urls
+from preview_qa.planning.drafts import Draft, to_test
+from preview_qa.planning.output import PlanText, Proposed, render
+from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.routes import Route
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "schema" / "manifest-v1.json").read_text(encoding="utf-8"))
+MANIFEST = loader.loads(
+    """
+version: 1
+tests:
+  - name: Log in
+    start: /login
+    task: Log in with <secret>pw</secret>.
+    secrets: {pw: QA_PASSWORD}
+"""
+)
+SCRUB = Redactor({"pw": "hunter2-secret"}).text
+
+
+def draft(**keys: object) -> Draft:
+    return Draft.model_validate({"name": "Saves", "task": "Press Save.", "expect_text": ["Saved"], **keys})
+
+
+def test_a_draft_becomes_a_tagged_test_on_its_start() -> None:
+    spec = to_test(draft(expect_elements=[{"role": "button", "name": "Save"}]), "/settings", MANIFEST, SCRUB, set())
+    assert isinstance(spec, TestSpec)
+    assert (spec.start, spec.expect.text, spec.tags) == ("/settings", ["Saved"], ["drafted"])
+    assert spec.expect.element[0].name == "Save"
+
+
+def test_a_secret_value_becomes_its_declared_placeholder() -> None:
+    spec = to_test(draft(task="Log in with hunter2-secret and press Save."), "/", MANIFEST, SCRUB, set())
+    assert isinstance(spec, TestSpec)
+    assert spec.task == "Log in with <secret>pw</secret> and press Save." and spec.secrets == {"pw": "QA_PASSWORD"}
+
+
+def test_drafts_that_cannot_be_proposed_say_why() -> None:
+    assert "names a secret" in str(to_test(draft(expect_text=["hunter2-secret"]), "/", MANIFEST, SCRUB, set()))
+    assert "does not declare" in str(to_test(draft(task="Type <secret>token</secret>."), "/", MANIFEST, SCRUB, set()))
+    assert "proves nothing" in str(to_test(draft(expect_text=[" "]), "/", MANIFEST, SCRUB, set()))
+
+
+def test_names_stay_unique() -> None:
+    taken = {"Log in", "Saves"}
+    spec = to_test(draft(), "/", MANIFEST, SCRUB, taken)
+    assert isinstance(spec, TestSpec) and spec.name == "Saves (2)" and "Saves (2)" in taken
+
+
+def test_covered_by_a_start_or_a_recorded_run() -> None:
+    assert covered_by(Route("/login"), MANIFEST, lambda _t: []) == "test 'Log in' starts there"
+    history = {"history": [{"state": {"url": "http://x/login"}}, {"state": {"url": "http://x/orders/7?a=1"}}]}
+    urls = recorded_urls(history)
+    assert "passed through it" in str(covered_by(Route("/orders/[id]"), MANIFEST, lambda _t: urls))
+    assert covered_by(Route("/settings"), MANIFEST, lambda _t: urls) is None
+
+
+def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> None:
+    hostile = "Save\nversion: 2\n# tests: []"
+    spec = to_test(draft(task="Press Save. ```", expect_text=[hostile, "x: {y}"]), "/s", MANIFEST, SCRUB, set())
+    assert isinstance(spec, TestSpec)
+    text = PlanText("http://preview", [Proposed(spec, "/s\ntests: []", ("app/s/page.tsx\nversion: 9",), "passed")])
+    text.dropped["Bad\ndraft"] = "failed:\nversion: 3"
+    plan = render(text, {"max_steps": 8})
+    data = yaml.safe_load(plan)
+    jsonschema.validate(data, SCHEMA)
+    assert data["version"] == 1 and data["defaults"] == {"max_steps": 8}
+    assert data["tests"][0]["expect"]["text"] == [hostile, "x: {y}"]
+    assert loader.loads(plan).tests[0].expect.text == [hostile, "x: {y}"]
+    assert "  # route: /s tests: [] (changed: app/s/page.tsx version: 9)" in plan.splitlines()
+    assert "# - Bad draft: failed: version: 3" in plan.splitlines()
+    assert not [line for line in plan.splitlines() if line.strip().startswith(("version: 2", "# tests"))]
+
+
+def test_no_draft_passed_means_no_yaml() -> None:
+    assert render(PlanText("http://preview")) == ""
