@@ -1,4 +1,5 @@
 # Over 400 lines: every command's flags are declared here, one click decorator each (the logic is in app.py).
+# run is over 60 lines: its parameters are its flags, one a line, and its body builds the RunConfig from them.
 """The `preview-qa` command: flags -> RunConfig -> app; how each command ended -> one exit code (`exit_code`)."""
 
 from __future__ import annotations

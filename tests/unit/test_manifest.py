@@ -158,7 +158,7 @@ ERRORS = [
     (
         "a path key, which the loader sets",
         "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
-        "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, tests, version.",
+        "qa.yml:2: path: unknown key 'path'; valid keys are: defaults, routes, tests, version.",
     ),
     (
         "version true",

@@ -48,11 +48,7 @@ if TYPE_CHECKING:
     from preview_qa.agent.adapter.llm import MeteredChat, RecordingLLM
 
 CLEANUP_RESERVE_S = 10.0  # at most, of each test's timeout: kept for checks, the final screenshot and teardown
-AGENT_MODULES = [
-    "preview_qa.agent.adapter.connect",
-    "preview_qa.agent.adapter.build",
-    "preview_qa.agent.adapter.history",
-]
+AGENT_MODULES = [f"preview_qa.agent.adapter.{name}" for name in ("connect", "build", "history")]
 
 
 @dataclass(frozen=True)
@@ -90,7 +86,7 @@ class TestSession:
         )
         self.policy.last_action = lambda: self.evidence.last_action
         self.requests = RequestLog(run.origin, self.policy.last_action) if run.log_requests else None  # for --prove
-        self.mutated: MutatedPreview | None = None  # a proof's replay: the mutation's routes
+        self.mutated = MutatedPreview(run.origin, run.proof) if run.proof is not None else None  # a proof's replay
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
@@ -142,8 +138,7 @@ class TestSession:
             self.phases.rows.append({"phase": launch, "wall_s": round(lease.launch_s, 3), "cpu_s": None})
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
-        if run.proof is not None:  # a proof's replay: the preview mutated, and never written to
-            self.mutated = MutatedPreview(run.origin, run.proof)
+        if self.mutated is not None:  # a proof's replay: the preview mutated, and never written to
             await self.mutated.install(lease.context)
         if self.requests is not None:
             self.requests.attach(lease.context)
@@ -222,8 +217,7 @@ class TestSession:
         self.evidence.tell(self.result, self.policy.navigations_blocked)
         if self.requests is not None:  # before the context closes: the answers are read from it
             self.result.content_hash, self.result.requests = await self.requests.settled(), self.requests.seen
-        if self.mutated is not None:
-            self.result.mutation_applied = self.mutated.applied
+        self.result.mutation_applied = self.mutated.applied if self.mutated is not None else None
         self.evidence.closing = True
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)

@@ -373,8 +373,7 @@ class ScriptedLLM(BackgroundServer):
 
 
 def _other(scenario: Scenario, body: dict[str, Any]) -> str:
-    """A page check's answer: the report of the first `page_check` entry whose `if_text` the request shows (the page's
-    text), or that has none; else a fail; without `page_check`, `other` verbatim."""
+    """A page check's answer: the first `page_check` report whose `if_text` the page shows (or with none), else a fail."""
     checks = scenario.get("page_check")
     if checks is None:
         return str(scenario.get("other", "ok"))

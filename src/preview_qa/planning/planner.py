@@ -41,7 +41,6 @@ class PlanOptions:
     budget_flag: str = "--max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
 
 
-@dataclass(frozen=True)
 class Planner:
     """app.Planner: called with what the run prepared, returns the plan (its YAML in `yaml`)."""
 
