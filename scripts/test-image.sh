@@ -3,7 +3,7 @@
 # Debian's buildah builds it and podman runs it (runc runtime). The Dockerfile's base image is replaced by a stand-in
 # made from Debian packages (debootstrap bookworm + Python, shaped like python:3.12-slim-bookworm), cached between
 # runs on this machine; the real base is used by the release workflow on GitHub. Then, as a non-root runner uid:
-#   1. `preview-qa demo` in the image;
+#   1. `preview-qa demo --plan` in the image (its tests proven, then drafts planned and tried);
 #   2. scripts/action.sh, as a runner runs it (GITHUB_* files, INPUT_* with hyphens, a `docker` on PATH that forwards
 #      to podman), the action pinned by a commit SHA whose image it pulls by that SHA (podman's storage plays the
 #      registry), against the demo fixtures: exit code, $GITHUB_OUTPUT, summary, masks, annotations, file owners;
@@ -165,15 +165,16 @@ check "the machine's CA bundle, apt and pip settings are not in the image (${#pi
 as_runner() { setpriv --reuid "$runner_uid" --regid "$runner_gid" --clear-groups "$@"; }
 owned_by_runner() { [ -z "$(find "$@" ! -uid "$runner_uid" -print -quit)" ]; }
 
-# --- 1. `preview-qa demo` as a non-root uid --------------------------------------------------------------------------
+# --- 1. `preview-qa demo --plan` as a non-root uid ---------------------------------------------------------------------
 install -d -o "$runner_uid" -g "$runner_gid" "$work/demo"
 demo_started=$SECONDS
 demo() {  # bounded: a run that never exits is a failure, not a hung CI
   "${podman[@]}" run --rm --timeout 600 --network host "${ulimits[@]}" --user "$runner_uid:$runner_gid" \
-    --volume "$work/demo:$work/demo" --workdir "$work/demo" "$image" demo --out "$work/demo/results" \
+    --volume "$work/demo:$work/demo" --workdir "$work/demo" "$image" demo --plan --out "$work/demo/results" \
     > "$work/demo.log" 2>&1 || { tail -n 30 "$work/demo.log" >&2; return 1; }
 }
-check "preview-qa demo passes in the image as uid $runner_uid" demo
+check "preview-qa demo --plan passes in the image as uid $runner_uid" demo
+check "demo --plan wrote plan.yml" test -s "$work/demo/results/plan.yml"
 check "the demo's files are owned by uid $runner_uid" owned_by_runner "$work/demo"
 say "demo: $((SECONDS - demo_started)) s"
 
