@@ -6,9 +6,9 @@ shorten their texts to one line."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class Execution(StrEnum):
@@ -249,6 +249,28 @@ class OtherRun(BaseModel):
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # that run's own evidence
 
 
+class VisualShot(BaseModel):
+    """One screenshot of the PR's run compared with the default branch's (expect.visual): which step, the share of
+    pixels that differ, and the images (paths relative to the results folder, once written)."""
+
+    step: int | Literal["final"]
+    diff_ratio: float
+    diff: str | None = None  # changed pixels in red over a faded copy of the default branch's page
+    before: str | None = None  # the default branch's screenshot
+    after: str | None = None  # this PR's
+    size_problem: str | None = None  # both sizes, when they differ
+    over: bool = False  # over the test's max_diff
+
+    def where(self) -> str:
+        return "the final page" if self.step == "final" else f"step {self.step}"
+
+
+def changed_line(shot: VisualShot) -> str:
+    """`the page looks different from the default branch at step 3 (2.4% of pixels)`."""
+    how = shot.size_problem or f"{shot.diff_ratio:.1%} of pixels"
+    return f"the page looks different from the default branch at {shot.where()} ({how})"
+
+
 class TestResult(BaseModel):
     """Everything a reporter needs to know about one finished (or never-started) test."""
 
@@ -282,6 +304,8 @@ class TestResult(BaseModel):
     regression: bool | None = None  # compared with the baseline: true when it passed there
     steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
     emulation: Emulation | None = None  # the device, viewport, locale... its browser emulated; None: the default desktop
+    visual: list[VisualShot] = Field(default_factory=list)  # expect.visual's comparisons, in step order
+    visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
 
     @property
     def how_run(self) -> str:
@@ -302,6 +326,13 @@ class TestResult(BaseModel):
         baseline could not confirm (it errored there, or was never compared) blocks: not knowing is not a pass."""
         return self.status is Status.ERRORED or (self.status is Status.FAILED and not self.fails_on_baseline_too)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def changed(self) -> str | None:
+        """How it looks different from the default branch (the first screenshot over max_diff), unless accepted."""
+        over = next((v for v in self.visual if v.over), None)
+        return None if over is None or self.visual_accepted else changed_line(over)
+
     @property
     def marks(self) -> list[str]:
         """Short notes every reporter shows beside the status: flaky, regression, failing on the baseline too."""
@@ -314,6 +345,8 @@ class TestResult(BaseModel):
             marks.append(f"flaky: passed on attempt {self.attempts}")
         elif self.attempts > 1:
             marks.append(f"{self.attempts} attempts")
+        if self.changed:
+            marks.append(f"changed: {self.changed}")
         if self.regression:
             marks.append("regression: passed on the baseline")
         elif self.baseline is not None:
@@ -361,6 +394,11 @@ class RunResult(BaseModel):
     @property
     def healed(self) -> list[TestResult]:
         return [t for t in self.tests if t.healed]
+
+    @property
+    def changed(self) -> list[TestResult]:
+        """The tests that look different from the default branch (expect.visual), not accepted."""
+        return [t for t in self.tests if t.changed]
 
     @property
     def fell_back(self) -> list[TestResult]:

@@ -82,6 +82,7 @@ class ConsoleReporter(Reporter):
                 ("healed", run.healed),
                 ("fell back (not healed)", run.fell_back),
                 ("regression(s)", run.regressions),
+                ("changed (expect.visual)", run.changed),
             )
             if tests
         )
@@ -92,6 +93,8 @@ class ConsoleReporter(Reporter):
             f"({usage.llm_calls} LLM calls, {usage.total_tokens} tokens{cost})",
             style=STYLE[run.status],
         )
+        for t in run.changed:
+            self.console.print(f"changed: {escape(t.name)}: {escape(t.changed or '')}", style="yellow", soft_wrap=True)
         if run.notice:
             self.console.print(f"note: {escape(run.notice)}")
         if run.baseline_error:

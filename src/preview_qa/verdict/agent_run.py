@@ -133,3 +133,4 @@ class AgentRun:
     # preview itself was never reached.
     protected_start: bool = False
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
+    visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
