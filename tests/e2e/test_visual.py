@@ -18,7 +18,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.demo.site import DemoSite
 from preview_qa.verdict.visual import compare
 from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
-from tests.fakes.github import runner_env
+from tests.fakes.github import read_outputs, runner_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -90,6 +90,10 @@ def test_a_changed_button_is_marked_changed_with_a_diff_image_and_fails_under_fa
         assert (255, 0, 0) in {c for _, c in diff.convert("RGB").getcolors(1 << 20) or []}  # the changed pixels, red
     assert str(t["changed"]).startswith("the page looks different from the default branch at the final page (")
     assert "changed: buy button: the page looks different" in compared.stdout, compared.stdout
+    report = (compared.out / "report.html").read_text(encoding="utf-8")
+    # The diff beside the default branch's and this PR's page, toggled by radio buttons and CSS: no script.
+    assert f'src="{final["diff"]}"' in report and f'src="{final["before"]}"' in report and "<script" not in report
+    assert 'type="radio" class="after"' in report
     assert compared.exit_code == 1, compared.stdout + compared.stderr
 
 
@@ -123,12 +127,21 @@ def test_without_a_baseline_the_default_branchs_reference_in_the_cache_is_compar
         before = preview_qa_run(manifest, site.url, tmp_path / "out-pr-0", llm, *cache, env=pr_env)
         main = preview_qa_run(manifest, production.url, tmp_path / "out-main", llm, *cache, env={**env, **on_main})
         pr = preview_qa_run(manifest, site.url, tmp_path / "out-pr", llm, *cache, env=pr_env)
+        accepted = preview_qa_run(
+            manifest, site.url, tmp_path / "out-ok", llm, *cache, "--accept-visual", "buy button", "--fail-on", "visual", env=env
+        )
     assert before.test("buy button")["visual"] == []  # a pull request's run keeps no reference: nothing to compare yet
     assert main.exit_code == 0 and main.results["totals"]["changed"] == 0, main.stdout + main.stderr
     assert pr.test("about unchanged")["visual"][0]["diff_ratio"] == 0.0
     assert pr.test("buy button")["visual"][0]["over"] and pr.exit_code == 0, pr.stdout  # not blocking by default
     summary = Path(pr_env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
-    assert "looks different from the default branch" in summary, summary
+    assert "**buy button**: the page looks different from the default branch at the final page (" in summary, summary
+    assert "visual/final-diff.png` in [the run's artifacts](" in summary, summary  # the diff, by its path in the artifact
+    assert read_outputs(Path(pr_env["GITHUB_OUTPUT"]))["changed"] == "1"
+    # Accepted for this pull request: the difference is still shown, but the test is not changed and does not block.
+    ok = accepted.test("buy button")
+    assert ok["visual"][0]["over"] and ok["visual_accepted"] and ok["changed"] is None, ok
+    assert accepted.exit_code == 0, accepted.stdout + accepted.stderr
 
 
 def test_a_page_photographed_ten_times_gives_the_same_pixels(site: DemoSite) -> None:

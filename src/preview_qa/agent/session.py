@@ -19,7 +19,7 @@ from preview_qa.agent.adapter.step_watcher import RESTLESS_S, SETTLE_S, StepWatc
 from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError
 from preview_qa.agent.browsers.pool import BrowserPool, Lease
 from preview_qa.agent.browsers.storage import StateError, load_state, read_state
-from preview_qa.agent.evidence.comparison import comparison_shot
+from preview_qa.agent.evidence.comparison import ComparisonShots
 from preview_qa.agent.evidence.dialogs import DialogAnswerer
 from preview_qa.agent.evidence.evidence import EvidenceRecorder
 from preview_qa.agent.evidence.timing import Phases
@@ -104,6 +104,9 @@ class TestSession:
         self.final_page: Page | None = None  # where a replay ended
         self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
+        settle = lambda page: self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)  # noqa: E731  as a step's page
+        into = (self.mask, settle, self.phases, run.emit, self.result.visual_shots)
+        self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
 
     async def run(self) -> AgentRun:
         async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
@@ -272,8 +275,8 @@ class TestSession:
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
-        if run.spec.expect.visual is not None and run.spec.expect.visual.steps:
-            self.replayer.on_step = lambda number, page: self._visual_shot(page, str(number))
+        if (visual := self.visual) is not None and visual.visual.steps:
+            self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
@@ -323,24 +326,12 @@ class TestSession:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
             for outcome in result.expectations:
                 run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
-        if run.spec.expect.visual is not None and result.infrastructure_error is None:
-            await self._visual_shot(page, "final")
+        if self.visual is not None and result.infrastructure_error is None:
+            await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         with contextlib.suppress(Exception), self.phases("final screenshot"):
             run.emit(
                 FinalScreenshot(name=run.spec.name, png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000))
             )
-
-    async def _visual_shot(self, page: Page, step: str) -> None:
-        """expect.visual's screenshot of the settled page; one that cannot be taken is said, and left uncompared."""
-        run, visual = self.test_run, self.test_run.spec.expect.visual
-        assert visual is not None
-        try:
-            with self.phases(f"screenshot to compare ({step})"):
-                await self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
-                self.result.visual_shots[step] = await comparison_shot(page, self.mask, visual, SHOT_TIMEOUT_S)
-        except Exception as e:
-            reason = f"no screenshot to compare at {step}: {type(e).__name__}: {error_line(e)}"
-            run.emit(Observed(name=run.spec.name, kind="visual_not_compared", error=True, detail={"reason": reason}))
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
