@@ -384,7 +384,8 @@ class Runner:
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=run))
             before, why_none = self._shots.get((spec.name, RunTarget.BASELINE), {}), f"on the baseline: {run.reason}"
             before = before or None
-        result, events = outcome(spec, self._finished[spec.name], before, after, self.config.accept_visual, why_none)
+        accepted = self.config.accept_visual  # the pixels on a thread: the event loop drives the other tests' browsers
+        result, events = await asyncio.to_thread(outcome, spec, self._finished[spec.name], before, after, accepted, why_none)
         for event in events:
             self.publish(event)
         self._finished[spec.name] = result
