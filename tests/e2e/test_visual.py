@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from PIL import Image
@@ -94,6 +95,9 @@ def test_a_changed_button_is_marked_changed_with_a_diff_image_and_fails_under_fa
     # The diff beside the default branch's and this PR's page, toggled by radio buttons and CSS: no script.
     assert f'src="{final["diff"]}"' in report and f'src="{final["before"]}"' in report and "<script" not in report
     assert 'type="radio" class="after"' in report
+    case = ElementTree.parse(compared.out / "junit.xml").find(".//testcase[@name='buy button']")
+    assert case is not None
+    assert {p.get("name"): p.get("value") for p in case.iterfind("properties/property")}["visual_changed"] == t["changed"]
     assert compared.exit_code == 1, compared.stdout + compared.stderr
 
 

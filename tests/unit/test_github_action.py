@@ -50,6 +50,7 @@ INPUTS = {
     "changed-only",
     "retries",
     "baseline-url",
+    "accept-visual",
     "trace",
     "browser-start-timeout",
 }
@@ -61,6 +62,7 @@ OUTPUTS = {
     "total",
     "flaky",
     "healed",
+    "changed",
     "regressions",
     "results-path",
     "junit-path",
