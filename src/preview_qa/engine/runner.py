@@ -363,32 +363,40 @@ class Runner:
                 group.create_task(self._visually(spec, semaphore, unreachable))
 
     async def _visually(self, spec: TestSpec, semaphore: asyncio.Semaphore, unreachable: str | None) -> None:
-        after = self._shots.get((spec.name, RunTarget.PREVIEW), {})
+        after, spent = self._shots.get((spec.name, RunTarget.PREVIEW), {}), Usage()  # a replay that fell back costs tokens
         if wants_steps(spec, after) and spec.name in self._recorded:  # the agent's run: its steps, replayed, line up
             async with semaphore:
                 run = await self._run_once(spec, RunTarget.PREVIEW, VISUAL_REPLAY, True, self._recorded[spec.name])
             self.publish(AttemptFinished(name=spec.name, label=VISUAL_REPLAY, result=run))
-            after = self._shots[(spec.name, RunTarget.PREVIEW)] or after
+            after, spent = self._shots[(spec.name, RunTarget.PREVIEW)] or after, spent + run.usage
         if self.config.visual_references and after:  # only a run on the default branch keeps its screenshots
             self.publish(reference(spec, after))
         before, why_none = None, "no --baseline-url, and no reference from a run on the default branch in the replay cache"
         if self.config.baseline_url is None:
             before = self._references(spec) if self._references is not None else None
-        elif unreachable or spec.use_state is not None:
-            why_none = f"--baseline-url is unreachable: {unreachable}" if unreachable else "it starts from a saved state"
+        elif why_not := self._no_visual_baseline(spec, unreachable):
+            why_none = why_not
         else:
             async with semaphore:
                 run = await self._run_once(
                     self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, True, self._recorded.get(spec.name)
                 )
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=run))
-            before, why_none = self._shots.get((spec.name, RunTarget.BASELINE), {}), f"on the baseline: {run.reason}"
-            before = before or None
+            before, why_none = self._shots.get((spec.name, RunTarget.BASELINE)) or None, f"on the baseline: {run.reason}"
+            spent += run.usage
         accepted = self.config.accept_visual  # the pixels on a thread: the event loop drives the other tests' browsers
         result, events = await asyncio.to_thread(outcome, spec, self._finished[spec.name], before, after, accepted, why_none)
         for event in events:
             self.publish(event)
-        self._finished[spec.name] = result
+        self._finished[spec.name] = result.model_copy(update={"usage": result.usage + spent})
+
+    def _no_visual_baseline(self, spec: TestSpec, unreachable: str | None) -> str | None:
+        """Why the baseline cannot give `spec` its screenshots to compare with, if it cannot."""
+        if unreachable:
+            return f"--baseline-url is unreachable: {unreachable}"
+        if spec.use_state is not None:
+            return f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+        return self._run_budget_spent() or self._provider_down
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""
