@@ -28,6 +28,7 @@ from preview_qa.selection.select import select
 if TYPE_CHECKING:
     from preview_qa.agent.browsers.launch import BrowserSetup
     from preview_qa.engine.runner import Recordings
+    from preview_qa.engine.visual import References
 
 LIBRARY_LOGGERS = ("browser_use", "cdp_use", "bubus", "httpx", "openai", "anthropic", "google_genai")
 QUIET_LOGGERS = (*LIBRARY_LOGGERS, "preview_qa.lifecycle")
@@ -100,8 +101,8 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
 
     def run(publish: Callable[[Event], None]) -> RunResult:
         _quiet_logs(verbose)
-        recordings = cache.lookup if cache else None
-        result = run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings))
+        recordings, references = (cache.lookup, cache.reference) if cache else (None, None)
+        result = run_bounded(run_manifest(manifest, config, secrets, llm_factory, publish, redactor, recordings, references))
         if plan is not None:  # before the reporters finish: the PR comment shows it
             result.plan = plan(prepared)
             publish(PlanFinished(plan=result.plan))
@@ -219,6 +220,7 @@ async def run_manifest(
     publish: Callable[[Event], None],
     redactor: Redactor,
     recordings: Recordings | None = None,
+    references: References | None = None,
 ) -> RunResult:
     """The whole job with real browsers: one Playwright driver, one Chromium per concurrent test and a fresh context
     per test; `redactor` knows every secret of the run (the tests' own, the API key, the headers' values, a saved
@@ -232,7 +234,7 @@ async def run_manifest(
         async with browser_agents(browser, make_llm, redactor) as agent:
             done.append(
                 await Runner(
-                    manifest, config, secrets, agent, publish, redactor, recordings, browser_start_s=browser.start_budget_s
+                    manifest, config, secrets, agent, publish, redactor, recordings, browser.start_budget_s, references
                 ).run()
             )
     except asyncio.CancelledError:

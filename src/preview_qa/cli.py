@@ -27,6 +27,7 @@ from preview_qa.config import (
     default_concurrency,
     fall_back_recordings_kept,
     find_chromium,
+    on_default_branch,
 )
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
@@ -39,7 +40,8 @@ from preview_qa.secrets.safe_stderr import SafeStderr
 FAIL_ON_HELP = (
     "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
     "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-    "drifted replay was healed by the agent | also when --prove found a test vacuous | never."
+    "drifted replay was healed by the agent | also when --prove found a test vacuous | also when a test looks different "
+    "from the default branch (expect.visual) | never."
 )
 
 
@@ -127,6 +129,15 @@ _WORDS = _WordsType()
 
 def _words(values: tuple[str, ...] | list[str]) -> list[str]:
     return [word for value in values for word in re.split(r"[\s,]+", value) if word]
+
+
+def _accepted(manifest: Manifest, names: list[str]) -> list[str]:
+    """--accept-visual's test names, each one a test of the manifest."""
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in {t.name for t in manifest.tests}]
+    if unknown:
+        raise UsageError(f"--accept-visual names no test of the manifest: {', '.join(map(repr, unknown))}; give a test's name.")
+    return names
 
 
 def _env(*names: str) -> list[str]:
@@ -539,6 +550,13 @@ def _speed_config(
     "it is a regression when it passes there.",
 )
 @click.option(
+    "--accept-visual",
+    multiple=True,
+    metavar="NAME",
+    help="A test whose visual change this PR means (repeatable; the action's accept-visual: one name a line): it is "
+    "not marked changed (expect.visual).",
+)
+@click.option(
     "--trace",
     type=click.Choice([m.value for m in TraceMode]),
     default=TraceMode.RETAIN_ON_FAILURE.value,
@@ -591,6 +609,7 @@ def run(
     comment: bool,
     retries: int | None,
     baseline_url: str | None,
+    accept_visual: tuple[str, ...],
     trace: str,
     browser_start_timeout: float,
     prove: bool,
@@ -635,6 +654,8 @@ def run(
         browser_start_timeout=browser_start_timeout,
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
         prove=prove,
+        accept_visual=_accepted(loaded, [*accept_visual, *os.environ.get("INPUT_ACCEPT-VISUAL", "").splitlines()]),
+        visual_references=on_default_branch(os.environ),  # only the default branch's screenshots become the reference
         **_speed_config(**speed),
     )
     return execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))

@@ -29,6 +29,7 @@ class FailOn(StrEnum):
     REGRESSIONS = "regressions"  # a test errored, or failed without failing on the baseline too
     HEALED = "healed"  # as failed, and also a test that passed only because the agent healed its drifted replay
     VACUOUS = "vacuous"  # as failed, and also a test that --prove found vacuous: it passes with the app broken
+    VISUAL = "visual"  # as failed, and also a test that looks different from the default branch (expect.visual)
     NEVER = "never"
 
     def fails(self, run: RunResult) -> bool:
@@ -44,6 +45,8 @@ class FailOn(StrEnum):
                 return bool(run.healed) or FailOn.FAILED.fails(run)
             case FailOn.VACUOUS:
                 return bool(run.proved(ProofVerdict.VACUOUS)) or FailOn.FAILED.fails(run)
+            case FailOn.VISUAL:
+                return bool(run.changed) or FailOn.FAILED.fails(run)
             case FailOn.NEVER:
                 return False
 
@@ -87,9 +90,13 @@ def fall_back_recordings_kept(env: Mapping[str, str]) -> bool:
     one's own machine; in GitHub Actions only in a run on the repository's default branch, never in a pull request's
     (its drift may be the very regression under review, and whatever made it fall back, the recording that passed on
     the default branch is the one that replays there)."""
-    if env.get("GITHUB_ACTIONS") != "true":
-        return True
-    if env.get("GITHUB_EVENT_NAME") in PULL_REQUEST_EVENTS:
+    return env.get("GITHUB_ACTIONS") != "true" or on_default_branch(env)
+
+
+def on_default_branch(env: Mapping[str, str]) -> bool:
+    """A GitHub Actions run on the repository's default branch (not a pull request's): only its screenshots become the
+    visual reference a pull request is compared with (expect.visual)."""
+    if env.get("GITHUB_ACTIONS") != "true" or env.get("GITHUB_EVENT_NAME") in PULL_REQUEST_EVENTS:
         return False
     return bool(env.get("GITHUB_REF_NAME")) and env.get("GITHUB_REF_NAME") == _default_branch(env)
 
@@ -139,6 +146,8 @@ class RunConfig:
     browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
     prove: bool = False  # --prove: replay each passing test against mutations of the preview (engine/proof.py)
     keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions
+    accept_visual: list[str] = field(default_factory=list)  # --accept-visual: tests whose visual change this PR means
+    visual_references: bool = False  # on_default_branch: this run keeps its expect.visual screenshots as the reference
 
     @property
     def basic_auth_password(self) -> str | None:

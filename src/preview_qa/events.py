@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from preview_qa.results import Emulation, PlanSummary, RunResult, TestResult
+from preview_qa.results import Emulation, PlanSummary, RunResult, TestResult, VisualShot
 
 ObservedKind = Literal[
     "console_error",
@@ -37,6 +37,7 @@ ObservedKind = Literal[
     "dialog",  # a JavaScript dialog the page opened, and how it was answered (agent/evidence/dialogs.py)
     "out_of_context",  # a command of browser-use's that would reach outside the test's browser context, not sent
     "proof",  # --prove: one mutation of the preview replayed, and whether the test failed under it (engine/proof.py)
+    "visual_not_compared",  # expect.visual had nothing to compare with: no baseline run's screenshot, no reference
 ]
 
 
@@ -250,6 +251,32 @@ class AgentHistory(Evidence):
     name: str
     history: dict[str, Any]
     environment: Emulation | None = None
+
+
+@dataclass(frozen=True)
+class VisualImages:
+    """One compared screenshot: its result (paths unset) and the images the artifacts reporter writes."""
+
+    shot: VisualShot
+    after: bytes  # this PR's screenshot, full size
+    before: bytes | None = None  # the default branch's
+    diff: bytes | None = None  # changed pixels in red over a faded copy of the default branch's page
+
+
+@dataclass(frozen=True)
+class VisualCompared(Evidence):
+    """expect.visual: a test's screenshots compared with the default branch's (its baseline run, or the reference)."""
+
+    name: str
+    images: tuple[VisualImages, ...]
+
+
+@dataclass(frozen=True)
+class VisualReference(Evidence):
+    """A passing test's screenshots on the default branch, to keep as its visual reference: by step ("final", "3")."""
+
+    name: str
+    shots: tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True)

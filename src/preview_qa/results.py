@@ -6,9 +6,9 @@ shorten their texts to one line."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class Execution(StrEnum):
@@ -274,6 +274,26 @@ class Proof(BaseModel):
     reason: str
     mutations: list[MutationOutcome] = Field(default_factory=list)
     cached: bool = False  # taken from the cache: same recording, same preview content
+class VisualShot(BaseModel):
+    """One screenshot of the PR's run compared with the default branch's (expect.visual): which step, the share of
+    pixels that differ, and the images (paths relative to the results folder, once written)."""
+
+    step: int | Literal["final"]
+    diff_ratio: float
+    diff: str | None = None  # changed pixels in red over a faded copy of the default branch's page
+    before: str | None = None  # the default branch's screenshot
+    after: str | None = None  # this PR's
+    size_problem: str | None = None  # both sizes, when they differ
+    over: bool = False  # over the test's max_diff
+
+    def where(self) -> str:
+        return "the final page" if self.step == "final" else f"step {self.step}"
+
+
+def changed_line(shot: VisualShot) -> str:
+    """`the page looks different from the default branch at step 3 (2.4% of pixels)`."""
+    how = shot.size_problem or f"{shot.diff_ratio:.1%} of pixels"
+    return f"the page looks different from the default branch at {shot.where()} ({how})"
 
 
 class TestResult(BaseModel):
@@ -310,6 +330,8 @@ class TestResult(BaseModel):
     steps_in_words: list[StepInWords] = Field(default_factory=list)  # its last run's, when its events are on disk
     emulation: Emulation | None = None  # the device, viewport, locale... its browser emulated; None: the default desktop
     proof: Proof | None = None  # with --prove, for a test that passed: would it fail if the app broke? (verdict/proof.py)
+    visual: list[VisualShot] = Field(default_factory=list)  # expect.visual's comparisons, in step order
+    visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
 
     @property
     def how_run(self) -> str:
@@ -330,6 +352,13 @@ class TestResult(BaseModel):
         baseline could not confirm (it errored there, or was never compared) blocks: not knowing is not a pass."""
         return self.status is Status.ERRORED or (self.status is Status.FAILED and not self.fails_on_baseline_too)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def changed(self) -> str | None:
+        """How it looks different from the default branch (the first screenshot over max_diff), unless accepted."""
+        over = next((v for v in self.visual if v.over), None)
+        return None if over is None or self.visual_accepted else changed_line(over)
+
     @property
     def marks(self) -> list[str]:
         """Short notes every reporter shows beside the status: flaky, regression, failing on the baseline too."""
@@ -344,6 +373,8 @@ class TestResult(BaseModel):
             marks.append(f"{self.attempts} attempts")
         if self.proof is not None and self.proof.verdict in (ProofVerdict.VACUOUS, ProofVerdict.WEAK):  # --prove
             marks.append(f"{self.proof.verdict.value}: {self.proof.reason}")
+        if self.changed:
+            marks.append(f"changed: {self.changed}")
         if self.regression:
             marks.append("regression: passed on the baseline")
         elif self.baseline is not None:
@@ -415,6 +446,11 @@ class RunResult(BaseModel):
     def proved(self, *verdicts: ProofVerdict) -> list[TestResult]:
         """The tests whose proof (--prove) ended in one of `verdicts`."""
         return [t for t in self.tests if t.proof is not None and t.proof.verdict in verdicts]
+
+    @property
+    def changed(self) -> list[TestResult]:
+        """The tests that look different from the default branch (expect.visual), not accepted."""
+        return [t for t in self.tests if t.changed]
 
     @property
     def fell_back(self) -> list[TestResult]:

@@ -138,6 +138,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
         "total": "3",
         "flaky": "0",
         "healed": "0",
+        "changed": "0",
         "regressions": "0",
         "results-path": "results/results.json",
         "junit-path": "results/junit.xml",

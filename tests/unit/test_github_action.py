@@ -53,6 +53,7 @@ INPUTS = {
     "changed-only",
     "retries",
     "baseline-url",
+    "accept-visual",
     "trace",
     "browser-start-timeout",
 }
@@ -64,6 +65,7 @@ OUTPUTS = {
     "total",
     "flaky",
     "healed",
+    "changed",
     "regressions",
     "results-path",
     "junit-path",

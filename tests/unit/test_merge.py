@@ -72,6 +72,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
         "fell_back": 0,
         "regressions": 0,
         "vacuous": 0,
+        "changed": 0,
     }
     assert results["usage"]["total_tokens"] == 25 and results["duration_s"] == 30
     for t in results["tests"]:

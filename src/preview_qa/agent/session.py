@@ -19,6 +19,7 @@ from preview_qa.agent.adapter.step_watcher import RESTLESS_S, SETTLE_S, StepWatc
 from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError
 from preview_qa.agent.browsers.pool import BrowserPool, Lease
 from preview_qa.agent.browsers.storage import StateError, load_state, read_state
+from preview_qa.agent.evidence.comparison import ComparisonShots
 from preview_qa.agent.evidence.dialogs import DialogAnswerer
 from preview_qa.agent.evidence.evidence import EvidenceRecorder
 from preview_qa.agent.evidence.timing import Phases
@@ -102,6 +103,9 @@ class TestSession:
         self.final_page: Page | None = None  # where a replay ended
         self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
+        settle = lambda page: self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)  # noqa: E731  as a step's page
+        into = (self.mask, settle, self.phases, run.emit, self.result.visual_shots)
+        self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
 
     async def run(self) -> AgentRun:
         async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
@@ -277,6 +281,8 @@ class TestSession:
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
+        if (visual := self.visual) is not None and visual.visual.steps:
+            self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.origin))
         result.steps = outcome.steps
         if outcome.drift is not None:
@@ -326,6 +332,8 @@ class TestSession:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
             for outcome in result.expectations:
                 run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
+        if self.visual is not None and result.infrastructure_error is None:
+            await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         with contextlib.suppress(Exception), self.phases("final screenshot"):
             run.emit(
                 FinalScreenshot(name=run.spec.name, png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000))

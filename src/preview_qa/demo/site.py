@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pyotp
 
-from preview_qa.demo import blog, late, moving, server_errors, settings, states, todo, twins, viewport
+from preview_qa.demo import blog, late, moving, server_errors, settings, states, todo, twins, viewport, visual
 
 DEMO_EMAIL = "demo@acme.test"
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
@@ -464,6 +464,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith(twins.PREFIX):
             self._send(*twins.reply(self.path, _page))
+            return
+        if path.startswith(visual.PREFIX):
+            self._send(*visual.reply(path, self.site.production, _page))
             return
         if path == "/collect-ws":
             self._web_socket()

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
 from preview_qa.engine.healing import why_fell_back
-from preview_qa.events import AgentHistory, Event, Observed
+from preview_qa.events import Event, Observed
 from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
@@ -38,51 +38,34 @@ class ProofKept(Event):
     proof: Proof
 
 
-@dataclass(frozen=True)
-class _Passed:
-    """What a test's run on the preview left for its proof: its facts, and the recording it replayed (if it did)."""
-
-    run: AgentRun
-    recording: Recording | None
-
-
 class Prover:
     """Proves the tests of one run: keeps what each run on the preview left, then replays the passing ones mutated."""
 
-    def __init__(self, agent: AgentFn, publish: Callable[[Event], None], redactor: Redactor, origin: str, cache: Path | None):
-        self._agent, self._publish, self._redactor, self._origin = agent, publish, redactor, origin
+    def __init__(self, agent: AgentFn, publish: Callable[[Event], None], redactor: Redactor, cache: Path | None):
+        self._agent, self._publish, self._redactor = agent, publish, redactor
         self._folder = cache / PROOFS if cache is not None else None
-        self._histories: dict[str, AgentHistory] = {}  # each test's latest agent history: its recording, redacted
-        self._passed: dict[str, _Passed] = {}
+        self._runs: dict[str, AgentRun] = {}
 
-    def watching(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
-        """`emit`, keeping the agent's history the cache would store: an agent run's recording, for its proof."""
-
-        def watched(event: Event) -> None:
-            if isinstance(event, AgentHistory):
-                self._histories[event.name] = event
-            emit(event)
-
-        return watched
-
-    def ran(self, spec: TestSpec, run: AgentRun, recording: Recording | None) -> None:
+    def ran(self, spec: TestSpec, run: AgentRun) -> None:
         """A run of the test on the preview ended: the latest is the one its verdict rests on."""
-        self._passed[spec.name] = _Passed(run, recording if run.execution is Execution.REPLAYED else None)
+        self._runs[spec.name] = run
 
-    async def prove(self, spec: TestSpec, result: TestResult, request: AgentRequest, limit_s: float) -> TestResult:
-        """The result with its proof, for a test that passed and has a recording; any other as it was."""
-        kept, history = self._passed.pop(spec.name, None), self._histories.pop(spec.name, None)
-        recording = self._recording(kept, history)
-        if result.status is not Status.PASSED or kept is None or recording is None:
+    async def prove(
+        self, spec: TestSpec, result: TestResult, recording: Recording | None, request: AgentRequest, limit_s: float
+    ) -> TestResult:
+        """The result with its proof, for a test that passed and has a recording (the one its latest run replayed or
+        made, which the runner keeps); any other as it was."""
+        own = self._runs.pop(spec.name, None)
+        if result.status is not Status.PASSED or own is None or recording is None:
             return result
-        mutations = choose_mutations(kept.run.requests, expected_texts(spec.expect.text, spec.expect.data))
-        key = _key(spec, recording, kept.run.content_hash, mutations)
+        mutations = choose_mutations(own.requests, expected_texts(spec.expect.text, spec.expect.data))
+        key = _key(spec, recording, own.content_hash, mutations)
         cached = self._load(key)
         if cached is not None:
             return result.model_copy(update={"proof": cached.model_copy(update={"cached": True})})
         usage, tried = Usage(), []
         for mutation in mutations:
-            one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), kept.run, mutation, limit_s)
+            one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), own, mutation, limit_s)
             tried.append(one)
             usage += spent
             if one.outcome == "failed":  # behavioural ones come first: no later outcome can change the verdict
@@ -91,13 +74,6 @@ class Prover:
         if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
             self._publish(ProofKept(key=key, proof=Proof.model_validate(self._redactor.value(proof.model_dump(mode="json")))))
         return result.model_copy(update={"proof": proof, "usage": result.usage + usage})
-
-    def _recording(self, kept: _Passed | None, history: AgentHistory | None) -> Recording | None:
-        if kept is not None and kept.recording is not None:
-            return kept.recording
-        if kept is None or history is None:
-            return None
-        return Recording(self._origin, self._redactor.value(history.history), environment=history.environment)
 
     async def _try(
         self, spec: TestSpec, request: AgentRequest, own: AgentRun, mutation: Mutation, limit_s: float

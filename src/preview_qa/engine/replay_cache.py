@@ -13,7 +13,7 @@ from typing import Any
 
 from preview_qa.engine.agent_port import RecordedElsewhere, Recording
 from preview_qa.engine.preview import origin_of
-from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished
+from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished, VisualReference
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
@@ -52,7 +52,7 @@ class RecordingCache:
         test = spec.model_dump(
             mode="json",
             include={"task", "start", "expect", "output_schema", "allowed_domains", "secrets"},
-            exclude={"expect": {"timeout"}},
+            exclude={"expect": {"timeout", "visual"}},  # neither changes what the agent does
         )
         if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
@@ -111,6 +111,29 @@ class RecordingCache:
         }
         write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
 
+    def reference_path(self, spec: TestSpec) -> Path:
+        """expect.visual's reference: named apart from the recordings (their lookup globs `<key>*.json`)."""
+        return self.folder / f"visual-{self.key(spec)}.json"
+
+    def reference(self, spec: TestSpec) -> dict[str, bytes] | None:
+        """The default branch's last passing screenshots of this test, taken with the same mask and page size; or None."""
+        try:
+            entry = json.loads(self.reference_path(spec).read_text(encoding="utf-8"))
+            if entry.get("format") != CACHE_FORMAT or entry.get("visual") != _shot_options(spec):
+                return None
+            return {str(step): base64.b64decode(png) for step, png in dict(entry["screenshots"]).items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+            return None  # a damaged reference is no reference: the run says the test was not compared
+
+    def store_reference(self, spec: TestSpec, shots: dict[str, bytes]) -> None:
+        entry = {
+            "format": CACHE_FORMAT,
+            "test": spec.name,
+            "visual": _shot_options(spec),
+            "screenshots": {step: base64.b64encode(png).decode() for step, png in shots.items()},
+        }
+        write_atomic(self.reference_path(spec), json.dumps(entry, ensure_ascii=False))
+
 
 class CacheReporter(Reporter):
     """Files the recording of every test that passed after a full agent run; the only writer of the cache folder.
@@ -141,6 +164,8 @@ class CacheReporter(Reporter):
             self._histories[(event.name, _target(event.label))] = event
         elif isinstance(event, TestFinished):
             self._store(event.result, RunTarget.PREVIEW)
+        elif isinstance(event, VisualReference) and event.name in self._specs:  # sent only on the default branch
+            self.cache.store_reference(self._specs[event.name], dict(event.shots))
         elif isinstance(event, AttemptFinished) and event.label == RunTarget.BASELINE:
             self._store(event.result, RunTarget.BASELINE)
 
@@ -152,6 +177,12 @@ class CacheReporter(Reporter):
             return  # the recording that passed on the default branch stays: a PR's drift may be its regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
             self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment)
+
+
+def _shot_options(spec: TestSpec) -> dict[str, Any]:
+    """What changes the pixels of expect.visual's screenshots: a reference taken otherwise is not compared."""
+    visual = spec.expect.visual
+    return {} if visual is None else {"mask": visual.mask, "full_page": visual.full_page}
 
 
 def _recorded_under(path: Path) -> str:

@@ -20,7 +20,9 @@ from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.proof import Prover
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
+from preview_qa.engine.visual import VISUAL_REPLAY, References, compared_visually, outcome, recorded, reference, wants_steps
 from preview_qa.events import (
+    AgentHistory,
     AttemptFinished,
     Event,
     Evidence,
@@ -78,6 +80,7 @@ class Runner:
         redactor: Redactor,
         recordings: Recordings | None = None,
         browser_start_s: float = 0.0,
+        references: References | None = None,
     ):
         self.manifest, self.config, self.secrets, self._agent = manifest, config, secrets, agent
         self._browser_start_s = browser_start_s  # the most `agent` may spend starting a browser, beyond the timeout
@@ -95,11 +98,19 @@ class Runner:
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
         self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
-        origin = origin_of(config.base_url)
-        self._prover = Prover(agent, self.publish, redactor, origin, config.cache) if config.prove else None  # --prove
+        self._prover = Prover(agent, self.publish, redactor, config.cache) if config.prove else None  # --prove
+        # The recording each test's latest preview run replayed or made: --prove replays it mutated, and the baseline
+        # of expect.visual replays the same steps
+        self._recorded: dict[str, Recording] = {}
+        # expect.visual: the default branch's screenshots kept in the replay cache; each run's screenshots to compare
+        self._references = references
+        self._shots: dict[tuple[str, RunTarget], dict[str, bytes]] = {}
 
     def publish(self, event: Event) -> None:
-        self._publish_raw(_redacted(event, self._redactor))
+        event = _redacted(event, self._redactor)
+        if isinstance(event, AgentHistory) and event.label != RunTarget.BASELINE:  # the latest attempt's, as the cache's
+            self._recorded[event.name] = recorded(event, self.config.base_url)
+        self._publish_raw(event)
 
     async def run(self) -> RunResult:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
@@ -124,6 +135,7 @@ class Runner:
                     for spec in self.selection.tests:
                         group.create_task(self._one(spec, semaphore))
                 result.baseline_error = await self._compare_with_baseline(semaphore)
+                await self._compare_visually(semaphore)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
@@ -175,7 +187,8 @@ class Runner:
         if self._prover is None:
             return result
         limit_s = self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
-        return await self._prover.prove(spec, result, self._request(spec, RunTarget.PREVIEW, None, self.publish), limit_s)
+        request = self._request(spec, RunTarget.PREVIEW, None, self.publish)
+        return await self._prover.prove(spec, result, self._recorded.get(spec.name), request, limit_s)
 
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
@@ -197,13 +210,14 @@ class Runner:
             return False
         return self._run_budget_spent(sum((a.usage for a in attempts), Usage())) is None
 
-    async def _run_once(self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool) -> TestResult:
-        """One run of the test on the preview or the baseline, decided; its events carry `label`."""
+    async def _run_once(
+        self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool, recording: Recording | None = None
+    ) -> TestResult:
+        """One run of the test on the preview or the baseline (replaying `recording`, if given), decided; its events
+        carry `label`."""
         emit = self._labelled(label)
-        if self._prover is not None and target == RunTarget.PREVIEW:
-            emit = self._prover.watching(emit)
         clock = time.monotonic()
-        recording = self._recording(spec, target, emit) if replay else None
+        recording = recording or (self._recording(spec, target, emit) if replay else None)
         agent_run = replayed = await self._attempt(spec, target, recording, emit)
         handover = fall_back(spec, replayed) if recording is not None else None
         if handover is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
@@ -225,7 +239,10 @@ class Runner:
         if target == RunTarget.PREVIEW:
             self._facts[spec.name] = facts  # the latest attempt's, which the baseline's outcome joins
             if self._prover is not None:
-                self._prover.ran(spec, agent_run, recording)
+                self._prover.ran(spec, agent_run)
+            if recording is not None and handover is None:
+                self._recorded[spec.name] = recording
+        self._shots[(spec.name, target)] = agent_run.visual_shots
         self._note_provider(agent_run)
         return self._result(facts, final, time.monotonic() - clock, emit)
 
@@ -348,6 +365,53 @@ class Runner:
             self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=baseline))
             final = final_verdict(dataclasses.replace(self._facts[spec.name], baseline=baseline.status))
             self._finished[spec.name] = compared(self._finished[spec.name], baseline, final.regression)
+
+    async def _compare_visually(self, semaphore: asyncio.Semaphore) -> None:
+        """expect.visual: each test that passed is compared with the default branch, on the baseline (replaying the PR
+        run's own recording, so that the steps line up) or with the reference the default branch's runs keep."""
+        tests = [t for t in self.selection.tests if compared_visually(t, self._finished[t.name])]
+        baseline, unreachable = self.config.baseline_url, None
+        if baseline and tests:
+            unreachable = await wait_for_preview(baseline, self.config.wait_timeout, self.config.preview_headers)
+        async with asyncio.TaskGroup() as group:
+            for spec in tests:
+                group.create_task(self._visually(spec, semaphore, unreachable))
+
+    async def _visually(self, spec: TestSpec, semaphore: asyncio.Semaphore, unreachable: str | None) -> None:
+        after, spent = self._shots.get((spec.name, RunTarget.PREVIEW), {}), Usage()  # a replay that fell back costs tokens
+        if wants_steps(spec, after) and spec.name in self._recorded:  # the agent's run: its steps, replayed, line up
+            async with semaphore:
+                run = await self._run_once(spec, RunTarget.PREVIEW, VISUAL_REPLAY, True, self._recorded[spec.name])
+            self.publish(AttemptFinished(name=spec.name, label=VISUAL_REPLAY, result=run))
+            after, spent = self._shots[(spec.name, RunTarget.PREVIEW)] or after, spent + run.usage
+        if self.config.visual_references and after:  # only a run on the default branch keeps its screenshots
+            self.publish(reference(spec, after))
+        before, why_none = None, "no --baseline-url, and no reference from a run on the default branch in the replay cache"
+        if self.config.baseline_url is None:
+            before = self._references(spec) if self._references is not None else None
+        elif why_not := self._no_visual_baseline(spec, unreachable):
+            why_none = why_not
+        else:
+            async with semaphore:
+                run = await self._run_once(
+                    self._with_overrides(spec), RunTarget.BASELINE, RunTarget.BASELINE, True, self._recorded.get(spec.name)
+                )
+            self.publish(AttemptFinished(name=spec.name, label=RunTarget.BASELINE, result=run))
+            before, why_none = self._shots.get((spec.name, RunTarget.BASELINE)) or None, f"on the baseline: {run.reason}"
+            spent += run.usage
+        accepted = self.config.accept_visual  # the pixels on a thread: the event loop drives the other tests' browsers
+        result, events = await asyncio.to_thread(outcome, spec, self._finished[spec.name], before, after, accepted, why_none)
+        for event in events:
+            self.publish(event)
+        self._finished[spec.name] = result.model_copy(update={"usage": result.usage + spent})
+
+    def _no_visual_baseline(self, spec: TestSpec, unreachable: str | None) -> str | None:
+        """Why the baseline cannot give `spec` its screenshots to compare with, if it cannot."""
+        if unreachable:
+            return f"--baseline-url is unreachable: {unreachable}"
+        if spec.use_state is not None:
+            return f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+        return self._run_budget_spent() or self._provider_down
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""

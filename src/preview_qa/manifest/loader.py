@@ -52,18 +52,15 @@ def parse(source: YamlSource) -> Manifest:
 
 def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
     """The test's keys over the defaults'. A test's own `expect` replaces the default checks, but a default
-    expect.timeout still applies to it unless it sets its own: how long to wait is a run-wide habit, not a check."""
+    expect.timeout (and expect.visual) still applies to it unless it sets its own: how long to wait is a run-wide habit,
+    not a check."""
     if not isinstance(test, dict):
         return test
     merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
     default_expect, own_expect = defaults.get("expect"), test.get("expect")
-    if (
-        isinstance(default_expect, dict)
-        and "timeout" in default_expect
-        and isinstance(own_expect, dict)
-        and "timeout" not in own_expect
-    ):
-        merged["expect"] = {**own_expect, "timeout": default_expect["timeout"]}
+    if isinstance(default_expect, dict) and isinstance(own_expect, dict):  # and expect.visual: a run-wide habit too
+        kept = {k: default_expect[k] for k in ("timeout", "visual") if k in default_expect and k not in own_expect}
+        merged["expect"] = {**own_expect, **kept}
     return merged
 
 

@@ -120,6 +120,24 @@ class Accessibility(_Strict):
     )
 
 
+class VisualCheck(_Strict):
+    """expect.visual: the PR's screenshots against the default branch's (the baseline's, or the kept reference)."""
+
+    max_diff: float = Field(
+        default=0.001, ge=0, le=1, description="The share of pixels that may differ (0.001 = 0.1%, the default)."
+    )
+    threshold: float = Field(
+        default=0.1, ge=0, le=1, description="How far two pixels' colours may be apart and still match (pixelmatch's, 0 to 1)."
+    )
+    mask: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "minLength": 1}},
+        description="CSS selectors painted out before comparing: clocks, avatars, ads.",
+    )
+    full_page: bool = Field(default=False, description="Compare the whole scrollable page, not only the viewport.")
+    steps: bool = Field(default=False, description="Compare every replayed step's screenshot too, not only the final one.")
+
+
 class Expectations(_Strict):
     """Deterministic checks, run by code on the final page after the agent is done."""
 
@@ -166,6 +184,14 @@ class Expectations(_Strict):
         description=(
             "Run axe-core (bundled, offline) on the final page: any violation at or above `impact` fails the test. "
             "`accessibility: {}` uses the defaults."
+        ),
+    )
+    visual: VisualCheck | None = Field(
+        default=None,
+        description=(
+            "Compare the final page (and with steps: true each step) with the default branch's: a difference over "
+            "max_diff marks the test changed. `visual: {}` uses the defaults. Given in defaults, it applies also to "
+            "tests with an expect of their own."
         ),
     )
     timeout: float = Field(

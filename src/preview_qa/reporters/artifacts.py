@@ -23,6 +23,7 @@ from preview_qa.events import (
     StepRecorded,
     TestFinished,
     TraceRecorded,
+    VisualCompared,
 )
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import (
@@ -40,12 +41,13 @@ from preview_qa.reporters.output.files import (
     write_atomic,
 )
 from preview_qa.reporters.output.images import animation, shrink_screenshot
+from preview_qa.reporters.output.visual import visual_images
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 
 log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
-# for a page that changed; 9: proof (--prove), totals.vacuous
+# for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual)
 SCHEMA_VERSION = 9
 
 
@@ -87,6 +89,9 @@ class ArtifactsReporter(Reporter):
                 self._dir(event.name, event.label) / "history.json",
                 json.dumps(event.history, indent=1, default=str, ensure_ascii=False),
             )
+        elif isinstance(event, VisualCompared):  # full size, as compared: no secret in them (masked in the pixels)
+            for path, png in visual_images(test_dir(event.name), event):
+                self._in_background(write_atomic, self.out / path, png)
         elif isinstance(event, TraceRecorded):
             self._traces[(event.name, event.label)] = event.zip
         elif isinstance(event, AttemptFinished):
@@ -209,6 +214,7 @@ def results_document(run: RunResult) -> dict[str, Any]:
             "fell_back": len(run.fell_back),
             "regressions": len(run.regressions),
             "vacuous": len(run.proved(ProofVerdict.VACUOUS)),
+            "changed": len(run.changed),
         },
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],

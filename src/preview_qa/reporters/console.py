@@ -91,6 +91,7 @@ class ConsoleReporter(Reporter):
                 ("healed", run.healed),
                 ("fell back (not healed)", run.fell_back),
                 ("regression(s)", run.regressions),
+                ("changed (expect.visual)", run.changed),
             )
             if tests
         )
@@ -102,6 +103,8 @@ class ConsoleReporter(Reporter):
             style=STYLE[run.status],
         )
         self._proofs(run)
+        for t in run.changed:
+            self.console.print(f"changed: {escape(t.name)}: {escape(t.changed or '')}", style="yellow", soft_wrap=True)
         if run.notice:
             self.console.print(f"note: {escape(run.notice)}")
         if run.baseline_error:

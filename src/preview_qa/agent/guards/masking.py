@@ -153,7 +153,7 @@ def around(key: str) -> Around | None:
     return mask.around if mask is not None else None
 
 
-async def screenshot(page: Any, mask: Mask, **options: Any) -> bytes:
+async def screenshot(page: Any, mask: Mask, /, **options: Any) -> bytes:
     """A Playwright page's screenshot, masked like browser-use's (over a CDP session of its own). One pixel a CSS pixel,
     as browser-use's are: a device's screenshot is its viewport's size, not three times it."""
     options = {"scale": "css", **options}

@@ -101,6 +101,7 @@ class Replayer:
         self.emit, self.phases, self.shoot, self.guard = emit, phases, shoot, guard
         self.acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None
         self.acting = acting  # told before each action runs: settling follows what it causes
+        self.on_step: Callable[[int, Page], Awaitable[None]] | None = None  # after each step's actions (expect.visual)
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -178,6 +179,8 @@ class Replayer:
             with contextlib.suppress(Exception):
                 await self.page.wait_for_load_state("load", timeout=SETTLE_S * 1000)
         if step.number > 0:
+            if self.on_step is not None:
+                await self.on_step(step.number, self.page)
             self._announce(step, done, elements, None, await self._screenshot())
         return step, last
 

@@ -80,6 +80,7 @@ def outputs(run: RunResult, out: Path) -> str:
         "total": str(len(run.tests)),
         "flaky": str(len(run.flaky)),
         "healed": str(len(run.healed)),
+        "changed": str(len(run.changed)),
         "regressions": str(len(run.regressions)),
         "results-path": str(out / RESULTS),
         "junit-path": str(out / JUNIT),

@@ -13,6 +13,7 @@ from typing import Any
 
 from preview_qa.events import RunTarget, attempt_label
 from preview_qa.reporters.output.steps import in_words, steps_of
+from preview_qa.reporters.output.visual import with_visual_files
 from preview_qa.results import RunResult, TestResult
 
 RESULTS = "results.json"
@@ -148,6 +149,7 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
             "earlier_attempts": earlier,
             "baseline": baseline,
             "steps_in_words": steps or test.steps_in_words,
+            "visual": with_visual_files(out, test_dir(test.name), test.visual),
         }
     )
 
