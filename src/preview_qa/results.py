@@ -274,6 +274,8 @@ class Proof(BaseModel):
     reason: str
     mutations: list[MutationOutcome] = Field(default_factory=list)
     cached: bool = False  # taken from the cache: same recording, same preview content
+
+
 class VisualShot(BaseModel):
     """One screenshot of the PR's run compared with the default branch's (expect.visual): which step, the share of
     pixels that differ, and the images (paths relative to the results folder, once written)."""

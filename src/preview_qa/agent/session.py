@@ -25,7 +25,7 @@ from preview_qa.agent.evidence.evidence import EvidenceRecorder
 from preview_qa.agent.evidence.timing import Phases
 from preview_qa.agent.evidence.tracing import TestTrace
 from preview_qa.agent.guards import masking
-from preview_qa.agent.guards.mutations import MutatedPreview, RequestLog
+from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
 from preview_qa.agent.page.final_page import check_settled_page, settle
 from preview_qa.agent.page.settle import PageSettler
@@ -86,8 +86,7 @@ class TestSession:
             spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
         self.policy.last_action = lambda: self.evidence.last_action
-        self.requests = RequestLog(run.origin, self.policy.last_action) if run.log_requests else None  # for --prove
-        self.mutated = MutatedPreview(run.origin, run.proof) if run.proof is not None else None  # a proof's replay
+        self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action)  # --prove
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
@@ -142,10 +141,7 @@ class TestSession:
             self.phases.rows.append({"phase": launch, "wall_s": round(lease.launch_s, 3), "cpu_s": None})
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
-        if self.mutated is not None:  # a proof's replay: the preview mutated, and never written to
-            await self.mutated.install(lease.context)
-        if self.requests is not None:
-            self.requests.attach(lease.context)
+        await self.proving.install(lease.context)
         self.evidence.attach(lease.browser, lease.context)
         self.settler.attach(lease.context)
         DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
@@ -219,9 +215,7 @@ class TestSession:
     async def release(self) -> None:
         """Let go of the page's watchers (what they saw goes into the result), the test's folder; announce the timings."""
         self.evidence.tell(self.result, self.policy.navigations_blocked)
-        if self.requests is not None:  # before the context closes: the answers are read from it
-            self.result.content_hash, self.result.requests = await self.requests.settled(), self.requests.seen
-        self.result.mutation_applied = self.mutated.applied if self.mutated is not None else None
+        await self.proving.tell(self.result)
         self.evidence.closing = True
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)

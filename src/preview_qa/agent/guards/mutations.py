@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from preview_qa.engine.preview import origin_of
-from preview_qa.verdict.agent_run import SeenRequest
+from preview_qa.verdict.agent_run import AgentRun, SeenRequest
 from preview_qa.verdict.proof import MutationKind, ProofRun
 
 if TYPE_CHECKING:
@@ -169,3 +169,24 @@ def _pattern(text: str) -> re.Pattern[bytes]:
         for c in text
     )
     return re.compile("".join(parts).encode())
+
+
+class Proving:
+    """What --prove adds to a test's browser: its own run's request log, or a proof replay's mutated preview."""
+
+    def __init__(self, origin: str, log_requests: bool, proof: ProofRun | None, last_action: Callable[[], str | None]):
+        self.log = RequestLog(origin, last_action) if log_requests else None
+        self.mutated = MutatedPreview(origin, proof) if proof is not None else None
+
+    async def install(self, context: BrowserContext) -> None:
+        if self.mutated is not None:  # a proof's replay: the preview mutated, and never written to
+            await self.mutated.install(context)
+        if self.log is not None:
+            self.log.attach(context)
+
+    async def tell(self, result: AgentRun) -> None:
+        """Into the run's facts: its requests and the preview's content hash (before the context closes: the answers
+        are read from it), and whether a proof's mutation met a request."""
+        if self.log is not None:
+            result.content_hash, result.requests = await self.log.settled(), self.log.seen
+        result.mutation_applied = self.mutated.applied if self.mutated is not None else None
