@@ -725,6 +725,9 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="The replay cache: a route a recorded run passed through is covered.",
 )
+@click.option(
+    "--prove", is_flag=True, help="Prove each draft that passes its trial run (docs/proving.md): a vacuous one is dropped."
+)
 @click.option("--headful", is_flag=True, help="Show the browser windows.")
 @click.option("-v", "--verbose", is_flag=True, help="Show browser-use's own log on stderr (secrets redacted).")
 def plan(
@@ -738,6 +741,7 @@ def plan(
     max_cost_usd: float | None,
     price_per_mtok: str | None,
     cache: Path,
+    prove: bool,
     headful: bool,
     verbose: bool,
     extra_headers: tuple[str, ...],
@@ -760,6 +764,7 @@ def plan(
         headless=not headful,
         extra_headers=_headers(extra_headers),
         http_credentials=_credentials(http_credentials),
+        prove=prove,
         **llm,
         **speed,
     )

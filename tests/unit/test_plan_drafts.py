@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import yaml
@@ -87,3 +88,21 @@ def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> No
 
 def test_no_draft_passed_means_no_yaml() -> None:
     assert render(PlanText("http://preview")) == ""
+
+
+def test_plan_prove_proves_the_drafts_as_a_run_proves_its_tests(tmp_path: Path, monkeypatch: Any) -> None:
+    """`plan --prove` hands planning a run config that proves (the trial runs then prove each draft that passed)."""
+    from click.testing import CliRunner
+
+    from preview_qa import app, cli
+    from preview_qa.results import PlanSummary
+
+    seen: list[bool] = []
+    monkeypatch.setattr(app, "plan_only", lambda _m, config, _env, _plan, _v: seen.append(config.prove) or PlanSummary())
+    qa = tmp_path / "qa.yml"
+    qa.write_text("version: 1\ntests:\n  - {name: a, task: Look., start: /a}\n", encoding="utf-8")
+    base = ["plan", str(qa), "--base-url", "http://preview.test", "--route", "/b", "--api-key", "k"]
+    for extra in ([], ["--prove"]):
+        outcome = CliRunner().invoke(cli.main, [*base, *extra])
+        assert outcome.exit_code == 0, outcome.output
+    assert seen == [False, True]
