@@ -11,7 +11,7 @@ import yaml
 from preview_qa.demo.runner import PLAN
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.site import DemoSite
-from tests.conftest import run_args, run_in_process
+from tests.conftest import DEMO_PASSWORD, run_args, run_in_process
 
 DRAFTS = load_scenarios(PLAN)
 TOKEN = "tok-9f8e7d-preview-secret"  # the /search page shows the X-Preview-Token header it was sent
@@ -89,3 +89,48 @@ def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for
     assert not (tmp_path / "out" / "results.json").exists()
     nothing = run_in_process(args)
     assert nothing.returncode == 2 and "give the changed files (--changed-files or --changed-only) or a --route" in nothing.stderr
+
+
+LOGIN_MANIFEST = """version: 1
+tests:
+  - name: Log in
+    start: /login
+    task: Log in as demo@acme.test with password <secret>demo_password</secret> and check the dashboard lists three orders.
+    secrets: {demo_password: DEMO_PASSWORD}
+    save_state: demo
+    expect: {url: /dashboard}
+"""
+DASHBOARD = [
+    {
+        "name": "plan-dashboard",
+        "match": "<route>/dashboard</route>",
+        "drafts": [
+            {
+                "name": "The dashboard lists the orders",
+                "task": "Check the dashboard lists your orders.",
+                "expect_text": ["Your orders"],
+            }
+        ],
+    },
+    {"name": "draft-dashboard", "match": "lists your orders", "turns": [{"done": {"status": "pass", "reason": "Listed."}}]},
+]
+
+
+def test_a_route_behind_the_login_is_read_and_tried_signed_in_with_the_manifest_s_saved_login(
+    tmp_path: Path, site: DemoSite
+) -> None:
+    manifest, target = tmp_path / "qa.yml", tmp_path / "drafts.yml"
+    manifest.write_text(LOGIN_MANIFEST, encoding="utf-8")
+    login = load_scenarios(PLAN.parent / "agent.yml")  # the demo's scripted login
+    with ScriptedLLM([*DASHBOARD, *login]) as llm:
+        args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
+        planned = run_in_process([*args, "--route", "/dashboard", "--write", str(target)])
+    assert planned.returncode == 0, planned.stderr
+    assert "plan: /dashboard: 1 of 1 draft(s) passed their trial run" in planned.stderr, planned.stderr
+    tests = yaml.safe_load(target.read_text(encoding="utf-8"))["tests"]
+    assert [(t["name"], t.get("use_state"), t.get("save_state")) for t in tests] == [
+        ("Log in", None, "demo"),  # the manifest's login, carried so that the plan runs alone
+        ("The dashboard lists the orders", "demo", None),
+    ]
+    assert DEMO_PASSWORD not in target.read_text(encoding="utf-8") + planned.stderr + planned.stdout
+    assert run_in_process(["validate", "--offline", str(target)]).returncode == 0

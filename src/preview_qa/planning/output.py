@@ -33,6 +33,7 @@ class PlanText:
     proposed: list[Proposed] = field(default_factory=list)
     dropped: dict[str, str] = field(default_factory=dict)  # draft name -> why
     notes: list[str] = field(default_factory=list)  # unmapped files, covered routes, routes without a value...
+    logins: list[TestSpec] = field(default_factory=list)  # the manifest's login tests the drafts start from
 
 
 def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
@@ -48,6 +49,10 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
         *([_dump({"defaults": defaults}).rstrip("\n")] if defaults else []),
         "tests:",
     ]
+    for login in plan.logins:
+        why = f"from your manifest, unchanged: the login the drafts below start from ({login.save_state}); paste only the drafts"
+        lines.append(_comment(why, "  "))
+        lines += ["  " + line for line in _test_yaml(login).splitlines()]
     for p in plan.proposed:
         lines.append(_comment(f"route: {p.route} (changed: {', '.join(p.files) or 'given with --route'})", "  "))
         lines.append(_comment(f"run: {p.run}; proof: {p.proof}", "  "))

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.app import Prepared, browser_setup
 from preview_qa.config import RunConfig
+from preview_qa.engine.saved_state import BrowserState
 from preview_qa.errors import UnpricedBudgetError
 from preview_qa.lifecycle import run_bounded
 from preview_qa.manifest import loader
@@ -50,6 +51,8 @@ class Planner:
 
         self.manifest, self.config, self.options = manifest, config, options
         self._taken = {t.name for t in manifest.tests}  # test names in use: every draft of every route gets its own
+        self._login: tuple[str, BrowserState] | str | None = None  # the saved login behind some routes, once run
+        self._usage = Usage()  # the login's run
         provider, model = config.provider, default_model(config.provider, config.model)
         if options.max_cost_usd is not None and find_price(provider, model, config.price_per_mtok) is None:
             raise UnpricedBudgetError(unpriced(options.budget_flag, provider, model))
@@ -74,6 +77,7 @@ class Planner:
                 drafted += found
             trials = await try_drafts(drafted, agents, self._trial_manifest(drafted), self.config, prepared, self._left(llm))
         _sort(drafted, trials, text)
+        text.logins = self._logins([p.spec for p in text.proposed])
         for planned in summary.routes:
             tried = [d for d in drafted if d.route == planned.route]
             if tried:
@@ -82,7 +86,7 @@ class Planner:
                 planned.note = f"{passed} of {len(tried)} draft(s) {kept}"
         summary.yaml = render(text, self._defaults_yaml())
         summary.dropped = dict(text.dropped)
-        summary.usage = llm.usage() + sum((t.usage for t in trials.values()), Usage())
+        summary.usage = llm.usage() + self._usage + sum((t.usage for t in trials.values()), Usage())
         return summary
 
     def _uncovered(self, prepared: Prepared, text: PlanText) -> list[Route]:
@@ -129,10 +133,15 @@ class Planner:
         facts = await self._visit(agents, prepared, url)
         if isinstance(facts, str):
             return [], facts
-        start = urlsplit(url).path or "/"
-        if not route.matches(urlsplit(facts.url).path):  # e.g. a sign-in page: the drafts would test that instead
+        start, state = urlsplit(url).path or "/", None
+        if not route.matches(urlsplit(facts.url).path):  # e.g. a sign-in page: read it again signed in, if we can
             landed = prepared.redactor.text(urlsplit(facts.url).path)
-            return [], f"not drafted: its page led to {landed} (behind a login? planning reads pages signed out)"
+            login = await self._signed_in(agents, prepared)
+            again = await self._visit(agents, prepared, url, login[1]) if isinstance(login, tuple) else login
+            if isinstance(again, str) or not route.matches(urlsplit(again.url).path):
+                why = again if isinstance(again, str) else f"signed in too, it led to {urlsplit(again.url).path}"
+                return [], f"not drafted: its page led to {landed} (behind a login? {why})"
+            facts, state = again, login[0]  # a tuple: the page matched signed in
         most = self.options.most
         scrub = prepared.redactor.text
         redacted = dataclasses.replace(facts, url=scrub(facts.url), title=scrub(facts.title), aria=scrub(facts.aria))
@@ -146,8 +155,8 @@ class Planner:
             test = to_test(draft, start, self.manifest, scrub, self._taken)
             if isinstance(test, str):
                 dropped[draft.name or "(unnamed draft)"] = test
-            else:
-                found.append(Drafted(test, route.path, route.files))
+            else:  # a page read signed in starts from the same saved login
+                found.append(Drafted(test.model_copy(update={"use_state": state}), route.path, route.files))
         return found, "" if found else "no draft was a valid test"
 
     async def _url_for(self, agents: RunAgents, prepared: Prepared, route: Route) -> tuple[str | None, str]:
@@ -164,8 +173,10 @@ class Planner:
                 return base + parts.path, ""
         return None, f"needs a value for its dynamic segment: no link to one found on {route.static_prefix}"
 
-    async def _visit(self, agents: RunAgents, prepared: Prepared, url: str) -> PageFacts | str:
-        """The page at `url` in a fresh context of the run's browsers, under the run's request policy; or why not."""
+    async def _visit(self, agents: RunAgents, prepared: Prepared, url: str, state: BrowserState | None = None) -> PageFacts | str:
+        """The page at `url` in a fresh context of the run's browsers (holding `state`, a saved login, if given), under
+        the run's request policy; or why not."""
+        from preview_qa.agent.browsers.storage import load_state
         from preview_qa.agent.guards.network import RequestPolicy
         from preview_qa.agent.page.survey import survey
         from preview_qa.engine.preview import origin_of
@@ -182,6 +193,8 @@ class Planner:
                     self.config.preview_headers,
                 )
                 await policy.install(lease.context)
+                if state is not None:
+                    await load_state(lease.context, state, hosts)
                 facts = await survey(lease.page, url)
         except Exception as e:
             return f"not drafted: its page could not be read ({prepared.redactor.text(error_line(e))})"
@@ -189,11 +202,46 @@ class Planner:
             return f"not drafted: its page answered {facts.status or 'nothing'}"
         return facts
 
+    async def _signed_in(self, agents: RunAgents, prepared: Prepared) -> tuple[str, BrowserState] | str:
+        """The manifest's saved login (its first `save_state` test, run once through the agent as `run` runs it), for
+        the routes behind it; or why there is none."""
+        from preview_qa.engine.agent_port import AgentRequest
+        from preview_qa.engine.preview import origin_of
+        from preview_qa.engine.runner import allowed_hosts, start_url
+        from preview_qa.verdict.decide import decide
+
+        if self._login is not None:
+            return self._login
+        setup = next((t for t in self.manifest.tests if t.save_state is not None and t.use_state is None), None)
+        if setup is None or setup.save_state is None:
+            self._login = "planning reads pages signed out: the manifest saves no login (save_state)"
+            return self._login
+        kept: list[BrowserState] = []
+        base = self.config.base_url
+        request = AgentRequest(
+            spec=setup,
+            start_url=start_url(base, setup.start),
+            origin=origin_of(base),
+            allowed_hosts=allowed_hosts(base, setup),
+            secrets=prepared.secrets.get(setup.name, {}),
+            emit=lambda _e: None,
+            keep_state=kept.append,
+        )
+        run = await agents(request)
+        self._usage += run.usage
+        verdict = decide(setup, run).verdict
+        if verdict.status is not Status.PASSED or not kept:
+            self._login = f"its login test '{setup.name}' did not pass: {verdict.reason}"
+            return self._login
+        prepared.redactor.add(kept[0].secret_values(setup.save_state))  # its cookies, redacted like secrets
+        self._login = (setup.save_state, kept[0])
+        return self._login
+
     def _left(self, llm: RecordingLLM) -> float | None:
         """What is left of the planning budget (None: no budget)."""
         if self.options.max_cost_usd is None:
             return None
-        return max(0.0, self.options.max_cost_usd - (llm.usage().cost_usd or 0.0))
+        return max(0.0, self.options.max_cost_usd - ((llm.usage() + self._usage).cost_usd or 0.0))
 
     def _defaults_yaml(self) -> dict[str, object]:
         """The manifest's defaults, so that the plan runs alone as it ran in its trial (a saved login's name left out:
@@ -205,7 +253,13 @@ class Planner:
         if not drafted:
             return None
         text = PlanText(self.config.base_url, [Proposed(d.spec, d.route, d.files, "to try") for d in drafted])
+        text.logins = self._logins([d.spec for d in drafted])
         return loader.loads(render(text, self._defaults_yaml()), "<drafts>")
+
+    def _logins(self, specs: list[TestSpec]) -> list[TestSpec]:
+        """The manifest's login tests the drafts start from (use_state): the plan carries them, so that it runs alone."""
+        used = {s.use_state for s in specs if s.use_state is not None}
+        return [t for t in self.manifest.tests if t.save_state in used]
 
 
 async def try_drafts(
