@@ -235,7 +235,7 @@ action() {  # action <manifest> <out> <log>: the action's run step, as the runne
     ACTION_REPOSITORY=Acme/Preview-QA ACTION_REF="$commit" DEMO_PASSWORD=demo-pass-123 \
     INPUT_MANIFEST="$1" INPUT_BASE-URL="$site_url" INPUT_LLM-BASE-URL="$llm_url" INPUT_API-KEY=scripted-key-4242 \
     INPUT_PROVIDER=openai INPUT_MODEL=scripted-demo INPUT_OUT="$2" INPUT_WAIT-TIMEOUT=60 INPUT_FAIL-ON=failed \
-    INPUT_COMMENT=false PREVIEW_QA_NO_CACHE=1 \
+    INPUT_COMMENT=false INPUT_PROVE=true PREVIEW_QA_NO_CACHE=1 \
     bash "$work/action/scripts/action.sh" > "$3" 2>&1) &
   action_pid=$!
 }
@@ -271,7 +271,7 @@ check_outputs() {
 import re, sys
 text, out = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2]  # paths as the `out` input gave them
 found = {name: value for name, _, value in re.findall(r"^([\w-]+)<<(ghadelimiter_[0-9a-f]+)\n(.*?)\n\2$", text, re.M | re.S)}
-wanted = {"passed": "3", "failed": "1", "errored": "0", "skipped": "0", "total": "4",
+wanted = {"passed": "5", "failed": "1", "errored": "0", "skipped": "0", "total": "6", "vacuous": "1",
           "results-path": f"{out}/results.json", "junit-path": f"{out}/junit.xml", "exit-code": "1"}
 sys.exit(0 if {name: found.get(name) for name in wanted} == wanted else f"$GITHUB_OUTPUT: {found}, wanted {wanted}")
 PY

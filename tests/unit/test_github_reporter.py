@@ -157,6 +157,7 @@ def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
         "flaky": "0",
         "healed": "0",
         "changed": "0",
+        "vacuous": "0",
         "regressions": "0",
         "results-path": str(out / "results.json"),
         "junit-path": str(out / "junit.xml"),

@@ -10,7 +10,7 @@ from typing import Any
 
 from preview_qa.reporters.junit import clean
 from preview_qa.reporters.output.files import JUNIT, RESULTS
-from preview_qa.results import RunResult, Status, clip
+from preview_qa.results import ProofVerdict, RunResult, Status, clip
 
 ERRORS_PER_STEP = 10  # the runner shows at most 10 error annotations per step (and 50 per job)
 ANNOTATION_LIMIT = 4096  # the runner cuts an annotation's message there, silently; ours end with a visible "…"
@@ -81,6 +81,7 @@ def outputs(run: RunResult, out: Path) -> str:
         "flaky": str(len(run.flaky)),
         "healed": str(len(run.healed)),
         "changed": str(len(run.changed)),
+        "vacuous": str(len(run.proved(ProofVerdict.VACUOUS))),
         "regressions": str(len(run.regressions)),
         "results-path": str(out / RESULTS),
         "junit-path": str(out / JUNIT),
