@@ -26,7 +26,7 @@ def _lease(*urls: str) -> Any:
 
 def test_a_tab_whose_url_the_session_has_not_learned_yet_is_waited_for_not_guessed() -> None:
     lease = _lease("http://shop.test/help", "http://shop.test/todos")
-    session = _Session(["", "", "http://shop.test/help"])
+    session = _Session(["", "about:blank", "http://shop.test/help"])
     page = asyncio.run(agent_page(session, lease))  # type: ignore[arg-type]
     assert page is lease.context.pages[0]  # not the last tab, which a guess on '' would have taken
 

@@ -34,11 +34,11 @@ async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | Non
 
 
 async def _known_url(session: BrowserSession) -> str:
-    """The URL of the tab the session is on, once the session knows it. A tab a click opened is switched to before
-    its first URL reaches the session's records: until then browser-use sees its URL as '' and reads its page as an
-    empty DOM (no http page), so the next step's model would see nothing on it; on a busy machine that lasts long
-    enough to span the step's start."""
-    while not (url := await session.get_current_page_url()):
+    """The URL of the tab the session is on, once the session knows where it goes. A tab a click opened is switched to
+    before its URL reaches the session's records: until then browser-use sees it as '' or about:blank and reads its
+    page as an empty DOM (no http page), so the next step's model would see nothing on it; on a busy machine that
+    lasts long enough to span the step's start."""
+    while (url := await session.get_current_page_url()) in ("", "about:blank"):
         await asyncio.sleep(URL_POLL_S)
     return url
 
