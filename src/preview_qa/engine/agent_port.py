@@ -50,6 +50,8 @@ class AgentRequest:
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
     log_requests: bool = False  # --prove: keep the requests to the preview and a hash of its pages in AgentRun, in memory
     proof: ProofRun | None = None  # a proof's replay: under this mutation, no non-GET reaching the preview
+    base_url: str = ""  # where a step's `open: /path` leads (the deployment's URL, with any path it has)
+    step_recordings: dict[int, Recording] = field(default_factory=dict)  # a test written as steps: each goal's own
 
 
 class AgentFn(Protocol):

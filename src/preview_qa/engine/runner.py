@@ -45,7 +45,9 @@ from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
-from preview_qa.verdict.decide import Facts, Final, final_verdict, provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.decide import provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.final import Facts, Final, final_verdict
+from preview_qa.verdict.steps import fell_back_of, task_step
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -229,7 +231,7 @@ class Runner:
             spec,
             agent_run,
             replay=replayed if recording is not None else None,
-            fell_back=handover.cause if handover is not None else None,
+            fell_back=handover.cause if handover is not None else fell_back_of(agent_run),
             # the baseline's state is no one's to start from
             state_read=spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None,
         )
@@ -270,6 +272,7 @@ class Runner:
             healed=final.healed,
             fell_back=facts.fell_back,
             emulation=spec.emulation,
+            step_results=decision.steps or [task_step(spec, agent_run, verdict, final.healed, duration_s, agent_run.usage)],
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recording | None:
@@ -321,6 +324,7 @@ class Runner:
             start_state=self._states.load(spec.use_state) if on_preview and spec.use_state is not None else None,
             keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
             log_requests=self.config.prove and on_preview,
+            base_url=base_url,
         )
 
     def _base_url(self, target: RunTarget) -> str:

@@ -419,17 +419,17 @@ class TestSpec(TestOptions):
         return Expectations.model_construct(set(own.model_fields_set) | {"timeout"}, **values)
 
     def goal(self, index: int) -> TestSpec:
-        """Test step `index` (from 1, a `do` step) as a task: its goal, its checks, its max_steps; the last goal also
-        reads the test's data (output_schema, expect.data), which its report carries."""
+        """Test step `index` (from 1, a `do` step) as a task: its goal, its checks, its max_steps. The last goal's
+        report carries the test's data (its output_schema), which is checked after the last step (expect.data)."""
         assert self.steps is not None
-        step, data = self.steps[index - 1], index == self.data_step
-        expect = self.step_checks(index)
-        if data and self.expect.data:
-            expect = Expectations.model_construct(
-                expect.model_fields_set | {"data"}, **{**dict(expect), "data": self.expect.data}
-            )
-        changes = {"task": step.do, "steps": None, "expect": expect, "max_steps": step.max_steps or self.max_steps}
-        return self.model_copy(update={**changes, "output_schema": self.output_schema if data else None})
+        step = self.steps[index - 1]
+        changes = {
+            "task": step.do,
+            "steps": None,
+            "expect": self.step_checks(index),
+            "max_steps": step.max_steps or self.max_steps,
+        }
+        return self.model_copy(update={**changes, "output_schema": self.output_schema if index == self.data_step else None})
 
     @property
     def skip_reason(self) -> str | None:
