@@ -47,7 +47,7 @@ def packaged() -> list[str]:
 
 def test_the_wheel_holds_only_the_demos_own_modules() -> None:
     files = packaged()
-    assert "preview_qa/app.py" in files and "preview_qa/demo/qa.yml" in files  # the probe sees the wheel
+    assert "preview_qa/cli/__init__.py" in files and "preview_qa/demo/qa.yml" in files  # the probe sees the wheel
     demo = {Path(f).stem for f in files if f.startswith("preview_qa/demo/") and f.endswith(".py")}
     assert demo == DEMO and len(demo - {"__init__"}) <= 12
     assert not [f for f in files if not f.startswith("preview_qa/")]  # no tests/ or bench/ module
