@@ -11,10 +11,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, Recording, replaying
 from preview_qa.engine.healing import why_fell_back
 from preview_qa.events import Event, Observed
 from preview_qa.manifest.models import TestSpec
@@ -51,7 +52,7 @@ class Prover:
         self._runs[spec.name] = run
 
     async def prove(
-        self, spec: TestSpec, result: TestResult, recording: Recording | None, request: AgentRequest, limit_s: float
+        self, spec: TestSpec, result: TestResult, recording: Recorded | None, request: AgentRequest, limit_s: float
     ) -> TestResult:
         """The result with its proof, for a test that passed and has a recording (the one its latest run replayed or
         made, which the runner keeps); any other as it was."""
@@ -65,7 +66,7 @@ class Prover:
             return result.model_copy(update={"proof": cached.model_copy(update={"cached": True})})
         usage, tried = Usage(), []
         for mutation in mutations:
-            one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), own, mutation, limit_s)
+            one, spent = await self._try(spec, replaying(request, recording), own, mutation, limit_s)
             tried.append(one)
             usage += spent
             if one.outcome == "failed":  # behavioural ones come first: no later outcome can change the verdict
@@ -122,10 +123,11 @@ class ProofCacheReporter(Reporter):
             write_atomic(self.folder / f"{event.key}.json", event.proof.model_dump_json())
 
 
-def _key(spec: TestSpec, recording: Recording, content: str | None, mutations: list[Mutation]) -> str:
+def _key(spec: TestSpec, recording: Recorded, content: str | None, mutations: list[Mutation]) -> str:
     """The recording, the test's checks, the preview's content as the run loaded it, and the mutations tried."""
-    checks = spec.model_dump(mode="json", include={"task", "expect", "output_schema"})
-    blob = {"format": PROOF_FORMAT, "history": recording.history, "checks": checks, "content": content}
+    checks = spec.model_dump(mode="json", include={"task", "steps", "expect", "output_schema"})
+    history = recording.history if isinstance(recording, Recording) else {i: r.history for i, r in recording.by_step.items()}
+    blob: dict[str, Any] = {"format": PROOF_FORMAT, "history": history, "checks": checks, "content": content}
     blob["mutations"] = [m.name for m in mutations]
     return hashlib.sha256(json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import Recorded, Recording, StepRecordings
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import AgentHistory, Event, Observed, VisualCompared, VisualReference
 from preview_qa.manifest.models import TestSpec
@@ -26,9 +26,14 @@ def wants_steps(spec: TestSpec, shots: Mapping[str, bytes]) -> bool:
     return spec.expect.visual is not None and spec.expect.visual.steps and set(shots) <= {FINAL}
 
 
-def recorded(history: AgentHistory, base_url: str) -> Recording:
-    """The PR run's agent history as a recording, for the baseline to replay the same steps."""
-    return Recording(origin_of(base_url), history.history, environment=history.environment)
+def recorded(history: AgentHistory, base_url: str, before: Recorded | None = None) -> Recorded:
+    """The PR run's agent history as a recording (for the baseline to replay the same steps, for --prove): a task's,
+    or one goal's joining the step test's others (`before`)."""
+    recording = Recording(origin_of(base_url), history.history, environment=history.environment)
+    if history.step is None:
+        return recording
+    goals = dict(before.by_step) if isinstance(before, StepRecordings) else {}
+    return StepRecordings({**goals, history.step: recording})
 
 
 def outcome(

@@ -156,12 +156,7 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
     for step in steps:
         shot = f"{folder}/{step_screenshot(step.number)}"
         step.screenshot = shot if (out / shot).is_file() else None
-    test_steps = [
-        s.model_copy(
-            update={"screenshot": shot if (out / (shot := f"{folder}/{test_step_screenshot(s.index)}")).is_file() else None}
-        )
-        for s in test.step_results
-    ]
+    test_steps = [s.model_copy(update={"screenshot": _step_shot(out, folder, test, s.index)}) for s in test.step_results]
     return test.model_copy(
         update={
             "artifacts": _files_in(out, folder),
