@@ -12,7 +12,7 @@ import yaml
 
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import TestSpec
-from preview_qa.planning.coverage import covered_by, recorded_urls
+from preview_qa.planning.coverage import covered_by, opened, recorded_urls
 from preview_qa.planning.drafts import Draft, to_test
 from preview_qa.planning.output import PlanText, Proposed, render
 from preview_qa.secrets.redact import Redactor
@@ -67,6 +67,11 @@ def test_covered_by_a_start_or_a_recorded_run() -> None:
     urls = recorded_urls(history)
     assert "passed through it" in str(covered_by(Route("/orders/[id]"), MANIFEST, lambda _t: urls))
     assert covered_by(Route("/settings"), MANIFEST, lambda _t: urls) is None
+
+
+def test_a_test_written_as_steps_visits_the_pages_it_opens() -> None:
+    test = TestSpec.model_validate({"name": "cart", "steps": [{"do": "Add it"}, {"open": "/cart"}, {"open": "/pay"}]})
+    assert opened(test) == ["/cart", "/pay"]
 
 
 def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> None:

@@ -26,3 +26,8 @@ def recorded_urls(history: dict[str, Any]) -> list[str]:
     """The URLs a recording's steps were on (browser-use's history, as the replay cache keeps it)."""
     steps = history.get("history") or []
     return [url for step in steps if isinstance(step, dict) and isinstance(url := (step.get("state") or {}).get("url"), str)]
+
+
+def opened(spec: TestSpec) -> list[str]:
+    """The pages a test written as steps opens by its `open` steps: they are visited, like a recording's."""
+    return [step.open for step in spec.steps or [] if step.open is not None]

@@ -16,7 +16,8 @@ from preview_qa.errors import UnpricedBudgetError
 from preview_qa.lifecycle import run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest, TestSpec
-from preview_qa.planning.coverage import covered_by, recorded_urls
+from preview_qa.manifest.steps import StepKind
+from preview_qa.planning.coverage import covered_by, opened, recorded_urls
 from preview_qa.planning.drafts import INSTRUCTIONS, Drafted, Drafts, question, to_test
 from preview_qa.planning.output import PROOF_NOT_RUN, PlanText, Proposed, render
 from preview_qa.providers import default_model
@@ -114,6 +115,9 @@ class Planner:
         cache = RecordingCache(self.config.cache, self.manifest, prepared.llm.provider, self.config.model)
 
         def urls(spec: TestSpec) -> list[str]:
+            if spec.steps is not None:  # its exact steps are their own recording; its goals have theirs
+                goals = [cache.load(spec, step=i) for i, step in enumerate(spec.steps, start=1) if step.kind is StepKind.DO]
+                return opened(spec) + [url for found in goals if found for url in recorded_urls(found.history)]
             found = cache.load(spec)
             return recorded_urls(found.history) if found else []
 
