@@ -325,9 +325,10 @@ class VisualShot(BaseModel):
     after: str | None = None  # this PR's
     size_problem: str | None = None  # both sizes, when they differ
     over: bool = False  # over the test's max_diff
+    label: str | None = None  # a test written as steps: the test step it shows, "step 2 of 4 'Open the cart'"
 
     def where(self) -> str:
-        return "the final page" if self.step == "final" else f"step {self.step}"
+        return "the final page" if self.step == "final" else self.label or f"step {self.step}"
 
 
 def changed_line(shot: VisualShot) -> str:

@@ -8,6 +8,7 @@ pytest-playwright; and a task's results are as before, with their one step besid
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,6 +69,14 @@ TESTS: list[dict[str, Any]] = [
     peeks("secret fill", "peek", "<secret>code</secret>", secrets={"code": "STEP_CODE"}),
     peeks("literal fill", "peek-control", LITERAL),
     {
+        "name": "exact settings",
+        "start": "/settings",
+        "steps": [
+            {"fill": {"label": "Display name", "value": "Ada Lovelace"}},
+            {"click": {"role": "button", "name": "Save"}, "expect": {"text": "Saved display name: Ada Lovelace"}},
+        ],
+    },
+    {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
         "expect": {"url": "/dashboard"},
@@ -104,6 +113,7 @@ SCENARIOS = [
 class Runs:
     record: CliRun
     replay: CliRun
+    proved: CliRun  # --prove, of a test made only of exact steps and of the four-step test
     calls: dict[str, list[dict[str, Any]]]  # the scripted LLM's calls during each run
     requests: str  # every LLM request of both runs, as JSON
     exported: Path  # "four steps", exported from the record run's results as a pytest-playwright test
@@ -129,9 +139,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     calls: dict[str, list[dict[str, Any]]] = {}
     with ScriptedLLM(SCENARIOS) as llm:
 
-        def cli(out: str) -> CliRun:
+        def cli(out: str, *extra: str) -> CliRun:
             first = len(llm.calls)
-            run = preview_qa_run(manifest, site.url, folder / out, llm, "--cache", str(cache), "--concurrency", "3", env=env)
+            args = ("--cache", str(cache), "--concurrency", "3", *extra)
+            run = preview_qa_run(manifest, site.url, folder / out, llm, *args, env=env)
             calls[out] = llm.calls[first:]
             return run
 
@@ -142,11 +153,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
                 move_elements(path)
         replay = cli("replay")
         requests = json.dumps(llm.requests)
+        proved = cli("proved", "--prove", "--only", "exact settings", "--only", "four steps")
     exported = folder / "exported"
     exported.mkdir()
     done = run_in_process(["export", str(manifest), "--test", "four steps", "--results", str(record.out)], env=env, cwd=exported)
     assert done.returncode == 0, done.stderr
-    yield Runs(record, replay, calls, requests, exported)
+    yield Runs(record, replay, proved, calls, requests, exported)
 
 
 def made(runs: Runs, run: CliRun, scenario: str) -> list[dict[str, Any]]:
@@ -236,6 +248,18 @@ def test_an_exported_step_test_passes_under_pytest_playwright(runs: Runs, site: 
     done = pytest_run(runs.exported, site.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_prove_judges_each_mutation_by_the_steps_checks_and_names_the_step_that_caught_it(runs: Runs) -> None:
+    exact, four = runs.proved.test("exact settings"), runs.proved.test("four steps")
+    assert (exact["status"], exact["proof"]["verdict"]) == ("passed", "proven"), exact
+    caught = [m for m in exact["proof"]["mutations"] if m["outcome"] == "failed"]
+    assert caught and caught[0]["name"] == "POST /api/settings answers 500", exact["proof"]
+    assert caught[0]["reason"].startswith("step 2 of 2, \"Click button 'Save'\": expectation text failed")
+    assert four["proof"]["verdict"] == "proven", four["proof"]  # its goals replayed under the mutation
+    first = next(m for m in four["proof"]["mutations"] if m["outcome"] == "failed")  # the login's POST, or the save's
+    assert re.match(r"step (1 of 4, '\[login\]|4 of 4, '\[grace\])", first["reason"]), four["proof"]
+    assert made(runs, runs.proved, "grace") == []  # a proof replays; it never asks the agent
 
 
 def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import cmarkgfm
 
+from preview_qa.engine.visual import outcome
 from preview_qa.events import RunFinished
+from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.junit import render
@@ -24,7 +26,7 @@ from preview_qa.results import (
     StepStatus,
     TestResult,
 )
-from tests.builders import result, run_of
+from tests.builders import plain_png, result, run_of
 
 FOLDER = "tests/checkout-1a2b3c4d"
 CHECK = ExpectationOutcome(check="step 2 text", expected="visible text 'Cart: 1 item'", found="'Cart: 0 items'", ok=False)
@@ -101,3 +103,20 @@ def test_the_report_lists_the_test_steps_with_their_pictures(tmp_path: Path) -> 
     assert "<h3>Test steps</h3>" in page and "<h3>Agent steps</h3>" not in page  # no agent step file on disk here
     assert re.search(r"<strong>step 2 of 4 'Open the cart'</strong>: <span class=\"badge failed\">failed</span>", page)
     assert "step 4 of 4 'Pay'" in page and ">not run<" in page
+
+
+def test_a_visual_comparison_per_test_step_is_labelled_with_that_step() -> None:
+    spec = TestSpec.model_validate(
+        {
+            "name": "checkout",
+            "steps": [{"do": "Add the anvil"}, {"open": "/cart", "name": "Open the cart"}],
+            "expect": {"visual": {"steps": True}},
+        }
+    )
+    shots = {"1": plain_png(), "2": plain_png(), "final": plain_png()}
+    compared, _ = outcome(spec, result("checkout"), shots, shots, [], "")
+    assert [v.where() for v in compared.visual] == [
+        "step 1 of 2 'Add the anvil'",
+        "step 2 of 2 'Open the cart'",
+        "the final page",
+    ]

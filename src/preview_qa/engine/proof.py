@@ -24,8 +24,8 @@ from preview_qa.reporters.output.files import write_atomic
 from preview_qa.results import Execution, FallBack, Proof, Status, TestResult, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
-from preview_qa.verdict.decide import decide
 from preview_qa.verdict.proof import Mutation, ProofRun, Tried, choose_mutations, expected_texts, judge
+from preview_qa.verdict.steps import decide_test, why_step_failed
 
 PROOF_FORMAT = 1  # bump when what a proof tries, or how it judges, changes
 PROOFS = "proofs"  # the cache folder's subfolder for proofs
@@ -59,7 +59,8 @@ class Prover:
         own = self._runs.pop(spec.name, None)
         if result.status is not Status.PASSED or own is None or recording is None:
             return result
-        mutations = choose_mutations(own.requests, expected_texts(spec.expect.text, spec.expect.data))
+        texts = [*spec.expect.text, *(text for step in spec.steps or [] for text in step.expect.text)]  # each step's too
+        mutations = choose_mutations(own.requests, expected_texts(texts, spec.expect.data))
         key = _key(spec, recording, own.content_hash, mutations)
         cached = self._load(key)
         if cached is not None:
@@ -89,13 +90,14 @@ class Prover:
         except Exception as e:  # a timeout too: the mutation is not judged, never counted as caught
             run = AgentRun(execution=Execution.REPLAYED, infrastructure_error=f"{type(e).__name__}: {e}")
         run.server_errors = []
-        decision = decide(spec, run)
+        decision = decide_test(spec, run)
         verdict = decision.verdict
+        cause = why_fell_back(spec, run, decision) if spec.steps is None else why_step_failed(spec, run)
         if run.mutation_applied is False and run.infrastructure_error is None:  # the preview as it is: it says nothing
             tried = Tried(mutation, "not_applied", mutation.unmet)
         elif verdict.status is Status.PASSED:
             tried = Tried(mutation, "passed", "the test's checks still held")
-        elif verdict.status is Status.FAILED and why_fell_back(spec, run, decision) is FallBack.PAGE_CHANGED:
+        elif verdict.status is Status.FAILED and cause is FallBack.PAGE_CHANGED:  # a step test's: names the step
             tried = Tried(mutation, "failed", verdict.reason)
         else:
             tried = Tried(mutation, "errored", verdict.reason)

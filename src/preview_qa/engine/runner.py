@@ -189,7 +189,8 @@ class Runner:
             return result
         limit_s = self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
         request = self._request(spec, RunTarget.PREVIEW, None, self.publish)
-        return await self._prover.prove(spec, result, self._recorded.get(spec.name), request, limit_s)
+        recorded = self._recorded.get(spec.name) or (StepRecordings() if spec.steps is not None else None)  # exact steps
+        return await self._prover.prove(spec, result, recorded, request, limit_s)
 
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.

@@ -1,5 +1,5 @@
-"""Pure: (test spec, the agent's run, page checks) -> Verdict, and a test's final verdict composed once from all its
-facts (healing, saved state, the baseline). Anything missing, malformed or contradictory fails."""
+"""Pure: (test spec, the agent's run, page checks) -> Verdict, for a task or one goal of a test written as steps (the
+test's final verdict is verdict/final.py's). Anything missing, malformed or contradictory fails."""
 
 from __future__ import annotations
 

@@ -170,3 +170,21 @@ def task_step(spec: TestSpec, run: AgentRun, verdict: Verdict, healed: bool, dur
         usage=usage,
         execution=execution,
     )
+
+
+def why_step_failed(spec: TestSpec, run: AgentRun) -> FallBack:
+    """Why a step test's replay (a proof's) did not pass, as a task's replay says it (engine/healing.py): the page
+    changed (an action that found no element, a drift, a check that failed, the page check's valid verdict), the
+    page check's LLM answer, or our own trouble."""
+    if run.infrastructure_error:
+        return FallBack.TOOL
+    for step in run.step_runs:
+        decision = step_decision(spec, step, run)
+        if decision.verdict.status is Status.PASSED:
+            continue
+        if not step.finished or step.run.infrastructure_error:
+            return FallBack.TOOL
+        if step.kind is StepKind.DO and not step.drift and not any(not o.ok for o in decision.expectations):
+            return FallBack.LLM_ANSWER if decision.report is None else FallBack.PAGE_CHANGED
+        return FallBack.PAGE_CHANGED
+    return FallBack.PAGE_CHANGED  # the test's own checks after its last step

@@ -201,6 +201,9 @@ class SteppedSession(TestSession):
             except Exception:
                 png = None
         run.emit(TestStepEnded(name=run.spec.name, index=step_run.index, png=png))
+        visual = self.visual  # expect.visual with steps: true compares each test step's page, labelled with it
+        if visual is not None and visual.visual.steps and status is Status.PASSED and self.page is not None:
+            await visual.take(self.page, str(step_run.index), SHOT_TIMEOUT_S)
 
     def collect(self) -> None:
         """What the run left: a goal the test stopped in (its timeout) is read as its own step's."""
