@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from preview_qa.selection.repository import MemoryRepository
-from preview_qa.selection.routes import Route, RouteMap, map_files
+from preview_qa.selection.route import Route
+from preview_qa.selection.routes import RouteMap, map_files
 
 NEXT_APP = {  # create-next-app 15/16, App Router (optionally under src/)
     "package.json": '{"dependencies": {"next": "16.0.0", "react": "19.2.0"}}',

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from preview_qa.selection.apps import App, Apps, Framework
 from preview_qa.selection.repository import Repository
-from preview_qa.selection.routes import Route
+from preview_qa.selection.route import Route
 from preview_qa.selection.routes_ts import RouteConfig, read_route_config
 
 SCRIPT = r"(?:tsx|ts|jsx|js|mdx|md|mjs|mts)"
