@@ -230,6 +230,15 @@ class ReplayDrifted(Evidence):
 
 
 @dataclass(frozen=True)
+class PagesVisited(Evidence):
+    """A test written as steps ended: the URLs its pages loaded, all steps' (its goals' recordings keep them: which
+    routes the test visits, for `run --impacted`)."""
+
+    name: str
+    urls: list[str]
+
+
+@dataclass(frozen=True)
 class TestStepEnded(Evidence):
     """A test step ended (a test written as steps): the page once its checks ran (test-step-2.png)."""
 
@@ -263,6 +272,7 @@ class AgentHistory(Evidence):
     name: str
     history: dict[str, Any]
     environment: Emulation | None = None
+    visited: list[str] = field(default_factory=list)  # the URLs its pages loaded (agent/evidence/visits.py)
     step: int | None = None  # a test written as steps: the goal (test step, from 1) whose own recording this is
     before: int = 0  # the test's agent steps before that goal's: its recorded step 1 is the test's agent step before + 1
 

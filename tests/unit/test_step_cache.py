@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from preview_qa.engine.agent_port import Recording, StepRecordings
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
-from preview_qa.engine.step_cache import recordable_goals
+from preview_qa.engine.step_cache import recordable_goals, steps_visited
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
 from preview_qa.export import Language, export_test
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -109,3 +110,13 @@ def test_a_step_test_exports_one_block_per_step_with_its_checks() -> None:
     assert "await test.step(\"step 4 of 4: Click button 'Pay'\", async () => {" in typescript
     assert 'await page.getByLabel("Coupon").fill(secret("COUPON"));' in typescript
     compile(python, "exported.py", "exec")
+
+
+def test_a_step_tests_pages_are_known_once_every_goal_is_recorded() -> None:
+    test = steps_spec()
+    recorded = Recording("http://p:1", HISTORY, visited=["http://p:1/login", "http://p:1/dashboard", "http://cdn:2/x"])
+    assert steps_visited(test, StepRecordings({1: recorded, 2: recorded})) is None  # goal 4 has none: the test runs
+    every = StepRecordings({1: recorded, 2: recorded, 4: recorded})
+    assert steps_visited(test, every) == ["/login", "/dashboard", "/cart"]  # its `open` too
+    exact_only = steps_spec({"open": "/cart"})
+    assert steps_visited(exact_only, StepRecordings()) is None  # no recording says where its clicks lead

@@ -199,6 +199,7 @@ class TestSession:
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
+        result.visited = self.evidence.visits.urls  # kept with its recording: which pages it visits (run --impacted)
         if self.agent is not None:  # an agent run's, once built
             from preview_qa.agent.adapter.history import read_history
 

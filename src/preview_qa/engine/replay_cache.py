@@ -1,6 +1,6 @@
-"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test;
-one made under a device (or locale) is filed apart, and replays only under the same one. A test written as steps keeps
-each goal's recording apart, under a key of the steps up to it (engine/step_cache.py)."""
+"""The replay cache: a passing test's recording (its actions, and the pages it visited), filed under a hash of everything
+that defines the test; one made under a device (or locale) is filed apart, and replays only under the same one. A test
+written as steps keeps each goal's recording apart, under a key of the steps up to it (engine/step_cache.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,16 @@ from typing import Any
 from preview_qa.engine.agent_port import Recorded, RecordedElsewhere, Recording, StepRecordings
 from preview_qa.engine.preview import origin_of
 from preview_qa.engine.step_cache import goal_definition, recordable_goals
-from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished, VisualReference
+from preview_qa.events import (
+    AgentHistory,
+    AttemptFinished,
+    Event,
+    PagesVisited,
+    RunTarget,
+    StepRecorded,
+    TestFinished,
+    VisualReference,
+)
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.providers import default_model
@@ -23,7 +32,9 @@ from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
 from preview_qa.results import Emulation, Execution, Status, StepExecution, TestResult, emulation_label
 
-CACHE_FORMAT = 2  # bump when what we store, or how we replay it, changes (2: a test written as steps, goal by goal)
+# bump when what we store, or how we replay it, changes (2: the pages a recording visited, #48; 3: a test written as steps,
+# goal by goal, #47)
+CACHE_FORMAT = 3
 RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
 RECORDED_BY_GOAL = (StepExecution.AGENT, StepExecution.HEALED)  # a goal's, likewise
 
@@ -80,7 +91,8 @@ class RecordingCache:
             screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
             seen = entry.get("environment")  # an entry of earlier versions has none: the replay says so
             environment = None if seen is None else Emulation.model_validate(seen)
-            return Recording(str(entry["origin"]), dict(entry["history"]), screenshots, environment)
+            visited = [str(url) for url in entry["visited"]]
+            return Recording(str(entry["origin"]), dict(entry["history"]), screenshots, environment, visited)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):  # ValidationError too
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
@@ -109,10 +121,12 @@ class RecordingCache:
         target: RunTarget = RunTarget.PREVIEW,
         screenshots: dict[int, bytes] | None = None,
         environment: Emulation | None = None,
+        visited: list[str] | None = None,
         step: int | None = None,
     ) -> None:
         """File a passing run (or one goal's, at `step`): its history, what its pages saw (a replay runs in the same),
-        and, to show beside a later replay that drifts, each step's page as seen."""
+        the pages it loaded (which routes it visits, for `run --impacted`; a goal's: its whole test's) and, to show
+        beside a later replay that drifts, each step's page as seen."""
         entry = {
             "format": CACHE_FORMAT,
             "key": self.key(spec, target, step),
@@ -122,6 +136,7 @@ class RecordingCache:
             "emulation": None if spec.emulation is None else spec.emulation.model_dump(mode="json"),
             "environment": None if environment is None else environment.model_dump(mode="json"),
             "history": history,
+            "visited": visited or [],
             "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
         }
         write_atomic(self.path(spec, target, step), json.dumps(entry, ensure_ascii=False, default=str))
@@ -170,9 +185,12 @@ class CacheReporter(Reporter):
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[tuple[str, str, int | None], AgentHistory] = {}  # a goal's by its test step
         self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
+        self._visited: dict[tuple[str, str], list[str]] = {}  # a test written as steps: all its steps' pages
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
+        if isinstance(event, PagesVisited):
+            self._visited[(event.name, _target(event.label))] = list(event.urls)
+        elif isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
             self._seen.setdefault((event.name, _target(event.label)), {})[event.number] = event.before_png
         elif isinstance(event, AgentHistory):
             # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
@@ -187,15 +205,16 @@ class CacheReporter(Reporter):
     def _store(self, result: TestResult, target: RunTarget) -> None:
         histories = {k[2]: self._histories.pop(k) for k in [k for k in self._histories if k[:2] == (result.name, target)]}
         seen = self._seen.pop((result.name, target), {})
+        visited = self._visited.pop((result.name, target), [])
         spec = self._specs.get(result.name)
         if spec is not None and spec.steps is not None:
-            self._store_goals(spec, result, target, histories, seen)
+            self._store_goals(spec, result, target, histories, seen, visited)
             return
         run = histories.get(None)
         if result.execution is Execution.REPLAY_FELL_BACK and not self.keep_fall_backs:
             return  # the recording that passed on the default branch stays: a PR's drift may be its regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
-            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment)
+            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment, run.visited)
 
     def _store_goals(
         self,
@@ -204,6 +223,7 @@ class CacheReporter(Reporter):
         target: RunTarget,
         histories: dict[int | None, AgentHistory],
         seen: dict[int, bytes],
+        visited: list[str],
     ) -> None:
         """Each goal the agent carried out whose checks held (or, without checks of its own, a later step's did, or the
         test passed): so a test that failed at step 3 keeps steps 1 and 2. A goal healed in a pull request's run does
@@ -216,7 +236,7 @@ class CacheReporter(Reporter):
                 continue
             first, last = step.agent_steps
             pictures = {n - run.before: png for n, png in seen.items() if first <= n <= last}
-            self.cache.store(spec, self.origins[target], run.history, target, pictures, run.environment, step=index)
+            self.cache.store(spec, self.origins[target], run.history, target, pictures, run.environment, visited, index)
 
 
 def _shot_options(spec: TestSpec) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from preview_qa.engine.proof import Prover
 from preview_qa.engine.redaction import redacted
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
+from preview_qa.engine.step_cache import steps_visited
 from preview_qa.engine.visual import VISUAL_REPLAY, References, compared_visually, outcome, recorded, reference, wants_steps
 from preview_qa.events import (
     AgentHistory,
@@ -39,8 +40,19 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, emulation_label
+from preview_qa.results import (
+    Execution,
+    PlannedRoute,
+    PlanSummary,
+    RunResult,
+    Status,
+    StopReason,
+    TestResult,
+    Usage,
+    emulation_label,
+)
 from preview_qa.secrets.redact import Redactor
+from preview_qa.selection.route import Route
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
@@ -50,6 +62,14 @@ from preview_qa.verdict.steps import fell_back_of, task_step
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
+
+
+def untested_routes(routes: list[Route] | None) -> PlanSummary | None:
+    """--impacted's "changed routes with no test" for the PR comment, as `run --plan` lists them (without drafts)."""
+    if routes is None:
+        return None
+    where = "no test starts on it or visits it: `preview-qa plan` drafts tests for it"
+    return PlanSummary(routes=[PlannedRoute(route=r.label, files=list(r.files), note=where) for r in routes])
 
 
 def start_url(base_url: str, start: str) -> str:
@@ -92,7 +112,7 @@ class Runner:
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
-        self.selection = select(manifest, config)
+        self.selection = select(manifest, config, self._visited if recordings is not None else None)
         self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
         self._states = StateStore()
@@ -125,6 +145,10 @@ class Runner:
             )
         )
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
+        for note in self.selection.notes:  # --impacted's: why every test runs, which ones have no recording
+            self._warnings.append(note)
+            self.publish(RunWarning(message=note))
+        result.plan = untested_routes(self.selection.untested)
         try:
             unreachable = await self._wait_for_preview()
             result.warnings = self._warnings
@@ -151,6 +175,13 @@ class Runner:
         result.duration_s = round(time.monotonic() - clock, 2)
         self.publish(RunFinished(result=result))
         return result
+
+    def _visited(self, spec: TestSpec) -> list[str] | None:
+        """The pages the test's last passing recording visited (its paths on the preview), for --impacted; None when
+        there is none under its device and locale."""
+        assert self._recordings is not None
+        found = self._recordings(spec)
+        return found.pages() if isinstance(found, Recording) else steps_visited(spec, found) if spec.steps else None
 
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:

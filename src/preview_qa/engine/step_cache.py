@@ -1,10 +1,11 @@
 """A test written as steps in the replay cache (pure): what defines one goal's recording (the test's key, plus the
-steps up to it), and which goals a finished run may keep."""
+steps up to it), which goals a finished run may keep, and which pages the test visits (run --impacted, plan)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from preview_qa.engine.agent_port import Recorded, StepRecordings
 from preview_qa.manifest.models import TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import StepResult, StepStatus
@@ -38,3 +39,18 @@ def recordable_goals(spec: TestSpec, steps: list[StepResult], test_passed: bool)
         if spec.step_checks(index).has_page_checks or checked_later or test_passed:
             found.append(index)
     return found
+
+
+def opened(spec: TestSpec) -> list[str]:
+    """The pages a test written as steps opens by its `open` steps (their paths): it visits them, recorded or not."""
+    return [step.open for step in spec.steps or [] if step.open is not None]
+
+
+def steps_visited(spec: TestSpec, found: Recorded | object) -> list[str] | None:
+    """The pages a test written as steps visits, as its goals' recordings kept them (each its whole test's run's),
+    with the pages it opens; None (no recording: it runs) unless every goal of it has one, as a test of exact steps
+    only never has."""
+    goals = [i for i, step in enumerate(spec.steps or [], start=1) if step.kind is StepKind.DO]
+    if not isinstance(found, StepRecordings) or not goals or any(i not in found.by_step for i in goals):
+        return None
+    return list(dict.fromkeys([*(page for i in goals for page in found.by_step[i].pages()), *opened(spec)]))

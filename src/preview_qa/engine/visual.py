@@ -29,7 +29,7 @@ def wants_steps(spec: TestSpec, shots: Mapping[str, bytes]) -> bool:
 def recorded(history: AgentHistory, base_url: str, before: Recorded | None = None) -> Recorded:
     """The PR run's agent history as a recording (for the baseline to replay the same steps, for --prove): a task's,
     or one goal's joining the step test's others (`before`)."""
-    recording = Recording(origin_of(base_url), history.history, environment=history.environment)
+    recording = Recording(origin_of(base_url), history.history, environment=history.environment, visited=history.visited)
     if history.step is None:
         return recording
     goals = dict(before.by_step) if isinstance(before, StepRecordings) else {}

@@ -152,6 +152,7 @@ class AgentRun:
     content_hash: str | None = None  # with --prove: sha256 of the documents and scripts its pages loaded
     mutation_applied: bool | None = None  # a proof's replay: whether its mutation met one of its requests
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
+    visited: list[str] = field(default_factory=list)  # the URLs its main frames loaded or came to: kept with a recording
     visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
     step_runs: list[StepRun] = field(default_factory=list)  # a test written as steps: each step that started, in order
 

@@ -165,4 +165,4 @@ def read_history(
     )
     with contextlib.suppress(Exception):
         dump = steps.with_locators(history.model_dump(sensitive_data=secrets or None))
-        emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment))
+        emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment, visited=agent_run.visited))

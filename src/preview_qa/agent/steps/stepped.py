@@ -18,7 +18,7 @@ from preview_qa.agent.session import RunTools, TestSession, check_wait
 from preview_qa.agent.steps.exact import ActionFailed, ExactTools, act
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.engine.healing import fall_back
-from preview_qa.events import AgentHistory, Event, Observed, ReplayFellBack, TestStepEnded
+from preview_qa.events import AgentHistory, Event, Observed, PagesVisited, ReplayFellBack, TestStepEnded
 from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import Execution, ExpectationOutcome, FallBack, Status, StepExecution, Usage, error_line
@@ -212,6 +212,7 @@ class SteppedSession(TestSession):
             step_run.run = self._read_goal(self.agent)
         super().collect()
         self.result.execution = _how_run(self.result)
+        self.test_run.emit(PagesVisited(name=self.test_run.spec.name, urls=list(self.result.visited)))
 
     async def last_page(self, lease: Lease) -> Page | None:
         return self.page
