@@ -21,7 +21,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, preview_qa_run, run_in_process
 from tests.e2e.exported import pytest_run
 from tests.e2e.ocr import ocr
-from tests.site import DemoSite
+from tests.site import DEMO_TOTP_SEED, DemoSite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("steps")]
 
@@ -77,6 +77,15 @@ TESTS: list[dict[str, Any]] = [
         ],
     },
     {
+        "name": "totp fill",
+        "start": "/2fa",
+        "secrets": {"otp": {"env": "DEMO_TOTP_SEED", "totp": True}},
+        "steps": [
+            {"fill": {"label": "Authentication code", "value": "<secret>otp</secret>"}},
+            {"click": {"role": "button", "name": "Verify"}, "expect": {"text": "Two-factor sign-in complete"}},
+        ],
+    },
+    {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
         "expect": {"url": "/dashboard"},
@@ -115,6 +124,7 @@ class Runs:
     replay: CliRun
     proved: CliRun  # --prove, of a test made only of exact steps and of the four-step test
     calls: dict[str, list[dict[str, Any]]]  # the scripted LLM's calls during each run
+    codes: list[str]  # the 2FA codes /2fa was sent
     requests: str  # every LLM request of both runs, as JSON
     exported: Path  # "four steps", exported from the record run's results as a pytest-playwright test
 
@@ -134,7 +144,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     folder = tmp_path_factory.mktemp("steps")
     manifest, cache = folder / "qa.yml", folder / "cache"
     manifest.write_text(json.dumps(MANIFEST, indent=1), encoding="utf-8")  # JSON is YAML
-    env = clean_env(STEP_CODE=CODE)
+    env = clean_env(STEP_CODE=CODE, DEMO_TOTP_SEED=DEMO_TOTP_SEED)
     del env["PREVIEW_QA_NO_CACHE"]
     calls: dict[str, list[dict[str, Any]]] = {}
     with ScriptedLLM(SCENARIOS) as llm:
@@ -158,7 +168,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     exported.mkdir()
     done = run_in_process(["export", str(manifest), "--test", "four steps", "--results", str(record.out)], env=env, cwd=exported)
     assert done.returncode == 0, done.stderr
-    yield Runs(record, replay, proved, calls, requests, exported)
+    yield Runs(record, replay, proved, calls, list(site.totp_codes), requests, exported)
 
 
 def made(runs: Runs, run: CliRun, scenario: str) -> list[dict[str, Any]]:
@@ -239,6 +249,15 @@ def test_a_secret_typed_by_a_fill_step_is_in_no_llm_request_output_or_picture(ru
     }
     assert any("walrus" in text and "pelican" in text for text in pictures["literal fill"])  # the pictures show text
     assert not [text for text in pictures["secret fill"] if "zebra" in text or "quokka" in text]
+
+
+def test_a_fill_of_a_totp_secret_types_its_code_of_the_moment_by_code(runs: Runs) -> None:
+    for run in (runs.record, runs.replay):
+        test = run.test("totp fill")
+        assert (test["status"], test["usage"]["llm_calls"]) == ("passed", 0), test
+        assert DEMO_TOTP_SEED not in run.all_output_text()
+        assert not [code for code in runs.codes if code in run.all_output_text()]
+    assert len(runs.codes) >= 2 and all(code.isdigit() and len(code) == 6 for code in runs.codes)
 
 
 def test_an_exported_step_test_passes_under_pytest_playwright(runs: Runs, site: DemoSite) -> None:
