@@ -69,12 +69,19 @@ class Tool:
         return types.Tool(
             name=self.name,
             description=self.description,
-            input_schema=self.args.model_json_schema(),
-            output_schema=self.result.model_json_schema(mode="serialization"),
+            input_schema=_compact(self.args.model_json_schema()),
+            output_schema=_compact(self.result.model_json_schema(mode="serialization")),
             annotations=types.ToolAnnotations(
                 read_only_hint=self.read_only, destructive_hint=False, open_world_hint=not self.read_only
             ),
         )
+
+
+def _compact(schema: Any) -> Any:
+    """A JSON Schema without pydantic's titles (each a field's name again): tools/list is read into the agent's context."""
+    if isinstance(schema, dict):
+        return {k: _compact(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    return [_compact(v) for v in schema] if isinstance(schema, list) else schema
 
 
 def _in_thread(read: Callable[[Settings, Any], Outcome]) -> Callable[[Settings, Any, Progress], Awaitable[Outcome]]:
