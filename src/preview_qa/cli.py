@@ -547,7 +547,8 @@ def _speed_config(
     "--baseline-url",
     envvar=_env("INPUT_BASELINE-URL"),
     help="After the run, run each failed or errored test once more here (production, or main's preview): "
-    "it is a regression when it passes there.",
+    "it is a regression when it passes there. Also drives expect.visual: each passing test with it replays its recording "
+    "here, and the screenshots are compared with this run's.",
 )
 @click.option(
     "--accept-visual",
