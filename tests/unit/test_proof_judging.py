@@ -9,7 +9,7 @@ from typing import Any
 
 from preview_qa.results import Execution, ExpectationOutcome, ProofVerdict
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
-from preview_qa.verdict.proof import Mutation, MutationKind, Tried, held_before_only, judge, judge_replay
+from preview_qa.verdict.proof import Mutation, MutationKind, Tried, held_before_only, judge, judge_replay, never_provable
 from tests.builders import spec
 
 SAVE_500 = Mutation(MutationKind.SERVER_ERROR, "POST", "/notes/new")
@@ -134,3 +134,15 @@ def test_a_read_after_the_save_that_the_mutated_replay_never_made_cannot_explain
     assert judge([never_read]).verdict is ProofVerdict.VACUOUS
     read = judge_replay(url_only, redirecting, replay(check("url", URL, True), read_after_made=True), None)
     assert judge([read]).verdict is ProofVerdict.NOT_PROVEN
+
+
+def test_a_test_whose_every_check_held_before_its_first_action_can_never_be_proven() -> None:
+    header_only = spec(expect={"text": "Acme notes"})
+    assert never_provable(header_only, [check("text", HEADER, True)])
+    assert not never_provable(header_only, None)  # not known
+    both = spec(expect={"text": ["Acme notes", "Saved note: Ada"]})
+    assert not never_provable(both, [check("text", HEADER, True), check("text", SAVED, False)])
+    absence = spec(expect={"not_text": "Could not save"})
+    assert not never_provable(absence, [check("not_text", "no visible text 'Could not save'", True)])
+    with_data = spec(expect={"text": "Acme notes", "data": {"title": "Ada"}})  # the page check judges it too
+    assert not never_provable(with_data, [check("text", HEADER, True)])

@@ -25,7 +25,16 @@ from preview_qa.results import Execution, Proof, Status, TestResult, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import replay_needs_llm_check
-from preview_qa.verdict.proof import Mutation, ProofRun, Tried, choose_mutations, expected_texts, judge, judge_replay
+from preview_qa.verdict.proof import (
+    Mutation,
+    ProofRun,
+    Tried,
+    choose_mutations,
+    expected_texts,
+    judge,
+    judge_replay,
+    never_provable,
+)
 
 # Bump when what a proof tries, or how it judges, changes. 2: a drifted replay is judged by the test's checks, and a
 # catch by checks that held before the first action is weak (#45).
@@ -74,7 +83,7 @@ class Prover:
         cached = self._load(key)
         if cached is not None:
             return result.model_copy(update={"proof": cached.model_copy(update={"cached": True})})
-        usage, tried = Usage(), []
+        usage, tried, hopeless = Usage(), [], never_provable(spec, own.held_before)
         for mutation in mutations:
             spent_out = self._spent(spec, result.usage + usage)
             if spent_out is not None:  # listed, never dropped: the proof is not proven
@@ -83,8 +92,8 @@ class Prover:
             one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), own, mutation, limit_s)
             tried.append(one)
             usage += spent
-            if one.caught:  # behavioural ones come first: no later outcome can change the verdict
-                break
+            if one.caught or (hopeless and one.held_before):  # behavioural ones come first: no later outcome can
+                break  # change the verdict; nor any when every check held before the first action
         proof = judge(tried)
         if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
             self._publish(ProofKept(key=key, proof=Proof.model_validate(self._redactor.value(proof.model_dump(mode="json")))))

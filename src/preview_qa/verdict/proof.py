@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import REASON_LIMIT, ExpectationOutcome, MutationOutcome, Proof, ProofVerdict, Status, one_line
 from preview_qa.verdict.agent_run import AgentRun, SeenRequest
-from preview_qa.verdict.decide import decide
+from preview_qa.verdict.decide import decide, replay_needs_llm_check
 
 MAX_MUTATIONS = 4  # replays per test: each costs what the test's own replay does
 APP_CALLS = ("fetch", "xhr")  # the GETs whose failure the app itself must handle
@@ -130,6 +130,14 @@ def judge_replay(spec: TestSpec, mutation: Mutation, run: AgentRun, before: list
     held_before = () if refused else held_before_only(failed, before)
     said = f"{verdict.reason}; but {' and '.join(held_before)} before the first action" if held_before else verdict.reason
     return Tried(mutation, "failed", one_line(said + where, REASON_LIMIT), held_before)
+
+
+def never_provable(spec: TestSpec, before: list[ExpectationOutcome] | None) -> bool:
+    """Every check of the test already held on its start page before its first action, and no page check or data
+    judges it: whatever a mutation breaks, a catch can only be by checks that held there, so its first one ends its
+    proof (weak) without the other replays."""
+    held = before is not None and all(o.ok and o.check not in NEVER_HELD_BEFORE for o in before)
+    return bool(before) and held and not replay_needs_llm_check(spec)
 
 
 def held_before_only(failed: list[ExpectationOutcome], before: list[ExpectationOutcome] | None) -> tuple[str, ...]:
