@@ -1,7 +1,7 @@
 """End to end: `run --prove` on two kinds of save, one CLI run of one manifest for most assertions. The demo's settings
 page saves by fetch (src/preview_qa/demo/settings.py): a test that checks the saved state is proven, one that checks
 only the URL is vacuous (`--fail-on vacuous` exits 1), one that checks the footer is weak. A notes form posts and
-redirects (303, tests/e2e/prove_site.py), so a replay whose save is broken cannot follow its recording: it is judged by
+redirects (303, tests/site/prove_site.py), so a replay whose save is broken cannot follow its recording: it is judged by
 the test's checks on the page the app showed, so the URL-only test is vacuous, the header-only test weak (its header was
 on the page before the first action) and the saved-text test proven. The tests' own verdicts stand, the preview never
 sees a proof's write, a second run with the same recordings and pages (the form's tokens fresh in every load) takes the
@@ -22,7 +22,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, clean_env, preview_qa_run
-from tests.e2e.prove_site import ProveSite
+from tests.site.prove_site import ProveSite
 
 pytestmark = pytest.mark.e2e
 
