@@ -86,7 +86,7 @@ class TestSession:
             spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
         self.policy.last_action = lambda: self.evidence.last_action
-        look = lambda page: checks_at_once(spec.expect, page, self._settle_step)  # noqa: E731  before the first action
+        look = lambda page: checks_at_once(spec.expect, page)  # noqa: E731  before the first action
         self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action, spec.expect, look)  # --prove
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it

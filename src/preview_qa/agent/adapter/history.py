@@ -53,7 +53,7 @@ class AgentSteps:
     usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/adapter/llm.py)
     unshot: StepRecorded | None = None  # the last step's record, until the next step's capture pictures where it led
     session: BrowserSession | None = None
-    before_first_action: Callable[[Page], Awaitable[None]] | None = None  # on the start page, once rendered (--prove)
+    before_first_action: Callable[[Page], Awaitable[None]] | None = None  # on the start page, once settled (--prove)
 
     async def on_step_start(self, agent: Agent) -> None:
         self.phases.step_started()

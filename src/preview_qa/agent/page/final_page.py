@@ -5,7 +5,7 @@ An absence (`not_text`) holds only on a page whose content has rendered and stil
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
@@ -54,12 +54,9 @@ async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> 
     return look.shown if look is not None else settled.rendered is not False
 
 
-async def checks_at_once(
-    expect: Expectations, page: Page, settle: Callable[[Page], Awaitable[object]]
-) -> list[ExpectationOutcome] | None:
-    """The page checks on `page` once it has settled, each looked at once, without waiting for it to hold (--prove:
-    which checks already held before the test's first action); None when the page could not be checked."""
+async def checks_at_once(expect: Expectations, page: Page) -> list[ExpectationOutcome] | None:
+    """The page checks on `page`, each looked at once, without waiting for it to hold (--prove: which checks already
+    held before the test's first action); None when the page could not be checked."""
     with contextlib.suppress(Exception):
-        await settle(page)
         return await check_page(expect, page, 0.0)
     return None

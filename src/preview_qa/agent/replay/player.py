@@ -102,22 +102,20 @@ class Replayer:
         self.acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None
         self.acting = acting  # told before each action runs: settling follows what it causes
         self.on_step: Callable[[int, Page], Awaitable[None]] | None = None  # after each step's actions (expect.visual)
-        self.before_first_action: Callable[[Page], Awaitable[None]] | None = None  # on the start page, once (--prove)
+        # Told once, as the first action after the start navigation is about to run, its element found: the start page
+        # has rendered that far, and nothing waits longer for it (--prove)
+        self.before_first_action: Callable[[Page], Awaitable[None]] | None = None
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
-        before = self.before_first_action
         for position, step in enumerate(steps):
             later = steps[position + 1] if position + 1 < len(steps) else None
             self.step = step.number
             try:
                 with self.phases(f"step {step.number} (replay)" if step.number else "start navigation (replay)"):
                     await self._arrive(step, previous)
-                    if step.number > 0 and before is not None:  # the start page, as the first action finds it
-                        await before(self.page)
-                        before = None
                     ran = await self._step(step, later)
             except _Drifted as drift:
                 outcome.drift = Drift(drift.step.number, str(drift), drift.live_png, drift.compare.number)
@@ -159,6 +157,9 @@ class Replayer:
                     continue
                 found = await self._find(step, action) if action.needs_element else None
                 try:
+                    if step.number > 0 and (look := self.before_first_action) is not None:
+                        self.before_first_action = None
+                        await look(self.page)
                     await self._check(step, action, found)
                     done.append({action.name: dict(action.params)})
                     elements.append(found.facts if found is not None else None)
