@@ -26,7 +26,7 @@ from preview_qa.demo.runner import PLAN
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.mcp.fence import CLOSE, OPEN
 from tests.conftest import DEMO_PASSWORD, clean_env
-from tests.e2e.processes import left_behind, running_with, short_tmp
+from tests.e2e.processes import closed_port, left_behind, running_with, short_tmp
 from tests.site import DemoSite
 from tests.site.imitation import INJECTED
 
@@ -112,6 +112,7 @@ async def _session(exchange: Exchange, site: DemoSite, llm: ScriptedLLM, tmp: Pa
         await call("symlink", "run_tests", {"manifest": "linked.yml", "base_url": site.url})
         await call("results outside", "test_evidence", {"name": "price shown", "results": "../elsewhere"})
         await call("plan", "plan_tests", {"base_url": site.url, "routes": ["/help"]})
+        await call("plan unreachable", "plan_tests", {"base_url": f"http://127.0.0.1:{closed_port()}", "routes": ["/help"]})
         await _cancelled_run(exchange, session, site, llm, tmp)
 
 
@@ -214,7 +215,7 @@ def test_paths_outside_the_folder_are_refused_symlinks_included(exchange: Exchan
         assert result.is_error and len(result.content) == 1, key
         sentence = result.content[0].text  # type: ignore[union-attr]
         assert "outside the folder the server started in" in sentence and "\n" not in sentence and "Traceback" not in sentence
-    assert sorted(p.name for p in (exchange.project / ".preview-qa" / "mcp-runs").iterdir()) == ["1", "2", "3"]
+    assert sorted(p.name for p in (exchange.project / ".preview-qa" / "mcp-runs").iterdir()) == ["1", "2", "3", "4"]
 
 
 def test_export_and_plan_answer_text_to_use(exchange: Exchange) -> None:
@@ -225,11 +226,13 @@ def test_export_and_plan_answer_text_to_use(exchange: Exchange) -> None:
     drafts = yaml.safe_load(plan["yaml"].removeprefix(OPEN).removesuffix(CLOSE))["tests"]
     assert [d["name"] for d in drafts] == ["Help's button thanks the reader"]
     assert any("dropped 'Help offers a video tour'" in note for note in plan["notes"])
+    unreachable = exchange.results["plan unreachable"]
+    assert unreachable.is_error and "plan: nothing could be planned:" in unreachable.content[0].text  # type: ignore[union-attr]
 
 
 def test_a_cancelled_run_leaves_no_browser(exchange: Exchange) -> None:
     assert exchange.browsers_while_slow, "no browser was seen while the slow test ran: the check proved nothing"
     assert exchange.left_after_cancel == []
     assert exchange.alive_after_cancel
-    results = json.loads((exchange.project / ".preview-qa" / "mcp-runs" / "3" / "results.json").read_text(encoding="utf-8"))
+    results = json.loads((exchange.project / ".preview-qa" / "mcp-runs" / "4" / "results.json").read_text(encoding="utf-8"))
     assert results["stop_reason"] == "cancelled" and results["tests"][0]["reason"] == "cancelled"

@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 
 from preview_qa.cli.exit_codes import command
+from preview_qa.cli.options import provider_option
 from preview_qa.cli.values import UsageError
-from preview_qa.providers import API_KEY_ENV, BASE_URL_ENV, PROVIDERS, Provider
+from preview_qa.providers import API_KEY_ENV, BASE_URL_ENV, Provider
 
 # What `preview-qa mcp` and the runs it starts read from their environment, besides the provider's key and the secrets.
 RUN_ENV = ("PREVIEW_QA_PROVIDER", "PREVIEW_QA_MODEL", "PREVIEW_QA_HTTP_CREDENTIALS")
@@ -25,13 +26,7 @@ RUN_ENV = ("PREVIEW_QA_PROVIDER", "PREVIEW_QA_MODEL", "PREVIEW_QA_HTTP_CREDENTIA
     help="Write only the coding agents' files beside DIRECTORY's qa.yml: the MCP server for Claude Code, Cursor and "
     "Codex (merged into their config files) and a guide (a Claude Code skill, an AGENTS.md section).",
 )
-@click.option(
-    "--provider",
-    default="openai",
-    show_default=True,
-    type=click.Choice(PROVIDERS),
-    help="With --agents: the provider whose key variable the agents hand on to the server.",
-)
+@provider_option("With --agents: the provider whose key variable the agents hand on to the server.")
 def init(directory: Path, force: bool, agents: bool, provider: Provider) -> None:
     """Write a commented starter qa.yml and .github/workflows/preview-qa.yml into DIRECTORY (the repository's root)."""
     if agents:

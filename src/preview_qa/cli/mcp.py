@@ -8,22 +8,15 @@ from pathlib import Path
 import click
 
 from preview_qa.cli.exit_codes import command
-from preview_qa.cli.options import env
+from preview_qa.cli.options import env, provider_option
 from preview_qa.cli.values import UsageError
-from preview_qa.providers import PROVIDERS, Provider
+from preview_qa.providers import Provider
 
 DEFAULT_MAX_COST_USD = 1.0
 
 
 @command("mcp")
-@click.option(
-    "--provider",
-    default="openai",
-    envvar=env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
-    show_default=True,
-    type=click.Choice(PROVIDERS),
-    help="The LLM provider of the runs it starts (its API key from the provider's usual variable).",
-)
+@provider_option("The LLM provider of the runs it starts (its API key from the provider's usual variable).", from_env=True)
 @click.option("--model", envvar=env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset).")
 @click.option(
     "--max-cost-usd",

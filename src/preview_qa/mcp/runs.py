@@ -71,6 +71,8 @@ async def plan_tests(settings: Settings, args: PlanTestsArgs, progress: Progress
 
     argv = command("plan", settings.folder.shown(manifest), *flags, "--max-cost-usd", f"{settings.max_cost_usd:g}")
     ended = await run_child(argv, settings.folder.root, settings.child_env(), run, _every(HEARTBEAT_S, tick))
+    if ended.code == ExitCode.FAILED and ended.last_line:  # the preview or the LLM did not answer: said in words
+        raise ToolRefused(ended.last_line)
     if ended.code != ExitCode.OK:
         raise _refused("plan", ended, settings.folder.shown(run))
     plan = run / PLAN_FILE
