@@ -27,7 +27,7 @@ from preview_qa.agent.evidence.tracing import TestTrace
 from preview_qa.agent.guards import masking
 from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
-from preview_qa.agent.page.final_page import check_settled_page, settle
+from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, settle
 from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
@@ -86,7 +86,8 @@ class TestSession:
             spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
         self.policy.last_action = lambda: self.evidence.last_action
-        self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action)  # --prove
+        look = lambda page: checks_at_once(spec.expect, page)  # noqa: E731  before the first action
+        self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action, spec.expect, look)  # --prove
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
@@ -102,8 +103,7 @@ class TestSession:
         self.final_page: Page | None = None  # where a replay ended
         self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
-        settle = lambda page: self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)  # noqa: E731  as a step's page
-        into = (self.mask, settle, self.phases, run.emit, self.result.visual_shots)
+        into = (self.mask, self._settle_step, self.phases, run.emit, self.result.visual_shots)
         self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
 
     async def run(self) -> AgentRun:
@@ -171,8 +171,7 @@ class TestSession:
             await self.drive_agent(self.test_run.spec, self.test_run.start_url)
 
     async def start_agent_session(self) -> ContextSession:
-        """browser-use's session on the test's context (its modules imported and the LLM made first, if no earlier
-        phase did), with the masks and watchers it needs before its first screenshot."""
+        """browser-use's session on the test's context, with the masks and watchers it needs before its first picture."""
         lease = self.lease
         assert lease is not None
         if self.session is not None:
@@ -278,6 +277,7 @@ class TestSession:
         run, lease, session = self.test_run, self.lease, self.session
         assert lease is not None and session is not None
         hooks = AgentSteps(spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
+        hooks.before_first_action = self.proving.before_first_action
         self.hooks = hooks
         with self.phases("agent set-up"):
             where = (session, self._llm(), self.workdir, self.steps, self.policy, hooks.on_new_step)
@@ -287,10 +287,8 @@ class TestSession:
         return self.agent
 
     async def replay(self, recording: Recording, page: Page, spec: TestSpec, into: AgentRun, before: int = 0) -> Page | None:
-        """Replay every recorded action from `page` (its steps numbered on from `before`: a goal's after the test's
-        earlier agent steps), the facts `into` that run; a drift is announced with the recorded and the live picture of
-        its step. After a complete replay, if code alone cannot judge `spec`'s page, one LLM call judges it. Returns
-        the page the replay ended on."""
+        """Replay a recording from `page` into `into` (numbered on from `before`); a drift is announced with both pictures
+        of its step; one LLM call judges the page when code alone cannot. Returns the page the replay ended on."""
         run, lease = self.test_run, self.lease
         assert lease is not None
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
@@ -298,26 +296,30 @@ class TestSession:
         self.replayer.acted = self.evidence.acted
         if (visual := self.visual) is not None and visual.visual.steps and run.spec.steps is None:
             self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
+        self.replayer.before_first_action = self.proving.before_first_action
         steps = recorded_steps(recording.history, recording.origin, run.origin)
         outcome = await self.replayer.run(steps, before, "step" if run.spec.steps is None else "agent step")
         into.steps = outcome.steps
-        if outcome.drift is not None:
-            into.replay_error = outcome.drift.message
-            drift, recorded = outcome.drift, recording.screenshots.get(outcome.drift.compare_step - before)
-            run.emit(ReplayDrifted(name=run.spec.name, message=drift.message, recorded_png=recorded, live_png=drift.live_png))
-            return None
+        if (drift := outcome.drift) is not None:
+            into.replay_error = drift.message
+            shots = (recording.screenshots.get(drift.compare_step - before), drift.live_png)
+            run.emit(ReplayDrifted(name=run.spec.name, message=drift.message, recorded_png=shots[0], live_png=shots[1]))
+            # A proof judges the page the app showed instead, by the test's checks (verdict/proof.py's judge_replay)
+            outcome.page = self.replayer.page if self.proving.judges_drift and not self.replayer.page.is_closed() else None
         if outcome.page is not None and replay_needs_llm_check(spec):
             from preview_qa.agent.adapter.build import report_model
             from preview_qa.agent.adapter.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
-                # the agent's steps wait as long (the same rule) for a page to render before it is read
-                await self.settler.settle(outcome.page, SETTLE_S, restless_s=RESTLESS_S)
+                await self._settle_step(outcome.page)
                 into.done, usage = await check_page_against_task(
                     spec, outcome.page, self._llm(), report_model(spec.output_schema), self.tools.redactor, self._shoot
                 )
             into.usage = usage
         return outcome.page
+
+    async def _settle_step(self, page: Page) -> None:  # as an agent's step waits for its page (the same rule)
+        await self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
 
     async def _shoot(self, page: Page) -> bytes | None:
         return await page_screenshot(page, self.mask)

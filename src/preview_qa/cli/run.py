@@ -180,7 +180,8 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "--baseline-url",
     envvar=env("INPUT_BASELINE-URL"),
     help="After the run, run each failed or errored test once more here (production, or main's preview): "
-    "it is a regression when it passes there.",
+    "it is a regression when it passes there. Also drives expect.visual: each passing test with it replays its recording "
+    "here, and the screenshots are compared with this run's.",
 )
 @click.option(
     "--accept-visual",

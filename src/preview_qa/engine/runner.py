@@ -119,7 +119,7 @@ class Runner:
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
         self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
-        self._prover = Prover(agent, self.publish, redactor, config.cache) if config.prove else None  # --prove
+        self._prover = Prover(agent, self.publish, redactor, config.cache, self._run_budget_spent) if config.prove else None
         # The recording each test's latest preview run replayed or made: --prove replays it mutated, and the baseline
         # of expect.visual replays the same steps
         self._recorded: dict[str, Recorded] = {}

@@ -5,6 +5,8 @@ last step; a secret the test tried to carry off outweighs everything, as for a t
 
 from __future__ import annotations
 
+import dataclasses
+
 from preview_qa.manifest.models import TestSpec
 from preview_qa.manifest.steps import StepKind, step_words
 from preview_qa.results import (
@@ -31,12 +33,13 @@ from preview_qa.verdict.requests import blocked_navigation_lines, server_error_l
 STATUS = {Status.PASSED: StepStatus.PASSED, Status.FAILED: StepStatus.FAILED, Status.ERRORED: StepStatus.ERRORED}
 
 
-def decide_test(spec: TestSpec, run: AgentRun) -> Decision:
-    """A task's decision (`decide`), or a test's written as steps."""
-    return decide(spec, run) if spec.steps is None else decide_steps(spec, run)
+def decide_test(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> Decision:
+    """A task's decision (`decide`), or a test's written as steps; `judge_drift` (a proof's replay): a goal whose
+    replay could not follow its recording is judged by its checks on the page the app showed instead."""
+    return decide(spec, run) if spec.steps is None else decide_steps(spec, run, judge_drift)
 
 
-def decide_steps(spec: TestSpec, run: AgentRun) -> Decision:
+def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> Decision:
     """Each step's outcome, then the test's verdict from the first step that did not pass, else from its own checks."""
     assert spec.steps is not None
     ran = {s.index: s for s in run.step_runs}
@@ -50,7 +53,7 @@ def decide_steps(spec: TestSpec, run: AgentRun) -> Decision:
         if first_bad is not None or step_run is None:
             results.append(StepResult(index=index, name=step.title, kind=step.kind.value, status=StepStatus.NOT_RUN))
             continue
-        decision = step_decision(spec, step_run, run)
+        decision = step_decision(spec, step_run, run, judge_drift)
         expectations += [_named(o, index, len(spec.steps)) for o in decision.expectations]
         if index == spec.data_step:
             report = decision.report
@@ -63,14 +66,16 @@ def decide_steps(spec: TestSpec, run: AgentRun) -> Decision:
     return Decision(verdict, report, expectations + final, results)
 
 
-def step_decision(spec: TestSpec, step: StepRun, test: AgentRun) -> Decision:
-    """One step's decision; a step the test stopped in (its timeout, a crash) errors with the test's reason."""
+def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bool = False) -> Decision:
+    """One step's decision; a step the test stopped in (its timeout, a crash) errors with the test's reason. With
+    `judge_drift` (a proof), a goal's drift is judged by its checks where the replay stood, as a task's is."""
     index = step.index
     if not step.finished:
         reason = test.infrastructure_error or "the test stopped during this step"
         return Decision(Verdict(status=Status.ERRORED, reason=one_line(reason, REASON_LIMIT)), None, step.run.expectations)
     if step.kind is StepKind.DO:
-        decision = decide(spec.goal(index), step.run)
+        goal_run = dataclasses.replace(step.run, replay_error=None) if judge_drift else step.run
+        decision = decide(spec.goal(index), goal_run)
         if step.execution is StepExecution.REPLAY and step.drift is not None and not spec.heal:
             return Decision(not_healed(decision.verdict, drift_line(step.drift)), None, decision.expectations)
         return decision
@@ -170,21 +175,3 @@ def task_step(spec: TestSpec, run: AgentRun, verdict: Verdict, healed: bool, dur
         usage=usage,
         execution=execution,
     )
-
-
-def why_step_failed(spec: TestSpec, run: AgentRun) -> FallBack:
-    """Why a step test's replay (a proof's) did not pass, as a task's replay says it (engine/healing.py): the page
-    changed (an action that found no element, a drift, a check that failed, the page check's valid verdict), the
-    page check's LLM answer, or our own trouble."""
-    if run.infrastructure_error:
-        return FallBack.TOOL
-    for step in run.step_runs:
-        decision = step_decision(spec, step, run)
-        if decision.verdict.status is Status.PASSED:
-            continue
-        if not step.finished or step.run.infrastructure_error:
-            return FallBack.TOOL
-        if step.kind is StepKind.DO and not step.drift and not any(not o.ok for o in decision.expectations):
-            return FallBack.LLM_ANSWER if decision.report is None else FallBack.PAGE_CHANGED
-        return FallBack.PAGE_CHANGED
-    return FallBack.PAGE_CHANGED  # the test's own checks after its last step

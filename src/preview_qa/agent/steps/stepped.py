@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from preview_qa.agent.adapter.live import SHOT_TIMEOUT_S, agent_page
 from preview_qa.agent.browsers.pool import Lease
 from preview_qa.agent.guards import masking
+from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard
-from preview_qa.agent.page.final_page import check_settled_page, settle
+from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, settle
 from preview_qa.agent.session import RunTools, TestSession, check_wait
 from preview_qa.agent.steps.exact import ActionFailed, ExactTools, act
 from preview_qa.engine.agent_port import AgentRequest
@@ -41,6 +42,14 @@ class SteppedSession(TestSession):
         self.page: Page | None = None  # where the steps act: the tab the last step left
         self.passed = False  # every step passed: the test's own checks are judged on the final page
         self.goal: tuple[StepRun, TestSpec, int, Usage] | None = None  # the agent's goal under way, and where it began
+        # --prove: the checks that hold on the start page before the first action are every step's, named as the
+        # test's expectations name them ("step 2 text"), and the test's own
+        checked = next(
+            (run.spec.step_checks(i) for i in range(1, len(steps) + 1) if run.spec.step_checks(i).has_page_checks), None
+        )
+        self.proving = Proving(
+            run.origin, run.log_requests, run.proof, self.policy.last_action, checked or run.spec.expect, self._look_at_start
+        )
 
     async def drive_test(self, lease: Lease) -> None:
         """Open `start`, then each step in turn until one does not pass."""
@@ -50,6 +59,7 @@ class SteppedSession(TestSession):
         self.page = self.final_page = page
         if not await self._open_start(page):
             return
+        await self.proving.before_first_action(page)  # --prove: which checks hold before any step acts
         for index, step in enumerate(spec.steps, start=1):
             step_run = StepRun(index, step.kind, StepExecution.EXACT if step.kind.exact else StepExecution.AGENT)
             self.result.step_runs.append(step_run)
@@ -82,7 +92,7 @@ class SteppedSession(TestSession):
         if self.page is not None and not self.page.is_closed() and _worth_checking(step_run):
             step_run.run.expectations = await self._checks(self.page, spec.step_checks(index))
         step_run.finished = True
-        decision = step_decision(spec, step_run, self.result)
+        decision = step_decision(spec, step_run, self.result, judge_drift=self.test_run.proof is not None)
         await self._ended(step_run, decision.verdict.status)
         return decision.verdict.status is Status.PASSED
 
@@ -120,7 +130,7 @@ class SteppedSession(TestSession):
         step_run.agent_steps = (first + 1, self.result.steps) if replayed.steps else None
         self.page = page or (self.replayer.page if self.replayer is not None else self.page)
         self.replayer = None
-        if replayed.replay_error is None and self.page is not None:
+        if (replayed.replay_error is None or run.proof is not None) and self.page is not None:  # a proof judges a drift
             replayed.expectations = await self._checks(self.page, goal.expect)
         step_run.run, step_run.drift = replayed, replayed.replay_error
         handover = None if run.proof is not None else fall_back(goal, replayed)
@@ -182,6 +192,15 @@ class SteppedSession(TestSession):
             detail = outcome.model_dump()
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=detail))
         return outcomes
+
+    async def _look_at_start(self, page: Page) -> list[ExpectationOutcome] | None:
+        """Every step's checks and the test's own on the start page, each looked at once (--prove's weak rule)."""
+        spec, found = self.test_run.spec, []
+        total = len(spec.steps or [])
+        for index in range(1, total + 1):
+            outcomes = await checks_at_once(spec.step_checks(index), page) or []
+            found += [o.model_copy(update={"check": f"step {index} {o.check}"}) if total > 1 else o for o in outcomes]
+        return found + (await checks_at_once(spec.expect, page) or [])
 
     async def _ended(self, step_run: StepRun, status: Status) -> None:
         """The step's line in the events and its picture (the page once its checks ran)."""
