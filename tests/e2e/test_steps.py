@@ -86,6 +86,19 @@ TESTS: list[dict[str, Any]] = [
         ],
     },
     {
+        "name": "twins",  # an exact step finds exactly one element, or fails naming how many it found
+        "start": "/twins/",
+        "steps": [
+            {"click": {"role": "button", "name": "Choose"}, "expect": {"timeout": 1}},
+            {"click": {"role": "button", "name": "Buy now"}, "expect": {"timeout": 1}},
+        ],
+    },
+    {
+        "name": "no such button",
+        "start": "/twins/",
+        "steps": [{"click": {"text": "Copied", "exact": True}, "expect": {"timeout": 1}}, {"open": "/twins/"}],
+    },
+    {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
         "expect": {"url": "/dashboard"},
@@ -231,6 +244,16 @@ def test_a_drifted_goal_under_heal_false_fails_its_step(runs: Runs) -> None:
     assert test["reason"].endswith("; heal: false, so the agent did not take over")
     assert steps_of(test) == [("passed", "replay"), ("passed", "exact"), ("failed", "replay")]
     assert made(runs, runs.replay, "grace4") == []
+
+
+def test_an_exact_step_acts_on_exactly_one_element_or_fails_saying_what_it_found(runs: Runs) -> None:
+    twins, missing = runs.record.test("twins"), runs.record.test("no such button")
+    assert twins["reason"] == (
+        "step 1 of 2, \"Click button 'Choose'\": 2 elements match button 'Choose': name one (a longer name, exact: true, or "
+        "its role)"
+    ), twins
+    assert steps_of(twins) == [("failed", "exact"), ("not_run", None)]
+    assert missing["reason"] == "step 1 of 2, \"Click the text 'Copied'\": no element matches the text 'Copied'", missing
 
 
 def test_a_secret_typed_by_a_fill_step_is_in_no_llm_request_output_or_picture(runs: Runs) -> None:
