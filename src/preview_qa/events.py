@@ -250,8 +250,12 @@ class TestStepEnded(Evidence):
 
 @dataclass(frozen=True)
 class FinalScreenshot(Evidence):
+    """The final page, after its checks; for a replay, also the picture of its last step that acted (`step`), whose
+    page it is once settled, so that the same page is not photographed twice."""
+
     name: str
     png: bytes
+    step: int | None = None
 
 
 @dataclass(frozen=True)

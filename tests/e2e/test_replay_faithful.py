@@ -127,6 +127,9 @@ def test_an_unchanged_page_replays_every_step_without_an_llm_call(runs: Runs) ->
     assert [s["number"] for s in steps] == list(range(1, 9))
     # every step that did something on the page shows the page after it; the done step did nothing
     assert len(t["artifacts"]["screenshots"]) == 7 and "animation" in t["artifacts"]
+    # the last one's page is the final page, photographed once, as it settled and was judged: the same picture
+    final = (runs.replay.out / t["artifacts"]["final_screenshot"]).read_bytes()
+    assert (runs.replay.out / t["artifacts"]["screenshots"][-1]).read_bytes() == final
 
 
 def test_a_changed_form_falls_back_to_the_agent_names_the_step_and_still_passes(runs: Runs) -> None:

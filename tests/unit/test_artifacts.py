@@ -192,3 +192,24 @@ def test_results_json_lists_a_finished_test_before_the_run_ends(tmp_path: Path) 
     assert [t["name"] for t in saved["tests"]] == ["a"]
     assert saved["tests"][0]["artifacts"]["screenshots"] == [f"{files.test_dir('a')}/step-01.png"]
     assert "animation" not in saved["tests"][0]["artifacts"]  # one frame is no animation
+
+
+def test_a_replays_final_page_is_its_last_steps_picture_too_written_twice_shown_once(tmp_path: Path) -> None:
+    """A replay photographs its final page once: that picture is also its last acting step's (step-02.png), shrunk
+    once, and run.gif shows it once, after the first step's."""
+    reporter = ArtifactsReporter(tmp_path)
+    reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=["r"]))
+    reporter.handle(StepRecorded(name="r", number=1, goal="", actions=[], url="", error=None, screenshot_png=busy_png(1)))
+    reporter.handle(StepRecorded(name="r", number=2, goal="", actions=[], url="", error=None, screenshot_png=None))
+    reporter.handle(FinalScreenshot(name="r", png=busy_png(2), step=2))
+    test = result("r", Status.PASSED, steps=2)
+    reporter.handle(TestFinished(result=test))
+    reporter.handle(RunFinished(result=RunResult(manifest="qa.yml", base_url="http://x", started_at="now", tests=[test])))
+
+    folder = tmp_path / files.test_dir("r")
+    assert (folder / "step-02.png").read_bytes() == (folder / "final.png").read_bytes()
+    assert Image.open(folder / "final.png").width == SCREENSHOT_WIDTH  # shrunk, as every busy page is
+    saved = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["tests"][0]
+    assert saved["artifacts"]["screenshots"] == [f"{files.test_dir('r')}/step-{n:02d}.png" for n in (1, 2)]
+    assert [s["screenshot"] for s in saved["steps_in_words"]] == [f"{files.test_dir('r')}/step-{n:02d}.png" for n in (1, 2)]
+    assert Image.open(folder / "run.gif").n_frames == 2  # the first step's page, then the last's (the final page) once

@@ -137,8 +137,7 @@ class TestSession:
         if (gap := environment_gap(run.recording, lease.environment)) is not None:
             run.emit(Observed(name=run.spec.name, kind="replay_environment", error=False, detail={"reason": gap}))
         if lease.launch_s:
-            launch = "of which launching the browser (its worker's first test only)"
-            self.phases.rows.append({"phase": launch, "wall_s": round(lease.launch_s, 3), "cpu_s": None})
+            self.phases.part("of which launching the browser (its worker's first test only)", lease.launch_s)
         self.deadline = time.monotonic() + run.spec.timeout
         await self.policy.install(lease.context)
         await self.proving.install(lease.context)
@@ -216,7 +215,7 @@ class TestSession:
     async def finish(self) -> None:
         """Check expectations on the page the test ended on, then photograph it: both before its context closes. A
         cancelled run ends now."""
-        lease, cancelled = self.lease, _being_cancelled()
+        lease, cancelled = self.lease, (task := asyncio.current_task()) is not None and task.cancelling() > 0
         if self.hooks is not None:  # the last step's picture, before settling and the checks move on
             await asyncio.shield(self.hooks.finish(shoot=lease is not None and not cancelled))
         if lease is None or cancelled:
@@ -238,9 +237,7 @@ class TestSession:
         masking.release(self.mask)
         await asyncio.to_thread(shutil.rmtree, self.workdir, ignore_errors=True)
         if self.recorder is not None and self.recorder.seconds:
-            self.phases.rows.append(
-                {"phase": "of which waiting for the LLM", "wall_s": round(self.recorder.seconds, 3), "cpu_s": None}
-            )
+            self.phases.part("of which waiting for the LLM", self.recorder.seconds)
         self.test_run.emit(self.phases.detail().observed(self.test_run.spec.name))
 
     async def last_page(self, lease: Lease) -> Page | None:
@@ -294,6 +291,7 @@ class TestSession:
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
+        self.replayer.shot_at_end = run.spec.steps is None  # a test step's own picture is taken once its checks ran
         if (visual := self.visual) is not None and visual.visual.steps and run.spec.steps is None:
             self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
         self.replayer.before_first_action = self.proving.before_first_action
@@ -346,10 +344,10 @@ class TestSession:
                 run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
         if self.visual is not None and result.infrastructure_error is None:
             await self.visual.take(page, "final", SHOT_TIMEOUT_S)
+        step = self.replayer.pictured_at_end if self.replayer is not None and page is self.replayer.page else None
         with contextlib.suppress(Exception), self.phases("final screenshot"):
-            run.emit(
-                FinalScreenshot(name=run.spec.name, png=await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000))
-            )
+            png = await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000)
+            run.emit(FinalScreenshot(name=run.spec.name, png=png, step=step))
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
@@ -387,11 +385,6 @@ async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
         return make_llm()
 
     return await asyncio.to_thread(prepare)
-
-
-def _being_cancelled() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 def check_wait(expect: Expectations, left_s: float) -> float:

@@ -66,6 +66,7 @@ class ArtifactsReporter(Reporter):
         self._run: RunResult | None = None
         self._finished: list[TestResult] = []
         self._writer: ThreadPoolExecutor | None = None
+        self._final_is_a_step: set[Path] = set()  # folders whose final.png is also the last step's picture (a replay's)
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -80,8 +81,12 @@ class ArtifactsReporter(Reporter):
             self._step(event)
         elif isinstance(event, Observed):
             self._log(self._dir(event.name, event.label), event.kind, event.error, event.at, event.detail)
-        elif isinstance(event, FinalScreenshot):
-            self._in_background(_save_screenshot, self._dir(event.name, event.label) / "final.png", event.png)
+        elif isinstance(event, FinalScreenshot):  # a replay's last step's picture too: the same page, shrunk once
+            folder = self._dir(event.name, event.label)
+            also = [folder / step_screenshot(event.step)] if event.step is not None else []
+            self._in_background(_save_screenshot, folder / "final.png", event.png, *also)
+            if also:
+                self._final_is_a_step.add(folder)
         elif isinstance(event, ReplayDrifted):
             folder = self._dir(event.name, event.label)
             self._log(folder, "replay_drifted", False, event.at, {"message": event.message})
@@ -104,7 +109,8 @@ class ArtifactsReporter(Reporter):
             self._traces[(event.name, event.label)] = event.zip
         elif isinstance(event, AttemptFinished):
             self._keep_traces(event.name, event.label, event.result.status)
-            self._in_background(_animate, self._dir(event.name, event.label))
+            folder = self._dir(event.name, event.label)
+            self._in_background(_animate, folder, folder not in self._final_is_a_step)
         elif isinstance(event, TestFinished):
             for name, label in [k for k in self._traces if k[0] == event.result.name]:
                 self._keep_traces(name, label, event.result.status)
@@ -167,7 +173,8 @@ class ArtifactsReporter(Reporter):
         self._writer.submit(_logged, job, *args)
 
     def _finish_test(self, name: str, finished: list[TestResult]) -> None:
-        _animate(self._dir(name, create=False))  # a labelled run's is made when it ends (AttemptFinished)
+        folder = self._dir(name, create=False)  # a labelled run's is made when it ends (AttemptFinished)
+        _animate(folder, folder not in self._final_is_a_step)
         if self._run is not None:
             tests = [with_test_artifacts(self.out, test) for test in finished]
             self._write_results(self._run.model_copy(update={"tests": tests}))
@@ -182,22 +189,25 @@ class ArtifactsReporter(Reporter):
         write_atomic(self.out / RESULTS, json.dumps(results_document(run), indent=2, ensure_ascii=False))
 
 
-def _animate(folder: Path) -> None:
-    """run.gif of the folder's step screenshots and final page (none for fewer than two)."""
+def _animate(folder: Path, with_final: bool = True) -> None:
+    """run.gif of the folder's step screenshots and final page, unless that page is the last step's picture already
+    (none for fewer than two)."""
     frames = step_screenshots(folder, "(-form)?")  # in step order, a step's filled-in form before its result
-    if (folder / "final.png").exists():
+    if with_final and (folder / "final.png").exists():
         frames.append(folder / "final.png")
     gif = animation([f.read_bytes() for f in frames])
     if gif is not None:
         write_atomic(folder / "run.gif", gif)
 
 
-def _save_screenshot(path: Path, png: bytes) -> None:
+def _save_screenshot(path: Path, png: bytes, *also: Path) -> None:
+    """The screenshot, shrunk, at `path` and at each of `also`."""
     try:
         png = shrink_screenshot(png)
     except Exception as e:  # an image Pillow cannot read is still evidence: keep the browser's bytes
         log.warning("could not shrink %s, kept as taken: %s: %s", path.name, type(e).__name__, e)
-    write_atomic(path, png)
+    for where in (path, *also):
+        write_atomic(where, png)
 
 
 def _logged(job: Callable[..., None], *args: Any) -> None:

@@ -55,6 +55,10 @@ class Phases:
             }
         )
 
+    def part(self, name: str, wall_s: float) -> None:
+        """A part of the phase before it, timed elsewhere (wall seconds only): "of which ..."."""
+        self.rows.append({"phase": name, "wall_s": round(wall_s, 3), "cpu_s": None})
+
     def step_started(self) -> None:
         self._step = (time.monotonic(), self.cpu())
 

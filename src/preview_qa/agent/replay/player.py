@@ -107,6 +107,11 @@ class Replayer:
         # has rendered that far, and nothing waits longer for it (--prove)
         self.before_first_action: Callable[[Page], Awaitable[None]] | None = None
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
+        # A task's replay: its last step that acts gets no picture of its own, the final page's (taken once it settled
+        # and was judged) is its picture too; `pictured_at_end` is that step once its actions ran
+        self.shot_at_end = False
+        self.pictured_at_end: int | None = None
+        self._last_acting: int | None = None
 
     async def run(self, steps: list[RecordedStep], before: int = 0, word: str = "step") -> ReplayOutcome:
         """Replay `steps`, numbered on from `before` (a goal's after its test's earlier agent steps); a drift's message
@@ -121,6 +126,8 @@ class Replayer:
     async def _run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
+        acting = [s.number for s in steps if s.number > 0 and any(a.skip is None for a in s.actions)]
+        self._last_acting = acting[-1] if acting and self.shot_at_end else None
         for position, step in enumerate(steps):
             later = steps[position + 1] if position + 1 < len(steps) else None
             self.step = step.number
@@ -198,7 +205,9 @@ class Replayer:
         if step.number > 0:
             if self.on_step is not None:
                 await self.on_step(step.number, self.page)
-            self._announce(step, done, elements, None, await self._screenshot())
+            at_end = step.number == self._last_acting
+            self._announce(step, done, elements, None, None if at_end else await self._screenshot())
+            self.pictured_at_end = step.number if at_end else None
         return step, last
 
     async def _check(self, step: RecordedStep, action: RecordedAction, found: _Found | None) -> None:
