@@ -261,10 +261,10 @@ class FinalScreenshot(Evidence):
 @dataclass(frozen=True)
 class TraceRecorded(Evidence):
     """The test's Playwright trace.zip; the runner redacts its text (secrets/trace_zip.py), the artifacts reporter
-    keeps it or not (--trace)."""
+    keeps it or not (--trace). None: recorded, but not written, as its run passed (--trace retain-on-failure)."""
 
     name: str
-    zip: bytes
+    zip: bytes | None
     with_screenshots: bool  # false in a run with secrets: the screencast is not masked (agent/evidence/tracing.py)
 
 

@@ -1,4 +1,5 @@
-"""trace.zip without a browser: which runs keep one (--trace), where it is listed, and its text redacted in every entry."""
+"""trace.zip without a browser: which runs keep one (--trace) and which are written at all, where it is listed, and its text
+redacted in every entry."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from pathlib import Path
 import pytest
 
 from preview_qa.config import TraceMode
+from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.events import RunFinished, RunStarted, TestFinished, TraceRecorded
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.results import Status
 from preview_qa.secrets.redact import Redactor, base64_forms, forms
 from preview_qa.secrets.trace_zip import redact_trace
-from tests.builders import result, run_of
+from preview_qa.verdict.agent_run import AgentRun, DoneReport
+from tests.builders import PASS, result, run, run_of, specs_named
 
 SECRET = "s3cr3t-Pa55-word-4242"
+FAIL_REPORT = DoneReport(text=json.dumps({"status": "fail", "reason": "the cart is empty"}), success=True)
 
 
 def a_zip(entries: dict[str, bytes]) -> bytes:
@@ -71,3 +75,43 @@ def test_every_text_entry_is_redacted_in_every_encoding_and_images_are_left_as_t
 def test_without_secrets_the_trace_is_kept_byte_for_byte() -> None:
     data = a_zip({"trace.trace": b"{}"})
     assert redact_trace(data, Redactor({})) == data
+
+
+@pytest.mark.parametrize(
+    ("mode", "written"), [(TraceMode.RETAIN_ON_FAILURE, {"failing"}), (TraceMode.ON, {"passing", "failing"})]
+)
+def test_a_run_asks_for_its_trace_written_only_when_the_runs_own_verdict_wants_it(mode: TraceMode, written: set[str]) -> None:
+    """--trace retain-on-failure: the runner tells the agent, once a run ended, whether its trace is worth writing;
+    a passing run's is not (the recording itself goes on), a failing one's is."""
+    asked: dict[str, bool] = {}
+
+    async def agent(request: AgentRequest) -> AgentRun:
+        ended = AgentRun(done=PASS if request.spec.name == "passing" else FAIL_REPORT, steps=1)
+        asked[request.spec.name] = request.trace_wanted(ended)
+        return ended
+
+    result, _ = run(specs_named("passing", "failing"), agent, trace=mode)
+    assert [t.status for t in result.tests] == [Status.PASSED, Status.FAILED]
+    assert {name for name, wanted in asked.items() if wanted} == written
+
+
+def test_a_trace_not_written_for_a_passing_run_is_said_so_if_its_test_ends_failed_after_all(tmp_path: Path) -> None:
+    reporter = ArtifactsReporter(tmp_path, TraceMode.RETAIN_ON_FAILURE)
+    reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=[]))
+    tests = [result("passed", Status.PASSED), result("failed later", Status.FAILED)]
+    for test in tests:
+        reporter.handle(TraceRecorded(name=test.name, zip=None, with_screenshots=True))
+        reporter.handle(TestFinished(result=test))
+    reporter.handle(RunFinished(result=run_of(*tests)))
+    reporter.finish()
+    saved = {t["name"]: t for t in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert not any("trace" in t["artifacts"] for t in saved.values())
+    lines = {
+        name: [json.loads(line) for line in (tmp_path / t["artifacts"]["events"]).read_text().splitlines()]
+        for name, t in saved.items()
+        if "events" in t["artifacts"]
+    }
+    assert list(lines) == ["failed later"]  # the passing test's trace was not wanted: nothing to say
+    [line] = lines["failed later"]
+    assert (line["type"], line["error"]) == ("trace_not_written", True)
+    assert line["why"] == "the run passed when its trace was stopped, so it was not written; the test ended failed"

@@ -103,6 +103,7 @@ class TestSession:
         self.final_page: Page | None = None  # where a replay ended
         self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
+        self.trace_due = False  # the test's context is traced and its run has finished on its page
         into = (self.mask, self._settle_step, self.phases, run.emit, self.result.visual_shots)
         self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
 
@@ -223,14 +224,17 @@ class TestSession:
         page = await self.last_page(lease)
         if page is not None:
             await asyncio.shield(self._finish_on(page))
-        if self.tools.browser.trace:
-            with self.phases("trace (stop, write the zip)"):
-                await asyncio.shield(self.trace.stop())
+        self.trace_due = self.tools.browser.trace  # stopped once the run's facts are all in (release)
 
     async def release(self) -> None:
-        """Let go of the page's watchers (what they saw goes into the result), the test's folder; announce the timings."""
+        """Let go of the page's watchers (what they saw goes into the result), the trace, the test's folder; announce the
+        timings."""
         self.evidence.tell(self.result, self.policy.navigations_blocked)
         await self.proving.tell(self.result)
+        if self.trace_due:  # written only when wanted, now that the run's facts are in
+            write = self.test_run.trace_wanted(self.result)
+            with self.phases("trace (stop, write the zip)" if write else "trace (stop; a passing run's is not written)"):
+                await asyncio.shield(self.trace.stop(write))
         self.evidence.closing = True
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)

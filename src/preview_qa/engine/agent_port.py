@@ -76,6 +76,9 @@ class AgentRequest:
     proof: ProofRun | None = None  # a proof's replay: under this mutation, no non-GET reaching the preview
     base_url: str = ""  # where a step's `open: /path` leads (the deployment's URL, with any path it has)
     step_recordings: dict[int, Recording] = field(default_factory=dict)  # a test written as steps: each goal's own
+    # Whether the run's trace is worth writing, asked once it ended (its checks and evidence in): --trace
+    # retain-on-failure writes none for a run whose own verdict is a pass; the recording itself is made all the same
+    trace_wanted: Callable[[AgentRun], bool] = field(default=lambda run: True)
 
 
 def replaying(request: AgentRequest, recorded: Recorded | None) -> AgentRequest:

@@ -21,6 +21,6 @@ def redacted(event: Event, redactor: Redactor) -> Event:
             changes[f.name] = redactor.model(value)
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
-    if isinstance(event, TraceRecorded):
+    if isinstance(event, TraceRecorded) and event.zip is not None:
         changes["zip"] = redact_trace(event.zip, redactor)
     return dataclasses.replace(event, **changes)

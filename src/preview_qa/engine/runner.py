@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from preview_qa.config import RunConfig
+from preview_qa.config import RunConfig, TraceMode
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, RecordedElsewhere, Recording, StepRecordings, replaying
 from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
@@ -357,8 +357,23 @@ class Runner:
             keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
             log_requests=self.config.prove and on_preview,
             base_url=base_url,
+            trace_wanted=self._trace_wanted(spec, target),
         )
         return replaying(request, recording)
+
+    def _trace_wanted(self, spec: TestSpec, target: RunTarget) -> Callable[[AgentRun], bool]:
+        """--trace retain-on-failure keeps the traces of the runs that failed or errored, so a run whose own verdict is
+        a pass (judged from the facts its attempt is judged by, in _run_once) needs none written."""
+        if self.config.trace is not TraceMode.RETAIN_ON_FAILURE:
+            return lambda run: True
+
+        def wanted(run: AgentRun) -> bool:
+            replay = run if run.execution is Execution.REPLAYED else None
+            state_read = spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None
+            facts = Facts(spec, run, replay=replay, fell_back=fell_back_of(run), state_read=state_read)
+            return final_verdict(facts).verdict.status is not Status.PASSED
+
+        return wanted
 
     def _base_url(self, target: RunTarget) -> str:
         return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url

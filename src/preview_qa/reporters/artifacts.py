@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -62,7 +63,8 @@ class ArtifactsReporter(Reporter):
     def __init__(self, out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE):
         self.out = out
         self.trace = trace
-        self._traces: dict[tuple[str, str | None], bytes] = {}  # held until the run they belong to has its status
+        # held until the run they belong to has its status; None: recorded, not written (its run's own verdict passed)
+        self._traces: dict[tuple[str, str | None], bytes | None] = {}
         self._run: RunResult | None = None
         self._finished: list[TestResult] = []
         self._writer: ThreadPoolExecutor | None = None
@@ -156,10 +158,18 @@ class ArtifactsReporter(Reporter):
         )
 
     def _keep_traces(self, name: str, label: str | None, status: Status) -> None:
-        """Write a run's trace.zip (already redacted by the runner) if --trace keeps it for that run's status."""
-        data = self._traces.pop((name, label), None)
+        """Write a run's trace.zip (already redacted by the runner) if --trace keeps it for that run's status. One the
+        agent did not write, its run having passed, is said so should the test's final status want it after all."""
+        if (name, label) not in self._traces:
+            return
+        data = self._traces.pop((name, label))
         failed = status in (Status.FAILED, Status.ERRORED)
-        if data is not None and (self.trace is TraceMode.ON or (self.trace is TraceMode.RETAIN_ON_FAILURE and failed)):
+        if not (self.trace is TraceMode.ON or (self.trace is TraceMode.RETAIN_ON_FAILURE and failed)):
+            return
+        if data is None:
+            why = {"why": f"the run passed when its trace was stopped, so it was not written; the test ended {status.value}"}
+            self._log(self._dir(name, label), "trace_not_written", True, time.time(), why)
+        else:
             self._in_background(write_atomic, self._dir(name, label) / TRACE, data)
 
     def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:

@@ -60,11 +60,20 @@ class TestTrace:
             with contextlib.suppress(Exception):
                 await context.tracing.group_end()
 
-    async def stop(self) -> None:
-        """Stop tracing and hand the zip on (an event: the reporters decide whether to keep it); a trace that could
-        not be written is said so, never dropped silently."""
+    async def stop(self, write: bool = True) -> None:
+        """Stop tracing and hand the zip on (an event: the reporters decide whether to keep it), or, when it is not to
+        be written (a run that passed, under --trace retain-on-failure), say so in the same event without a zip; a
+        trace that could not be written is said so, never dropped silently."""
         context, self._context = self._context, None
         if context is None:
+            return
+        if not write:
+            try:
+                await self.group_end_on(context)
+                await _bounded(context.tracing.stop())  # discarded by Playwright: no zip made, read or redacted
+                self.emit(TraceRecorded(name=self.name, zip=None, with_screenshots=self.with_screenshots))
+            except Exception as e:
+                self._not_written(e)
             return
         fd, path = tempfile.mkstemp(prefix="trace-", suffix=".zip")
         os.close(fd)
