@@ -251,11 +251,10 @@ async def run_manifest(
     done: list[RunResult] = []
     try:
         async with browser_agents(browser, make_llm, redactor) as agent:
-            done.append(
-                await Runner(
-                    manifest, config, secrets, agent, publish, redactor, recordings, browser.start_budget_s, references
-                ).run()
-            )
+            runner = Runner(manifest, config, secrets, agent, publish, redactor, recordings, browser.start_budget_s, references)
+            if runner.selection.tests:  # its first browser starts while the runner checks that the preview answers
+                agent.pool.warm()
+            done.append(await runner.run())
     except asyncio.CancelledError:
         if not done:
             raise

@@ -230,3 +230,27 @@ def test_a_browser_browser_use_cannot_connect_to_errors_the_test_after_two_tries
         asyncio.run(with_pool(1, test, tmp_path))
     finally:
         server.shutdown()
+
+
+def test_the_runs_first_browser_starts_before_a_test_asks_and_the_runs_end_makes_no_next_context(
+    site: DemoSite, tmp_path: Path
+) -> None:
+    """warm(): the first browser starts while the run does something else, and the first lease joins it (no second
+    launch). close() as the last test's cleanup runs: no next test's context is made, no browser is checked for one."""
+
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        pool.warm()
+        while not pool._running:  # nobody has asked yet: it starts all the same
+            await asyncio.sleep(0.05)
+        pids += running(pool)
+        made: list[str] = []
+        make = pool._new_context
+        pool._new_context = lambda pooled, options: made.append("context") or make(pooled, options)  # type: ignore[method-assign]
+        async with pool.lease() as lease:
+            assert (pool.launches, lease.launch_s) == (1, 0.0)  # the warm browser: its launch was no test's
+            await lease.page.goto(f"{site.url}/basket")
+        await pool.close()  # at once: as the run ends, its last test's cleanup still under way
+        assert made == ["context"]  # the test's own; none for a next test
+        assert pool.retired == [] and not pool._running
+
+    asyncio.run(with_pool(1, test, tmp_path))

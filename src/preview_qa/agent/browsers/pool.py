@@ -91,10 +91,15 @@ class PooledBrowser:
     ready: FreshContext | None = None  # the next test's context (the default desktop's), made while no test waited
     tests: int = 0
     launch_s: float = 0.0  # how long it took to start (once per worker, as in Playwright Test)
+    up_at: float = 0.0  # when it was up (time.monotonic)
     holders: int = 0  # leases running in it now
     leaving: int = 0  # leases whose test ended and whose leftovers are being checked: nobody joins meanwhile
     settling: bool = False  # its last holder's cleanup is checking it: nobody joins meanwhile
     doomed: str | None = None  # why it is retired once its last holder is done (nobody joins a doomed browser)
+    # What a context's first page reported, by the user agent and locale its options set: the same for every context
+    # of this browser made with them, so read once (a round trip and a script fewer per test)
+    seen: dict[tuple[str | None, str | None], tuple[str, str]] = field(default_factory=dict)
+    failed_tries: list[tuple[int, str]] = field(default_factory=list)  # of a start no test asked for: told to its first
 
     @property
     def connected(self) -> bool:
@@ -140,6 +145,10 @@ class BrowserPool:
         self._starting = 0  # browsers starting: the next leases wait to join them
         self._changed = asyncio.Condition()
         self._cleanups: set[asyncio.Task[None]] = set()
+        self._closing = False  # the run has ended: no next test's context is made, nor a browser checked for one
+        self._making: set[asyncio.Task[FreshContext]] = set()  # next tests' contexts being made (cancelled by close)
+        self._warming: asyncio.Task[PooledBrowser] | None = None  # the first browser, started before a test asked
+        self._warm_tries: list[tuple[int, str]] = []  # its failed tries, until a test hears of them
         self.launches = 0
         self.retired: list[str] = []  # why each retired browser was retired (for the bench and the tests)
 
@@ -151,6 +160,7 @@ class BrowserPool:
     ) -> AsyncIterator[Lease]:
         """A fresh context for one test, emulating its device if any, in a browser it may share with other tests. A
         browser started for it reports each failed try to `on_failed_try`."""
+        asked = time.monotonic()
         pooled = await self._checkout(on_failed_try)
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         try:
@@ -165,7 +175,7 @@ class BrowserPool:
             pooled.leaving += 1
             await self._check_out_of(pooled, None)
             raise
-        launch_s = 0.0 if pooled.tests else pooled.launch_s
+        launch_s = 0.0 if pooled.tests else max(0.0, min(pooled.launch_s, pooled.up_at - asked))  # what it waited of it
         shows = environment(emulation, fresh.seen)
         lease = Lease(pooled, fresh.context, fresh.page, fresh.context_id, shows, launch_s=launch_s)
         pooled.tests += 1
@@ -177,8 +187,38 @@ class BrowserPool:
             self._cleanups.add(task)
             task.add_done_callback(self._cleanups.discard)
 
+    def warm(self) -> None:
+        """Start the run's first browser now, before its first test asks for one: the Playwright driver's and
+        Chromium's start (0.6 to 1 s) then go on while the run checks that the preview answers. The first test waits
+        for it, hears of its failed tries, and errors as its own start would if it does not come up."""
+        if self._warming is None and not self._running and not self._starting:
+            self._starting += 1
+            self._warming = asyncio.get_running_loop().create_task(self._warm())
+            self._warming.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised to a test
+
+    async def _warm(self) -> PooledBrowser:
+        try:
+            pooled = await self._launch(lambda attempt, reason: self._warm_tries.append((attempt, reason)))
+        except BaseException:
+            async with self._changed:
+                self._starting -= 1
+                self._changed.notify_all()
+            raise
+        async with self._changed:
+            self._starting -= 1
+            pooled.failed_tries, self._warm_tries = self._warm_tries, []
+            self._running.add(pooled)
+            self._changed.notify_all()
+        return pooled
+
     async def close(self) -> None:
-        """Wait for the cleanups still running, then stop every browser."""
+        """Wait for the cleanups still running (each closes its test's context), then stop every browser. No test
+        follows: a cleanup makes no next context and checks no browser for one (about 0.3 s at the end of every run)."""
+        self._closing = True
+        for making in [*self._making, *([self._warming] if self._warming is not None else [])]:
+            making.cancel()
+        if self._warming is not None:
+            await asyncio.wait({self._warming})
         if self._cleanups:
             await asyncio.wait(list(self._cleanups), timeout=CLOSE_TIMEOUT_S * 2)
         for pooled in list(self._running):
@@ -187,12 +227,22 @@ class BrowserPool:
     async def _checkout(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         async with self._changed:
             while True:
+                if (warming := self._warming) is not None and warming.done():  # the first test hears how it went
+                    self._warming = None
+                    if warming.cancelled() or warming.exception() is not None:
+                        for attempt, reason in self._warm_tries:
+                            on_failed_try(attempt, reason)
+                        self._warm_tries = []
+                        raise warming.exception() or asyncio.CancelledError()
                 for pooled in [b for b in self._running if b.holders == 0 and not b.settling and not b.connected]:
                     await self._retire(pooled, "it disconnected while idle", notify=False)
                 free = [b for b in self._running if not (b.settling or b.leaving or b.doomed) and b.connected]
                 if free:
                     pooled = max(free, key=lambda b: b.holders)  # a lease joins a browser already in use
                     pooled.holders += 1
+                    for attempt, reason in pooled.failed_tries:  # a warm start's, told to its first test
+                        on_failed_try(attempt, reason)
+                    pooled.failed_tries = []
                     return pooled
                 room = len(self._running) + self._starting < self.size
                 # a browser starting or being checked that this lease could join: waiting for it costs no launch
@@ -233,6 +283,8 @@ class BrowserPool:
         async with self._changed:
             pooled.holders -= 1
             last = pooled.settling = pooled.holders == 0
+        if self._closing:  # every browser is stopped next: nobody is left to protect or to make a context for
+            return
         why = [pooled.doomed] if pooled.doomed else []
         if not pooled.connected:
             why.append("it disconnected or crashed")
@@ -245,15 +297,28 @@ class BrowserPool:
                 self._changed.notify_all()
             return
         pooled.leaving -= 1
-        if not why:
-            with contextlib.suppress(Exception):
-                pooled.ready = await self._new_context(pooled, context_options(None))
+        if not why and not self._closing:
+            pooled.ready = await self._next_context(pooled)
+        if self._closing:
+            return
         if why or pooled.ready is None:
             await self._retire(pooled, "; ".join(why) or "its next context could not be made")
             return
         async with self._changed:
             pooled.settling = False
             self._changed.notify_all()
+
+    async def _next_context(self, pooled: PooledBrowser) -> FreshContext | None:
+        """The next test's context, made while no test runs in the browser (None if it could not be made, or the run
+        ended meanwhile)."""
+        making = asyncio.get_running_loop().create_task(self._new_context(pooled, context_options(None)))
+        self._making.add(making)
+        try:
+            await asyncio.wait({making})
+        finally:
+            self._making.discard(making)
+            making.cancel()  # only if this cleanup itself was cancelled: it is done otherwise
+        return None if making.cancelled() or making.exception() is not None else making.result()
 
     async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
         context = await pooled.browser.new_context(**options)  # preview credentials: agent/guards/network.py
@@ -263,15 +328,19 @@ class BrowserPool:
             info = await cdp.send("Target.getTargetInfo")
         finally:
             await cdp.detach()
-        user_agent, locale = await page.evaluate(SEEN)
-        return FreshContext(context, page, str(info["targetInfo"]["browserContextId"]), (str(user_agent), str(locale)))
+        key = (options.get("user_agent"), options.get("locale"))
+        if key not in pooled.seen:
+            user_agent, locale = await page.evaluate(SEEN)
+            pooled.seen[key] = (str(user_agent), str(locale))
+        return FreshContext(context, page, str(info["targetInfo"]["browserContextId"]), pooled.seen[key])
 
     async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
         """Start a browser (agent/browsers/launch.py: by Playwright, in turns, tried twice)."""
         clock = time.monotonic()
         started = await start_browser(await self.playwright(), self.setup, self.gate, on_failed_try)
         pooled = PooledBrowser(started.processes, started.cdp_url, started.browser)
-        pooled.launch_s = time.monotonic() - clock
+        pooled.up_at = time.monotonic()
+        pooled.launch_s = pooled.up_at - clock
         self.launches += 1
         return pooled
 
