@@ -133,12 +133,11 @@ def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) ->
     from preview_qa.engine.pricing import find_price, unpriced
     from preview_qa.errors import UnpricedBudgetError
 
-    if find_price(llm.provider, llm.model, config.price_per_mtok) is None:
-        flags = [
-            f
-            for f, v in (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
-            if v is not None
-        ]
+    budgets = (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
+    flags = [flag for flag, value in budgets if value is not None]
+    budgeted = flags or any(test.max_cost_usd is not None for test in manifest.tests)
+    # The price data (about 0.04 s to load) is read here only for a budget that needs it; a call's cost reads it later
+    if budgeted and find_price(llm.provider, llm.model, config.price_per_mtok) is None:
         if flags:
             raise UnpricedBudgetError(unpriced(" and ".join(flags), llm.provider, llm.model))
         for i, test in enumerate(manifest.tests):
@@ -208,10 +207,11 @@ def github_reporters(env: Mapping[str, str], out: Path, comment: bool, redactor:
     """Inside GitHub Actions, the GitHub reporter: it starts first, masks the secrets, then keeps the run's own output
     from issuing workflow commands until it finishes."""
     from preview_qa.reporters.github.commands import in_github_actions
-    from preview_qa.reporters.github.reporter import GitHubReporter
 
     if not in_github_actions(env):
         return []
+    from preview_qa.reporters.github.reporter import GitHubReporter  # its API client and Markdown: only in Actions
+
     return [GitHubReporter(env, out, redactor, comment)]
 
 

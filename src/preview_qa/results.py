@@ -314,6 +314,9 @@ class Proof(BaseModel):
     cached: bool = False  # taken from the cache: same recording, same preview content
 
 
+FINAL_SHOT = "final"  # among a run's screenshots to compare (expect.visual), the final page's; a step's is its number
+
+
 class VisualShot(BaseModel):
     """One screenshot of the PR's run compared with the default branch's (expect.visual): which step, the share of
     pixels that differ, and the images (paths relative to the results folder, once written)."""

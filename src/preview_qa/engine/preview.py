@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 READY = range(200, 400)
 READY_AUTH = (401, 403)  # protected previews answer, they just want credentials the browser may have
@@ -24,7 +27,7 @@ async def wait_for_preview(
     out, what happened last."""
     deadline = time.monotonic() + timeout
     last = "no answer"
-    async with httpx.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0) as client:
+    async with await _client(headers) as client:
         while True:
             answer = await _ask(client, url)
             if isinstance(answer, int):
@@ -44,13 +47,22 @@ async def wait_for_preview(
 async def no_answer(url: str, headers: dict[str, str] | None = None) -> str | None:
     """Why `url` gives no HTTP answer at all (refused, unknown host, timeout), in one line; None when it answers,
     whatever its status."""
-    async with httpx.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0) as client:
+    async with await _client(headers) as client:
         answer = await _ask(client, url)
     return answer if isinstance(answer, str) else None
 
 
+async def _client(headers: dict[str, str] | None) -> httpx.AsyncClient:
+    """An HTTP client; httpx is imported on a thread (about 0.07 s): the run's first browser starts meanwhile."""
+    http = await asyncio.to_thread(importlib.import_module, "httpx")
+    client: httpx.AsyncClient = http.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0)
+    return client
+
+
 async def _ask(client: httpx.AsyncClient, url: str) -> int | str:
     """The status `url` answers with, or what went wrong."""
+    import httpx
+
     try:
         return (await client.get(url)).status_code
     except httpx.HTTPError as e:

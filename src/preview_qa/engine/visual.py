@@ -9,8 +9,7 @@ from preview_qa.engine.agent_port import Recorded, Recording, StepRecordings
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import AgentHistory, Event, Observed, VisualCompared, VisualReference
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import Status, TestResult, VisualShot
-from preview_qa.verdict.visual import FINAL, compare_all, not_compared
+from preview_qa.results import FINAL_SHOT, Status, TestResult, VisualShot
 
 VISUAL_REPLAY = "visual-replay"  # the label of a PR run's recording replayed for its steps' screenshots (steps: true)
 References = Callable[[TestSpec], dict[str, bytes] | None]  # the replay cache's: the default branch's screenshots
@@ -23,7 +22,7 @@ def compared_visually(spec: TestSpec, result: TestResult) -> bool:
 
 def wants_steps(spec: TestSpec, shots: Mapping[str, bytes]) -> bool:
     """steps: true, and the PR's run took no step's screenshot (the agent ran it: only a replay takes them)."""
-    return spec.expect.visual is not None and spec.expect.visual.steps and set(shots) <= {FINAL}
+    return spec.expect.visual is not None and spec.expect.visual.steps and set(shots) <= {FINAL_SHOT}
 
 
 def recorded(history: AgentHistory, base_url: str, before: Recorded | None = None) -> Recorded:
@@ -49,6 +48,8 @@ def outcome(
     if before is None or not after:
         reason = why_none if before is None else "this PR's run took no screenshot to compare"
         return result, [_not_compared(spec, reason)]
+    from preview_qa.verdict.visual import compare_all, not_compared  # numpy and Pillow: only a run that compares
+
     images = compare_all(spec.expect.visual, before, after)
     events: list[Event] = [VisualCompared(name=spec.name, images=tuple(images))]
     missing = not_compared(before, after)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-import jsonschema
-from pathspec import GitIgnoreSpec
 from pydantic import (
     Field,
     PrivateAttr,
@@ -104,6 +102,8 @@ def glob_problem(pattern: str, first: bool = False) -> str | None:
     """Why a `paths` entry cannot be used (None if it can): outside the repository, not a glob, or matching nothing."""
     if _OUTSIDE_RE.search(pattern):
         return f"'{pattern}' points outside the repository ('..'); paths are relative to the repository root"
+    from pathspec import GitIgnoreSpec  # only a manifest with `paths` pays its import
+
     try:
         compiled = GitIgnoreSpec.from_lines([pattern]).patterns
     except (ValueError, re.error) as e:  # pathspec's pattern error is a ValueError; re's names a place in its own regex
@@ -345,6 +345,8 @@ class TestOptions(Strict):
     def _schema_is_valid(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         if v is None:
             return v
+        import jsonschema  # only a manifest with an output_schema pays its import
+
         try:
             jsonschema.validators.validator_for(v).check_schema(v)
         except jsonschema.SchemaError as e:

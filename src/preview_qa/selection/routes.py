@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pathspec import GitIgnoreSpec
-
 from preview_qa.selection.conventions import Conventions
 from preview_qa.selection.repository import DiskRepository, Repository
 from preview_qa.selection.route import Route
@@ -27,6 +25,8 @@ class RouteMap:
 def map_files(files: list[str], manifest_routes: Mapping[str, list[str]], repo: Repository | None = None) -> RouteMap:
     """Each changed file's routes: a manifest `routes:` glob that matches it wins over every convention (an empty list:
     it touches no page); else its app's framework's conventions, read from `repo` (by default the checkout here)."""
+    from pathspec import GitIgnoreSpec  # only a run given changed files: not on every run's start
+
     specs = [(GitIgnoreSpec.from_lines([glob]), routes) for glob, routes in manifest_routes.items()]
     conventions = Conventions(repo if repo is not None else DiskRepository())
     found: dict[tuple[str, bool], list[str]] = {}

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from pathspec import GitIgnoreSpec
-
 from preview_qa.config import RunConfig
 from preview_qa.errors import SelectionError
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -101,5 +99,7 @@ def _not_changed(tests: list[TestSpec], changed: list[str] | None) -> dict[str, 
 
 
 def _covers(paths: list[str], changed: list[str]) -> bool:
+    from pathspec import GitIgnoreSpec  # only a run given changed files: not on every run's start
+
     spec = GitIgnoreSpec.from_lines(paths)
     return any(spec.match_file(path) for path in changed)

@@ -7,7 +7,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 from pydantic import ValidationError
 
 from preview_qa.manifest.models import TestSpec
@@ -45,6 +44,8 @@ def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | N
     if spec.output_schema is not None:
         if report.data is None:
             return None, "the agent returned no extracted data although the test declares an output_schema"
+        import jsonschema  # only a test with an output_schema: not on every run's start
+
         error = jsonschema.exceptions.best_match(
             jsonschema.validators.validator_for(spec.output_schema)(spec.output_schema).iter_errors(report.data)
         )

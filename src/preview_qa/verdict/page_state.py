@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz
-
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import ExpectationOutcome, clip
 
@@ -90,6 +88,8 @@ def nearest_elements(check: ElementCheck, roles: list[tuple[str, str]]) -> str:
     with the wanted role under the names most like it; or what the page has of that role."""
     if check.name is None:
         return "the page has none"
+    from rapidfuzz import fuzz  # only a failing check: not on every run's start
+
     want = check.name.lower()
     scored = sorted(
         {(fuzz.ratio(want, name.lower()) + (10 if role == check.role else 0), role, name) for role, name in roles if name},

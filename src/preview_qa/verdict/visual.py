@@ -15,13 +15,12 @@ from PIL import Image, ImageChops
 
 from preview_qa.events import VisualImages
 from preview_qa.manifest.models import VisualCheck
-from preview_qa.results import VisualShot
+from preview_qa.results import FINAL_SHOT, VisualShot
 
 MAX_YIQ_DELTA = 35215.0  # pixelmatch's largest squared YIQ distance: `threshold` scales it
 FADE = 0.1  # how much of the page shows under the diff's red (pixelmatch's alpha)
 RED, YELLOW = (255, 0, 0), (255, 210, 0)  # a changed pixel; an anti-aliased one (shown, not counted)
 
-FINAL = "final"  # the final page's screenshot; a step's is keyed by its number
 Pixels = npt.NDArray[np.float32]
 
 
@@ -161,13 +160,13 @@ def _diff_png(old: Image.Image, changed: npt.NDArray[np.bool_], anti_aliased: np
 
 
 def step_key(step: str) -> int | Literal["final"]:
-    return "final" if step == FINAL else int(step)
+    return "final" if step == FINAL_SHOT else int(step)
 
 
 def compare_all(visual: VisualCheck, before: Mapping[str, bytes], after: Mapping[str, bytes]) -> list[VisualImages]:
     """Each of the PR's screenshots that the default branch also has, in step order (the final page last), compared."""
     found = []
-    for step in sorted(after.keys() & before.keys(), key=lambda s: (s == FINAL, int(s) if s != FINAL else 0)):
+    for step in sorted(after.keys() & before.keys(), key=lambda s: (s == FINAL_SHOT, int(s) if s != FINAL_SHOT else 0)):
         c = compare(before[step], after[step], visual.threshold)
         over = c.size_problem is not None or c.diff_ratio > visual.max_diff
         shot = VisualShot(step=step_key(step), diff_ratio=round(c.diff_ratio, 6), size_problem=c.size_problem, over=over)

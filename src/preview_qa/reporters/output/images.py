@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-from PIL import Image
+if TYPE_CHECKING:
+    from PIL import Image
 
 KEEP_BYTES = 150_000  # a PNG this small (a plain page) is kept as the browser made it
 SCREENSHOT_WIDTH = 960  # 3/4 of the 1280 px viewport: text stays readable
@@ -21,6 +23,8 @@ def shrink_screenshot(png: bytes) -> bytes:
     """
     if len(png) <= KEEP_BYTES:
         return png
+    from PIL import Image  # on the writer thread, when the first busy page comes: not on the run's way to its tests
+
     with Image.open(io.BytesIO(png)) as image:
         small = _fit(image.convert("RGB"), SCREENSHOT_WIDTH)
     out = io.BytesIO()
@@ -31,6 +35,8 @@ def shrink_screenshot(png: bytes) -> bytes:
 def animation(frames: list[bytes]) -> bytes | None:
     """A looping GIF of the screenshots, GIF_WIDTH wide, one second a frame and the last one held longer;
     None when fewer than two of them are images Pillow can read."""
+    from PIL import Image
+
     if len(frames) > GIF_MAX_FRAMES:  # evenly spaced, always keeping the first and the last
         step = (len(frames) - 1) / (GIF_MAX_FRAMES - 1)
         frames = [frames[round(i * step)] for i in range(GIF_MAX_FRAMES)]
@@ -60,6 +66,8 @@ def animation(frames: list[bytes]) -> bytes | None:
 
 
 def _fit(image: Image.Image, width: int) -> Image.Image:
+    from PIL import Image
+
     if image.width <= width:
         return image
     height = max(1, round(image.height * width / image.width))
