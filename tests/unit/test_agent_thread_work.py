@@ -1,8 +1,10 @@
 """Work browser-use's Agent did on the run's one thread, which every concurrent test waited for
-(agent/adapter/patches.py, items 10 and 11): a full garbage collection as each agent closed; its four step models
-(its actions' and its answer's) made again before every step, and the answer model's JSON schema for every request.
-An agent now leaves collection to Python, and keeps its models while nothing they depend on changes, and makes them
-again when something does."""
+(agent/adapter/patches.py, items 10 to 13): a full garbage collection as each agent closed; its four step models
+(its actions' and its answer's) made again before every step, and the answer model's JSON schema for every request;
+a pydantic TypeAdapter made for every event handler's result, and a default factory's signature read for every
+private attribute of every model made. An agent now leaves collection to Python, and keeps its models while nothing
+they depend on changes, and makes them again when something does; an adapter is made once a type, a signature read
+once a factory."""
 
 from __future__ import annotations
 
@@ -101,3 +103,54 @@ def test_an_agent_closing_leaves_collection_to_python(tmp_path: Path) -> None:
     finally:
         gc.callbacks.remove(heard)
     assert full == []
+
+
+def test_a_handler_results_type_is_checked_by_one_adapter_made_once_and_still_checks(monkeypatch: Any) -> None:
+    """Item 12: bubus made a pydantic TypeAdapter for every handler's result; one per type now, which still refuses a
+    result of the wrong type as bubus's own did."""
+    from bubus import BaseEvent, EventBus
+    from pydantic import TypeAdapter
+
+    patches.apply()
+    made: list[object] = []
+    monkeypatch.setattr(patches, "TypeAdapter", lambda tp: made.append(tp) or TypeAdapter(tp))
+    patches._adapter_once.cache_clear()
+
+    class Counted(BaseEvent[list[int]]):
+        pass
+
+    async def run(answer: object) -> object:
+        bus = EventBus(name="counted")
+        bus.on(Counted, lambda event: answer)
+        try:
+            return await (await bus.dispatch(Counted())).event_result()
+        except Exception as e:
+            return e
+        finally:
+            await bus.stop()
+
+    assert [asyncio.run(run([n])) for n in range(3)] == [[0], [1], [2]]
+    assert made == [list[int]]  # one adapter for the three results
+    assert "did not match expected event_result_type" in str(asyncio.run(run("not a list")))
+
+
+def test_a_default_factorys_signature_is_read_once() -> None:
+    """Item 13: pydantic read `inspect.signature` of a private attribute's default factory for every model made."""
+    from pydantic import BaseModel, PrivateAttr
+    from pydantic._internal import _fields
+
+    patches.apply()
+
+    def seen() -> dict[str, int]:
+        return {}
+
+    class Watchdog(BaseModel):
+        _seen: dict[str, int] = PrivateAttr(default_factory=seen)
+
+    before = patches._takes_validated_data_once.cache_info()
+    first = Watchdog()
+    for _ in range(50):
+        assert Watchdog()._seen == {} and Watchdog()._seen is not first._seen  # a new dict each, as before
+    after = patches._takes_validated_data_once.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits >= 100
+    assert _fields.takes_validated_data_argument is patches._takes_validated_data_asked_once

@@ -384,7 +384,7 @@ async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
     test waits for the longer of the two, not for both in turn."""
 
     def prepare() -> MeteredChat:
-        for name in AGENT_MODULES:
+        for name in AGENT_MODULES:  # connect's import also makes what each session's start would (prepare_sessions)
             importlib.import_module(name)
         return make_llm()
 

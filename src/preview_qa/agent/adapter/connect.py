@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -14,13 +15,28 @@ from browser_use import BrowserProfile
 from browser_use.browser.events import BrowserErrorEvent
 
 from preview_qa.agent.adapter import patches
-from preview_qa.agent.adapter.context_session import ContextSession
+from preview_qa.agent.adapter.context_session import ContextSession, idle_cloud_client
 from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, START_TRIES, BrowserStartError
 
 if TYPE_CHECKING:
     from preview_qa.agent.browsers.pool import Lease
 
+# What browser-use's session imports as it first starts (BrowserSession.attach_all_watchdogs)
+WATCHDOGS = "captcha default_action dom downloads har_recording local_browser permissions recording screenshot security"
+WATCHDOGS += " storage_state"
+
+
+def prepare_sessions() -> None:
+    """What the first session would make on the run's loop as it starts, made as this module is imported (on the
+    thread that imports browser-use: agent/session.py): the watchdogs' modules and the idle cloud client (its TLS
+    set-up)."""
+    for name in WATCHDOGS.split():
+        importlib.import_module(f"browser_use.browser.watchdogs.{name}_watchdog")
+    idle_cloud_client()
+
+
 patches.apply()  # before any browser-use session of this process starts
+prepare_sessions()
 gc.freeze()  # browser-use's modules live as long as the run: no full collection needs to scan them (agent/browser_agents.py)
 
 

@@ -13,7 +13,7 @@ from pydantic import PrivateAttr
 
 
 @functools.cache
-def _idle_cloud_client() -> CloudBrowserClient:
+def idle_cloud_client() -> CloudBrowserClient:
     return CloudBrowserClient()
 
 
@@ -28,7 +28,7 @@ class ContextSession(BrowserSession):
     _refused: list[str] = PrivateAttr(default_factory=list)  # what its scope refused, over every connection it made
     # Private `_cloud_browser_client`: never used (no cloud browser), yet browser-use builds one per session, an HTTP
     # client with its TLS set-up; one idle client serves every session.
-    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: _idle_cloud_client())
+    _cloud_browser_client: CloudBrowserClient = PrivateAttr(default_factory=lambda: idle_cloud_client())
 
     def in_context(self, context_id: str) -> ContextSession:
         self._context_id = context_id

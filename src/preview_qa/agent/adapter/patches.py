@@ -38,12 +38,21 @@ Read this module (and agent/adapter/env.py) when upgrading browser-use: each ite
    does on its one thread. An agent now keeps its models while its registry's actions are the same ones and none is
    restricted to domains (else they are made for each page, as before), and a model's schema is made once (a copy
    each request).
+12. `apply`: bubus checks each handler's result against its event's result type through a pydantic `TypeAdapter` it
+   makes anew for every result (`EventResult.update`, through its module's `TypeAdapter`), building the type's
+   validator each time: about a sixth of the Python on the run's one thread with 4 agent tests at once. Its module now
+   gets one adapter per type, made once (a type that cannot be a key gets a new one, as before).
+13. `apply`: pydantic (2.13) asks `inspect.signature` whether a private attribute's default factory takes the
+   validated data, for every private attribute of every model made (`_fields.takes_validated_data_argument`), and a
+   browser-use session makes its watchdogs, a dozen models with many of them, as it starts: a builtin's signature is
+   parsed from text each time. The answer depends on the factory alone, so it is asked once a factory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import gc
 import sys
 import types
@@ -58,9 +67,12 @@ from browser_use.browser.watchdogs.aboutblank_watchdog import AboutBlankWatchdog
 from browser_use.browser.watchdogs.popups_watchdog import PopupsWatchdog
 from browser_use.llm.browser_use.chat import ChatBrowserUse
 from browser_use.llm.schema import SchemaOptimizer
+from bubus import models as bubus_models
 from bubus import service as bubus_service
 from bubus.service import EventBus, ReentrantLock
 from cdp_use import CDPClient
+from pydantic import TypeAdapter
+from pydantic._internal import _fields as pydantic_fields
 
 from preview_qa.agent.adapter.context_session import ContextSession
 from preview_qa.agent.browsers.context_scope import ContextScope
@@ -278,6 +290,35 @@ def _schema_once(model: type[Any], *, remove_min_items: bool = False, remove_def
     return copy.deepcopy(made[flags])
 
 
+@functools.lru_cache(maxsize=512)
+def _adapter_once(result_type: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(result_type)
+
+
+def _type_adapter(result_type: Any) -> TypeAdapter[Any]:
+    """12. bubus's TypeAdapter for a handler's result: one a type."""
+    try:
+        return _adapter_once(result_type)
+    except TypeError:  # unhashable
+        return TypeAdapter(result_type)
+
+
+_takes_validated_data = pydantic_fields.takes_validated_data_argument
+
+
+@functools.lru_cache(maxsize=4096)
+def _takes_validated_data_once(default_factory: Any) -> bool:
+    return bool(_takes_validated_data(default_factory))
+
+
+def _takes_validated_data_asked_once(default_factory: Any) -> bool:
+    """13. pydantic's question of a default factory, answered once a factory."""
+    try:
+        return _takes_validated_data_once(default_factory)
+    except TypeError:  # unhashable
+        return bool(_takes_validated_data(default_factory))
+
+
 _applied = False
 
 
@@ -294,5 +335,7 @@ def apply() -> None:
         agent_service.Agent._setup_action_models = _setup_once  # type: ignore[method-assign,assignment]
         agent_service.Agent._update_action_models_for_page = _update_if_changed  # type: ignore[method-assign,assignment]
         SchemaOptimizer.create_optimized_json_schema = staticmethod(_schema_once)  # type: ignore[method-assign]
+        bubus_models.TypeAdapter = _type_adapter
+        pydantic_fields.takes_validated_data_argument = _takes_validated_data_asked_once  # type: ignore[assignment]
         route_screenshots(masking.around)
         _applied = True
