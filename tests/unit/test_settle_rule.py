@@ -228,3 +228,18 @@ def test_dialogs_are_answered_one_way() -> None:
         Answer.CANCEL,
     ]
     assert answer_for("prompt", "Ada") is Answer.TEXT
+
+
+def test_a_page_waiting_on_nothing_is_idle_until_its_window_ends_and_one_waiting_on_a_request_is_not() -> None:
+    """What lets settling look again only when the quiet window could have ended (agent/page/settle.py), not every 50
+    ms: waiting on nothing, only time (or the bound, or the restless limit) can settle the page."""
+    rule = QuietRule(quiet_s=0.5, last_activity=1.0)
+    assert abs((rule.idle_for(now=1.1, since=1.1, bound_s=BOUND) or 0) - 0.4) < 1e-9
+    assert abs((rule.idle_for(now=1.1, since=1.1, bound_s=0.2) or 0) - 0.2) < 1e-9  # the bound comes first
+    rule.started("r1", "GET /api/items", "fetch", now=1.2)
+    assert rule.idle_for(now=1.3, since=1.1, bound_s=BOUND) is None  # an answer may come any moment: look often
+    rule.finished("r1", now=1.4)
+    assert abs((rule.idle_for(now=1.4, since=1.1, bound_s=BOUND) or 0) - 0.5) < 1e-9
+    rule.drew(at=1.8)  # what it draws meanwhile puts the window off, seen at the next look
+    rule.note_waits(now=2.0, since=1.1)  # free since 2.0: a page that keeps changing is judged 1.5 s later at most
+    assert abs((rule.idle_for(now=2.0, since=1.1, bound_s=BOUND, restless_s=0.2) or 0) - 0.2) < 1e-9

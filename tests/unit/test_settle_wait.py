@@ -149,3 +149,21 @@ def test_a_page_that_polls_forever_settles_once_its_poll_answered_and_says_so(cl
     assert settled.waited_s == pytest.approx(1.0, abs=settle.LOOK_S)
     assert settled.polls == ["GET /api/poll"]
     assert settled.line() == "waited 1.0 s for GET /api/poll; the page was quiet apart from its polls (GET /api/poll)"
+
+
+def test_a_page_that_waits_on_nothing_is_looked_at_when_its_quiet_window_could_end_not_every_moment(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = Page()
+    settler = watched(page)
+    looks: list[float] = []
+
+    async def look(_: object) -> None:
+        looks.append(clock.now)
+
+    monkeypatch.setattr(settler, "look", look)
+    settler.acted()  # an action at 0: the page then does nothing
+    clock.now = 0.1
+    settled = asyncio.run(settler.settle(page, bound_s=5.0))
+    assert settled.outcome is Settling.SETTLED and settled.waited_s == pytest.approx(0.4)
+    assert looks == pytest.approx([0.1, 0.5])  # at the start, and as the window ended: not every LOOK_S

@@ -255,6 +255,16 @@ class QuietRule:
         until_bound = bound_s - (now - since)
         return max(0.0, min(until_bound, until_quiet if until_quiet > 0 else until_bound))
 
+    def idle_for(self, now: float, since: float, bound_s: float, restless_s: float | None = None) -> float | None:
+        """Seconds in which, waiting on nothing, only time can settle the page: until its quiet window ends, the bound,
+        or its restless limit (what it draws meanwhile only puts its window off); None while it waits on something."""
+        if self.waiting_on(now):
+            return None
+        limits = [self.next_look(now, since, bound_s)]
+        if restless_s is not None and self._free_since is not None:
+            limits.append(self._free_since + restless_s - now)
+        return max(0.0, min(limits))
+
     def start_settle(self) -> None:
         """A new settle begins: what the last one waited for is forgotten."""
         self.waited_on.clear()

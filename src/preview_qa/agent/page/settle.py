@@ -19,7 +19,9 @@ from preview_qa.events import PageSettled
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page, Request, WebSocket
 
-LOOK_S = 0.05  # at most between two looks at the rule: an event can end a wait sooner than time alone
+# At most between two looks while the page waits on something (an event can end that wait sooner than time alone); a
+# page that waits on nothing is looked at again when its quiet window could have ended (QuietRule.idle_for)
+LOOK_S = 0.05
 
 
 @dataclass
@@ -151,7 +153,8 @@ class PageSettler:
             rule.note_waits(_now(), since)
             if state is not Settling.BUSY or page.is_closed():
                 break
-            await asyncio.sleep(min(LOOK_S, max(0.005, rule.next_look(_now(), since, bound_s))))
+            idle = rule.idle_for(_now(), since, bound_s, restless_s)
+            await asyncio.sleep(max(0.005, min(LOOK_S, rule.next_look(_now(), since, bound_s)) if idle is None else idle))
         outcome = Settling.BOUND_REACHED if state is Settling.BUSY else state  # a closed page is judged as it is
         waiting = bool(rule.waiting_on(_now()))
         rule.end_settle()
