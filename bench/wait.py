@@ -61,9 +61,9 @@ class Timed:
         return f"{self.seconds:5.2f} s ({self.cpu_s:5.1f} CPU-s)"
 
 
-def timed(command: list[str], out: Path | None = None) -> Timed:
+def timed(command: list[str], out: Path | None = None, env: dict[str, str] | None = None) -> Timed:
     """Run `command` to its exit, timing it and its printed lines, and summing its process tree's CPU-seconds."""
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "false", "COLUMNS": "200"}
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "false", "COLUMNS": "200", **(env or {})}
     clock = time.monotonic()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[tuple[float, str]] = []
@@ -130,6 +130,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# The preview-qa sources each figure is measured for: this checkout's, and with --before another checkout's, run in
+# the same turns (both then see the same load on the machine)
+SOURCES: dict[str, Path] = {"preview-qa run": HERE.parent / "src"}
+
+
 def run_command(qa: Path, site_url: str, llm_url: str, out: Path, *extra: str) -> list[str]:
     """`preview-qa run` as a CI job runs it (its own process, its console on stdout)."""
     command = [sys.executable, "-m", "preview_qa", "run", str(qa), "--base-url", site_url, "--out", str(out)]
@@ -145,6 +150,11 @@ def passed(run: Timed) -> Timed:
     return run
 
 
+def ours(src: Path, command: list[str], out: Path) -> Timed:
+    """`command` (a `preview-qa run`) with the sources at `src`, checked to have passed."""
+    return passed(timed(command, out, {"PYTHONPATH": str(src)}))
+
+
 def load() -> str:
     return f"load average {os.getloadavg()[0]:.1f}"
 
@@ -153,32 +163,38 @@ def median_ratio(ours: list[Timed], theirs: list[Timed], of: Callable[[Timed], f
     return statistics.median(of(a) / of(b) for a, b in zip(ours, theirs, strict=True))
 
 
-def side_by_side(label: str, ours: list[Timed], theirs: list[Timed], anchor: str) -> float:
-    ratio = median_ratio(ours, theirs)
-    print(f"  {label}: {', '.join(str(t) for t in ours)}")
+def side_by_side(runs: dict[str, list[Timed]], anchor: str, limit: float) -> None:
+    """Each version's runs against the anchor's (the last entry), pair by pair."""
+    *versions, (_, theirs) = runs.items()
+    for label, runs_of in versions:
+        print(f"  {label}: {', '.join(str(t) for t in runs_of)}")
     print(f"  {anchor}: {', '.join(str(t) for t in theirs)}")
-    pairs = ", ".join(f"{a.seconds / b.seconds:.2f}" for a, b in zip(ours, theirs, strict=True))
-    print(f"  ratio {ratio:.2f} (pairs in turns: {pairs}); CPU-seconds {median_ratio(ours, theirs, lambda t: t.cpu_s):.2f}x")
-    return ratio
+    for label, runs_of in versions:
+        ratio = median_ratio(runs_of, theirs)
+        pairs = ", ".join(f"{a.seconds / b.seconds:.2f}" for a, b in zip(runs_of, theirs, strict=True))
+        cpu = median_ratio(runs_of, theirs, lambda t: t.cpu_s)
+        print(f"  {label}: ratio {ratio:.2f} (pairs in turns: {pairs}; {goal(ratio, limit)}); CPU-seconds {cpu:.2f}x")
 
 
 def replay(repeat: int, work: Path) -> None:
     print(f"replay: {TESTS} login tests replayed at --concurrency 4 vs bare Playwright (--plain), {load()}")
-    ours, bare = [], []
+    runs: dict[str, list[Timed]] = {label: [] for label in [*SOURCES, "bare Playwright"]}
     with services(1.0) as (site, llm):
         qa, cache = manifest(work, TESTS), work / "cache"
         replaying = ("--cache", str(cache), "--concurrency", "4")
-        passed(timed(run_command(qa, site.url, llm.url, work / "record", *replaying), work / "record"))
+        ours(SOURCES["preview-qa run"], run_command(qa, site.url, llm.url, work / "record", *replaying), work / "record")
         bare_command = [sys.executable, str(HERE / "bare_playwright.py"), "--plain", "--base-url", site.url]
         bare_command += ["--tests", str(TESTS), "--concurrency", "4", "--password", PASSWORD, "--chromium", find_chromium() or ""]
         for i in range(repeat):
-            out = work / f"replay-{i}"
-            ours.append(passed(timed(run_command(qa, site.url, llm.url, out, *replaying), out)))
-            bare.append(timed(bare_command))
+            for n, (label, src) in enumerate(SOURCES.items()):
+                out = work / f"replay-{i}-{n}"
+                runs[label].append(ours(src, run_command(qa, site.url, llm.url, out, *replaying), out))
+            runs["bare Playwright"].append(timed(bare_command))
         imports = import_seconds(run_command(qa, site.url, llm.url, work / "imports", *replaying))
-    ratio = side_by_side("preview-qa run", ours, bare, "bare Playwright")
-    print(f"  {goal(ratio, 1.10)}; {load()}")
-    breakdown(ours, imports)
+    side_by_side(runs, "bare Playwright", 1.10)
+    print(f"  {load()}")
+    for label in SOURCES:
+        breakdown(label, runs[label], imports if label == "preview-qa run" else None)
 
 
 def import_seconds(command: list[str]) -> float:
@@ -193,14 +209,14 @@ def import_seconds(command: list[str]) -> float:
     return total_us / 1e6
 
 
-def breakdown(runs: list[Timed], imports_s: float) -> None:
+def breakdown(label: str, runs: list[Timed], imports_s: float | None) -> None:
     """The process's phases from its console lines, and a test's phases from its `timings` events, medians of the runs."""
-    print("  where a replay run's time goes (median of the runs):")
+    print(f"  where a replay run's time goes ({label}, median of the runs):")
     timelines = [process_phases(run) for run in runs]
     for name in timelines[0]:
         value = statistics.median(t[name] for t in timelines)
         print(f"    {name:<86} {value:6.2f} s")
-        if name.startswith("process start"):
+        if name.startswith("process start") and imports_s is not None:
             print(f"    {'  of which imports (a run apart, under -X importtime)':<86} {imports_s:6.2f} s")
     kinds = sorted({k for run in runs for k in run.cpu_by_kind}, key=lambda k: -runs[0].cpu_by_kind.get(k, 0.0))
     print("  CPU-seconds by process (sampled every 0.2 s, so a little under the total):")
@@ -252,22 +268,27 @@ def test_phases(run: Timed) -> dict[str, float]:
 def concurrency(repeat: int, work: Path) -> None:
     cores = os.cpu_count() or 1
     print(f"concurrency: {TESTS} agent tests, every answer after 1 s, at --concurrency 1 and 4, {cores} cores, {load()}")
-    ones, fours = [], []
+    runs: dict[tuple[str, int], list[Timed]] = {(label, n): [] for label in SOURCES for n in (1, 4)}
     with services(1.0) as (site, llm):
         qa = manifest(work, TESTS)
         for i in range(repeat):
-            for runs, n in ((ones, 1), (fours, 4)):
-                out = work / f"c{n}-{i}"
-                runs.append(passed(timed(run_command(qa, site.url, llm.url, out, "--no-cache", "--concurrency", str(n)), out)))
-    shares = [ideal_s(one, cores) / four.seconds for one, four in zip(ones, fours, strict=True)]
-    print(f"  at 1: {', '.join(str(t) for t in ones)}")
-    print(f"  at 4: {', '.join(str(t) for t in fours)}")
-    print(
-        f"  the run at 4 against the CPU-bound ideal (the run at 1's CPU-seconds over {cores} cores, at least a quarter "
-        f"of its wall time): {', '.join(f'{s:.0%}' for s in shares)}, median {statistics.median(shares):.0%} "
-        f"({goal(statistics.median(shares), 0.85, at_most=False)}); speed-up "
-        f"{statistics.median(o.seconds / f.seconds for o, f in zip(ones, fours, strict=True)):.2f}x; {load()}"
-    )
+            for (label, n), runs_of in runs.items():
+                out = work / f"c{n}-{i}-{len(runs_of)}-{label.split()[0]}"
+                runs_of.append(
+                    ours(SOURCES[label], run_command(qa, site.url, llm.url, out, "--no-cache", "--concurrency", str(n)), out)
+                )
+    for label in SOURCES:
+        ones, fours = runs[(label, 1)], runs[(label, 4)]
+        shares = [ideal_s(one, cores) / four.seconds for one, four in zip(ones, fours, strict=True)]
+        print(f"  {label} at 1: {', '.join(str(t) for t in ones)}")
+        print(f"  {label} at 4: {', '.join(str(t) for t in fours)}")
+        print(
+            f"  {label}: the run at 4 against the CPU-bound ideal (the run at 1's CPU-seconds over {cores} cores, at least "
+            f"a quarter of its wall time): {', '.join(f'{s:.0%}' for s in shares)}, median {statistics.median(shares):.0%} "
+            f"({goal(statistics.median(shares), 0.85, at_most=False)}); speed-up "
+            f"{statistics.median(o.seconds / f.seconds for o, f in zip(ones, fours, strict=True)):.2f}x"
+        )
+    print(f"  {load()}")
 
 
 def ideal_s(one: Timed, cores: int) -> float:
@@ -278,17 +299,18 @@ def ideal_s(one: Timed, cores: int) -> float:
 
 def agent(repeat: int, work: Path) -> None:
     print(f"agent: one agent test (every answer after 1 s) vs a bare browser-use Agent script, {load()}")
-    ours, bare = [], []
+    runs: dict[str, list[Timed]] = {label: [] for label in [*SOURCES, "bare browser-use"]}
     with services(1.0) as (site, llm):
         qa = manifest(work, 1)
         bare_command = [sys.executable, str(HERE / "bare_agent.py"), "--llm-url", llm.url, "--start", f"{site.url}/login"]
         bare_command += ["--task", TASK.format(n=1), "--chromium", find_chromium() or ""]
         for i in range(repeat):
-            out = work / f"agent-{i}"
-            ours.append(passed(timed(run_command(qa, site.url, llm.url, out, "--no-cache"), out)))
-            bare.append(timed(bare_command))
-    ratio = side_by_side("preview-qa run", ours, bare, "bare browser-use")
-    print(f"  {goal(ratio, 0.85)}; {load()}")
+            for n, (label, src) in enumerate(SOURCES.items()):
+                out = work / f"agent-{i}-{n}"
+                runs[label].append(ours(src, run_command(qa, site.url, llm.url, out, "--no-cache"), out))
+            runs["bare browser-use"].append(timed(bare_command))
+    side_by_side(runs, "bare browser-use", 0.85)
+    print(f"  {load()}")
 
 
 BENCHES = {"replay": replay, "concurrency": concurrency, "agent": agent}
@@ -298,11 +320,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("benches", nargs="*", metavar="BENCH", help=f"any of {', '.join(BENCHES)} (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="pairs per figure; the median counts")
+    parser.add_argument(
+        "--before", type=Path, metavar="SRC", help="also measure another checkout's src/ in the same turns (the code before)"
+    )
     args = parser.parse_args()
     unknown = set(args.benches) - set(BENCHES)
     if unknown:
         parser.error(f"no bench called {', '.join(sorted(unknown))}; choose from {', '.join(BENCHES)}")
-    compileall.compile_dir(str(HERE.parent / "src"), quiet=1)
+    if args.before is not None:
+        SOURCES["before (--before)"] = args.before.resolve()
+    for src in SOURCES.values():
+        compileall.compile_dir(str(src), quiet=1)
     print(f"preview-qa wait bench: median of {args.repeat}, {os.cpu_count()} CPUs, {load()}")
     with tempfile.TemporaryDirectory(prefix="preview-qa-wait-") as tmp:
         for name in args.benches or list(BENCHES):
