@@ -199,6 +199,17 @@ def test_a_four_step_test_passes_with_four_passed_steps(runs: Runs) -> None:
     assert {"step-01.png", "step-04.png", "test-step-4-history.json"} <= {p.name for p in folder.iterdir()}
 
 
+def test_a_step_with_no_checks_on_a_quiet_page_does_not_settle_and_every_check_still_does(runs: Runs) -> None:
+    """Settle, then judge: a step that judges nothing (a fill that sends nothing) does not wait out a quiet window;
+    the next step's checks and the test's own settle their pages first."""
+    test = runs.record.test("exact settings")
+    events = [json.loads(line) for line in (runs.record.out / test["artifacts"]["events"]).read_text().splitlines()]
+    kinds = [e["type"] for e in events if e["type"] in ("test_step", "settled", "expectation")]
+    # step 1 (a fill, nothing to check) ends at once; step 2 settles, is checked and ends; the final page settles
+    assert kinds == ["test_step", "settled", "expectation", "test_step", "settled"], kinds
+    assert test["status"] == "passed" and [s["status"] for s in test["step_results"]] == ["passed", "passed"]
+
+
 def test_a_failed_check_fails_the_test_at_its_step_and_the_next_ones_do_not_run(runs: Runs) -> None:
     test = runs.record.test("fails at step 2")
     assert test["status"] == "failed"

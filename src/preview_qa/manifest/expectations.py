@@ -141,6 +141,11 @@ class Expectations(Strict):
     )
 
     @property
+    def checks_anything(self) -> bool:
+        """Whether there is anything to check on a page or in the report (the visual comparison is made apart)."""
+        return self.has_page_checks or self.accessibility is not None or bool(self.data)
+
+    @property
     def has_page_checks(self) -> bool:
         """Checks that code runs on the final page itself (data checks need the agent's report). Not accessibility:
         a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""

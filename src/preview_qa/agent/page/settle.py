@@ -84,6 +84,11 @@ class PageSettler:
         self._context = context
         every_page(context, self._watch)
 
+    def waiting(self, page: Page) -> bool:
+        """Whether `page` waits on something now: a request, a navigation, its content, a socket's answer."""
+        rule = self._rules.get(page)
+        return rule is not None and bool(rule.waiting_on(_now()))
+
     def acted(self) -> None:
         """The test is about to act on its pages (an agent's or a replay's action): settling follows what it causes."""
         now = _now()
