@@ -150,6 +150,16 @@ def passed(run: Timed) -> Timed:
     return run
 
 
+def replayed(run: Timed) -> Timed:
+    """A replay turn that replayed every test (a cache miss would time the agent instead)."""
+    assert run.out is not None
+    results = json.loads((run.out / "results.json").read_text(encoding="utf-8"))
+    agent = [t["name"] for t in results["tests"] if t["path"] != "replayed"]
+    if agent:
+        raise SystemExit(f"bench: {agent} did not replay; see {run.out}")
+    return run
+
+
 def ours(src: Path, command: list[str], out: Path) -> Timed:
     """`command` (a `preview-qa run`) with the sources at `src`, checked to have passed."""
     return passed(timed(command, out, {"PYTHONPATH": str(src)}))
@@ -182,13 +192,14 @@ def replay(repeat: int, work: Path) -> None:
     with services(1.0) as (site, llm):
         qa, cache = manifest(work, TESTS), work / "cache"
         replaying = ("--cache", str(cache), "--concurrency", "4")
-        ours(SOURCES["preview-qa run"], run_command(qa, site.url, llm.url, work / "record", *replaying), work / "record")
+        for n, src in enumerate(SOURCES.values()):  # each code's own recording: its cache key may differ
+            ours(src, run_command(qa, site.url, llm.url, work / f"record-{n}", *replaying), work / f"record-{n}")
         bare_command = [sys.executable, str(HERE / "bare_playwright.py"), "--plain", "--base-url", site.url]
         bare_command += ["--tests", str(TESTS), "--concurrency", "4", "--password", PASSWORD, "--chromium", find_chromium() or ""]
         for i in range(repeat):
             for n, (label, src) in enumerate(SOURCES.items()):
                 out = work / f"replay-{i}-{n}"
-                runs[label].append(ours(src, run_command(qa, site.url, llm.url, out, *replaying), out))
+                runs[label].append(replayed(ours(src, run_command(qa, site.url, llm.url, out, *replaying), out)))
             runs["bare Playwright"].append(timed(bare_command))
         imports = import_seconds(run_command(qa, site.url, llm.url, work / "imports", *replaying))
     side_by_side(runs, "bare Playwright", 1.10)
