@@ -21,11 +21,18 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.providers import DEFAULT_MODELS, Provider
+from tests.groups import mark_shared_runs
 from tests.site import DemoSite
 
 # No test asserts a time: hypothesis' per-example deadline is off, so a busy machine slows a property, never fails it.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its worker's hook of the same name)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_shared_runs(items)  # tests reading one shared run go to one worker (tests/groups.py); the rest one by one
+
 
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
 ISOLATED_PREFIXES = (
