@@ -17,7 +17,7 @@ import pyotp
 
 from preview_qa.demo.pages import NOT_FOUND, login_form, page
 from preview_qa.demo.shop import DEMO_EMAIL, DemoShop, ShopHandler
-from tests.site import late, moving, server_errors, states, todo, twins, viewport, visual
+from tests.site import answered, late, moving, server_errors, states, todo, twins, viewport, visual
 from tests.site.pages import (
     ACCOUNT,
     APP_LOGIN,
@@ -108,6 +108,9 @@ class _Handler(ShopHandler):
             return True
         if path.startswith(late.PREFIX):
             late.serve(self, page, self.site._stop)
+            return True
+        if path.startswith(answered.PREFIX):
+            answered.serve(self, page, self.site._stop)
             return True
         if path.startswith(twins.PREFIX):
             self._send(*twins.reply(self.path, page))

@@ -4,13 +4,14 @@ An absence (`not_text`) holds only on a page whose content has rendered and stil
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
 from preview_qa.events import Observed
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.results import ExpectationOutcome
 
 if TYPE_CHECKING:
@@ -51,3 +52,11 @@ async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> 
     """Whether the page's main content shows now; as settling last saw it when the page cannot be read."""
     look = await settler.look(page)
     return look.shown if look is not None else settled.rendered is not False
+
+
+async def checks_at_once(expect: Expectations, page: Page) -> list[ExpectationOutcome] | None:
+    """The page checks on `page`, each looked at once, without waiting for it to hold (--prove: which checks already
+    held before the test's first action); None when the page could not be checked."""
+    with contextlib.suppress(Exception):
+        return await check_page(expect, page, 0.0)
+    return None
