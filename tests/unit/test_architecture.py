@@ -33,6 +33,7 @@ WITHOUT_BROWSER_USE = [
     "preview_qa.events",
     "preview_qa.app",
     "preview_qa.cli",
+    "preview_qa.mcp.server",  # a coding agent's server starts quickly, and only the runs it starts load the agent
     *(p.__name__ for p in PACKAGES),
     *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}.")),
 ]

@@ -199,30 +199,37 @@ def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
     return names
 
 
-def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key."""
+def resolve_secrets(manifest: Manifest, environ: Mapping[str, str], strict: bool = True) -> dict[str, dict[str, str]]:
+    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key. Not
+    `strict` (what the MCP server redacts its results with, whatever manifest a call names): the values that are set
+    and usable, the others left out without an error."""
     resolved: dict[str, dict[str, str]] = {}
     for i, test in enumerate(manifest.tests):
         values: dict[str, str] = {}
         for placeholder in test.secrets:
-            env = test.secret_env(placeholder)
-            if not environ.get(env):
-                raise manifest.error(
-                    ("tests", i, "secrets", placeholder),
-                    f"environment variable {env} is not set; export it (or pass it as a workflow secret).",
-                )
-            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
-                raise manifest.error(
-                    ("tests", i, "secrets", placeholder),
-                    f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
-                    f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.",
-                )
-            if test.is_totp(placeholder):
-                problem = seed_problem(environ[env])
-                if problem:
-                    raise manifest.error(("tests", i, "secrets", placeholder), f"the value of {env} {problem}.")
-                values[totp_name(placeholder)] = normal_seed(environ[env])  # browser-use's name: a code when typed
+            env, totp = test.secret_env(placeholder), test.is_totp(placeholder)
+            value = environ.get(env, "")
+            problem = _secret_problem(value, env, totp)
+            if problem is not None:
+                if strict:
+                    raise manifest.error(("tests", i, "secrets", placeholder), problem)
                 continue
-            values[placeholder] = environ[env]
+            if totp:
+                values[totp_name(placeholder)] = normal_seed(value)  # browser-use's name: a code when typed
+            else:
+                values[placeholder] = value
         resolved[test.name] = values
     return resolved
+
+
+def _secret_problem(value: str, env: str, totp: bool) -> str | None:
+    """Why a secret's value cannot be used, in words, or None."""
+    if not value:
+        return f"environment variable {env} is not set; export it (or pass it as a workflow secret)."
+    if secret_length(value) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+        return (
+            f"the value of {env} has {secret_length(value)} characters (whitespace aside); "
+            f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text."
+        )
+    problem = seed_problem(value) if totp else None
+    return f"the value of {env} {problem}." if problem else None
