@@ -56,6 +56,7 @@ def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
 REPLAY_PATH = [
     "preview_qa.agent.browser_agents",
     "preview_qa.agent.session",
+    "preview_qa.agent.steps.stepped",  # a test written as steps whose goals all replay, and its exact steps
     "preview_qa.agent.browsers.pool",
     "preview_qa.agent.replay.player",
     "preview_qa.agent.guards.masking",

@@ -66,7 +66,7 @@ def export(
         if results
         else sources.from_cache(RecordingCache(cache or Path(), loaded, provider, model), spec)
     )
-    text = export_test(spec, source.history, source.origin, f"{manifest}:{spec.line}", Language(lang))
+    text = export_test(spec, source.history, source.origin, f"{manifest}:{spec.line}", Language(lang), source.goals)
     if output == Path("-"):
         click.echo(text, nl=False)
         return

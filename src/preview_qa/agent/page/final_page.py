@@ -32,11 +32,11 @@ async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: floa
 
 
 async def check_settled_page(
-    spec: TestSpec, page: Page, settler: PageSettler, settled: Settled, wait_s: float
+    expect: Expectations, page: Page, settler: PageSettler, settled: Settled, wait_s: float
 ) -> list[ExpectationOutcome]:
-    """The page checks, with what is left of the bound once settling took its share; a failed check says what the
-    page settled from (the request it waited for, where it moved)."""
-    outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
+    """The page checks (the test's, or a step's), with what is left of the bound once settling took its share; a failed
+    check says what the page settled from (the request it waited for, where it moved)."""
+    outcomes = await check_page(expect, page, max(0.0, wait_s - settled.waited_s))
     if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
         outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
     # Each reports the bound it shared with settling (expect.timeout, unless the test's deadline came first), not what
