@@ -22,6 +22,7 @@ from preview_qa.config import (
     DEFAULT_CACHE,
     DEFAULT_OUT,
     FailOn,
+    FailRules,
     RunConfig,
     TraceMode,
     default_concurrency,
@@ -38,10 +39,11 @@ from preview_qa.results import PlanSummary, RunResult, StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
-    "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
-    "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-    "drifted replay was healed by the agent | also when --prove found a test vacuous | also when a test looks different "
-    "from the default branch (expect.visual) | never."
+    "Exit 1 when a test failed or errored (failed) | only when one errored (errored) | only for regressions (regressions; "
+    "with --baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
+    "drifted replay was healed by the agent (healed) | also when --prove found a test vacuous (vacuous) | also when a "
+    "test looks different from the default branch (visual; expect.visual) | also when a test passed on the agent's word "
+    "alone (unverified) | never. Several rules, comma-separated, fail when any does: unverified,vacuous,visual."
 )
 
 
@@ -57,7 +59,7 @@ class RunEnded:
     """A run that ended with its results (cancelled or not), and the rule that says whether its tests fail it."""
 
     result: RunResult
-    fails: Callable[[RunResult], bool] = FailOn.FAILED.fails
+    fails: Callable[[RunResult], bool] = FailRules().fails
 
 
 Ended = RunEnded | Exception | KeyboardInterrupt | None  # None: a command that runs no tests did its job
@@ -152,16 +154,22 @@ def main() -> None:
 
 
 def fail_on_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--fail-on, handed to the command as a FailOn (`run` and `merge`)."""
+    """--fail-on, handed to the command as FailRules (`run` and `merge`): one rule or several, comma-separated."""
     return click.option(
         "--fail-on",
-        type=click.Choice([rule.value for rule in FailOn]),
         default=FailOn.FAILED.value,
         show_default=True,
         envvar=_env("INPUT_FAIL-ON"),
-        callback=lambda _ctx, _param, value: FailOn(value),
+        callback=_fail_rules,
         help=FAIL_ON_HELP,
     )(f)
+
+
+def _fail_rules(_ctx: click.Context, param: click.Parameter, value: str) -> FailRules:
+    try:
+        return FailRules.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -605,7 +613,7 @@ def run(
     wait_timeout: float,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
-    fail_on: FailOn,
+    fail_on: FailRules,
     comment: bool,
     retries: int | None,
     baseline_url: str | None,
@@ -836,7 +844,7 @@ def demo(out: Path, concurrency: int, only: tuple[str, ...], headful: bool, verb
     show_default=True,
     help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.",
 )
-def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> RunEnded:
+def merge(folders: tuple[Path, ...], out: Path, fail_on: FailRules, comment: bool) -> RunEnded:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
     return RunEnded(app.merge(list(folders), out, comment, os.environ), fail_on.fails)
 
@@ -895,9 +903,9 @@ def _base_url(url: str, option: str = "--base-url") -> str:
     return url.rstrip("/")
 
 
-def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
+def _baseline_url(url: str | None, base_url: str, fail_on: FailRules) -> str | None:
     if not url:  # the action's empty input
-        if fail_on is FailOn.REGRESSIONS:
+        if FailOn.REGRESSIONS in fail_on:
             raise UsageError(
                 "--fail-on regressions needs --baseline-url: without a baseline no failure can be told apart from a regression."
             )

@@ -136,6 +136,15 @@ class ExpectationOutcome(BaseModel):
     violations: list[AccessibilityViolation] = Field(default_factory=list, exclude_if=lambda v: not v)
 
 
+class QuoteCheck(BaseModel):
+    """One text the agent quoted as the evidence for its verdict, looked up in what the run's pages showed a person
+    (verdict/quotes.py): found or not, and where (`after step 2, on /checkout`)."""
+
+    quote: str
+    found: bool
+    where: str | None = None
+
+
 class ColorScheme(StrEnum):
     """The `prefers-color-scheme` a test's browser reports."""
 
@@ -334,6 +343,8 @@ class TestResult(BaseModel):
     proof: Proof | None = None  # with --prove, for a test that passed: would it fail if the app broke? (verdict/proof.py)
     visual: list[VisualShot] = Field(default_factory=list)  # expect.visual's comparisons, in step order
     visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
+    quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
+    unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
 
     @property
     def how_run(self) -> str:
@@ -375,6 +386,8 @@ class TestResult(BaseModel):
             marks.append(f"{self.attempts} attempts")
         if self.proof is not None and self.proof.verdict in (ProofVerdict.VACUOUS, ProofVerdict.WEAK):  # --prove
             marks.append(f"{self.proof.verdict.value}: {self.proof.reason}")
+        if self.unverified and self.status is Status.PASSED:
+            marks.append(self.unverified)
         if self.changed:
             marks.append(f"changed: {self.changed}")
         if self.regression:
@@ -444,6 +457,11 @@ class RunResult(BaseModel):
     @property
     def healed(self) -> list[TestResult]:
         return [t for t in self.tests if t.healed]
+
+    @property
+    def unverified(self) -> list[TestResult]:
+        """The tests that passed on the agent's word alone: no quote found on a page, no page check of their own."""
+        return [t for t in self.tests if t.unverified and t.status is Status.PASSED]
 
     def proved(self, *verdicts: ProofVerdict) -> list[TestResult]:
         """The tests whose proof (--prove) ended in one of `verdicts`."""

@@ -67,6 +67,7 @@ OUTPUTS = {
     "healed",
     "changed",
     "vacuous",
+    "unverified",
     "regressions",
     "results-path",
     "junit-path",

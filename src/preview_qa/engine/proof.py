@@ -58,7 +58,7 @@ class Prover:
         own = self._runs.pop(spec.name, None)
         if result.status is not Status.PASSED or own is None or recording is None:
             return result
-        mutations = choose_mutations(own.requests, expected_texts(spec.expect.text, spec.expect.data))
+        mutations = choose_mutations(own.requests, expected_texts(spec.expect.shown_texts, spec.expect.data))
         key = _key(spec, recording, own.content_hash, mutations)
         cached = self._load(key)
         if cached is not None:

@@ -270,6 +270,8 @@ class Runner:
             healed=final.healed,
             fell_back=facts.fell_back,
             emulation=spec.emulation,
+            quotes=decision.quotes,
+            unverified=decision.unverified,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recording | None:

@@ -54,6 +54,7 @@ class Op(StrEnum):
     WAIT = "wait"
     NOTE = "note"  # a recorded action the test need not repeat, and why
     TODO = "todo"  # a recorded action no Playwright call expresses: the team writes it
+    EXPECT_APPEARED = "expect_appeared"  # expect.appeared: asserted right after the last action that changed the page
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,23 @@ def plan_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str) 
         for s in recorded_steps(history, origin, origin)
     ]
     assertions, unchecked = _assertions(spec)
+    steps = _with_appeared(steps, spec)
     todos = sum(1 for s in steps for o in s.operations if o.op is Op.TODO) + len(unchecked)
     return Plan(spec.name, where, steps, assertions, unchecked, todos)
+
+
+def _with_appeared(steps: list[StepPlan], spec: TestSpec) -> list[StepPlan]:
+    """expect.appeared as assertions right after the last operation that changed the page (what the run's window
+    starts at: not a wait, nor a note), where a text that comes and goes is still shown."""
+    expect = spec.expect
+    checks = [Operation(Op.EXPECT_APPEARED, 0, text=[t], number=expect.timeout * 1000) for t in expect.appeared]
+    moved = [(i, j) for i, s in enumerate(steps) for j, o in enumerate(s.operations) if o.op not in (Op.NOTE, Op.WAIT)]
+    if not checks or not moved:
+        return steps
+    i, j = moved[-1]
+    step = steps[i]
+    operations = [*step.operations[: j + 1], *(replace(c, step=step.number) for c in checks), *step.operations[j + 1 :]]
+    return [*steps[:i], replace(step, operations=operations), *steps[i + 1 :]]
 
 
 def comment_text(text: str, limit: int = 200) -> str:
@@ -303,6 +319,11 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
                 f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
                 "checked on the data the agent read off the page; assert where the page shows it"
             )
+    unchecked += [
+        f"expect.not_appeared {comment_text(repr(t), 120)} was watched for from the last action that changed the page "
+        f"on (at least {expect.timeout:g} s): Playwright has no assertion that a text never showed; watch for it there"
+        for t in expect.not_appeared
+    ]
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
     if (a11y := expect.accessibility) is not None:  # axe-core is no dependency of a plain Playwright test

@@ -47,8 +47,9 @@ from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
-# for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual)
-SCHEMA_VERSION = 9
+# for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual);
+# 10: quotes (the agent's, looked up on the pages), unverified, totals.unverified
+SCHEMA_VERSION = 10
 
 
 class ArtifactsReporter(Reporter):
@@ -215,6 +216,7 @@ def results_document(run: RunResult) -> dict[str, Any]:
             "regressions": len(run.regressions),
             "vacuous": len(run.proved(ProofVerdict.VACUOUS)),
             "changed": len(run.changed),
+            "unverified": len(run.unverified),
         },
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from pydantic.config import JsonDict
 
 from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, Usage
+from preview_qa.verdict.quotes import PagesShown
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
 
@@ -45,6 +46,12 @@ class AgentReport(BaseModel):
     # Stripped first: a blank reason names no evidence.
     reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
         min_length=1, description="one sentence: the concrete evidence for the status", json_schema_extra=_without_min_length
+    )
+    # Looked up in what the run's pages showed a person (verdict/quotes.py): a pass citing text no page showed fails.
+    quotes: list[Annotated[str, StringConstraints(strip_whitespace=True)]] = Field(
+        default_factory=list,
+        description="the text on the page that shows the outcome, each copied verbatim from the page as it is "
+        "shown (a short line or phrase, one to three of them); it is looked up on the pages you saw",
     )
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
     blocked_by: BlockedBy | None = Field(default=None, description="only with status blocked: what blocked you")
@@ -152,3 +159,5 @@ class AgentRun:
     mutation_applied: bool | None = None  # a proof's replay: whether its mutation met one of its requests
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
     visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
+    shown: PagesShown = field(default_factory=PagesShown, repr=False)  # what its pages showed a person (redacted)
+    quote_notes: dict[str, str] = field(default_factory=dict)  # a quote shown nowhere -> why no one sees it on the final page

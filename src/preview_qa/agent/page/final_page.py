@@ -9,17 +9,24 @@ from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
+from preview_qa.agent.page.shown import why_hidden
 from preview_qa.events import Observed
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import ExpectationOutcome
+from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.decide import parse_report
+from preview_qa.verdict.quotes import PagesShown, look_up
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-ABSENCES = frozenset({"not_text"})  # checks that hold when something is missing: never on a page showing nothing
+    from preview_qa.agent.page.sightings import Sightings
+
+ABSENCES = frozenset({"not_text", "not_appeared"})  # hold when something is missing: never on a page showing nothing
 NOTHING_SHOWN = (
-    "the page shows no content (nothing in its <main>, or its body, when the wait ended): an absence is judged "
-    "only on a page whose content has rendered"
+    "the app never rendered: its page shows nothing a person could see (no text outside <style> and <script>, no "
+    "image, canvas or field in its <main>, or its body, when the wait ended), and an absence is judged only on a page "
+    "whose content has rendered"
 )
 
 
@@ -31,11 +38,28 @@ async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: floa
 
 
 async def check_settled_page(
-    spec: TestSpec, page: Page, settler: PageSettler, settled: Settled, wait_s: float
+    spec: TestSpec,
+    page: Page,
+    settler: PageSettler,
+    settled: Settled,
+    wait_s: float,
+    sightings: Sightings | None = None,
+    emit: Callable[[Observed], None] = lambda event: None,
 ) -> list[ExpectationOutcome]:
-    """The page checks, with what is left of the bound once settling took its share; a failed check says what the
-    page settled from (the request it waited for, where it moved)."""
-    outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s))
+    """The page checks, with what is left of the bound once settling took its share, each announced (`emit`); a failed
+    check says what the page settled from (the request it waited for, where it moved)."""
+    outcomes = await _checked(spec, page, settler, settled, wait_s, sightings)
+    for outcome in outcomes:
+        emit(Observed(name=spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
+    return outcomes
+
+
+async def _checked(
+    spec: TestSpec, page: Page, settler: PageSettler, settled: Settled, wait_s: float, sightings: Sightings | None
+) -> list[ExpectationOutcome]:
+    if sightings is not None:
+        sightings.ending = True  # what shows from here on shows on the final page
+    outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s), sightings)
     if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
         outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
     # Each reports the bound it shared with settling (expect.timeout, unless the test's deadline came first), not what
@@ -45,6 +69,18 @@ async def check_settled_page(
         return outcomes
     note = f"; before the checks, settling {settled.line()}"
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]
+
+
+async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, shown: PagesShown) -> None:
+    """What the run's pages showed (`shown`, redacted), for the agent's quotes (verdict/quotes.py); for a quote they
+    never showed, why no one can see it on the final page, if it is there (one look a quote, only for those)."""
+    run.shown = shown
+    report = parse_report(spec, run.done.text)[0] if run.done is not None else None
+    if report is None or not shown.read:
+        return
+    for quote, check in zip(report.quotes, look_up(report.quotes, shown), strict=True):
+        if not check.found and (why := await why_hidden(page, quote)) is not None:
+            run.quote_notes[quote] = why
 
 
 async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> bool:
