@@ -28,13 +28,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from fixture_site import DemoSite
+
 from preview_qa.agent.adapter.llm import make_llm
 from preview_qa.agent.browser_agents import browser_agents
 from preview_qa.agent.browsers.launch import BrowserSetup
 from preview_qa.agent.evidence.timing import Phases
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
 from preview_qa.manifest.loader import loads

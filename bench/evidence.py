@@ -7,11 +7,12 @@ import asyncio
 import statistics
 import time
 
+from fixture_site import DemoSite
+
 from preview_qa.agent.adapter.step_watcher import StepWatcher
 from preview_qa.agent.page.nearest import nearest_line
 from preview_qa.agent.page.settle import PageSettler
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
 
 ROUNDS = 10
 

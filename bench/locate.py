@@ -9,10 +9,11 @@ import statistics
 import time
 from typing import Any
 
+from fixture_site import DemoSite
+
 from preview_qa.agent.browsers.launch import BROWSER_ARGS
 from preview_qa.agent.replay.locate import LiveMatch, find_live, locator_facts, look
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
 
 ROUNDS = 15
 TWINS = {

@@ -15,7 +15,7 @@ from preview_qa import app
 from preview_qa.config import RunConfig
 from preview_qa.demo.runner import DEMO_PASSWORD, HERE, INTENDED
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
-from preview_qa.demo.site import DemoSite
+from preview_qa.demo.shop import DemoShop
 from preview_qa.engine.proof import PROOFS
 from preview_qa.manifest import loader
 from preview_qa.results import RunResult
@@ -28,7 +28,7 @@ def timed(config: RunConfig) -> tuple[float, RunResult]:
     return time.monotonic() - clock, result
 
 
-def config(site: DemoSite, llm: ScriptedLLM, folder: Path, only: list[str], prove: bool) -> RunConfig:
+def config(site: DemoShop, llm: ScriptedLLM, folder: Path, only: list[str], prove: bool) -> RunConfig:
     return RunConfig(
         manifest=HERE / "qa.yml",
         base_url=site.url,
@@ -47,7 +47,7 @@ def main(repeat: int) -> None:
     manifest = loader.load(HERE / "qa.yml")
     passing = [t.name for t in manifest.tests if t.name not in INTENDED]
     scenarios = load_scenarios(HERE / "agent.yml")
-    with tempfile.TemporaryDirectory() as folder, DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
+    with tempfile.TemporaryDirectory() as folder, DemoShop(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
         plain, proving = (config(site, llm, Path(folder), passing, prove) for prove in (False, True))
         timed(plain)  # the agent records each test
         replays, proofs, cached = [], [], []

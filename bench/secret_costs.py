@@ -8,10 +8,10 @@ import asyncio
 import statistics
 import time
 
+from fixture_site import DemoSite
 from playwright.async_api import async_playwright
 
 from preview_qa.agent.guards.masking import Mask, screenshot
-from preview_qa.demo.site import DemoSite
 from preview_qa.secrets.redact import Redactor
 
 SECRET = "Quokka Marmalade &=! 7351"

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fixture_site import APP_PAGES, DemoSite
 from speed import PASSWORD, Measure, best, preview_qa
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import APP_PAGES, DemoSite
 
 TESTS = 5
 PAGES = [list(APP_PAGES)[n % len(APP_PAGES)] for n in range(TESTS)]  # /app pages, in turn

@@ -10,10 +10,10 @@ import argparse
 import asyncio
 import statistics
 
+from fixture_site import DemoSite
 from playwright.async_api import Browser, async_playwright
 
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.demo.site import DemoSite
 
 PAGES = {"a quiet page": ("/moving/left", "under 0.6 s"), "a page that polls forever": ("/moving/poll", "at most 1.5 s")}
 MOMENTS = {"right after the load event": 0.0, "1 s after the load event": 1.0}

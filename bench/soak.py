@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from fixture_site import DemoSite
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

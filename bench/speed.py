@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from fixture_site import DemoSite, todo_turns
 
 from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
-from preview_qa.demo.todo import todo_turns
 
 HERE = Path(__file__).parent
 PASSWORD = "bench-password"

@@ -19,8 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fixture_site import DemoSite
+
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 
 TESTS = 3
 TURNS = [

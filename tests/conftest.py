@@ -20,8 +20,8 @@ from hypothesis import settings
 from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from preview_qa.providers import DEFAULT_MODELS, Provider
+from tests.site import DemoSite
 
 # No test asserts a time: hypothesis' per-example deadline is off, so a busy machine slows a property, never fails it.
 settings.register_profile("no-deadline", deadline=None)

@@ -102,6 +102,7 @@ class StepRecorded(Evidence):
     before_png: bytes | None = None  # the page as the step found it (what the agent saw when it chose the actions)
     elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
     form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
+    settled: str | None = None  # what settling after the step waited for (`waited 1.6 s for the answer on WebSocket /ws`)
 
 
 @dataclass(frozen=True)

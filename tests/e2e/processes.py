@@ -19,8 +19,8 @@ from pathlib import Path
 import psutil
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env, run_args
+from tests.site import DemoSite
 
 
 def running_with(text: str) -> list[str]:

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

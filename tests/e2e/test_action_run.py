@@ -11,10 +11,10 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, clean_env
 from tests.e2e.processes import closed_port
 from tests.fakes.github import TOKEN, FakeGitHub, Step, run_step, runner_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.e2e.processes import QUICK, left_behind, run_env, short_tmp, start_cli
 from tests.fakes.chromium import launcher
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

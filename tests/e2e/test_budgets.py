@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

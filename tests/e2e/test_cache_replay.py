@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, preview_qa_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

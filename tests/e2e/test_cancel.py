@@ -12,7 +12,6 @@ import pytest
 from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
 from tests.e2e.processes import (
     chromium_profiles,
@@ -26,6 +25,7 @@ from tests.e2e.processes import (
 )
 from tests.fakes.chromium import launcher
 from tests.repo import JUNIT_SCHEMA
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

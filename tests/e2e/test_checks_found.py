@@ -9,9 +9,9 @@ import pytest
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

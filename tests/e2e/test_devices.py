@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pytest
 from PIL import Image
 
-from preview_qa.demo.site import DemoSite
 from preview_qa.manifest.devices import descriptors
 from tests.conftest import CliRun, clean_env, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

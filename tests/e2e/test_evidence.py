@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
 from preview_qa.reporters.output.images import FRAME_MS, LAST_FRAME_MS
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

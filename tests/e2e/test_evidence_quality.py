@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

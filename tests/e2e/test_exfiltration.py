@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, scripted_run
+from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
 

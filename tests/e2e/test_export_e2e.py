@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, run_in_process
 from tests.e2e.exported import NO_PLAYWRIGHT_TEST, npx_run, playwright_test, pytest_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 DEMO_MANIFEST = Path(__file__).parents[2] / "src" / "preview_qa" / "demo" / "qa.yml"

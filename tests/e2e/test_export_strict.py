@@ -1,5 +1,5 @@
 """Exports run under Playwright's strict mode: on a page whose elements have twins of the same role and name
-(src/preview_qa/demo/twins.py: a link in the navbar and the footer, a button in each of two cards, a copy button on
+(tests/site/twins.py: a link in the navbar and the footer, a button in each of two cards, a copy button on
 each line), the agent uses the second of each; the run records how the export's locator finds it (on the agent's path
 and on a replay), and the exported tests scope it — by the footer landmark, the card's test id, or its place — and pass
 under pytest-playwright (and @playwright/test where it is installed), where the unscoped locator stops the test."""
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, run_in_process, scripted_run
 from tests.e2e.exported import NO_PLAYWRIGHT_TEST, npx_run, playwright_test, pytest_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

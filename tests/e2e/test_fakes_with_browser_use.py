@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
-from preview_qa.demo.site import DemoSite
 from tests.repo import DEMO
+from tests.site import DemoSite
 
 CHROMIUM = os.environ.get("PREVIEW_QA_CHROMIUM", "/usr/bin/chromium")
 

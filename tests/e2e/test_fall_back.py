@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, scripted_run
 from tests.fakes.github import runner_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from preview_qa.engine.runner import PROVIDER_DOWN_AFTER
 from tests.conftest import CliRun, preview_qa_run, scripted_run
 from tests.e2e.processes import closed_port
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import preview_qa_run
+from tests.site import DemoSite
 from tests.strategies import RAN, json_value, non_utf8, report_objects
 
 pytestmark = pytest.mark.e2e

@@ -9,9 +9,9 @@ import psutil
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
 from tests.e2e.processes import chromium_profiles, no_orphans_left, start_cli, wait_until_asked
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

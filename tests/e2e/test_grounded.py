@@ -1,4 +1,4 @@
-"""End to end: a pass the page really supports (issue #44), on the fixture pages of tests/e2e/grounded_site.py. The
+"""End to end: a pass the page really supports (issue #44), on the fixture pages of tests/site/grounded.py. The
 agent's quotes are looked up in what the pages showed a person: one no page showed fails, one read off a field's
 value passes, one read off a canvas is unverified, and a pass with neither quotes nor checks is unverified (and
 `--fail-on unverified` fails the run on it). Text counts where a person could see it: opacity 0 and the
@@ -21,7 +21,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, clean_env, preview_qa_run, run_in_process
-from tests.e2e.grounded_site import GroundedSite
+from tests.site.grounded import GroundedSite
 
 pytestmark = pytest.mark.e2e
 

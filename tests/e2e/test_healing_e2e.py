@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, preview_qa_run
 from tests.fakes.github import read_outputs, runner_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 MANIFEST = """

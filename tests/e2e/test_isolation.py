@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env, run_args
 from tests.e2e.processes import chromium_profiles, no_orphans_left
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

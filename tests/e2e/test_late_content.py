@@ -1,5 +1,5 @@
 """End to end: pages whose content arrives after the load event with no HTTP request of its own
-(src/preview_qa/demo/late.py). An agent that says at once "no 'Say hello' button" with `not_text: [Say hello]` must
+(tests/site/late.py). An agent that says at once "no 'Say hello' button" with `not_text: [Say hello]` must
 fail where the button is drawn from a WebSocket message or by a timer (a false pass before settling watched the page
 draw), and the agent's first step sees the drawn page; a page whose content never arrives fails its absence with a
 reason saying so; a page that never stops changing is judged at the bound, and its settled event says why."""
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""End to end: verdicts on pages that keep moving (src/preview_qa/demo/moving.py). The final page settles before it is
+"""End to end: verdicts on pages that keep moving (tests/site/moving.py). The final page settles before it is
 judged: an optimistic "Saved!" whose request fails 14 s later, a dashboard that bounces after a 20 s 401 (the slow
 requests outlast the agent's steps even on a busy machine, whose first step alone took 13 s, so only settling sees them
 end), a page that polls forever (settled quiet apart
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
 from tests.conftest import CliRun, clean_env, scripted_run
+from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ import yaml
 
 from preview_qa.demo.runner import PLAN
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
-from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, run_args, run_in_process
+from tests.site import DemoSite
 
 DRAFTS = load_scenarios(PLAN)
 TOKEN = "tok-9f8e7d-preview-secret"  # the /search page shows the X-Preview-Token header it was sent

@@ -20,9 +20,9 @@ from preview_qa.agent.browsers.context_scope import OutOfContext
 from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError, start_gate
 from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.config import find_chromium
-from preview_qa.demo.site import DemoSite
-from preview_qa.demo.todo import CART_COOKIE
 from tests.fakes.chromium import NoHandshake
+from tests.site import DemoSite
+from tests.site.todo import CART_COOKIE
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import COLLECTOR_HOST, DemoSite
 from tests.conftest import DEMO_PASSWORD, clean_env, preview_qa_run, run_preview_qa
+from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from preview_qa.providers import PROVIDERS, Provider
 from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
-from preview_qa.demo.todo import todo_turns
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.manifest.loader import load
 from tests.conftest import CliRun, clean_env, run_args, run_in_process
 from tests.fakes.github import runner_env
+from tests.site import DemoSite
+from tests.site.todo import todo_turns
 
 pytestmark = pytest.mark.e2e
 

@@ -12,10 +12,10 @@ import pytest
 
 from preview_qa.agent.browsers.launch import AGENT_ARGS, BROWSER_ARGS, WINDOW
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, run_preview_qa
 from tests.e2e.outside_hosts import OutsideHosts, host_of
 from tests.e2e.processes import QUICK, left_behind, run_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.cli import CRASH_LOG
+from preview_qa.cli.exit_codes import CRASH_LOG
 from preview_qa.engine.runner import Runner
 from preview_qa.results import RunResult
 from tests.conftest import CliRun

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from junitparser.xunit2 import JUnitXml as SurefireXml
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, scripted_run
 from tests.e2e.processes import closed_port
 from tests.repo import JUNIT_SCHEMA
+from tests.site import DemoSite
 
 # One run of six tests, some run two or three times: more than pytest's usual 300 s on a busy 2-core machine.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -29,9 +29,9 @@ from PIL import Image, ImageSequence
 from pytest_httpserver import HTTPServer
 
 from preview_qa.demo.scripted_llm import ScriptedLLM, task_text
-from preview_qa.demo.site import DemoSite
 from tests.conftest import clean_env
 from tests.fakes.github import FakeGitHub, StepLog, read_log, runner_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

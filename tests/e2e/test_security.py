@@ -14,10 +14,10 @@ import pytest
 from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, run_args, scripted_run
 from tests.fakes.github import read_log, runner_env
 from tests.repo import JUNIT_SCHEMA
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

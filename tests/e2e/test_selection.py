@@ -12,10 +12,10 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from preview_qa.selection.select import NOT_CHANGED
 from tests.conftest import CliRun, clean_env, scripted_run
 from tests.fakes.github import PR, REPO, FakeGitHub, Step, run_step, runner_env
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

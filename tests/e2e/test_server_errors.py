@@ -1,4 +1,4 @@
-"""End to end: what the app's own requests say counts (src/preview_qa/demo/server_errors.py). A save that shows "Changes
+"""End to end: what the app's own requests say counts (tests/site/server_errors.py). A save that shows "Changes
 saved" at once while its request answers 500 a second later, told only by a toast that hides itself, fails naming the
 500 and the action, on the agent's run and on a replay, unless the test allows the path or the app retried and
 succeeded; a start page behind basic auth errors as blocked, whatever the agent says; a failure after a navigation
@@ -14,8 +14,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.e2e.outside_hosts import OutsideHosts, complete, host_of
 from tests.e2e.processes import QUICK, left_behind, run_env, short_tests, start_cli
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

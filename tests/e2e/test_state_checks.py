@@ -1,4 +1,4 @@
-"""State checks and accessibility findings end to end (pages under /states/, src/preview_qa/demo/states.py): a dark-mode
+"""State checks and accessibility findings end to end (pages under /states/, tests/site/states.py): a dark-mode
 switch, a checkbox and an expandable menu judged by `expect.element`, `expect.attribute` and `expect.css`, passing and
 failing on the agent's run and on a replay (which, judged by them alone, makes no LLM call); the exported test asserts
 the same states with Playwright's own assertions; a colour-contrast violation names every element, its ratio and its
@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from tests.conftest import CliRun, clean_env, preview_qa_run, run_in_process
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

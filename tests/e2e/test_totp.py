@@ -12,8 +12,8 @@ import pyotp
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DEMO_TOTP_SEED, DemoSite
 from tests.conftest import clean_env, preview_qa_run, run_preview_qa
+from tests.site import DEMO_TOTP_SEED, DemoSite
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from preview_qa.secrets.redact import base64_forms, forms
 from tests.conftest import DEMO_PASSWORD, CliRun, scripted_run
+from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 

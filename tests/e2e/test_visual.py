@@ -1,4 +1,4 @@
-"""End to end: expect.visual on fixture pages (src/preview_qa/demo/visual.py). The preview is the session's fixture site
+"""End to end: expect.visual on fixture pages (tests/site/visual.py). The preview is the session's fixture site
 (this pull request: a red button); the default branch is a second one serving the last release (a blue one). Against
 --baseline-url, and against the reference a run on the default branch keeps in the replay cache: the same page gives
 0.0%, the changed button is marked changed with a diff image and fails under --fail-on visual, a masked clock does not
@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.demo.site import DemoSite
 from preview_qa.verdict.visual import compare
 from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
 from tests.fakes.github import read_outputs, runner_env
+from tests.site import DemoSite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

@@ -137,6 +137,7 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
                 url="http://x/",
                 error=None,
                 screenshot_png=busy_png(number),
+                settled="waited 1.0 s for the answer on WebSocket /ws" if number == 1 else None,
             )
         )
     reporter.handle(
@@ -169,6 +170,7 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     assert [(e["type"], e["error"]) for e in lines] == [("step", False)] * 3 + [("step", True), ("llm_error", True)]
     assert all(e["ts"].endswith("+00:00") for e in lines)
     assert lines[-1]["status"] == 500 and lines[3]["result_error"] == "step failed"
+    assert lines[0]["settled"] == "waited 1.0 s for the answer on WebSocket /ws" and "settled" not in lines[1]
     assert saved["tests"][0]["artifacts"]["animation"] == f"{rel}/run.gif"
     assert oct((tmp_path / "results.json").stat().st_mode & 0o777) == "0o644"
     assert saved["schema_version"] == 10

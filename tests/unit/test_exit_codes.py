@@ -1,5 +1,6 @@
-"""Exit codes in one place: every way a command can end goes through `cli.exit_code`, each code has a way to reach it,
-our own crash is 3 with one line pointing at its log, and in GitHub Actions the step gets the code as `exit-code`."""
+"""Exit codes in one place: every way a command can end goes through `exit_code` (cli/exit_codes.py), each code has a
+way to reach it, our own crash is 3 with one line pointing at its log, and in GitHub Actions the step gets the code as
+`exit-code`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa import app, cli
+from preview_qa import app
+from preview_qa.cli import main
+from preview_qa.cli.exit_codes import CRASH_LOG, Command, Ended, RunEnded, exit_code
+from preview_qa.cli.values import UsageError
 from preview_qa.config import FailOn
 from preview_qa.demo.runner import INTENDED, VACUOUS, off_script
 from preview_qa.engine import merge as merging
@@ -41,32 +45,32 @@ def broken_output(run: RunResult) -> app.ReportersFailed:
     return app.ReportersFailed(run, {"JUnitReporter": "IsADirectoryError: junit.xml"})
 
 
-WAYS: dict[str, tuple[cli.Ended, ExitCode]] = {
+WAYS: dict[str, tuple[Ended, ExitCode]] = {
     "validate, init, export or schema did its job": (None, ExitCode.OK),
-    "every test passed or was skipped": (cli.RunEnded(PASSED), ExitCode.OK),
-    "a test failed": (cli.RunEnded(FAILED), ExitCode.FAILED),
-    "a test failed, under --fail-on never": (cli.RunEnded(FAILED, FailOn.NEVER.fails), ExitCode.OK),
-    "the preview never answered: every test errored": (cli.RunEnded(UNREACHABLE), ExitCode.FAILED),
-    "the preview never answered, under --fail-on never": (cli.RunEnded(UNREACHABLE, FailOn.NEVER.fails), ExitCode.OK),
-    "the baseline could not be used": (cli.RunEnded(BASELINE_DOWN, FailOn.NEVER.fails), ExitCode.USAGE),
-    "a signal cancelled the run": (cli.RunEnded(CANCELLED, FailOn.NEVER.fails), ExitCode.CANCELLED),
+    "every test passed or was skipped": (RunEnded(PASSED), ExitCode.OK),
+    "a test failed": (RunEnded(FAILED), ExitCode.FAILED),
+    "a test failed, under --fail-on never": (RunEnded(FAILED, FailOn.NEVER.fails), ExitCode.OK),
+    "the preview never answered: every test errored": (RunEnded(UNREACHABLE), ExitCode.FAILED),
+    "the preview never answered, under --fail-on never": (RunEnded(UNREACHABLE, FailOn.NEVER.fails), ExitCode.OK),
+    "the baseline could not be used": (RunEnded(BASELINE_DOWN, FailOn.NEVER.fails), ExitCode.USAGE),
+    "a signal cancelled the run": (RunEnded(CANCELLED, FailOn.NEVER.fails), ExitCode.CANCELLED),
     "a signal cancelled a run whose baseline was down": (
-        cli.RunEnded(CANCELLED.model_copy(update={"baseline_error": "down"})),
+        RunEnded(CANCELLED.model_copy(update={"baseline_error": "down"})),
         ExitCode.CANCELLED,
     ),
-    "the demo: every test as intended (one fails on purpose)": (cli.RunEnded(DEMO_AS_INTENDED, off_script), ExitCode.OK),
+    "the demo: every test as intended (one fails on purpose)": (RunEnded(DEMO_AS_INTENDED, off_script), ExitCode.OK),
     "the demo: its vacuous test was proven (--prove)": (
-        cli.RunEnded(run_of(*(t.model_copy(update={"proof": PROVEN}) for t in DEMO_AS_INTENDED.tests)), off_script),
+        RunEnded(run_of(*(t.model_copy(update={"proof": PROVEN}) for t in DEMO_AS_INTENDED.tests)), off_script),
         ExitCode.FAILED,
     ),
     "the demo: its failing test passed": (
-        cli.RunEnded(run_of(*(result(name) for name in INTENDED)), off_script),
+        RunEnded(run_of(*(result(name) for name in INTENDED)), off_script),
         ExitCode.FAILED,
     ),
     "a reporter broke although every test passed": (broken_output(PASSED), ExitCode.FAILED),
     "a reporter broke in a cancelled run": (broken_output(CANCELLED), ExitCode.CANCELLED),
     "a manifest error": (ManifestError("qa.yml", 3, "tests", "must be a list"), ExitCode.USAGE),
-    "a flag's bad value": (cli.UsageError("--shard must look like I/N"), ExitCode.USAGE),
+    "a flag's bad value": (UsageError("--shard must look like I/N"), ExitCode.USAGE),
     "Ctrl-C before the run's loop took the signals": (KeyboardInterrupt(), ExitCode.CANCELLED),
     "our own crash outside any test": (RuntimeError("a bug of ours"), ExitCode.INTERNAL_ERROR),
     "our own crash, of any kind": (AttributeError("'NoneType' object has no attribute 'x'"), ExitCode.INTERNAL_ERROR),
@@ -76,12 +80,17 @@ WAYS: dict[str, tuple[cli.Ended, ExitCode]] = {
 @pytest.mark.parametrize("way", list(WAYS))
 def test_each_way_a_command_ends_has_its_exit_code(way: str) -> None:
     ended, code = WAYS[way]
-    assert cli.exit_code(ended) is code
+    assert exit_code(ended) is code
+
+
+def test_every_command_ends_through_exit_code() -> None:
+    """Each command, in its own module under cli/, is made by `command()`: a Command, whose end goes to `exit_code`."""
+    assert main.commands and all(isinstance(c, Command) for c in main.commands.values())
 
 
 def test_every_exit_code_and_every_stop_reason_is_reached() -> None:
     assert {code for _, code in WAYS.values()} == set(ExitCode)
-    runs = [ended.result for ended, _ in WAYS.values() if isinstance(ended, cli.RunEnded)]
+    runs = [ended.result for ended, _ in WAYS.values() if isinstance(ended, RunEnded)]
     assert {run.stop_reason for run in runs} == set(StopReason)
 
 
@@ -116,13 +125,13 @@ def test_a_crash_of_ours_inside_a_test_errors_that_test_and_the_run_goes_on() ->
         (Status.ERRORED, "internal error: RuntimeError: a bug of ours in this test"),
         (Status.PASSED, "fine"),
     ]
-    assert cli.exit_code(cli.RunEnded(ran)) is ExitCode.FAILED  # a test result, as --fail-on says: not 3
-    assert cli.exit_code(cli.RunEnded(ran, FailOn.NEVER.fails)) is ExitCode.OK
+    assert exit_code(RunEnded(ran)) is ExitCode.FAILED  # a test result, as --fail-on says: not 3
+    assert exit_code(RunEnded(ran, FailOn.NEVER.fails)) is ExitCode.OK
 
 
 def test_the_cancelled_marker_is_the_stop_reason_not_the_notices_text() -> None:
     said_cancelled = run_of(result("a"), notice="cancelled")  # a notice is words for people, whatever they say
-    assert cli.exit_code(cli.RunEnded(said_cancelled)) is ExitCode.OK
+    assert exit_code(RunEnded(said_cancelled)) is ExitCode.OK
     assert StopReason.merged([StopReason.COMPLETED, StopReason.CANCELLED]) is StopReason.CANCELLED
     shards = [
         run_of(result(name), stop_reason=reason, notice=notice)
@@ -150,7 +159,7 @@ def test_a_crash_of_ours_exits_3_with_one_line_pointing_at_its_log_and_the_step_
     env = clean_env(**runner_env(workspace))
     proc = run_in_process(["merge", str(shard), "--out", str(out)], env=env)
     assert proc.returncode == 3, proc.stderr
-    log = out / cli.CRASH_LOG
+    log = out / CRASH_LOG
     assert proc.stderr.splitlines() == [
         "preview-qa: internal error: RuntimeError: injected into the merge (a bug in preview-qa, not a verdict on your "
         f"app: its traceback is in {log}; please report it)"
@@ -167,4 +176,4 @@ def test_in_github_actions_the_step_gets_a_usage_errors_code_too(tmp_path: Path)
     proc = run_in_process(["merge", str(workspace), "--out", str(tmp_path / "merged")], env=env)
     assert proc.returncode == 2 and proc.stderr.startswith("preview-qa: error: "), proc.stderr
     assert read_outputs(Path(env["GITHUB_OUTPUT"])) == {"exit-code": "2"}
-    assert not (tmp_path / "merged" / cli.CRASH_LOG).exists()
+    assert not (tmp_path / "merged" / CRASH_LOG).exists()

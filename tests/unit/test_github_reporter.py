@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from preview_qa import cli
+from preview_qa.cli.exit_codes import RunEnded, exit_code
 from preview_qa.config import FailOn, RunConfig
 from preview_qa.events import Observed, RunFinished, RunStarted, StepRecorded, TestFinished
 from preview_qa.reporters import Dispatcher
@@ -253,7 +254,7 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli, "execute", lambda spec, config, verbose, plan=None: seen.append(config))
+    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None: seen.append(config))
     env = {
         "INPUT_MANIFEST": str(manifest),
         "INPUT_BASE-URL": "https://pr-7.example.com/",
@@ -282,9 +283,9 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
 )
 def test_fail_on_sets_the_exit_code(workspace: Path, statuses: list[Status], fail_on: str, code: int) -> None:
     run = run_of(workspace, [make_result(workspace, f"t{i}", s) for i, s in enumerate(statuses)])
-    assert cli.exit_code(cli.RunEnded(run, FailOn(fail_on).fails)) == code
+    assert exit_code(RunEnded(run, FailOn(fail_on).fails)) == code
     cancelled = run.model_copy(update={"stop_reason": StopReason.CANCELLED})
-    assert cli.exit_code(cli.RunEnded(cancelled, FailOn.NEVER.fails)) == 130
+    assert exit_code(RunEnded(cancelled, FailOn.NEVER.fails)) == 130
 
 
 def test_a_failures_card_lists_its_steps_in_words_with_each_actions_element(workspace: Path) -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.demo.site import DemoSite
 from preview_qa.errors import ManifestError
 from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
 from tests.conftest import clean_env, run_in_process
+from tests.site import DemoSite
 
 OK_TEST = "  - name: a\n    task: t\n"
 

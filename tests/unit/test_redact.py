@@ -233,3 +233,14 @@ def test_every_outgoing_message_is_scrubbed_but_the_image_is_left_alone() -> Non
     assert json.loads(sent[2].tool_calls[0].function.arguments) == {"text": PLACEHOLDER}
     assert messages[0].content == f"task with {SECRET}"  # browser-use's own history keeps its values
     assert scrubbed(messages, Redactor({})) is messages
+
+
+@pytest.mark.parametrize("secret", ["STATUS", "PASSED", "Reason", "AGENT1"])
+def test_a_secret_that_spells_a_field_name_or_a_status_leaves_a_valid_result(secret: str) -> None:
+    """Matching ignores case, so a secret "STATUS" matches the key `status` of a dumped result: redacting the dump broke
+    the model, and the runner crashed publishing the test's end. The model's own words are kept, its texts redacted."""
+    result = TestResult(name="t", file="qa.yml", line=1, status=Status.PASSED, reason=f"saw {secret} on https://x/?q={secret}")
+    redacted = Redactor({"s": secret}).model(result)
+    assert redacted.status is Status.PASSED and redacted.name == "t"
+    assert secret not in redacted.reason and "<secret>s</secret>" in redacted.reason
+    assert TestResult.model_validate(redacted.model_dump(mode="json")) == redacted

@@ -1,1 +1,1 @@
-"""Offline test world: a fixture web app and a scripted LLM server (any provider's protocol)."""
+"""`preview-qa demo` and `demo --plan`, offline: the demo shop, the scripted LLM server (any provider's protocol), the run."""

@@ -11,7 +11,7 @@ import yaml
 from preview_qa import app
 from preview_qa.config import RunConfig
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
-from preview_qa.demo.site import DemoSite
+from preview_qa.demo.shop import DemoShop
 from preview_qa.manifest import loader
 from preview_qa.planning.planner import Planner, PlanOptions
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
@@ -31,7 +31,7 @@ def run_demo(
     """The demo's run; with `plan`, planning after it for the change demo/plan.yml describes (its drafting turns first)."""
     manifest = loader.load(HERE / "qa.yml")
     scenarios = [*(load_scenarios(PLAN) if plan else []), *load_scenarios(HERE / "agent.yml")]
-    with DemoSite(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
+    with DemoShop(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
         config = RunConfig(
             manifest=HERE / "qa.yml",
             base_url=site.url,

@@ -58,7 +58,7 @@ from typing import Any, NamedTuple, cast
 
 import yaml
 
-from preview_qa.demo.site import BackgroundServer, OwnedHTTPServer
+from preview_qa.demo.server import BackgroundServer, OwnedHTTPServer
 from preview_qa.demo.wire import WIRES, Output, Wire, WireError
 
 Scenario = dict[str, Any]

@@ -10,7 +10,7 @@ import click
 
 from preview_qa.demo.runner import DEMO_PASSWORD, HERE
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
-from preview_qa.demo.site import DemoSite
+from preview_qa.demo.shop import DemoShop
 from preview_qa.reporters.output.files import write_atomic
 
 
@@ -33,7 +33,7 @@ def main(scenarios: Path, site_port: int, ready_file: Path | None) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with DemoSite(password=DEMO_PASSWORD, port=site_port) as site, ScriptedLLM(load_scenarios(scenarios)) as llm:
+    with DemoShop(password=DEMO_PASSWORD, port=site_port) as site, ScriptedLLM(load_scenarios(scenarios)) as llm:
         lines = f"site-url={site.url}\nllm-url={llm.url}\n"
         click.echo(lines, nl=False)
         if ready_file is not None:

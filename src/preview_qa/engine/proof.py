@@ -72,7 +72,7 @@ class Prover:
                 break
         proof = judge(tried)
         if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
-            self._publish(ProofKept(key=key, proof=Proof.model_validate(self._redactor.value(proof.model_dump(mode="json")))))
+            self._publish(ProofKept(key=key, proof=self._redactor.model(proof)))
         return result.model_copy(update={"proof": proof, "usage": result.usage + usage})
 
     async def _try(

@@ -494,7 +494,7 @@ def _redacted(event: Event, redactor: Redactor) -> Event:
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
         if isinstance(value, TestResult | RunResult):
-            changes[f.name] = type(value).model_validate(redactor.value(value.model_dump(mode="json")))
+            changes[f.name] = redactor.model(value)
         elif isinstance(value, str | dict | list):
             changes[f.name] = redactor.value(value)
     if isinstance(event, TraceRecorded):

@@ -138,6 +138,7 @@ class ArtifactsReporter(Reporter):
                 "elements": event.elements,
                 "url": event.url,
                 "result_error": event.error,
+                **({"settled": event.settled} if event.settled is not None else {}),
             },
         )
 

@@ -7,12 +7,17 @@ import base64
 import html
 import json
 import re
+import types
 from collections.abc import Mapping
-from typing import Any
+from enum import Enum
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 from urllib.parse import quote, quote_plus
+
+from pydantic import BaseModel
 
 from preview_qa.secrets.totp import TotpCodes, is_totp
 
+Model = TypeVar("Model", bound=BaseModel)
 MIN_SECRET_LENGTH = 6  # a shorter value cannot be told apart from ordinary text: redacting it would shred the output
 API_KEY = "api-key"  # placeholder names of the run's own secrets; a manifest's names are identifiers, so never clash
 HEADER = "header:"
@@ -267,3 +272,31 @@ class Redactor:
         if isinstance(value, list | tuple):
             return type(value)(self.value(v) for v in value)
         return value
+
+    def model(self, model: Model) -> Model:
+        """A copy of a pydantic model with every secret replaced in its texts. Its field names and the values of its
+        fields typed as a Literal or an Enum (our own words, never a secret's) are kept, so that the copy stays valid: a
+        secret "STATUS" matches the key `status` (matching ignores case), and `value` of a dump would break it."""
+        if not self._secrets and not self._totps:
+            return model
+        fields = type(model).model_fields
+        kept = {name for name, field in fields.items() if _is_control(field.annotation)}
+        return model.model_copy(update={name: self._deep(getattr(model, name)) for name in fields if name not in kept})
+
+    def _deep(self, value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return self.model(value)
+        if isinstance(value, dict):
+            return {self._deep(k): self._deep(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._deep(v) for v in value)
+        return self.text(value) if isinstance(value, str) and not isinstance(value, Enum) else value
+
+
+def _is_control(annotation: Any) -> bool:
+    """A Literal or an Enum, or an optional one: a field whose values are our own control words."""
+    if get_origin(annotation) is Literal or (isinstance(annotation, type) and issubclass(annotation, Enum)):
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return all(arg is type(None) or _is_control(arg) for arg in get_args(annotation))
+    return False

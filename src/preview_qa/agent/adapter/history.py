@@ -76,8 +76,8 @@ class AgentSteps:
         # A step that only finished or read (done, extract, ...) left the page as browser-use photographed it for the agent.
         read_only = all(set(action) <= READS_ONLY | {VERDICT} for action in facts.actions)
         picture = seen if read_only else None
-        if picture is None:
-            await self.steps.settle(page)  # the URL (and the picture) show where the step led, not a mid-navigation frame
+        # the URL (and the picture) show where the step led, not a mid-navigation frame nor a page before its answer
+        settled = None if picture is not None else await self.steps.settle(page)
         self.agent_run.steps += 1
         number, name = self.agent_run.steps, self.spec.name
         record = StepRecorded(
@@ -91,6 +91,7 @@ class AgentSteps:
             screenshot_png=picture,
             form_screenshot_png=facts.form_png,
             before_png=seen,
+            settled=settled.line() if settled is not None else None,
         )
         if picture is not None:
             self.emit(record)

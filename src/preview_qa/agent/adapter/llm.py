@@ -190,12 +190,10 @@ def scrubbed(messages: list[BaseMessage], redactor: Redactor) -> list[BaseMessag
     for message in messages:
         content = getattr(message, "content", None)
         if isinstance(content, list):
-            content = [
-                part if isinstance(part, ContentPartImageParam) else type(part).model_validate(redactor.value(part.model_dump()))
-                for part in content
-            ]
-        fields = redactor.value(message.model_dump(exclude={"content"}))
-        out.append(type(message).model_validate({**fields, "content": redactor.value(content)}))
+            content = [part if isinstance(part, ContentPartImageParam) else redactor.model(part) for part in content]
+        # the content apart: its images (base64) are never read for a secret's text
+        rest = redactor.model(message.model_copy(update={"content": None}))
+        out.append(rest.model_copy(update={"content": redactor.value(content)}))
     return out
 
 

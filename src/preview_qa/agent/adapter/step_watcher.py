@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.evidence.action_names import NAME_LIMIT, READS_ONLY, VERDICT
-from preview_qa.agent.page.settle import PageSettler
+from preview_qa.agent.page.settle import PageSettler, Settled
 from preview_qa.agent.replay.locate import located
 from preview_qa.results import one_line
 
@@ -170,11 +170,13 @@ class StepWatcher:
         """The test's context: its pages are where the actions' elements are found."""
         self._context = context
 
-    async def settle(self, page: Page | None, bound_s: float = SETTLE_S) -> None:
+    async def settle(self, page: Page | None, bound_s: float = SETTLE_S) -> Settled | None:
         """Wait (bounded) until the page has settled by the final page's rule: a step's screenshot and URL show where
-        it led once it has rendered, never a blank frame between two documents or an app still drawing."""
-        if page is not None and not page.is_closed():
-            await self._settler.settle(page, bound_s, restless_s=RESTLESS_S)
+        it led once it has rendered, never a blank frame between two documents or an app still drawing (nor a page
+        before the answer to the step's WebSocket message); what it waited for, or None without a page."""
+        if page is None or page.is_closed():
+            return None
+        return await self._settler.settle(page, bound_s, restless_s=RESTLESS_S)
 
 
 def _dump(action: ActionModel) -> dict[str, Any]:

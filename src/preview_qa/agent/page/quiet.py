@@ -1,5 +1,6 @@
-"""The settle rule's bookkeeping, pure: a page is settled once nothing it waits on is in flight, its content has
-rendered, and it has stopped changing for a quiet window; its polls and what they draw do not count."""
+"""The settle rule's bookkeeping, pure: a page is settled once nothing it waits on is in flight (a request, a navigation,
+the answer to the action's WebSocket message), its content has rendered, and it has stopped changing for a quiet
+window; its polls and what they draw do not count."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ SESSION = "a new WebSocket's messages"  # a socket opened since the last action:
 # 2-core machine (one first step of 10 saw half the app with 1.5 s); paid only by pages whose socket opened since the last action
 SESSION_QUIET_S = 3.0
 UNRENDERED = "the page's content to render"
+# An action's message on a socket the page opened earlier (Panel, LiveView, Blazor Server) is waited on for its answer.
+ANSWER = "the answer on WebSocket"
+REPLY_S = 0.2  # a frame sent this soon after one received on that socket replies to it (Blazor's render ack): asks nothing
+ANSWER_LAG_S = 0.3  # on a busy machine Playwright tells of a received frame this much after the page drew it
+# The first frame back may only acknowledge the message (Panel's OK; its patch comes when the callback ends): the answer
+# has this long after it to arrive, drawn or not (Bokeh draws in shadow roots and canvases, which no look sees change)
+ANSWER_FOLLOW_S = 1.5
 
 
 class Settling(StrEnum):
@@ -33,7 +41,15 @@ class Settling(StrEnum):
 class _Socket:
     label: str
     opened: float
-    answered: bool = False
+    answered: bool = False  # its first message arrived
+    heard: float | None = None  # its latest message since the last action
+    asked: float | None = None  # when the action's message was sent on it, while its answer is awaited
+    back: float | None = None  # the first message received since `asked`
+
+    def awaiting(self, now: float | None) -> bool:
+        """Whether the action's message still awaits its answer at `now` (None: whenever, the follow window aside)."""
+        late = now is not None and self.back is not None and now >= self.back + ANSWER_FOLLOW_S
+        return self.asked is not None and not late
 
 
 @dataclass
@@ -57,6 +73,8 @@ class QuietRule:
     waited_on: dict[str, float] = field(default_factory=dict)  # label -> seconds it was waited on during a settle
     polls_seen: set[str] = field(default_factory=set)  # the polls a settle did not wait for (labels)
     moved: bool = False  # a settle waited on a new document: the page it judges is another than the agent left
+    drawn_at: float | None = None  # when the DOM last changed
+    judged: bool = False  # a settle has ended since the last action: later messages are the page's own, not the action's
     _free_since: float | None = None  # during a settle, since when the page has waited on nothing (it may still change)
 
     def started(self, key: Hashable, label: str, resource_type: str, now: float, repeat: str = "") -> None:
@@ -102,7 +120,9 @@ class QuietRule:
 
     def acted(self, now: float) -> None:
         """The test acted on the page (the agent's or a replay's action): what follows is the action's doing."""
-        self.last_action = now
+        self.last_action, self.judged = now, False
+        for socket in self.sockets.values():
+            socket.heard = socket.asked = socket.back = None
         self._active(ACTION, now)
 
     def socket_opened(self, key: Hashable, label: str, now: float) -> None:
@@ -111,11 +131,25 @@ class QuietRule:
         self._active(SOCKET, now)
 
     def socket_message(self, key: Hashable, now: float) -> None:
-        """A WebSocket received a message: the app has something new to draw."""
+        """A WebSocket received a message: the app has something new to draw (the answer to the action's message, once
+        the page draws it)."""
         socket = self.sockets.get(key)
         if socket is not None:
-            socket.answered = True
+            socket.answered, socket.heard = True, now
+            if socket.asked is not None and socket.back is None:
+                socket.back = now
+            self._drawn_answer(socket)
             self._active(SESSION if socket.opened >= self.last_action else SOCKET, now)
+
+    def socket_sent(self, key: Hashable, now: float) -> None:
+        """The page sent a message on a WebSocket. On one it opened before the last action, sent since that action
+        (before a settle judged it) and replying to nothing just received, it is the action's: its answer is awaited."""
+        socket = self.sockets.get(key)
+        if socket is None or socket.opened >= self.last_action or self.judged or socket.awaiting(now):
+            return
+        if socket.heard is not None and now - socket.heard < REPLY_S:
+            return
+        socket.asked, socket.back = now, None
 
     def socket_closed(self, key: Hashable, now: float) -> None:
         if self.sockets.pop(key, None) is not None:
@@ -128,7 +162,17 @@ class QuietRule:
             (repeat for repeat, times in self.answers.items() if any(t - before <= at <= t + after for _, t in times)),
             DRAWING,
         )
+        self.drawn_at = max(self.drawn_at or at, at)
+        for socket in self.sockets.values():
+            self._drawn_answer(socket)
         self._active(source, at)
+
+    def _drawn_answer(self, socket: _Socket) -> None:
+        """The page drew after the action's message and (at most ANSWER_LAG_S before we hear of it) a message back: the
+        answer has arrived."""
+        drawn, asked, back = self.drawn_at, socket.asked, socket.back
+        if drawn is not None and asked is not None and back is not None and drawn >= max(asked, back - ANSWER_LAG_S):
+            socket.asked = socket.back = None
 
     def content(self, shown: bool) -> None:
         """Whether the page's main content (its <main>, else its body) shows any text or element now."""
@@ -147,13 +191,15 @@ class QuietRule:
             ]
         )
 
-    def waiting_on(self) -> list[str]:
-        """What the page is still waiting on, by label: requests (a poll only until one of its answers since the last
-        action), a navigation, a WebSocket opened since the last action and not answered, content not rendered."""
+    def waiting_on(self, now: float | None = None) -> list[str]:
+        """What the page is still waiting on at `now`, by label: requests (a poll only until one of its answers since the
+        last action), a navigation, a WebSocket opened since the last action and not answered, the answer to the
+        action's message on an older one, content not rendered."""
         waits = [label for label, _, _, repeat in self.in_flight.values() if not self._poll_done(repeat)]
         if self.navigation is not None:
             waits.append(f"navigation to {self.navigation}")
         waits += [f"WebSocket {s.label}" for s in self.sockets.values() if s.opened >= self.last_action and not s.answered]
+        waits += [f"{ANSWER} {s.label}" for s in self.sockets.values() if s.awaiting(now)]
         if self.shown is False:
             waits.append(UNRENDERED)
         return list(dict.fromkeys(waits))
@@ -161,7 +207,7 @@ class QuietRule:
     def state(self, now: float, since: float, bound_s: float, restless_s: float | None = None) -> Settling:
         """Where the page stands at `now`, for a settle that began at `since` and may last `bound_s` seconds (and, for a
         page that has waited on nothing for `restless_s` and still changes, no longer)."""
-        waits = self.waiting_on()
+        waits = self.waiting_on(now)
         if not waits and now >= self.quiet_at():
             return Settling.SETTLED
         return Settling.BOUND_REACHED if now - since >= bound_s or self._restless(now, restless_s) else Settling.BUSY
@@ -176,7 +222,8 @@ class QuietRule:
     def note_waits(self, now: float, since: float) -> None:
         """Remember, for the report, how long each wait has lasted since `since`, and the polls not waited for."""
         started = {label: start for label, start, _, _ in self.in_flight.values()}
-        waits = self.waiting_on()
+        started |= {f"{ANSWER} {s.label}": s.asked for s in self.sockets.values() if s.asked is not None}
+        waits = self.waiting_on(now)
         for label in waits:
             self.waited_on[label] = max(self.waited_on.get(label, 0.0), now - max(started.get(label, since), since))
         for _, _, document, repeat in self.in_flight.values():
@@ -213,6 +260,13 @@ class QuietRule:
         self.waited_on.clear()
         self.polls_seen.clear()
         self.moved, self._free_since = False, None
+
+    def end_settle(self) -> None:
+        """A settle has judged the page: an answer it gave up on is not waited for again, and the page's messages from
+        now until the next action are its own (a heartbeat while the agent thinks), not the action's."""
+        self.judged = True
+        for socket in self.sockets.values():
+            socket.asked = socket.back = None
 
     def _poll_done(self, repeat: str) -> bool:
         """A poll has answered once since the last action: its next requests are not waited for."""

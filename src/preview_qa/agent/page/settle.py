@@ -123,6 +123,7 @@ class PageSettler:
     def _socket(self, rule: QuietRule, page: Page, socket: WebSocket) -> None:
         rule.socket_opened(socket, _where(socket.url, page.url), _now())
         socket.on("framereceived", lambda _: rule.socket_message(socket, _now()))
+        socket.on("framesent", lambda _: rule.socket_sent(socket, _now()))
         socket.on("close", lambda _: rule.socket_closed(socket, _now()))
         socket.on("socketerror", lambda _: rule.socket_closed(socket, _now()))
 
@@ -152,6 +153,8 @@ class PageSettler:
                 break
             await asyncio.sleep(min(LOOK_S, max(0.005, rule.next_look(_now(), since, bound_s))))
         outcome = Settling.BOUND_REACHED if state is Settling.BUSY else state  # a closed page is judged as it is
+        waiting = bool(rule.waiting_on(_now()))
+        rule.end_settle()
         return Settled(
             outcome,
             _now() - since,
@@ -161,7 +164,7 @@ class PageSettler:
             moved=rule.moved,
             polls=sorted(rule.polls_seen),
             rendered=rule.shown,
-            restless=outcome is Settling.BOUND_REACHED and not rule.waiting_on(),
+            restless=outcome is Settling.BOUND_REACHED and not waiting,
         )
 
     async def _feed(self, rule: QuietRule, page: Page) -> None:

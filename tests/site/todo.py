@@ -1,5 +1,6 @@
 """The fixture site's stateful pages: a todo list kept in localStorage (one field typed into again and again, a select,
-checkboxes, a link to another page and one that opens a new tab) and a cart (/basket) kept in a cookie and localStorage."""
+checkboxes, a link to another page and one that opens the demo shop's help in a new tab) and a cart (/basket) kept in
+a cookie and localStorage."""
 
 from __future__ import annotations
 
@@ -84,15 +85,6 @@ def summary_page() -> tuple[str, str, str]:
     return "Todo summary - Acme", '<h1>Summary</h1><p><a href="/todos">Back to the list</a></p><p id="summary"></p>', _SUMMARY_JS
 
 
-def help_page() -> tuple[str, str, str]:
-    return (
-        "Help - Acme",
-        '<h1>Help</h1><p>Type a todo and press Enter.</p><button type="button" id="ok" '
-        "onclick=\"this.textContent='Thanks!'\">Got it</button>",
-        "",
-    )
-
-
 def cart_page(items: int) -> tuple[str, str, str]:
     """A cart whose count lives in a cookie (server side) and whose saved-for-later count lives in localStorage."""
     body = (
@@ -112,7 +104,7 @@ def cart_items(cookie_header: str) -> int:
 
 
 def todo_turns(site_url: str) -> list[dict[str, Any]]:
-    """The scripted agent's steps for the todo list (see demo/scripted_llm.py); 'What needs' finds the new-todo field
+    """The scripted agent's steps for the todo list (see preview_qa/demo/scripted_llm.py); 'What needs' finds the new-todo field
     on both versions of the form, so that the agent passes where a replay of version 1 drifts on version 2."""
     return [
         {"actions": [{"input": {"element": "What needs", "text": "Walk the dog"}}, {"send_keys": {"keys": "Enter"}}]},

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import cast
 from urllib.parse import parse_qs, urlsplit
 
-from preview_qa.demo.site import BackgroundServer, OwnedHTTPServer
+from preview_qa.demo.server import BackgroundServer, OwnedHTTPServer
 
 TOAST_MS = 1000  # how long the app shows its toasts
 

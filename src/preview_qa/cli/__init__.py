@@ -1,0 +1,18 @@
+"""The `preview-qa` command: one module per command (flags -> RunConfig -> app), the options they share (options.py),
+their values read (values.py), and how each command ended -> one exit code (exit_codes.py)."""
+
+from __future__ import annotations
+
+import click
+
+from preview_qa.cli import demo, export, init, merge, plan, run, schema, validate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="preview-qa")
+def main() -> None:
+    """Test a preview deployment with AI browser agents and get a verdict you can trust."""
+
+
+for _command in (validate.validate, init.init, export.export, schema.schema, run.run, plan.plan, demo.demo, merge.merge):
+    main.add_command(_command)

@@ -1,0 +1,36 @@
+"""`preview-qa merge`: the results folders of several shards, merged into one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from preview_qa import app
+from preview_qa.cli.exit_codes import RunEnded, command
+from preview_qa.cli.options import env, fail_on_option
+from preview_qa.config import DEFAULT_OUT, FailRules
+
+
+@command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_OUT,
+    envvar=env("INPUT_OUT"),
+    show_default=True,
+    help="Folder for the merged results, reports and artifacts.",
+)
+@fail_on_option
+@click.option(
+    "--comment/--no-comment",
+    default=True,
+    envvar=env("INPUT_COMMENT"),
+    show_default=True,
+    help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.",
+)
+def merge(folders: tuple[Path, ...], out: Path, fail_on: FailRules, comment: bool) -> RunEnded:
+    """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
+    return RunEnded(app.merge(list(folders), out, comment, os.environ), fail_on.fails)

@@ -1,0 +1,145 @@
+"""`preview-qa plan` and what `run --plan` and `demo --plan` share with it: drafts for the changed routes no test
+covers, tried before shown, and where their YAML goes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from preview_qa import app
+from preview_qa.cli.exit_codes import command
+from preview_qa.cli.options import access_options, env, headful_option, llm_options, manifest_argument, verbose_option
+from preview_qa.cli.values import UsageError, parse_base_url, parse_credentials, parse_headers, read_changed_files, speed_config
+from preview_qa.config import DEFAULT_CACHE, RunConfig
+from preview_qa.manifest import loader
+from preview_qa.results import PlanSummary
+
+
+# `preview-qa plan` and `run --plan` (issue #39): drafts for the changed routes no test covers, tried before shown.
+def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """What `plan` drafts: routes by hand, drafts per route, where the YAML goes."""
+    options = [
+        click.option(
+            "--route", "routes", multiple=True, metavar="PATH", help="Plan for this route too (repeatable), e.g. /settings."
+        ),
+        click.option(
+            "--max", "most", type=click.IntRange(1, 10), default=3, show_default=True, help="Drafts per route, at most."
+        ),
+        click.option(
+            "--write",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the plan's YAML to FILE (never overwrites); else print it.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@command("plan")
+@manifest_argument
+@click.option(
+    "--base-url",
+    required=True,
+    envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
+    help="The preview to read the pages of and try the drafts on.",
+)
+@llm_options
+@plan_options
+@access_options
+@click.option("--changed-files", metavar="FILE", help="The files the change touched, one path a line (- for stdin).")
+@click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
+@click.option(
+    "--max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    help="The most planning may cost (drafting and trial runs), in USD.",
+)
+@click.option("--price-per-mtok", metavar="IN,OUT", help="The model's price in USD per million input and output tokens.")
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    help="The replay cache: a route a recorded run passed through is covered.",
+)
+@click.option(
+    "--prove", is_flag=True, help="Prove each draft that passes its trial run (docs/proving.md): a vacuous one is dropped."
+)
+@headful_option
+@verbose_option
+def plan(
+    manifest: Path,
+    base_url: str,
+    routes: tuple[str, ...],
+    most: int,
+    write: Path | None,
+    changed_files: str | None,
+    changed_only: bool,
+    max_cost_usd: float | None,
+    price_per_mtok: str | None,
+    cache: Path,
+    prove: bool,
+    headful: bool,
+    verbose: bool,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
+    **llm: Any,
+) -> None:
+    """Draft tests for the changed routes no test covers, from what each page shows; each is run once, and only the
+    drafts that pass are proposed, as manifest YAML."""
+    from preview_qa.planning.planner import Planner, PlanOptions
+
+    _refuse_existing(write)
+    loaded = loader.load(manifest)
+    changed = read_changed_files(changed_files, changed_only)
+    if changed is None and not routes:
+        raise UsageError("give the changed files (--changed-files or --changed-only) or a --route to plan for.")
+    speed = speed_config(cache, False, None, None, None, None, price_per_mtok, None)
+    config = RunConfig(
+        manifest=manifest,
+        base_url=parse_base_url(base_url),
+        headless=not headful,
+        extra_headers=parse_headers(extra_headers),
+        http_credentials=parse_credentials(http_credentials),
+        prove=prove,
+        **llm,
+        **speed,
+    )
+    options = PlanOptions(changed, list(routes), most, max_cost_usd)
+    summary = app.plan_only(loaded, config, os.environ, Planner(loaded, config, options), verbose)
+    tell_plan(summary, write)
+
+
+def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None) -> None:
+    """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file), into the results
+    folder's `results` file, else on stdout."""
+    for note in summary.notes:
+        click.echo(f"plan: {note}", err=True)
+    for route in summary.routes:
+        click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
+    for name, why in summary.dropped.items():
+        click.echo(f"plan: dropped {name!r}: {why}", err=True)
+    if not summary.routes:
+        click.echo("plan: every changed route has a test; nothing to draft.", err=True)
+    elif not summary.yaml:
+        click.echo("plan: no draft passed its trial run; nothing to propose.", err=True)
+    elif results is not None:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(summary.yaml, encoding="utf-8")
+        click.echo(f"plan: the drafts that passed are in {results}", err=True)
+    elif write is None:
+        click.echo(summary.yaml, nl=False)
+    else:
+        _refuse_existing(write)
+        with open(write, "x", encoding="utf-8") as f:  # "x": a file made meanwhile is not overwritten either
+            f.write(summary.yaml)
+        click.echo(f"wrote {write}", err=True)
+
+
+def _refuse_existing(write: Path | None) -> None:
+    if write is not None and write.exists():
+        raise UsageError(f"{write} already exists; nothing was written (plan --write never overwrites: give a new file).")

@@ -1,0 +1,321 @@
+# run is over 60 lines: its parameters are its flags, one a line, and its body builds the RunConfig from them.
+"""`preview-qa run`: a manifest's tests against a preview URL, and the rule that says whether they fail the run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from preview_qa import app
+from preview_qa.cli.exit_codes import RunEnded, command
+from preview_qa.cli.options import WORDS, access_options, env, fail_on_option, llm_options, manifest_argument, run_options, words
+from preview_qa.cli.plan import tell_plan
+from preview_qa.cli.values import UsageError, parse_base_url, parse_credentials, parse_headers, read_changed_files, speed_config
+from preview_qa.config import (
+    BROWSER_START_TIMEOUT_S,
+    DEFAULT_CACHE,
+    FailOn,
+    FailRules,
+    RunConfig,
+    TraceMode,
+    fall_back_recordings_kept,
+    on_default_branch,
+)
+from preview_qa.manifest import loader
+from preview_qa.manifest.models import Manifest
+from preview_qa.providers import Provider
+
+
+def _accepted(manifest: Manifest, names: list[str]) -> list[str]:
+    """--accept-visual's test names, each one a test of the manifest."""
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in {t.name for t in manifest.tests}]
+    if unknown:
+        raise UsageError(f"--accept-visual names no test of the manifest: {', '.join(map(repr, unknown))}; give a test's name.")
+    return names
+
+
+def speed_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The replay cache, budgets and sharding: passed to the command as keyword arguments, see `_speed_config`."""
+    options = [
+        click.option(
+            "--cache",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=DEFAULT_CACHE,
+            envvar=env("INPUT_CACHE", "PREVIEW_QA_CACHE"),
+            show_default=True,
+            help="Folder of recordings: a test that passed is replayed without agent LLM calls next time.",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            envvar=env("PREVIEW_QA_NO_CACHE"),
+            help="Always run the agent; neither read nor write the cache.",
+        ),
+        click.option(
+            "--max-tokens",
+            type=click.IntRange(1),
+            envvar=env("INPUT_MAX-TOKENS"),
+            help="Per test: stop it as errored past this many LLM tokens (overrides the manifest).",
+        ),
+        click.option(
+            "--max-cost-usd",
+            type=click.FloatRange(0, min_open=True),
+            envvar=env("INPUT_MAX-COST-USD"),
+            help="Per test: stop it as errored past this LLM cost in USD (overrides the manifest).",
+        ),
+        click.option(
+            "--run-max-tokens",
+            type=click.IntRange(1),
+            envvar=env("INPUT_RUN-MAX-TOKENS"),
+            help="Whole run: start no further test once the finished ones used this many tokens.",
+        ),
+        click.option(
+            "--run-max-cost-usd",
+            type=click.FloatRange(0, min_open=True),
+            envvar=env("INPUT_RUN-MAX-COST-USD"),
+            help="Whole run: start no further test once the finished ones cost this much (USD).",
+        ),
+        click.option(
+            "--price-per-mtok",
+            metavar="IN,OUT",
+            envvar=env("INPUT_PRICE-PER-MTOK"),
+            help="The model's price in USD per million input and output tokens, e.g. 0.4,1.6 (else the price "
+            "list shipped with preview-qa; a cost budget on a model it does not know needs this).",
+        ),
+        click.option(
+            "--shard",
+            metavar="I/N",
+            envvar=env("INPUT_SHARD"),
+            help="Run only shard I of N (a stable, balanced share); combine the shards with `merge`.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags and changed files: which tests `run` runs; see `selection.select`."""
+    options = [
+        click.option(
+            "--tag",
+            "tags",
+            multiple=True,
+            type=WORDS,
+            metavar="TAG",
+            envvar=env("INPUT_TAGS"),
+            help="Run only the tests with this tag (repeatable: any of them).",
+        ),
+        click.option(
+            "--skip-tag",
+            "skip_tags",
+            multiple=True,
+            type=WORDS,
+            metavar="TAG",
+            envvar=env("INPUT_SKIP-TAGS"),
+            help="Leave out the tests with this tag (repeatable).",
+        ),
+        click.option(
+            "--changed-files",
+            metavar="FILE",
+            help="The files the change touched, one path a line (- for stdin): a test with `paths` runs only "
+            "if one of them matches, else it is skipped.",
+        ),
+        click.option(
+            "--changed-only",
+            is_flag=True,
+            envvar=env("INPUT_CHANGED-ONLY"),
+            help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
+            "select by them as --changed-files does.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@command()
+@manifest_argument
+@click.option(
+    "--base-url",
+    required=True,
+    envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
+    help="The preview deployment to test, e.g. https://pr-42.preview.example.com",
+)
+@llm_options
+@click.option(
+    "--wait-timeout",
+    type=click.FloatRange(0),
+    default=0,
+    envvar=env("INPUT_WAIT-TIMEOUT"),
+    help="Seconds to wait for the preview to answer before the first test.",
+)
+@access_options
+@fail_on_option
+@click.option(
+    "--comment/--no-comment",
+    default=True,
+    envvar=env("INPUT_COMMENT"),
+    show_default=True,
+    help="In a GitHub Actions pull request run: post or update one PR comment with the results.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 5),
+    envvar=env("INPUT_RETRIES"),
+    help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).",
+)
+@click.option(
+    "--baseline-url",
+    envvar=env("INPUT_BASELINE-URL"),
+    help="After the run, run each failed or errored test once more here (production, or main's preview): "
+    "it is a regression when it passes there.",
+)
+@click.option(
+    "--accept-visual",
+    multiple=True,
+    metavar="NAME",
+    help="A test whose visual change this PR means (repeatable; the action's accept-visual: one name a line): it is "
+    "not marked changed (expect.visual).",
+)
+@click.option(
+    "--trace",
+    type=click.Choice([m.value for m in TraceMode]),
+    default=TraceMode.RETAIN_ON_FAILURE.value,
+    show_default=True,
+    envvar=env("INPUT_TRACE"),
+    help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
+)
+@click.option(
+    "--browser-start-timeout",
+    type=click.FloatRange(5, 600),
+    default=BROWSER_START_TIMEOUT_S,
+    show_default=True,
+    envvar=env("INPUT_BROWSER-START-TIMEOUT", "PREVIEW_QA_BROWSER_START_TIMEOUT"),
+    help="Seconds a browser may take to start, per try (it is tried twice): more on a slow self-hosted runner.",
+)
+@click.option(
+    "--prove/--no-prove",
+    default=False,
+    envvar=env("INPUT_PROVE"),
+    help="After a test passes, replay it against mutations of the preview (a save answering 500...): is it proven, "
+    "weak or vacuous? See docs/proving.md.",
+)
+@click.option(
+    "--plan/--no-plan",
+    "plan_after",
+    default=False,
+    envvar=env("INPUT_PLAN"),
+    help="After the tests, draft tests for the changed routes no test covers (as `plan`); the PR comment lists them.",
+)
+@click.option(
+    "--plan-max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    envvar=env("INPUT_PLAN-MAX-COST-USD"),
+    help="With --plan: the most planning may cost (drafting and trial runs), in USD.",
+)
+@run_options
+@selection_options
+@speed_options
+def run(
+    manifest: Path,
+    base_url: str,
+    provider: Provider,
+    model: str | None,
+    api_key: str | None,
+    llm_base_url: str | None,
+    wait_timeout: float,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
+    fail_on: FailRules,
+    comment: bool,
+    retries: int | None,
+    baseline_url: str | None,
+    accept_visual: tuple[str, ...],
+    trace: str,
+    browser_start_timeout: float,
+    prove: bool,
+    out: Path,
+    concurrency: int,
+    only: tuple[str, ...],
+    headful: bool,
+    verbose: bool,
+    tags: tuple[str, ...],
+    skip_tags: tuple[str, ...],
+    changed_files: str | None,
+    changed_only: bool,
+    plan_after: bool,
+    plan_max_cost_usd: float | None,
+    **speed: Any,
+) -> RunEnded:
+    """Run a manifest's tests against a preview URL."""
+    loaded = loader.load(manifest)
+    base_url = parse_base_url(base_url)
+    config = RunConfig(
+        manifest=manifest,
+        base_url=base_url,
+        out=out,
+        provider=provider,
+        model=model,
+        api_key=api_key,
+        llm_base_url=llm_base_url,
+        concurrency=concurrency,
+        headless=not headful,
+        extra_headers=parse_headers(extra_headers),
+        http_credentials=parse_credentials(http_credentials),
+        wait_timeout=wait_timeout,
+        only=list(only),
+        tags=words(tags),
+        skip_tags=words(skip_tags),
+        changed_files=read_changed_files(changed_files, changed_only),
+        fail_on=fail_on,
+        comment=comment,
+        retries=retries,
+        baseline_url=_baseline_url(baseline_url, base_url, fail_on),
+        trace=TraceMode(trace),
+        browser_start_timeout=browser_start_timeout,
+        keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
+        prove=prove,
+        accept_visual=_accepted(loaded, [*accept_visual, *os.environ.get("INPUT_ACCEPT-VISUAL", "").splitlines()]),
+        visual_references=on_default_branch(os.environ),  # only the default branch's screenshots become the reference
+        **speed_config(**speed),
+    )
+    return execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
+
+
+def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None) -> RunEnded:
+    """The run in this process's environment, and the rule its tests are held to; a plan's YAML beside its results."""
+    result = app.execute(manifest, config, os.environ, verbose, plan)
+    if result.plan is not None:
+        tell_plan(result.plan, None, config.out / "plan.yml")
+    return RunEnded(result, config.fail_on.fails)
+
+
+def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: float | None) -> app.Planner | None:
+    if not plan:
+        return None
+    from preview_qa.planning.planner import Planner, PlanOptions
+
+    options = PlanOptions(config.changed_files, max_cost_usd=max_cost_usd, budget_flag="--plan-max-cost-usd")
+    return Planner(manifest, config, options)
+
+
+def _baseline_url(url: str | None, base_url: str, fail_on: FailRules) -> str | None:
+    if not url:  # the action's empty input
+        if FailOn.REGRESSIONS in fail_on:
+            raise UsageError(
+                "--fail-on regressions needs --baseline-url: without a baseline no failure can be told apart from a regression."
+            )
+        return None
+    baseline = parse_base_url(url, "--baseline-url")
+    if baseline.lower() == base_url.lower():
+        raise UsageError(
+            f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
+            "e.g. production or main's preview."
+        )
+    return baseline

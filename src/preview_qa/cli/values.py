@@ -1,0 +1,82 @@
+"""Flag values read into what a RunConfig holds: URLs, basic auth, headers, changed files, the budgets and the
+shard; a value the user can fix is a UsageError naming its flag."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from preview_qa.errors import PreviewQaError
+
+
+class UsageError(PreviewQaError):
+    """A flag's value the user can fix."""
+
+
+def parse_base_url(url: str, option: str = "--base-url") -> str:
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"{option} must start with http:// or https:// (got {url!r}).")
+    return url.rstrip("/")
+
+
+def parse_credentials(value: str | None) -> tuple[str, str] | None:
+    if not value or not value.strip():  # an action input left empty
+        return None
+    user, sep, password = value.strip().partition(":")
+    if not sep or not user or not password:
+        raise UsageError("--http-credentials must look like 'user:password' (the password itself may hold ':').")
+    return user, password
+
+
+def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
+    headers = {}
+    for value in values:
+        if not value.strip():  # blank lines of a multi-line INPUT_EXTRA-HEADERS
+            continue
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--extra-header must look like 'Name: value' (got {value!r}).")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def read_changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    from preview_qa.selection.changed_files import changed_files
+
+    found = changed_files(source, changed_only, os.environ, sys.stdin)
+    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
+        click.echo(f"preview-qa: {found.note}", err=True)
+    return found.files
+
+
+def speed_config(
+    cache: Path,
+    no_cache: bool,
+    max_tokens: int | None,
+    max_cost_usd: float | None,
+    run_max_tokens: int | None,
+    run_max_cost_usd: float | None,
+    price_per_mtok: str | None,
+    shard: str | None,
+) -> dict[str, Any]:
+    from preview_qa.engine.pricing import parse_override
+    from preview_qa.selection.shard import parse_shard
+
+    try:
+        parsed = parse_shard(shard) if shard else None
+        price = parse_override(price_per_mtok) if price_per_mtok else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return {
+        "cache": None if no_cache else cache,
+        "max_tokens": max_tokens,
+        "max_cost_usd": max_cost_usd,
+        "run_max_tokens": run_max_tokens,
+        "run_max_cost_usd": run_max_cost_usd,
+        "price_per_mtok": price,
+        "shard": parsed,
+    }

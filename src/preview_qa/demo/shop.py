@@ -1,0 +1,200 @@
+"""DemoShop: the demo's small web app (home, login and its dashboard, signup, product, a broken checkout, help, the
+settings page and the blog) served on 127.0.0.1; a site with more pages subclasses its handler (`get`, `post`)."""
+
+from __future__ import annotations
+
+import html
+import secrets
+from http.server import BaseHTTPRequestHandler
+from typing import Any, ClassVar, cast
+from urllib.parse import parse_qs, urlsplit
+
+from preview_qa.demo import blog, settings
+from preview_qa.demo.pages import BROKEN, HELP, NOT_FOUND, PRODUCT, home, login_form, page, signup_form
+from preview_qa.demo.server import BackgroundServer, OwnedHTTPServer
+
+DEMO_EMAIL = "demo@acme.test"
+SESSION_COOKIE = "acme_session"
+ORDERS = [("#1001", "Anvil", "$19.99"), ("#1002", "Rocket skates", "$89.00"), ("#1003", "Giant magnet", "$42.50")]
+
+
+def _valid_email(email: str) -> bool:
+    local, at, domain = email.partition("@")
+    return bool(at and local and "." in domain.strip(".") and " " not in email)
+
+
+class ShopHandler(BaseHTTPRequestHandler):
+    """The shop's requests: each one recorded, then answered by `get` or `post`, else a 404. A subclass admits a
+    request or not (`admitted`) and answers its own paths before the shop's."""
+
+    server: OwnedHTTPServer
+
+    @property
+    def site(self) -> DemoShop:
+        return cast("DemoShop", self.server.owner)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _record(self) -> str:
+        with self.site._lock:
+            self.site.requests.append(self.path)
+            self.site.request_log.append((self.command, self.path))
+            self.site.header_log.append((self._host(), self.path, dict(self.headers.items())))
+        return urlsplit(self.path).path
+
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+        ctype: str = "text/html; charset=utf-8",
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _redirect(self, location: str, headers: dict[str, str] | None = None) -> None:
+        self._send(303, b"", {"Location": location, **(headers or {})})
+
+    def _signed_in(self, cookie: str = SESSION_COOKIE) -> bool:
+        return self._session(cookie) is not None
+
+    def _session(self, cookie: str) -> str | None:
+        """The request's valid session token in `cookie`, if it has one."""
+        for part in self.headers.get("Cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == cookie and value in self.site._sessions:
+                return value
+        return None
+
+    def _form(self) -> dict[str, str]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+        return {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+
+    def _host(self) -> str:
+        return urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
+
+    def admitted(self) -> bool:
+        """Whether the request may reach a page; if not, its answer was sent. The shop admits every request."""
+        return True
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        path = self._record()
+        if self.admitted() and not self.get(path):
+            self._send(404, NOT_FOUND)
+
+    def do_POST(self) -> None:
+        path = self._record()
+        if self.admitted() and not self.post(path):
+            self._send(404, NOT_FOUND)
+
+    def get(self, path: str) -> bool:
+        """Answer a GET at one of the shop's pages; False at a path it has no page at."""
+        if settings.owns(path):
+            self._settings()
+            return True
+        if path == blog.PREFIX or path.startswith(blog.PREFIX + "/"):
+            self._send(*blog.reply(self.path, page))
+            return True
+        pages = {
+            "/": home(self.site.links),
+            "/login": login_form(),
+            "/signup": signup_form(),
+            "/product": PRODUCT,
+            "/broken": BROKEN,
+            "/help": HELP,
+        }
+        if path in pages:
+            self._send(200, pages[path])
+        elif path == "/dashboard":
+            self._serve_dashboard()
+        elif path == "/api/cart":
+            self._send(500, b'{"error": "cart service unavailable"}', ctype="application/json")
+        else:
+            return False
+        return True
+
+    def _serve_dashboard(self) -> None:
+        if not self._signed_in():
+            self._redirect("/login")
+            return
+        rows = "".join(f"<tr><td>{n}</td><td>{item}</td><td>{price}</td></tr>" for n, item, price in ORDERS)
+        self._send(
+            200,
+            page(
+                "Dashboard - Acme",
+                f"<h1>Dashboard</h1><p>Signed in as {DEMO_EMAIL}</p><h2>Your orders</h2>"
+                f"<table><caption>Your orders</caption><tr><th>Order</th><th>Item</th>"
+                f"<th>Total</th></tr>{rows}</table>",
+            ),
+        )
+
+    def post(self, path: str) -> bool:
+        """Answer a POST to one of the shop's forms; False at a path it has none at."""
+        if settings.owns(path):
+            self._settings()
+            return True
+        form = self._form()
+        site = self.site
+        if path == "/login":
+            if form.get("email", "").strip() == DEMO_EMAIL and form.get("password", "") == site.password:
+                token = secrets.token_hex(16)
+                with site._lock:
+                    site._sessions.add(token)
+                self._redirect("/dashboard", {"Set-Cookie": f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax"})
+            else:
+                self._send(200, login_form("Invalid email or password"))
+        elif path == "/signup":
+            name, email = form.get("name", "").strip(), form.get("email", "").strip()
+            if not _valid_email(email):
+                self._send(200, signup_form(name, email, "Please enter a valid email address"))
+            else:
+                self._send(
+                    200,
+                    page(
+                        "Welcome - Acme",
+                        f"<h1>Welcome, {html.escape(name)}!</h1><p>We sent a confirmation to {html.escape(email)}.</p>",
+                    ),
+                )
+        else:
+            return False
+        return True
+
+    def _settings(self) -> None:
+        sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, body, ctype = settings.reply(
+            self.command, urlsplit(self.path).path, sent, page, self.site.settings, self.site._lock
+        )
+        self._send(status, body, ctype=ctype)
+
+
+class DemoShop(BackgroundServer):
+    """The demo's web app. `start()` returns the base URL; every request path is appended to `requests`."""
+
+    handler: type[BaseHTTPRequestHandler] = ShopHandler
+    links: ClassVar[list[tuple[str, str]]] = [  # the home page's (href, label)
+        ("/login", "Log in"),
+        ("/signup", "Sign up"),
+        ("/product", "Product"),
+        ("/broken", "Checkout"),
+    ]
+
+    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
+        super().__init__(port, host)
+        self.password = password
+        self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
+        self.requests: list[str] = []  # every request's path (with query), in order
+        self.request_log: list[tuple[str, str]] = []  # (method, path)
+        self._sessions: set[str] = set()
+        self.settings: dict[str, str] = {}  # what POST /api/settings saved (demo/settings.py)
