@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam, ImageURL, SystemMessage, UserMessage
 
+from preview_qa.agent.page.shown import shown_text
 from preview_qa.results import Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import DoneReport
@@ -37,11 +38,12 @@ async def check_page_against_task(
     redactor: Redactor,
     shoot: Callable[[Page], Awaitable[bytes | None]],
 ) -> tuple[DoneReport | None, Usage]:
-    """One small LLM call: does the final page show what the task asks? It reads the page's visible text; only a page
+    """One small LLM call: does the final page show what the task asks? It reads the text a person sees on the page
+    (agent/page/shown.js: hidden text left out, fields' values in); only a page
     with almost none (a canvas, a chart) is photographed (`shoot`) and sent as a picture too. Returns the report in the
     agent's own format (so the verdict reads it like any other), or None when the call failed; a failure is recorded by
     `llm` as an LLMFault."""
-    text = redactor.text(" ".join((await page.locator("body").inner_text(timeout=5000)).split()))
+    text = redactor.text(" ".join((await shown_text(page)).split()))  # as a person sees it: what the quotes are looked up in
     question = (
         f"<task>\n{spec.task}\n</task>\n<url>{redactor.text(page.url)}</url>\n"
         f"<title>{redactor.text(await page.title())}</title>\n<page_text>\n{text[:PAGE_TEXT_LIMIT]}\n</page_text>"

@@ -107,6 +107,13 @@ async def _in_frame(frame: Frame, text: str, wait: float, shown: bool) -> tuple[
             await frame.wait_for_load_state("domcontentloaded", timeout=max(1.0, left * 1000))
 
 
+async def shown_text(page: Page, timeout_s: float = ANSWER_SLACK_S) -> str:
+    """The text a person sees on the page's main document, a line a block or field (a field's value included)."""
+    async with asyncio.timeout(timeout_s):
+        lines: list[str] = await page.main_frame.evaluate(f"() => ({rule()})().lines(document).map((l) => l.text)")
+    return "\n".join(lines)
+
+
 async def why_hidden(page: Page, text: str) -> str | None:
     """Why no one can see `text` on the page's main document (opacity 0, clipped, off the page...); None when it is
     not there at all."""

@@ -32,6 +32,8 @@ WORLD = "preview-qa-sightings"
 BINDING = "__pqaSighted"
 MAX_LINES = 20_000  # lines kept for the whole test; past them the record says it is incomplete
 POLL_S = 0.1  # between two looks at what arrived, while a check waits
+PICTURES = {"img": "an image", "canvas": "a canvas", "video": "a video", "svg": "an SVG drawing", "object": "an embed"}
+PICTURES["embed"] = PICTURES["object"]
 LOOK_TIMEOUT_S = 1.0  # a page that does not answer a last look (a dialog open) is judged on what it sent before
 
 # In each document: look again whenever something changed (and while animations run), send what came and went. The
@@ -167,8 +169,9 @@ class Sightings:
             where = f"{self._when()}, on {_place(str(message.get('url', '')), self._origin)}"
             self._add(doc, where, at, [str(t) for t in message.get("added") or []])
             for kind in message.get("pictures") or []:  # the first place each kind showed is enough to name
-                if not any(p.startswith(f"a {kind} ") for p in self._pictures):
-                    self._pictures.append(f"a {kind} in view {where}")
+                words = PICTURES.get(str(kind), "a picture")
+                if not any(p.startswith(f"{words} ") for p in self._pictures):
+                    self._pictures.append(f"{words} in view {where}")
             if message.get("gone"):
                 self._close(doc, at)
 
