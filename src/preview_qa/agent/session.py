@@ -327,7 +327,8 @@ class TestSession:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
-            await ground_quotes(run.spec, result, page, self.sightings.shown(self.tools.redactor.text))
+            redact = self.tools.redactor.text
+            await ground_quotes(run.spec, result, page, self.sightings.shown(redact), redact)
         if self.visual is not None and result.infrastructure_error is None:
             await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         with contextlib.suppress(Exception), self.phases("final screenshot"):

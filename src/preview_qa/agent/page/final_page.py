@@ -4,12 +4,13 @@ An absence (`not_text`) holds only on a page whose content has rendered and stil
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
-from preview_qa.agent.page.shown import why_hidden
+from preview_qa.agent.page.shown import shown_text, why_hidden
 from preview_qa.events import Observed
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import ExpectationOutcome
@@ -71,16 +72,21 @@ async def _checked(
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]
 
 
-async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, shown: PagesShown) -> None:
-    """What the run's pages showed (`shown`, redacted), for the agent's quotes (verdict/quotes.py); for a quote they
-    never showed, why no one can see it on the final page, if it is there (one look a quote, only for those)."""
+async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, shown: PagesShown, redact: Callable[[str], str]) -> None:
+    """What the run's pages showed (`shown`, redacted), for the agent's quotes (verdict/quotes.py). For a quote they
+    never showed: why no one can see it on the final page, if it is there, and the final page's text in page order
+    (one look a quote, and one more, only then)."""
     run.shown = shown
     report = parse_report(spec, run.done.text)[0] if run.done is not None else None
     if report is None or not shown.read:
         return
-    for quote, check in zip(report.quotes, look_up(report.quotes, shown), strict=True):
-        if not check.found and (why := await why_hidden(page, quote)) is not None:
+    missing = [quote for quote, check in zip(report.quotes, look_up(report.quotes, shown), strict=True) if not check.found]
+    for quote in missing:
+        if (why := await why_hidden(page, quote)) is not None:
             run.quote_notes[quote] = why
+    if missing:
+        with contextlib.suppress(Exception):  # else the lines in the order they came
+            shown.final = [redact(line) for line in (await shown_text(page)).splitlines()]
 
 
 async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> bool:

@@ -8,6 +8,10 @@
 // 1 px or none with overflow hidden), not placed off the page's left or top edge (left: -9999px, text-indent: -9999px;
 // below the fold is fine), not transparent (color: transparent, unless a background or stroke draws it) and not at
 // font-size 0. A visible form field shows its value (or its placeholder when empty), a select its chosen option.
+//
+// One walk down the page (through open shadow roots and slots, as it renders) carries what the ancestors do to their
+// content (a reason it cannot be seen, the opacity so far, the box it is clipped to): each element's style is read
+// once, and a text is placed by its element's box (by its own only under a negative text-indent).
 (() => {
   const MIN_OPACITY = 0.1;  // below this no one reads it: a toast fading in from 0 counts once it is legible
   const MIN_SIDE = 2;  // px: a box clipped to less than this on either side shows nothing
@@ -15,147 +19,137 @@
   const MAX_LINES = 5000;
   const SKIP = new Set(["script", "style", "template", "noscript", "head", "title", "meta", "link"]);
   const FRAMES = new Set(["iframe", "frame", "object", "embed"]);  // documents of their own, read there
+  const FIELDS = new Set(["input", "textarea", "select"]);
   const TEXT_INPUTS = new Set(["", "text", "search", "email", "url", "tel", "number", "date", "datetime-local",
     "month", "time", "week"]);
   const BUTTON_INPUTS = new Set(["submit", "button", "reset"]);
-  const PICTURES = "img,canvas,video,svg,picture,object,embed";
-  const MEDIA = "img,svg,canvas,video,iframe,object,embed,input,select,textarea,button";
+  // Pictures text could be drawn in. Not an inline <svg>: its words are <text> (read as text), its paths icons and logos.
+  const PICTURES = new Set(["img", "canvas", "video", "object", "embed"]);
+  const MEDIA = new Set(["img", "svg", "canvas", "video", "iframe", "object", "embed", "input", "select", "textarea", "button"]);
   const INLINE = /^(inline|contents|ruby)/;  // display values that keep their text on the line around them
+  const TOP = {why: "", opacity: 1, clip: null, absClip: null, fixed: false};
 
   const fold = (s) => String(s).replace(/\s+/g, " ").trim().toLowerCase();
   const parentOf = (node) =>
     node.assignedSlot || node.parentElement || (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
   const named = (el) => `<${el.localName}>`;
-
-  // One pass over a document: computed styles and the rule's verdicts, memoised per element.
-  const newPass = () => ({styles: new Map(), chains: new Map(), clips: new Map(), roots: []});
-  const style = (p, el) => {
-    let s = p.styles.get(el);
-    if (!s) { s = getComputedStyle(el); p.styles.set(el, s); }
-    return s;
-  };
   const round = (n) => Math.round(n * 100) / 100;
-  const zeroClip = (s) => {
-    if ((s.position === "absolute" || s.position === "fixed") && s.clip && s.clip !== "auto") {
+  const meet = (a, b) => (!a ? b : !b ? a : {
+    left: Math.max(a.left, b.left), right: Math.min(a.right, b.right), top: Math.max(a.top, b.top),
+    bottom: Math.min(a.bottom, b.bottom), what: b.what || a.what,
+  });
+  const box = (r) => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
+  const hides = (s) => [s.overflowX, s.overflowY].some((o) => o === "hidden" || o === "clip");
+
+  const zeroClip = (s, position) => {
+    if ((position === "absolute" || position === "fixed") && s.clip !== "auto") {
       const sides = (s.clip.match(/-?[\d.]+px/g) || []).map(parseFloat);  // rect(top, right, bottom, left)
       if (sides.length === 4 && (sides[1] - sides[3] < MIN_SIDE || sides[2] - sides[0] < MIN_SIDE)) return `clip: ${s.clip}`;
     }
-    const inset = /^inset\(\s*([\d.]+)%(?:\s+([\d.]+)%)?/.exec(s.clipPath || "");
-    if (inset && (parseFloat(inset[1]) >= 50 || parseFloat(inset[2] || "0") >= 50)) return `clip-path: ${s.clipPath}`;
-    if (/^circle\(\s*0(px|%)?[\s)]/.test(s.clipPath || "")) return `clip-path: ${s.clipPath}`;
-    return "";
+    const path = s.clipPath;
+    if (path === "none") return "";
+    const inset = /^inset\(\s*([\d.]+)%(?:\s+([\d.]+)%)?/.exec(path);
+    if (inset && (parseFloat(inset[1]) >= 50 || parseFloat(inset[2] || "0") >= 50)) return `clip-path: ${path}`;
+    return /^circle\(\s*0(px|%)?[\s)]/.test(path) ? `clip-path: ${path}` : "";
   };
-  // What an element and its ancestors do to everything inside it: a reason it cannot be seen ("" if none of them
-  // hides it), and the opacity they multiply to.
-  const chain = (p, el) => {
-    let c = p.chains.get(el);
-    if (c) return c;
-    const parent = parentOf(el);
-    const up = parent ? chain(p, parent) : {why: "", opacity: 1, fixed: false};
-    const s = style(p, el);
-    let why = up.why, opacity = up.opacity;
-    const on = (what) => (el.localName === "html" || el.localName === "body" ? what : `${what} (on ${named(el)})`);
-    if (!why) {
-      opacity *= parseFloat(s.opacity);
-      if (s.display === "none") why = on("display: none");
-      else if (opacity < MIN_OPACITY) why = parseFloat(s.opacity) < MIN_OPACITY ? on(`opacity ${round(parseFloat(s.opacity))}`) : `opacity ${round(opacity)} (its ancestors')`;
-      else if (zeroClip(s)) why = on(`clipped to nothing (${zeroClip(s)})`);
-    }
-    c = {why, opacity, fixed: up.fixed || s.position === "fixed"};
-    p.chains.set(el, c);
-    return c;
-  };
-  const clipsContent = (s) =>
-    !INLINE.test(s.display) && [s.overflowX, s.overflowY].some((o) => o === "hidden" || o === "clip");
+  // The padding box an element hiding its overflow clips its content to (unbounded along an axis it lets scroll).
   const paddingBox = (el, s) => {
     const r = el.getBoundingClientRect();
     const left = r.left + el.clientLeft, top = r.top + el.clientTop;
-    const clipX = s.overflowX === "hidden" || s.overflowX === "clip", clipY = s.overflowY === "hidden" || s.overflowY === "clip";
+    const x = s.overflowX === "hidden" || s.overflowX === "clip", y = s.overflowY === "hidden" || s.overflowY === "clip";
     return {
-      left: clipX ? left : -Infinity, right: clipX ? left + el.clientWidth : Infinity,
-      top: clipY ? top : -Infinity, bottom: clipY ? top + el.clientHeight : Infinity,
+      left: x ? left : -Infinity, right: x ? left + el.clientWidth : Infinity,
+      top: y ? top : -Infinity, bottom: y ? top + el.clientHeight : Infinity,
       what: `a ${el.clientWidth}×${el.clientHeight} px ${named(el)} with overflow hidden`,
     };
   };
-  const meet = (a, b) => (!a ? b : !b ? a : {
-    left: Math.max(a.left, b.left), right: Math.min(a.right, b.right), top: Math.max(a.top, b.top),
-    bottom: Math.min(a.bottom, b.bottom), what: b.right - b.left <= a.right - a.left || b.bottom - b.top <= a.bottom - a.top ? b.what : a.what,
-  });
-  // The clip an element's box lies in (null: none), from the boxes of its containing blocks that hide their overflow;
-  // the root's own overflow is the page's, judged by where the text lies on the page instead.
-  const clipOf = (p, el) => {
-    if (p.clips.has(el)) return p.clips.get(el);
-    const s = style(p, el);
-    let anc = s.position === "fixed" ? null : parentOf(el);
-    if (s.position === "absolute") {
-      while (anc && style(p, anc).position === "static" && style(p, anc).transform === "none") anc = parentOf(anc);
+  // What an element does to everything inside it, given what its ancestors did (`ctx`): a reason it cannot be seen
+  // ("" if none), the opacity so far, the box its content is clipped to (`clip`; `absClip` for absolutely placed
+  // content, whose containing block may lie higher up), whether it is fixed; and `box`, the clip of its own box.
+  const enter = (ctx, el, s) => {
+    const position = s.position;
+    const own = position === "fixed" ? null : position === "absolute" ? ctx.absClip : ctx.clip;
+    if (ctx.why) return {...ctx, box: own, s};
+    const top = el === document.documentElement || el === document.body;
+    const at = (what) => (top ? what : on(el, what));
+    const mine = parseFloat(s.opacity), opacity = ctx.opacity * mine;
+    const display = s.display;
+    let why = "", zero = "";
+    if (display === "none") why = at("display: none");
+    else if (opacity < MIN_OPACITY) why = mine < MIN_OPACITY ? at(`opacity ${round(mine)}`) : `opacity ${round(opacity)} (its ancestors')`;
+    else if ((zero = zeroClip(s, position))) why = at(`clipped to nothing (${zero})`);
+    let clip = own;
+    if (!why && !top && !INLINE.test(display) && hides(s)) clip = meet(own, paddingBox(el, s));
+    // Absolutely placed content is clipped by its containing block's clip; with no clip above, there is none to find.
+    const absClip = !clip && !ctx.absClip ? null : position !== "static" || s.transform !== "none" ? clip : ctx.absClip;
+    const closed = display !== "contents" && s.contentVisibility === "hidden";
+    return {why, opacity, clip, absClip, fixed: ctx.fixed || position === "fixed", box: own, s, display, closed};
+  };
+  const on = (el, what) => `${what} (on ${named(el)})`;
+  // What a parent does to one of its children beyond its style: closed content hides all but a closed <details>' summary.
+  const child = (ctx, parent, node) => {
+    if (ctx.why) return ctx;
+    if (parent.localName === "details" && !parent.open && !(node.localName === "summary" && node.parentElement === parent)) {
+      return {...ctx, why: "inside a closed <details>"};
     }
-    const clip = anc ? contentClip(p, anc) : null;
-    p.clips.set(el, clip);
-    return clip;
+    return ctx.closed ? {...ctx, why: on(parent, "content-visibility: hidden")} : ctx;
   };
-  const contentClip = (p, el) => {
-    const clip = clipOf(p, el);
-    const s = style(p, el);
-    if (el.localName === "html" || el.localName === "body" || !clipsContent(s)) return clip;
-    return meet(clip, paddingBox(el, s));
-  };
-  const rendered = (p, el) => {  // a box of its own, outside closed content (<details>, content-visibility: hidden)
-    let box = el;
-    while (box && style(p, box).display === "contents") box = parentOf(box);
-    return !box || box.checkVisibility();
-  };
-  const transparent = (p, el, s) => {
-    const fill = s.webkitTextFillColor || s.color;
-    if (!(fill === "transparent" || /^rgba\([^,]+,[^,]+,[^,]+,\s*0\)$|\/\s*0\)$/.test(fill))) return false;
-    if (s.textShadow !== "none" || parseFloat(s.webkitTextStrokeWidth || "0") > 0) return false;
-    for (let a = el, n = 0; a && n < 4; a = parentOf(a), n++) {  // gradient text: the background draws it
-      const sa = style(p, a);
-      if (sa.backgroundClip === "text" || sa.webkitBackgroundClip === "text") return false;
-    }
-    return true;
-  };
-  // Where a box (in viewport coordinates) lies: "" if a person could see some of it, else why not.
-  const placed = (p, rect, clip, fixed) => {
+  // Where a box (viewport coordinates) lies: "" if a person could see some of it, else why not.
+  const placed = (rect, clip, fixed) => {
     const r = clip ? meet(rect, clip) : rect;
-    if (r.right - r.left < MIN_SIDE || r.bottom - r.top < MIN_SIDE) {
-      return clip && (clip.right - clip.left < MIN_SIDE + 1 || clip.bottom - clip.top < MIN_SIDE + 1 || rect.right - rect.left >= MIN_SIDE)
-        ? `clipped to nothing (inside ${clip.what})` : "it has no size";
+    const small = (b) => b.right - b.left < MIN_SIDE || b.bottom - b.top < MIN_SIDE;
+    if (small(r)) {
+      const tiny = clip && (clip.right - clip.left < MIN_SIDE + 1 || clip.bottom - clip.top < MIN_SIDE + 1);
+      return clip && (!small(rect) || tiny) ? `clipped to nothing (inside ${clip.what})` : "it has no size";
     }
     const x = fixed ? 0 : scrollX, y = fixed ? 0 : scrollY;
     if (r.right + x <= 0) return `placed outside the page, ${Math.round(-(r.left + x))} px left of it`;
     if (r.bottom + y <= 0) return `placed outside the page, ${Math.round(-(r.top + y))} px above it`;
-    const root = document.documentElement ? style(p, document.documentElement) : null;
-    const body = document.body ? style(p, document.body) : null;
-    const noScrollX = [root, body].some((s) => s && (s.overflowX === "hidden" || s.overflowX === "clip"));
-    if ((fixed || noScrollX) && r.left >= innerWidth) return "placed outside the page, right of it";
+    if ((fixed || pageClipsX()) && r.left >= innerWidth) return "placed outside the page, right of it";
     if (fixed && r.top >= innerHeight) return "placed below the window, where no scrolling reaches it";
     return "";
   };
-  const box = (r) => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
-  // Why a text node cannot be seen ("" if it can).
-  const textHidden = (p, node) => {
-    const el = node.parentElement || (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
-    if (!el) return "it is not in the page";
-    const c = chain(p, el);
-    if (c.why) return c.why;
-    if (!rendered(p, el)) return "not rendered (inside display: none or closed content)";
-    const s = style(p, el);
-    if (s.visibility !== "visible") return `visibility: ${s.visibility}`;
-    if (parseFloat(s.fontSize) < 1) return "font-size 0";
-    if (transparent(p, el, s)) return "transparent text (color: transparent)";
-    const range = document.createRange();
-    range.selectNodeContents(node);
-    return placed(p, box(range.getBoundingClientRect()), contentClip(p, el), c.fixed);
+  let clipsX = null;
+  const pageClipsX = () => {
+    if (clipsX === null) {
+      clipsX = [document.documentElement, document.body].some((el) => {
+        const o = el ? getComputedStyle(el).overflowX : "";
+        return o === "hidden" || o === "clip";
+      });
+    }
+    return clipsX;
   };
-  const boxHidden = (p, el) => {  // a field, a picture: the element's own box
-    const c = chain(p, el);
-    if (c.why) return c.why;
-    if (!rendered(p, el)) return "not rendered (inside display: none or closed content)";
-    const s = style(p, el);
-    if (s.visibility !== "visible") return `visibility: ${s.visibility}`;
-    return placed(p, box(el.getBoundingClientRect()), clipOf(p, el), c.fixed);
+  const transparent = (el, s) => {
+    const fill = s.webkitTextFillColor || s.color;
+    if (!(fill === "transparent" || /^rgba\([^,]+,[^,]+,[^,]+,\s*0\)$|\/\s*0\)$/.test(fill))) return false;
+    if (s.textShadow !== "none" || parseFloat(s.webkitTextStrokeWidth || "0") > 0) return false;
+    for (let a = el, n = 0; a && n < 4; a = parentOf(a), n++) {  // gradient text: the background draws it
+      const sa = getComputedStyle(a);
+      if (sa.backgroundClip === "text" || sa.webkitBackgroundClip === "text") return false;
+    }
+    return true;
   };
+  // Why the text inside element `el` (entered as `ctx`) cannot be seen ("" if it can); `node`: the text itself, placed
+  // by its own box under a negative text-indent, else by its element's. Memoised on the context (one a element).
+  const textWhy = (ctx, el, node) => {
+    if (ctx.why) return ctx.why;
+    if (ctx.text !== undefined && !ctx.indented) return ctx.text;
+    const s = ctx.s;
+    let why = "";
+    if (s.visibility !== "visible") why = `visibility: ${s.visibility}`;
+    else if (parseFloat(s.fontSize) < 1) why = "font-size 0";
+    else if (transparent(el, s)) why = "transparent text (color: transparent)";
+    ctx.indented = ctx.display === "contents" || parseFloat(s.textIndent) < 0;  // no box of its own to place it by
+    if (!why) {
+      let rect = el.getBoundingClientRect();
+      if (ctx.indented) { const range = document.createRange(); range.selectNodeContents(node); rect = range.getBoundingClientRect(); }
+      why = placed(box(rect), ctx.clip, ctx.fixed);
+    }
+    ctx.text = why;
+    return why;
+  };
+  const boxWhy = (ctx, el) =>  // a field, a picture: the element's own box
+    ctx.why || (ctx.s.visibility !== "visible" ? `visibility: ${ctx.s.visibility}` : placed(box(el.getBoundingClientRect()), ctx.box, ctx.fixed));
   const fieldTexts = (el) => {
     if (el.localName === "select") {
       const options = el.multiple || el.size > 1 ? Array.from(el.options) : Array.from(el.selectedOptions).slice(0, 1);
@@ -166,90 +160,81 @@
     if (BUTTON_INPUTS.has(type)) return [el.value];
     return TEXT_INPUTS.has(type) ? [el.value || el.placeholder] : [];
   };
+  const inView = (r) => r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
 
-  // The lines a person reads in `root` (a document or a shadow root), in order: each {text, tag} where tag names the
-  // block (or field) that holds it. `limit` stops early (the drawn test needs one).
-  const lines = (root, limit = MAX_LINES, p = newPass()) => {
-    const out = {lines: [], cur: "", blocks: [], limit};
+  // One walk of `root` (a document or a shadow root): the lines a person reads, in order, each {text, tag} (tag: the
+  // block or field that holds it); the pictures of some size in view (`pictures`); and whether anything shows at all
+  // (`shows`: a line, or a medium of some size). `limit` stops at that many lines, or (0) at the first thing shown.
+  const read = (root, limit = MAX_LINES) => {
+    clipsX = null;
+    const out = {lines: [], cur: "", blocks: [], pictures: new Set(), shows: false};
     const flush = () => {
       const text = out.cur.replace(/\s+/g, " ").trim();
       out.cur = "";
-      if (text) out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body"});
+      if (text) { out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body"}); out.shows = true; }
     };
-    const full = () => out.lines.length >= out.limit;
-    const walk = (node) => {
-      if (full()) return;
+    const done = () => (limit === 0 ? out.shows : out.lines.length >= limit);
+    const walk = (node, ctx, parent) => {
+      if (done()) return;
       if (node.nodeType === Node.TEXT_NODE) {
         if (!node.data.trim()) out.cur += " ";
-        else if (!textHidden(p, node)) out.cur += node.data;
+        else if (parent && !textWhy(ctx, parent, node)) out.cur += node.data;
         return;
       }
       if (node.nodeType === Node.DOCUMENT_NODE || node.nodeType === Node.DOCUMENT_FRAGMENT_NODE) {
-        if (node instanceof ShadowRoot) p.roots.push(node);
-        for (const child of node.childNodes) walk(child);
+        for (const c of node.childNodes) walk(c, ctx, node instanceof ShadowRoot ? node.host : parent);
         return;
       }
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       const el = node, tag = el.localName;
-      if (SKIP.has(tag) || FRAMES.has(tag)) return;
+      if (SKIP.has(tag)) return;
+      const inner = enter(parent ? child(ctx, parent, el) : ctx, el, getComputedStyle(el));
+      if (inner.why) return;  // nothing inside can be seen
+      if (MEDIA.has(tag) && !FIELDS.has(tag) && tag !== "button") {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && !boxWhy(inner, el)) {
+          out.shows = true;
+          if (PICTURES.has(tag) && r.width >= 32 && r.height >= 16 && inView(r)) out.pictures.add(tag);
+        }
+      }
+      if (FRAMES.has(tag) || tag === "canvas" || tag === "video" || tag === "img") return;
       if (tag === "br") { flush(); return; }
-      if (tag === "input" || tag === "textarea" || tag === "select") {
+      if (FIELDS.has(tag)) {
         const texts = fieldTexts(el).filter((t) => t && t.trim());
-        if (texts.length && !boxHidden(p, el)) {
+        if (!boxWhy(inner, el) && (texts.length || el.getBoundingClientRect().width > 0)) out.shows = true;
+        if (texts.length && !boxWhy(inner, el)) {
           flush();
           for (const t of texts) { out.cur = t; out.blocks.push(tag); flush(); out.blocks.pop(); }
         }
         return;
       }
-      const s = style(p, el);
-      if (s.display === "none" || chain(p, el).why) return;  // nothing inside can be seen
-      const block = !INLINE.test(s.display);
+      const block = !INLINE.test(inner.display);
       if (block) { flush(); out.blocks.push(tag); }
-      if (el.shadowRoot) walk(el.shadowRoot);
-      else if (tag === "slot") for (const child of el.assignedNodes({flatten: true})) walk(child);
-      else for (const child of el.childNodes) walk(child);
+      if (el.shadowRoot) walk(el.shadowRoot, inner, el);
+      else if (tag === "slot") for (const c of el.assignedNodes({flatten: true})) walk(c, inner, el);
+      else for (const c of el.childNodes) walk(c, inner, el);
       if (block) { flush(); out.blocks.pop(); }
     };
-    walk(root);
+    const above = root instanceof ShadowRoot ? root.host : root.nodeType === Node.ELEMENT_NODE ? parentOf(root) : null;
+    walk(root, above ? contextOf(above) : TOP, above);
     flush();
-    return out.lines.slice(0, out.limit);
+    return {lines: out.lines.slice(0, limit || MAX_LINES), pictures: Array.from(out.pictures).sort(), shows: out.shows};
   };
-
-  // The pictures a person sees in the window (large enough to hold text): text read off them is no text of the page.
-  const pictures = (p = newPass()) => {
-    const found = new Set();
-    for (const root of [document, ...p.roots]) {
-      for (const el of root.querySelectorAll(PICTURES)) {
-        const r = el.getBoundingClientRect();
-        if (r.width < 32 || r.height < 16 || r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth) continue;
-        if ((el.parentElement && el.parentElement.closest("svg")) || boxHidden(p, el)) continue;
-        found.add(el.localName === "picture" ? "img" : el.localName);
-      }
-    }
-    return Array.from(found).sort();
-  };
-
-  // Whether `root` shows anything at all: text a person reads, or a picture, field, frame... of some size.
-  const shows = (root) => {
-    const p = newPass();
-    if (lines(root, 1, p).length) return true;
-    const roots = [root];
-    for (let i = 0; i < roots.length; i++) {
-      for (const el of roots[i].querySelectorAll("*")) {
-        if (el.shadowRoot) roots.push(el.shadowRoot);
-        if (el.matches(MEDIA)) {
-          const r = el.getBoundingClientRect();
-          if (r.width > 0 && r.height > 0 && !boxHidden(p, el)) return true;
-        }
-      }
-    }
-    return false;
+  const lines = (root, limit = MAX_LINES) => read(root, limit).lines;
+  const shows = (root) => read(root, 0).shows;
+  // An element's context as the walk would reach it: entered from the top of the page down to it.
+  const contextOf = (el) => {
+    const path = [];
+    for (let a = el; a; a = parentOf(a)) path.unshift(a);
+    let ctx = TOP;
+    for (let i = 0; i < path.length; i++) ctx = enter(i ? child(ctx, path[i - 1], path[i]) : ctx, path[i], getComputedStyle(path[i]));
+    return ctx;
   };
 
   // For a text that shows nowhere: the deepest element (or field) that holds it, and why no one can see it there.
   const explain = (text) => {
+    clipsX = null;
     const want = fold(text);
-    const p = newPass();
     const textOf = (el) => {  // its text outside <script>, <style>... (a script's source is no text of the page)
       const skip = {acceptNode: (n) => (SKIP.has(n.localName) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT)};
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, skip);
@@ -264,32 +249,36 @@
         if (el.shadowRoot) roots.push(el.shadowRoot);
         if ((el.localName === "input" || el.localName === "textarea") && fold(el.value || el.placeholder || "").includes(want)) {
           const type = (el.getAttribute("type") || "").toLowerCase();
-          return type === "password" || type === "hidden" ? `it is the value of a ${type} field` : boxHidden(p, el) || "";
+          return type === "password" || type === "hidden" ? `it is the value of a ${type} field` : boxWhy(contextOf(el), el) || "";
         }
       }
     }
     for (const root of roots) {
-      let el = root === document ? document.body : null;
-      if (root !== document) el = Array.from(root.children).find(holds) || null;
+      let el = root === document ? document.body : Array.from(root.children).find(holds) || null;
       if (!el || !holds(el)) continue;
       for (let inner = Array.from(el.children).find(holds); inner; inner = Array.from(el.children).find(holds)) el = inner;
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-      let why = "";
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        if (node.data.trim() && !SKIP.has(node.parentElement && node.parentElement.localName) && (why = textHidden(p, node))) break;
+        const parent = node.parentElement;
+        if (!node.data.trim() || !parent || SKIP.has(parent.localName)) continue;
+        const why = textWhy(contextOf(parent), parent, node);
+        if (why) return why;
       }
-      return why || "its words are not on one line of the page";
+      return "its words are not on one line of the page";
     }
     return null;
   };
 
   // A text check in this frame, waiting in the page (one call): resolves once the text is shown (`shown`) or nowhere
-  // (not `shown`), or `waitMs` has passed; with what it found. Polls every `pollMs`.
+  // (not `shown`), or `waitMs` has passed; with what it found. Polls every `pollMs`, or less often on a page whose read
+  // takes long (a 7 500-element table: about 0.1 s), so that a check never keeps a core busy.
   const check = async ({text, shown, waitMs, pollMs}) => {
     const want = fold(text);
     const start = performance.now();
     for (;;) {
+      const t0 = performance.now();
       const all = document.documentElement ? lines(document) : [];
+      const cost = performance.now() - t0;
       const hit = all.find((l) => fold(l.text).includes(want));
       const done = performance.now() - start >= waitMs;
       if (!!hit === shown || done) {
@@ -301,9 +290,9 @@
           lines: hit ? [] : all.map((l) => l.text),
         };
       }
-      await new Promise((r) => setTimeout(r, pollMs));
+      await new Promise((r) => setTimeout(r, Math.max(pollMs, 2 * cost)));
     }
   };
 
-  return {lines, pictures, shows, explain, check, fold, newPass};
+  return {read, lines, shows, explain, check, fold};
 })

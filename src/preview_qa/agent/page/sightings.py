@@ -32,7 +32,7 @@ WORLD = "preview-qa-sightings"
 BINDING = "__pqaSighted"
 MAX_LINES = 20_000  # lines kept for the whole test; past them the record says it is incomplete
 POLL_S = 0.1  # between two looks at what arrived, while a check waits
-PICTURES = {"img": "an image", "canvas": "a canvas", "video": "a video", "svg": "an SVG drawing", "object": "an embed"}
+PICTURES = {"img": "an image", "canvas": "a canvas", "video": "a video", "object": "an embed"}
 PICTURES["embed"] = PICTURES["object"]
 LOOK_TIMEOUT_S = 1.0  # a page that does not answer a last look (a dialog open) is judged on what it sent before
 
@@ -50,13 +50,14 @@ _WATCHER = """(() => {
         at: performance.timeOrigin + performance.now(), ...message}));
     } catch (e) {}
   };
-  const schedule = (ms) => { if (!state.timer) state.timer = setTimeout(sample, Math.max(ms, 4 * state.cost)); };
+  const schedule = (ms) => { if (!state.timer) state.timer = setTimeout(sample, Math.max(ms, 6 * state.cost)); };
   const sample = () => {
     clearTimeout(state.timer); state.timer = 0;
-    const t0 = performance.now(), pass = rule.newPass(), seen = new Set();
-    if (document.documentElement) for (const line of rule.lines(document, undefined, pass)) seen.add(line.text);
+    const t0 = performance.now(), seen = new Set();
+    const read = document.documentElement ? rule.read(document) : {lines: [], pictures: []};
+    for (const line of read.lines) seen.add(line.text);
     const added = [...seen].filter((t) => !state.shown.has(t)), removed = [...state.shown].filter((t) => !seen.has(t));
-    const pictures = document.documentElement ? rule.pictures(pass) : [];
+    const pictures = read.pictures;
     if (added.length || removed.length || pictures.join() !== state.pictures) send({added, removed, pictures});
     state.shown = seen; state.pictures = pictures.join(); state.cost = performance.now() - t0;
     const again = added.length || removed.length ? FAST_MS : SLOW_MS;
