@@ -163,6 +163,7 @@ class RunConfig:
     tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
     skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
     changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped
+    impacted: bool = False  # --impacted: a test without paths runs only if the change touches a page it visits
     fail_on: FailRules = field(default_factory=FailRules)
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent

@@ -252,6 +252,7 @@ class AgentHistory(Evidence):
     name: str
     history: dict[str, Any]
     environment: Emulation | None = None
+    visited: list[str] = field(default_factory=list)  # the URLs its pages loaded (agent/evidence/visits.py)
 
 
 @dataclass(frozen=True)

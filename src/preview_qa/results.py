@@ -418,6 +418,9 @@ class PlanSummary(BaseModel):
     dropped: dict[str, str] = Field(default_factory=dict)  # draft name -> why it is not proposed
     notes: list[str] = Field(default_factory=list)  # the files that map to no route, the routes a test covers
     usage: Usage = Field(default_factory=Usage)
+    mapped: int = 0  # routes the change maps to, covered or not
+    tried: int = 0  # drafts tried on the preview
+    stopped: str | None = None  # why nothing could be planned: the preview or the LLM did not answer (plan exits 1)
 
 
 class RunResult(BaseModel):

@@ -67,7 +67,7 @@ def test_a_stored_recording_loads_back_with_each_steps_page(tmp_path: Path) -> N
     assert cache.load(spec(**LOGIN | {"task": "another task"})) is None
 
 
-@pytest.mark.parametrize("content", ["{not json", "[]", '{"format": 1}', '{"format": 0, "origin": "x", "history": {}}'])
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"format": 1}', '{"format": 1, "origin": "x", "history": {}}'])
 def test_a_damaged_entry_is_a_miss_not_an_error(tmp_path: Path, content: str) -> None:
     cache = store(tmp_path)
     cache.path(spec(**LOGIN)).write_text(content, encoding="utf-8")
@@ -96,10 +96,12 @@ def test_only_a_pass_after_an_agent_run_is_written_back(tmp_path: Path, status: 
             name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after", before_png=b"seen"
         )
     )
-    reporter.handle(AgentHistory(name="login", history=HISTORY))
+    visited = ["https://pr-42.preview.example/login", "https://pr-42.preview.example/home"]
+    reporter.handle(AgentHistory(name="login", history=HISTORY, visited=visited))
     reporter.handle(finished(status, path))
     assert cache.path(spec(**LOGIN)).exists() is written
     if written:
         entry = json.loads(cache.path(spec(**LOGIN)).read_text(encoding="utf-8"))
         assert entry["origin"] == "https://pr-42.preview.example" and entry["test"] == "login"
         assert cache.load(spec(**LOGIN)).screenshots == {1: b"seen"}  # type: ignore[union-attr]
+        assert cache.load(spec(**LOGIN)).pages() == ["/login", "/home"]  # type: ignore[union-attr]  (run --impacted)

@@ -23,18 +23,20 @@ def test_a_list_is_one_path_a_line_from_a_file_or_stdin(tmp_path: Path) -> None:
         read_list(str(tmp_path / "nope.txt"), io.StringIO())
 
 
-def test_an_empty_list_or_none_at_all_runs_every_test_and_says_so(tmp_path: Path) -> None:
+def test_an_empty_list_or_none_at_all_is_told_apart_and_said_with_what_the_command_does(tmp_path: Path) -> None:
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")
-    assert changed_files(str(empty), True, {}, io.StringIO()) == ChangedFiles(
-        None, f"the list of changed files ({empty}) is empty; running every test."
+    run = (": a test with paths runs only if one matches", "; running every test")
+    assert changed_files(str(empty), True, {}, io.StringIO()) == ChangedFiles([], str(empty))
+    assert ChangedFiles([], str(empty)).said(*run) == f"the list of changed files ({empty}) is empty; running every test."
+    unavailable = changed_files(None, True, {}, io.StringIO())
+    assert unavailable == ChangedFiles(None, why_none="not in a GitHub Actions run (give the files with --changed-files)")
+    assert unavailable.said(*run) == (
+        "--changed-only: not in a GitHub Actions run (give the files with --changed-files); running every test."
     )
-    assert changed_files(None, True, {}, io.StringIO()) == ChangedFiles(
-        None, "--changed-only: not in a GitHub Actions run (give the files with --changed-files); running every test."
-    )
-    assert changed_files(None, False, {}, io.StringIO()) == ChangedFiles(None)
+    assert changed_files(None, False, {}, io.StringIO()) == ChangedFiles(None) and ChangedFiles(None).said(*run) is None
     found = changed_files("-", True, {}, io.StringIO("a.py\n"))  # a given list wins over asking the pull request
-    assert found.files == ["a.py"] and found.note and found.note.startswith("1 changed file(s) from stdin")
+    assert found.files == ["a.py"] and found.said("", "") == "1 changed file(s) from stdin."
 
 
 def _files(count: int) -> list[dict[str, str]]:

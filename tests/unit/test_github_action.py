@@ -51,6 +51,7 @@ INPUTS = {
     "tags",
     "skip-tags",
     "changed-only",
+    "impacted",
     "retries",
     "baseline-url",
     "accept-visual",

@@ -1,5 +1,5 @@
-"""Planning's pure parts: a draft becomes a manifest test or says why not (secrets as placeholders only), coverage by a
-test's start or a recording, and the plan's YAML: valid under the schema, a comment per test, page text kept inert."""
+"""Planning's pure parts: a draft becomes a manifest test or says why not (secrets as placeholders only), and the
+plan's YAML: valid under the schema, a comment per test, page text kept inert."""
 
 from __future__ import annotations
 
@@ -12,11 +12,9 @@ import yaml
 
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import TestSpec
-from preview_qa.planning.coverage import covered_by, recorded_urls
 from preview_qa.planning.drafts import Draft, to_test
 from preview_qa.planning.output import PlanText, Proposed, render
 from preview_qa.secrets.redact import Redactor
-from preview_qa.selection.routes import Route
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "schema" / "manifest-v1.json").read_text(encoding="utf-8"))
 MANIFEST = loader.loads(
@@ -59,14 +57,6 @@ def test_names_stay_unique() -> None:
     taken = {"Log in", "Saves"}
     spec = to_test(draft(), "/", MANIFEST, SCRUB, taken)
     assert isinstance(spec, TestSpec) and spec.name == "Saves (2)" and "Saves (2)" in taken
-
-
-def test_covered_by_a_start_or_a_recorded_run() -> None:
-    assert covered_by(Route("/login"), MANIFEST, lambda _t: []) == "test 'Log in' starts there"
-    history = {"history": [{"state": {"url": "http://x/login"}}, {"state": {"url": "http://x/orders/7?a=1"}}]}
-    urls = recorded_urls(history)
-    assert "passed through it" in str(covered_by(Route("/orders/[id]"), MANIFEST, lambda _t: urls))
-    assert covered_by(Route("/settings"), MANIFEST, lambda _t: urls) is None
 
 
 def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> None:

@@ -26,9 +26,11 @@ def proved(name: str, verdict: ProofVerdict, reason: str, *mutations: MutationOu
     return result(name).model_copy(update={"proof": Proof(verdict=verdict, reason=reason, mutations=list(mutations))})
 
 
+HELD = "visible text 'Acme' was on the page before its first action, and only that failed when POST /api/save answers 500"
 RUN = run_of(
     proved("saves [x](https://evil.test)", ProofVerdict.VACUOUS, "passes even when POST /api/save answers 500", SURVIVED),
     proved("footer", ProofVerdict.WEAK, "fails only when the text is removed", SURVIVED, CAUGHT),
+    proved("header", ProofVerdict.WEAK, HELD, CAUGHT.model_copy(update={"name": "POST /api/save answers 500"})),
     proved("real", ProofVerdict.PROVEN, "it fails when POST /api/save answers 500"),
     result("unproven"),
 )
@@ -36,11 +38,12 @@ RUN = run_of(
 
 def test_the_summary_lists_vacuous_then_weak_tests_with_what_they_survived_and_what_to_add() -> None:
     text = render_markdown(RUN, lambda f: f, None, 60_000)
-    assert "**Proofs** (each passing test replayed against mutations of the preview): 1 proven, 1 weak, 1 vacuous" in text
+    assert "**Proofs** (each passing test replayed against mutations of the preview): 1 proven, 2 weak, 1 vacuous" in text
     vacuous = next(line for line in text.splitlines() if "is vacuous" in line)
     assert "passes even when POST /api/save answers 500" in vacuous and "add an \\`expect\\` on what the app did" in vacuous
     assert "[x](https" not in text and "saves \\[x\\]" in text  # a test's name is inert
     assert text.index("is vacuous") < text.index("is weak")
+    assert f"**header** is weak: {HELD}." in text  # it survived nothing: what held before its first action is said
 
 
 def test_a_run_without_proofs_says_nothing_of_them() -> None:
@@ -52,13 +55,14 @@ def test_a_run_without_proofs_says_nothing_of_them() -> None:
 def test_report_html_and_the_console_show_the_same(tmp_path: Path) -> None:
     page = HtmlReporter(tmp_path).render(RUN)
     assert "<strong>footer</strong> is weak: passes even when POST /api/save answers 500." in page
+    assert "<strong>header</strong> is weak: visible text &#39;Acme&#39; was on the page before its first action" in page
     assert "saves [x](https://evil.test)" in page and 'href="https://evil.test' not in page
     out = io.StringIO()
     reporter = ConsoleReporter()
     reporter.console = Console(file=out, width=400)
     reporter.handle(RunFinished(result=RUN))
     said = out.getvalue()
-    assert "proofs: 1 proven, 1 weak, 1 vacuous" in said and "vacuous: saves [x](https://evil.test): passes even" in said
+    assert "proofs: 1 proven, 2 weak, 1 vacuous" in said and "vacuous: saves [x](https://evil.test): passes even" in said
 
 
 def test_results_json_counts_the_vacuous_tests_and_fail_on_vacuous_gates_on_them() -> None:

@@ -1,5 +1,6 @@
 """--prove's routes (agent/guards/mutations.py), with Playwright's route and request stood in for: the start page is
-never broken, a text removal cuts the text in whatever form a server wrote it, and whether the mutation met anything."""
+never broken, a text removal cuts the text in whatever form a server wrote it, whether the mutation met anything, and
+what of a page its content hash leaves out (its per-load tokens)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from preview_qa.agent.guards.mutations import MutatedPreview
+from preview_qa.agent.guards.mutations import MutatedPreview, without_tokens
 from preview_qa.verdict.proof import Mutation, MutationKind, ProofRun
 
 ORIGIN = "http://preview.test"
@@ -72,3 +73,30 @@ def test_a_text_removal_that_finds_the_text_nowhere_is_not_applied() -> None:
     preview = MutatedPreview(ORIGIN, ProofRun(Mutation(MutationKind.TEXT_REMOVED, texts=("Saved",)), ()))
     _, body = _asked(preview, _Request(f"{ORIGIN}/"), b"<p>drawn over a WebSocket</p>")
     assert body == b"<p>drawn over a WebSocket</p>" and not preview.applied
+
+
+def test_a_page_s_per_load_tokens_are_left_out_of_its_content_hash_and_nothing_else() -> None:
+    def page(token: str, title: str = "New note") -> bytes:
+        return (
+            f'<head><meta name="csrf-token" content="{token}"><meta name="description" content="Notes">'
+            f'<script nonce="{token}">go()</script></head><h1>{title}</h1><form method=post>'
+            f'<input type="hidden" name="csrfmiddlewaretoken" value="{token}"><input type=HIDDEN value={token} name=b>'
+            '<input name="title" value="Ada"></form>'
+        ).encode()
+
+    assert without_tokens(page("t0k3n-1")) == without_tokens(page("t0k3n-2"))
+    assert b"t0k3n" not in without_tokens(page("t0k3n-1"))
+    assert without_tokens(page("t0k3n-1")) != without_tokens(page("t0k3n-1", title="Edit note"))  # a real change
+    kept = without_tokens(page("x"))
+    assert b'content="Notes"' in kept and b'value="Ada"' in kept  # a visible field's value, another meta: kept
+
+
+def test_the_read_after_a_broken_save_is_noted_only_once_the_save_was_broken() -> None:
+    save = Mutation(MutationKind.SERVER_ERROR, "POST", "/notes/new", read_after="GET /notes/ada")
+    preview = MutatedPreview(ORIGIN, ProofRun(save, ()))
+    _asked(preview, _Request(f"{ORIGIN}/notes/ada"))  # the start page, before the save: not its read
+    assert not preview.read_after
+    _asked(preview, _Request(f"{ORIGIN}/notes/new", method="POST"))
+    assert preview.applied and not preview.read_after
+    _asked(preview, _Request(f"{ORIGIN}/notes/ada?x=1"))
+    assert preview.read_after

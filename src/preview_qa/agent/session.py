@@ -27,7 +27,7 @@ from preview_qa.agent.evidence.tracing import TestTrace
 from preview_qa.agent.guards import masking
 from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
-from preview_qa.agent.page.final_page import check_settled_page, ground_quotes, settle
+from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, ground_quotes, settle
 from preview_qa.agent.page.settle import PageSettler
 from preview_qa.agent.page.sightings import Sightings
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
@@ -88,7 +88,8 @@ class TestSession:
             spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
         self.policy.last_action = lambda: self.evidence.last_action
-        self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action)  # --prove
+        look = lambda page: checks_at_once(spec.expect, page)  # noqa: E731  before the first action
+        self.proving = Proving(run.origin, run.log_requests, run.proof, self.policy.last_action, spec.expect, look)  # --prove
         self.mask = masking.Mask(self.tools.redactor, self.evidence.screenshot_withheld)
         self.settler = PageSettler()  # follows the pages from the start: each step's page and the final one settle on it
         self.steps = StepWatcher(lambda: session_screenshot(self.session), self.settler, self.evidence.acted)
@@ -104,8 +105,7 @@ class TestSession:
         self.final_page: Page | None = None  # where a replay ended
         self.replayer: Replayer | None = None  # a replay's player, while it runs: the step a dialog belongs to
         self.limit: asyncio.Timeout | None = None
-        settle = lambda page: self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)  # noqa: E731  as a step's page
-        into = (self.mask, settle, self.phases, run.emit, self.result.visual_shots)
+        into = (self.mask, self._settle_step, self.phases, run.emit, self.result.visual_shots)
         self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
 
     async def run(self) -> AgentRun:
@@ -186,6 +186,7 @@ class TestSession:
         result = self.result
         if self.recorder is not None:
             result.llm_faults = list(self.recorder.faults)
+        result.visited = self.evidence.visits.urls  # kept with its recording: which pages it visits (run --impacted)
         if self.agent is not None:  # an agent run's, once built
             from preview_qa.agent.adapter.history import read_history
 
@@ -252,6 +253,7 @@ class TestSession:
 
         run = self.test_run
         hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
+        hooks.before_first_action = self.proving.before_first_action
         self.hooks = hooks
         with self.phases("agent set-up"):
             self.agent = build_agent(
@@ -280,31 +282,29 @@ class TestSession:
         self.replayer.acted = self.evidence.acted
         if (visual := self.visual) is not None and visual.visual.steps:
             self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
+        self.replayer.before_first_action = self.proving.before_first_action
         outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.origin))
         result.steps = outcome.steps
-        if outcome.drift is not None:
-            result.replay_error = outcome.drift.message
-            run.emit(
-                ReplayDrifted(
-                    name=run.spec.name,
-                    message=outcome.drift.message,
-                    recorded_png=recording.screenshots.get(outcome.drift.compare_step),
-                    live_png=outcome.drift.live_png,
-                )
-            )
-            return None
+        if (drift := outcome.drift) is not None:
+            result.replay_error = drift.message
+            shots = (recording.screenshots.get(drift.compare_step), drift.live_png)
+            run.emit(ReplayDrifted(name=run.spec.name, message=drift.message, recorded_png=shots[0], live_png=shots[1]))
+            # A proof judges the page the app showed instead, by the test's checks (verdict/proof.py's judge_replay)
+            outcome.page = self.replayer.page if self.proving.judges_drift and not self.replayer.page.is_closed() else None
         if outcome.page is not None and replay_needs_llm_check(run.spec):
             from preview_qa.agent.adapter.build import report_model
             from preview_qa.agent.adapter.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
-                # the agent's steps wait as long (the same rule) for a page to render before it is read
-                await self.settler.settle(outcome.page, SETTLE_S, restless_s=RESTLESS_S)
+                await self._settle_step(outcome.page)
                 result.done, usage = await check_page_against_task(
                     run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), self.tools.redactor, self._shoot
                 )
             result.usage = usage
         return outcome.page
+
+    async def _settle_step(self, page: Page) -> None:  # as an agent's step waits for its page (the same rule)
+        await self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
 
     async def _shoot(self, page: Page) -> bytes | None:
         return await page_screenshot(page, self.mask)

@@ -18,7 +18,7 @@ from preview_qa import app
 from preview_qa.config import FailRules
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
-from preview_qa.results import RunResult, StopReason, error_line
+from preview_qa.results import PlanSummary, RunResult, StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 CRASH_LOG = "internal-error.log"  # our own crash's traceback, in the results folder (else the temp folder)
@@ -32,7 +32,15 @@ class RunEnded:
     fails: Callable[[RunResult], bool] = FailRules().fails
 
 
-Ended = RunEnded | Exception | KeyboardInterrupt | None  # None: a command that runs no tests did its job
+@dataclass(frozen=True)
+class PlanEnded:
+    """`plan` ended with its plan: it fails (1) when nothing could be planned because the preview or the LLM did not
+    answer, and succeeds when a route was planned or none needed a draft."""
+
+    summary: PlanSummary
+
+
+Ended = RunEnded | PlanEnded | Exception | KeyboardInterrupt | None  # None: a command that runs no tests did its job
 
 
 def exit_code(ended: Ended) -> ExitCode:
@@ -46,6 +54,8 @@ def exit_code(ended: Ended) -> ExitCode:
             return ExitCode.USAGE
         case RunEnded(result=result, fails=fails):
             return ExitCode.FAILED if fails(result) else ExitCode.OK
+        case PlanEnded(summary=summary):
+            return ExitCode.FAILED if summary.stopped is not None else ExitCode.OK
         case app.ReportersFailed(result=result):  # an output is missing: no success, whatever the tests did
             return ExitCode.CANCELLED if result.stop_reason is StopReason.CANCELLED else ExitCode.FAILED
         case PreviewQaError():

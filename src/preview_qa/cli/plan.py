@@ -11,9 +11,16 @@ from typing import Any
 import click
 
 from preview_qa import app
-from preview_qa.cli.exit_codes import command
+from preview_qa.cli.exit_codes import PlanEnded, command
 from preview_qa.cli.options import access_options, env, headful_option, llm_options, manifest_argument, verbose_option
-from preview_qa.cli.values import UsageError, parse_base_url, parse_credentials, parse_headers, read_changed_files, speed_config
+from preview_qa.cli.values import (
+    UsageError,
+    parse_base_url,
+    parse_credentials,
+    parse_headers,
+    read_changed_files_to_plan,
+    speed_config,
+)
 from preview_qa.config import DEFAULT_CACHE, RunConfig
 from preview_qa.manifest import loader
 from preview_qa.results import PlanSummary
@@ -88,14 +95,14 @@ def plan(
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
     **llm: Any,
-) -> None:
+) -> PlanEnded:
     """Draft tests for the changed routes no test covers, from what each page shows; each is run once, and only the
     drafts that pass are proposed, as manifest YAML."""
     from preview_qa.planning.planner import Planner, PlanOptions
 
     _refuse_existing(write)
     loaded = loader.load(manifest)
-    changed = read_changed_files(changed_files, changed_only)
+    changed = read_changed_files_to_plan(changed_files, changed_only)
     if changed is None and not routes:
         raise UsageError("give the changed files (--changed-files or --changed-only) or a --route to plan for.")
     speed = speed_config(cache, False, None, None, None, None, price_per_mtok, None)
@@ -112,6 +119,7 @@ def plan(
     options = PlanOptions(changed, list(routes), most, max_cost_usd)
     summary = app.plan_only(loaded, config, os.environ, Planner(loaded, config, options), verbose)
     tell_plan(summary, write)
+    return PlanEnded(summary)
 
 
 def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None) -> None:
@@ -123,10 +131,8 @@ def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = N
         click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
     for name, why in summary.dropped.items():
         click.echo(f"plan: dropped {name!r}: {why}", err=True)
-    if not summary.routes:
-        click.echo("plan: every changed route has a test; nothing to draft.", err=True)
-    elif not summary.yaml:
-        click.echo("plan: no draft passed its trial run; nothing to propose.", err=True)
+    if summary.stopped is not None or not summary.yaml:
+        click.echo(f"plan: {_what_happened(summary)}", err=True)
     elif results is not None:
         results.parent.mkdir(parents=True, exist_ok=True)
         results.write_text(summary.yaml, encoding="utf-8")
@@ -135,9 +141,23 @@ def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = N
         click.echo(summary.yaml, nl=False)
     else:
         _refuse_existing(write)
+        write.parent.mkdir(parents=True, exist_ok=True)
         with open(write, "x", encoding="utf-8") as f:  # "x": a file made meanwhile is not overwritten either
             f.write(summary.yaml)
         click.echo(f"wrote {write}", err=True)
+
+
+def _what_happened(summary: PlanSummary) -> str:
+    """The plan's end in one line, when it proposes nothing: why, as it happened."""
+    if summary.stopped is not None:
+        return f"nothing could be planned: {summary.stopped}."
+    if not summary.mapped:
+        return "no changed file maps to a route; nothing to draft."
+    if not summary.routes:
+        return "every changed route has a test; nothing to draft."
+    if not summary.tried:
+        return f"no draft was tried for the {len(summary.routes)} route(s) without a test (each one's reason is above)."
+    return f"none of the {summary.tried} draft(s) passed its trial run; nothing to propose."
 
 
 def _refuse_existing(write: Path | None) -> None:

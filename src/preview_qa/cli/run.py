@@ -133,6 +133,13 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
             help="In a GitHub Actions pull request run: list the PR's changed files (git, else the API) and "
             "select by them as --changed-files does.",
         ),
+        click.option(
+            "--impacted",
+            is_flag=True,
+            envvar=env("INPUT_IMPACTED"),
+            help="With the changed files: a test without `paths` runs only if the change touches a page its last "
+            "passing recording visited (docs/selection.md).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -174,7 +181,8 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "--baseline-url",
     envvar=env("INPUT_BASELINE-URL"),
     help="After the run, run each failed or errored test once more here (production, or main's preview): "
-    "it is a regression when it passes there.",
+    "it is a regression when it passes there. Also drives expect.visual: each passing test with it replays its recording "
+    "here, and the screenshots are compared with this run's.",
 )
 @click.option(
     "--accept-visual",
@@ -249,11 +257,14 @@ def run(
     skip_tags: tuple[str, ...],
     changed_files: str | None,
     changed_only: bool,
+    impacted: bool,
     plan_after: bool,
     plan_max_cost_usd: float | None,
     **speed: Any,
 ) -> RunEnded:
     """Run a manifest's tests against a preview URL."""
+    if impacted and changed_files is None and not changed_only:
+        raise UsageError("--impacted needs the changed files: give --changed-files FILE (or -) or --changed-only.")
     loaded = loader.load(manifest)
     base_url = parse_base_url(base_url)
     config = RunConfig(
@@ -273,6 +284,7 @@ def run(
         tags=words(tags),
         skip_tags=words(skip_tags),
         changed_files=read_changed_files(changed_files, changed_only),
+        impacted=impacted,
         fail_on=fail_on,
         comment=comment,
         retries=retries,

@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from preview_qa.errors import PreviewQaError
+
+if TYPE_CHECKING:
+    from preview_qa.selection.changed_files import ChangedFiles
 
 
 class UsageError(PreviewQaError):
@@ -45,12 +48,28 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def read_changed_files(source: str | None, changed_only: bool) -> list[str] | None:
+    """`run`'s changed files: None (every test runs) when none were given, or the list is empty or cannot be had."""
+    found = _changed(source, changed_only)
+    _say(found.said(": a test with paths runs only if one matches", "; running every test"))
+    return found.files or None
+
+
+def read_changed_files_to_plan(source: str | None, changed_only: bool) -> list[str] | None:
+    """`plan`'s changed files: [] for an empty list (a change of nothing: nothing to plan from it), None for none."""
+    found = _changed(source, changed_only)
+    _say(found.said("", ": no changed route to plan for"), "plan")
+    return found.files
+
+
+def _changed(source: str | None, changed_only: bool) -> ChangedFiles:
     from preview_qa.selection.changed_files import changed_files
 
-    found = changed_files(source, changed_only, os.environ, sys.stdin)
-    if found.note:  # fixed text and the user's own file name only: no changed path is echoed (a PR names its files)
-        click.echo(f"preview-qa: {found.note}", err=True)
-    return found.files
+    return changed_files(source, changed_only, os.environ, sys.stdin)
+
+
+def _say(note: str | None, who: str = "preview-qa") -> None:
+    if note:
+        click.echo(f"{who}: {note}", err=True)
 
 
 def speed_config(

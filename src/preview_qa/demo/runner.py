@@ -15,6 +15,7 @@ from preview_qa.demo.shop import DemoShop
 from preview_qa.manifest import loader
 from preview_qa.planning.planner import Planner, PlanOptions
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
+from preview_qa.selection.repository import MemoryRepository
 
 HERE = Path(__file__).parent
 PLAN = HERE / "plan.yml"  # `demo --plan`: the change planned for, and the scripted drafts (issue #39)
@@ -45,7 +46,9 @@ def run_demo(
             only=only,
             prove=True,
         )
-        planner = Planner(manifest, config, PlanOptions(yaml.safe_load(PLAN.read_text(encoding="utf-8"))["changed_files"]))
+        change = yaml.safe_load(PLAN.read_text(encoding="utf-8"))
+        repo = MemoryRepository(change["repository"])  # the demo shop's source, as a Next.js app would lay it out
+        planner = Planner(manifest, config, PlanOptions(change["changed_files"], repo=repo))
         result = app.execute(manifest, config, {**env, "DEMO_PASSWORD": DEMO_PASSWORD}, verbose, planner if plan else None)
     _tell(result, out)
     return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
@@ -24,6 +25,13 @@ class Recording:
     history: dict[str, Any]
     screenshots: dict[int, bytes] = field(default_factory=dict)  # each step's page as the agent saw it, by step number
     environment: Emulation | None = None  # viewport, scale, user agent, locale...; None: recorded before they were kept
+    visited: list[str] = field(default_factory=list)  # the URLs its pages loaded, redirects and the final one included
+
+    def pages(self) -> list[str]:
+        """The paths of the preview's pages it visited (URLs on other hosts are no page of the app), in order."""
+        found = (urlsplit(url) for url in self.visited)
+        here = urlsplit(self.origin).netloc
+        return list(dict.fromkeys(u.path or "/" for u in found if u.netloc == here))
 
 
 @dataclass(frozen=True)

@@ -26,19 +26,35 @@ async def wait_for_preview(
     last = "no answer"
     async with httpx.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0) as client:
         while True:
-            try:
-                response = await client.get(url)
-                if response.status_code in READY_AUTH and on_protected is not None:
-                    on_protected(response.status_code)
-                if response.status_code in READY or response.status_code in READY_AUTH:
+            answer = await _ask(client, url)
+            if isinstance(answer, int):
+                if answer in READY_AUTH and on_protected is not None:
+                    on_protected(answer)
+                if answer in READY or answer in READY_AUTH:
                     return None
-                last = f"HTTP {response.status_code} from {url}"
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__} for {url}: {' '.join(str(e).split()) or 'no detail'}"
+                last = f"HTTP {answer} from {url}"
+            else:
+                last = answer
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return last
             await asyncio.sleep(min(interval, remaining))
+
+
+async def no_answer(url: str, headers: dict[str, str] | None = None) -> str | None:
+    """Why `url` gives no HTTP answer at all (refused, unknown host, timeout), in one line; None when it answers,
+    whatever its status."""
+    async with httpx.AsyncClient(headers=headers, follow_redirects=False, timeout=10.0) as client:
+        answer = await _ask(client, url)
+    return answer if isinstance(answer, str) else None
+
+
+async def _ask(client: httpx.AsyncClient, url: str) -> int | str:
+    """The status `url` answers with, or what went wrong."""
+    try:
+        return (await client.get(url)).status_code
+    except httpx.HTTPError as e:
+        return f"{type(e).__name__} for {url}: {' '.join(str(e).split()) or 'no detail'}"
 
 
 def origin_of(url: str) -> str:

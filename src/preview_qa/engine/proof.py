@@ -1,5 +1,6 @@
 """--prove: once a test has passed, its recording replays once per mutation of the preview (verdict/proof.py), in the
-test's own slot of the run's concurrency, each judged by the test's own checks with the server-error rule off. The
+test's own slot of the run's concurrency, each judged by the test's own checks with the server-error rule off (on the
+page the app showed, where the replay could not follow its recording), within the test's and the run's budgets. The
 test's verdict never changes; its proof joins its result, and is cached by the recording and the preview's content."""
 
 from __future__ import annotations
@@ -15,18 +16,29 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
-from preview_qa.engine.healing import why_fell_back
+from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import Event, Observed
 from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
-from preview_qa.results import Execution, FallBack, Proof, Status, TestResult, Usage
+from preview_qa.results import Execution, Proof, Status, TestResult, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
-from preview_qa.verdict.decide import decide
-from preview_qa.verdict.proof import Mutation, ProofRun, Tried, choose_mutations, expected_texts, judge
+from preview_qa.verdict.decide import replay_needs_llm_check
+from preview_qa.verdict.proof import (
+    Mutation,
+    ProofRun,
+    Tried,
+    choose_mutations,
+    expected_texts,
+    judge,
+    judge_replay,
+    never_provable,
+)
 
-PROOF_FORMAT = 1  # bump when what a proof tries, or how it judges, changes
+# Bump when what a proof tries, or how it judges, changes. 2: a drifted replay is judged by the test's checks, and a
+# catch by checks that held before the first action is weak (#45).
+PROOF_FORMAT = 2
 PROOFS = "proofs"  # the cache folder's subfolder for proofs
 
 
@@ -41,9 +53,17 @@ class ProofKept(Event):
 class Prover:
     """Proves the tests of one run: keeps what each run on the preview left, then replays the passing ones mutated."""
 
-    def __init__(self, agent: AgentFn, publish: Callable[[Event], None], redactor: Redactor, cache: Path | None):
+    def __init__(
+        self,
+        agent: AgentFn,
+        publish: Callable[[Event], None],
+        redactor: Redactor,
+        cache: Path | None,
+        run_budget_spent: Callable[[Usage], str | None] = lambda used: None,
+    ):
         self._agent, self._publish, self._redactor = agent, publish, redactor
         self._folder = cache / PROOFS if cache is not None else None
+        self._run_budget_spent = run_budget_spent  # why the run's budget allows no more, given this test's usage
         self._runs: dict[str, AgentRun] = {}
 
     def ran(self, spec: TestSpec, run: AgentRun) -> None:
@@ -63,13 +83,17 @@ class Prover:
         cached = self._load(key)
         if cached is not None:
             return result.model_copy(update={"proof": cached.model_copy(update={"cached": True})})
-        usage, tried = Usage(), []
+        usage, tried, hopeless = Usage(), [], never_provable(spec, own.held_before)
         for mutation in mutations:
+            spent_out = self._spent(spec, result.usage + usage)
+            if spent_out is not None:  # listed, never dropped: the proof is not proven
+                tried.append(Tried(mutation, "errored", f"not replayed: {spent_out}"))
+                continue
             one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), own, mutation, limit_s)
             tried.append(one)
             usage += spent
-            if one.outcome == "failed":  # behavioural ones come first: no later outcome can change the verdict
-                break
+            if one.caught or (hopeless and one.held_before):  # behavioural ones come first: no later outcome can
+                break  # change the verdict; nor any when every check held before the first action
         proof = judge(tried)
         if self._folder is not None and all(t.outcome != "errored" for t in tried):  # its reasons quote pages: redacted
             self._publish(ProofKept(key=key, proof=self._redactor.model(proof)))
@@ -79,7 +103,7 @@ class Prover:
         self, spec: TestSpec, request: AgentRequest, own: AgentRun, mutation: Mutation, limit_s: float
     ) -> tuple[Tried, Usage]:
         """One replay under `mutation`, its events kept out of the test's evidence (one line of its own says how it
-        ended), judged by the test's checks alone: the server-error rule is off, the mutation's 500 is the point."""
+        ended), judged by the test's checks alone (verdict/proof.py's judge_replay)."""
         mutated = dataclasses.replace(
             request, proof=ProofRun(mutation, tuple(own.requests)), emit=_silent, keep_state=None, log_requests=False
         )
@@ -87,20 +111,17 @@ class Prover:
             run = await asyncio.wait_for(self._agent(mutated), limit_s)
         except Exception as e:  # a timeout too: the mutation is not judged, never counted as caught
             run = AgentRun(execution=Execution.REPLAYED, infrastructure_error=f"{type(e).__name__}: {e}")
-        run.server_errors = []
-        decision = decide(spec, run)
-        verdict = decision.verdict
-        if run.mutation_applied is False and run.infrastructure_error is None:  # the preview as it is: it says nothing
-            tried = Tried(mutation, "not_applied", mutation.unmet)
-        elif verdict.status is Status.PASSED:
-            tried = Tried(mutation, "passed", "the test's checks still held")
-        elif verdict.status is Status.FAILED and why_fell_back(spec, run, decision) is FallBack.PAGE_CHANGED:
-            tried = Tried(mutation, "failed", verdict.reason)
-        else:
-            tried = Tried(mutation, "errored", verdict.reason)
+        tried = judge_replay(spec, mutation, run, own.held_before)
         detail = {"mutation": mutation.name, "outcome": tried.outcome, "reason": tried.reason}
         self._publish(Observed(name=spec.name, kind="proof", error=False, detail=detail))
         return tried, run.usage
+
+    def _spent(self, spec: TestSpec, used: Usage) -> str | None:
+        """Why no more proof replay may run: one that needs the page check's LLM call, past the test's budget or the
+        run's (a replay judged by code alone costs no tokens)."""
+        if not replay_needs_llm_check(spec):
+            return None
+        return budget_exceeded(spec, used) or self._run_budget_spent(used)
 
     def _load(self, key: str) -> Proof | None:
         if self._folder is None:

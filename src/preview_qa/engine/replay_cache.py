@@ -20,7 +20,7 @@ from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
 from preview_qa.results import Emulation, Execution, Status, TestResult, emulation_label
 
-CACHE_FORMAT = 1  # bump when what we store, or how we replay it, changes
+CACHE_FORMAT = 2  # bump when what we store, or how we replay it, changes (2: the pages a recording visited, #48)
 RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
 
 
@@ -72,7 +72,8 @@ class RecordingCache:
             screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
             seen = entry.get("environment")  # an entry of earlier versions has none: the replay says so
             environment = None if seen is None else Emulation.model_validate(seen)
-            return Recording(str(entry["origin"]), dict(entry["history"]), screenshots, environment)
+            visited = [str(url) for url in entry["visited"]]
+            return Recording(str(entry["origin"]), dict(entry["history"]), screenshots, environment, visited)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):  # ValidationError too
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
@@ -96,9 +97,10 @@ class RecordingCache:
         target: RunTarget = RunTarget.PREVIEW,
         screenshots: dict[int, bytes] | None = None,
         environment: Emulation | None = None,
+        visited: list[str] | None = None,
     ) -> None:
-        """File a passing run: its history, what its pages saw (a replay runs in the same), and, to show beside a later
-        replay that drifts, each step's page as seen."""
+        """File a passing run: its history, what its pages saw (a replay runs in the same), the pages it loaded (which
+        routes it visits, for `run --impacted`) and, to show beside a later replay that drifts, each step's page as seen."""
         entry = {
             "format": CACHE_FORMAT,
             "key": self.key(spec, target),
@@ -107,6 +109,7 @@ class RecordingCache:
             "emulation": None if spec.emulation is None else spec.emulation.model_dump(mode="json"),
             "environment": None if environment is None else environment.model_dump(mode="json"),
             "history": history,
+            "visited": visited or [],
             "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
         }
         write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
@@ -176,7 +179,7 @@ class CacheReporter(Reporter):
         if result.execution is Execution.REPLAY_FELL_BACK and not self.keep_fall_backs:
             return  # the recording that passed on the default branch stays: a PR's drift may be its regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
-            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment)
+            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment, run.visited)
 
 
 def _shot_options(spec: TestSpec) -> dict[str, Any]:

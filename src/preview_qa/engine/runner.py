@@ -39,9 +39,20 @@ from preview_qa.events import (
 )
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
-from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult, Usage, emulation_label
+from preview_qa.results import (
+    Execution,
+    PlannedRoute,
+    PlanSummary,
+    RunResult,
+    Status,
+    StopReason,
+    TestResult,
+    Usage,
+    emulation_label,
+)
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.trace_zip import redact_trace
+from preview_qa.selection.route import Route
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
@@ -49,6 +60,14 @@ from preview_qa.verdict.decide import Facts, Final, final_verdict, provider_outa
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
+
+
+def untested_routes(routes: list[Route] | None) -> PlanSummary | None:
+    """--impacted's "changed routes with no test" for the PR comment, as `run --plan` lists them (without drafts)."""
+    if routes is None:
+        return None
+    where = "no test starts on it or visits it: `preview-qa plan` drafts tests for it"
+    return PlanSummary(routes=[PlannedRoute(route=r.label, files=list(r.files), note=where) for r in routes])
 
 
 def start_url(base_url: str, start: str) -> str:
@@ -91,14 +110,14 @@ class Runner:
         self._finished: dict[str, TestResult] = {}
         self._provider_streak = 0
         self._provider_down: str | None = None  # once set, tests not yet started error at once with this reason
-        self.selection = select(manifest, config)
+        self.selection = select(manifest, config, self._visited if recordings is not None else None)
         self._setup_of = setup_of(manifest.tests)  # test -> the test whose saved state it starts from
         self._done: dict[str, asyncio.Event] = {}  # set when the test has finished, for the tests waiting on it
         self._states = StateStore()
         self._kept: dict[str, BrowserState] = {}  # a save_state test's state from its latest attempt, until its verdict
         self._facts: dict[str, Facts] = {}  # what each test's latest attempt on the preview found, for its baseline run
         self._warnings: list[str] = []  # about the whole run (RunWarning), kept in results.json
-        self._prover = Prover(agent, self.publish, redactor, config.cache) if config.prove else None  # --prove
+        self._prover = Prover(agent, self.publish, redactor, config.cache, self._run_budget_spent) if config.prove else None
         # The recording each test's latest preview run replayed or made: --prove replays it mutated, and the baseline
         # of expect.visual replays the same steps
         self._recorded: dict[str, Recording] = {}
@@ -124,6 +143,10 @@ class Runner:
             )
         )
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
+        for note in self.selection.notes:  # --impacted's: why every test runs, which ones have no recording
+            self._warnings.append(note)
+            self.publish(RunWarning(message=note))
+        result.plan = untested_routes(self.selection.untested)
         try:
             unreachable = await self._wait_for_preview()
             result.warnings = self._warnings
@@ -150,6 +173,13 @@ class Runner:
         result.duration_s = round(time.monotonic() - clock, 2)
         self.publish(RunFinished(result=result))
         return result
+
+    def _visited(self, spec: TestSpec) -> list[str] | None:
+        """The pages the test's last passing recording visited (its paths on the preview), for --impacted; None when
+        there is none under its device and locale."""
+        assert self._recordings is not None
+        found = self._recordings(spec)
+        return found.pages() if isinstance(found, Recording) else None
 
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:

@@ -28,7 +28,7 @@ def wants_steps(spec: TestSpec, shots: Mapping[str, bytes]) -> bool:
 
 def recorded(history: AgentHistory, base_url: str) -> Recording:
     """The PR run's agent history as a recording, for the baseline to replay the same steps."""
-    return Recording(origin_of(base_url), history.history, environment=history.environment)
+    return Recording(origin_of(base_url), history.history, environment=history.environment, visited=history.visited)
 
 
 def outcome(

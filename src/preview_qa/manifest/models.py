@@ -586,9 +586,11 @@ class Manifest(_Strict):
         default_factory=dict,
         json_schema_extra={"additionalProperties": {"anyOf": [_ROUTE, {"type": "array", "items": _ROUTE}]}},
         description=(
-            "For `preview-qa plan`: which pages a change to these files affects, as `glob: /route` (or a list of "
-            "routes); globs are gitignore-style like a test's paths, routes may hold [dynamic] segments. Files no glob "
-            "matches are mapped by the framework's conventions (Next.js, SvelteKit, Remix, Nuxt, Django)."
+            "For `preview-qa plan` and `run --impacted`: which pages a change to these files affects, as `glob: /route` "
+            "(or a list of routes; an empty list: the files touch no page); globs are gitignore-style like a test's "
+            "paths (escape a literal bracket: \\[slug\\]), routes may hold [dynamic] segments. Files no glob matches "
+            "are mapped by the conventions of their app's framework (Next.js, Nuxt, SvelteKit, Astro, React Router, "
+            "Remix, Django)."
         ),
     )
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)

@@ -16,19 +16,22 @@ from preview_qa.errors import UnpricedBudgetError
 from preview_qa.lifecycle import run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest, TestSpec
-from preview_qa.planning.coverage import covered_by, recorded_urls
 from preview_qa.planning.drafts import INSTRUCTIONS, Drafted, Drafts, question, to_test
 from preview_qa.planning.output import PROOF_NOT_RUN, PlanText, Proposed, render
+from preview_qa.planning.pages import Pages, Unread
 from preview_qa.providers import default_model
-from preview_qa.results import PlannedRoute, PlanSummary, ProofVerdict, Status, TestResult, Usage, error_line
-from preview_qa.selection.routes import Route, map_files
+from preview_qa.results import PlannedRoute, PlanSummary, ProofVerdict, Status, TestResult, Usage
+from preview_qa.selection.impact import covered_by
+from preview_qa.selection.repository import Repository
+from preview_qa.selection.route import Route
+from preview_qa.selection.routes import map_files
 
 if TYPE_CHECKING:
     from preview_qa.agent.adapter.llm import RecordingLLM
     from preview_qa.agent.browser_agents import RunAgents
-    from preview_qa.agent.page.survey import PageFacts
 
 DEFAULT_MOST = 3  # drafts per route
+LLM_DOWN = "not drafted: the LLM did not answer"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class PlanOptions:
     most: int = DEFAULT_MOST
     max_cost_usd: float | None = None
     budget_flag: str = "--max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
+    repo: Repository | None = None  # where the changed files are read (by default the checkout holding the working folder)
 
 
 class Planner:
@@ -63,18 +67,25 @@ class Planner:
     async def plan(self, prepared: Prepared) -> PlanSummary:
         from preview_qa.agent.adapter.llm import make_llm, recording_llm
         from preview_qa.agent.browser_agents import browser_agents
+        from preview_qa.engine.preview import no_answer
 
         text = PlanText(self.config.base_url)
-        routes = self._uncovered(prepared, text)
-        summary = PlanSummary(routes=[PlannedRoute(route=r.path, files=list(r.files)) for r in routes], notes=text.notes)
+        routes, mapped = self._uncovered(prepared, text)
+        summary = PlanSummary(routes=[PlannedRoute(route=r.label, files=list(r.files)) for r in routes], notes=text.notes)
+        summary.mapped = mapped
         if not routes:
             return summary
+        if down := await no_answer(self.config.base_url, self.config.preview_headers):
+            return _stopped(summary, f"the preview did not answer ({down})")
         llm = recording_llm(prepared.llm, prepared.redactor)
         async with browser_agents(browser_setup(self.config), lambda: make_llm(prepared.llm), prepared.redactor) as agents:
-            drafted = []
+            pages = Pages(agents, prepared, self.config, self.manifest)
+            drafted: list[Drafted] = []
+            stops: list[str] = []  # why the preview or the LLM did not answer, route by route
             for route, planned in zip(routes, summary.routes, strict=True):
-                found, planned.note = await self._draft(agents, llm, prepared, route, text.dropped)
-                drafted += found
+                found, why = await self._draft(pages, llm, prepared, route, text.dropped, stops)
+                planned.note, drafted = why.why if isinstance(why, Unread) else why, drafted + found
+                stops += [why.why] if isinstance(why, Unread) and not why.answered else []
             trials = await try_drafts(drafted, agents, self._trial_manifest(drafted), self.config, prepared, self._left(llm))
         _sort(drafted, trials, text)
         text.logins = self._logins([p.spec for p in text.proposed])
@@ -84,123 +95,86 @@ class Planner:
                 passed = sum(1 for p in text.proposed if p.route == planned.route)
                 kept = "passed their trial run" + (" and are not vacuous" if self.config.prove else "")
                 planned.note = f"{passed} of {len(tried)} draft(s) {kept}"
-        summary.yaml = render(text, self._defaults_yaml())
+        summary.yaml, summary.tried = render(text, self._defaults_yaml()), len(drafted)
         summary.dropped = dict(text.dropped)
         summary.usage = llm.usage() + self._usage + sum((t.usage for t in trials.values()), Usage())
+        if not drafted and stops:  # nothing could be planned, and not for the app's own reasons
+            summary.stopped = stops[0].removeprefix("not drafted: ")
         return summary
 
-    def _uncovered(self, prepared: Prepared, text: PlanText) -> list[Route]:
-        """The changed (and given) routes no test covers; the others, and the files that map to none, as notes."""
-        mapped = map_files(self.options.changed_files or [], self.manifest.routes)
+    def _uncovered(self, prepared: Prepared, text: PlanText) -> tuple[list[Route], int]:
+        """The changed (and given) routes no test covers, static ones first (their pages' links give the dynamic ones
+        a value), and how many the change maps to; the others, and the files that map to none, as notes."""
+        mapped = map_files(self.options.changed_files or [], self.manifest.routes, self.options.repo)
         given = [Route(r if r.startswith("/") else "/" + r) for r in self.options.routes]
-        routes = list({r.path: r for r in [*mapped.routes, *given]}.values())
+        routes = list({r.label: r for r in [*mapped.routes, *given]}.values())
+        text.notes.extend(mapped.notes)
         if mapped.unmapped:
             text.notes.append(f"changed files that map to no route: {', '.join(mapped.unmapped)}")
-        recorded = self._recorded(prepared)
+        if mapped.no_page:
+            text.notes.append(f"changed files the manifest's routes: says touch no page: {', '.join(mapped.no_page)}")
+        visited = self._visited(prepared)
         left = []
         for route in routes:
-            if by := covered_by(route, self.manifest, recorded):
-                text.notes.append(f"{route.path} is covered: {by}")
+            if by := covered_by(route, self.manifest.tests, visited, self.config.base_url):
+                text.notes.append(f"{route.label} is covered: {by}")
             else:
                 left.append(route)
-        return left
+        return sorted(left, key=lambda r: r.dynamic), len(routes)
 
-    def _recorded(self, prepared: Prepared) -> Callable[[TestSpec], list[str]]:
-        """The URLs a test's recording passed through, from the replay cache (none without one)."""
+    def _visited(self, prepared: Prepared) -> Callable[[TestSpec], list[str] | None]:
+        """The pages a test's recording passed through, from the replay cache (none without one)."""
         from preview_qa.engine.replay_cache import RecordingCache
 
         if self.config.cache is None:
-            return lambda _spec: []
+            return lambda _spec: None
         cache = RecordingCache(self.config.cache, self.manifest, prepared.llm.provider, self.config.model)
-
-        def urls(spec: TestSpec) -> list[str]:
-            found = cache.load(spec)
-            return recorded_urls(found.history) if found else []
-
-        return urls
+        return lambda spec: found.pages() if (found := cache.load(spec)) else None
 
     async def _draft(
-        self, agents: RunAgents, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str]
-    ) -> tuple[list[Drafted], str]:
-        """The route's drafts that are valid tests (the others into `dropped`), and a note on the route."""
+        self, pages: Pages, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str], stops: list[str]
+    ) -> tuple[list[Drafted], str | Unread]:
+        """The route's drafts that are valid tests (the others into `dropped`), and a note on the route (an Unread when
+        the preview or the LLM did not answer)."""
         from preview_qa.agent.adapter.llm import ask
 
         if self._left(llm) == 0:
             return [], f"not drafted: the planning budget ({self.options.budget_flag}) is spent"
-        url, note = await self._url_for(agents, prepared, route)
-        if url is None:
-            return [], note
-        facts = await self._visit(agents, prepared, url)
-        if isinstance(facts, str):
+        if stops and stops[-1].startswith(LLM_DOWN):  # it did not answer for the route before: no call is worth making
+            return [], Unread(stops[-1], answered=False)
+        url = await pages.url_for(route)
+        if isinstance(url, Unread):
+            return [], url
+        facts = await pages.visit(url)
+        if isinstance(facts, Unread):
             return [], facts
         start, state = urlsplit(url).path or "/", None
         if not route.matches(urlsplit(facts.url).path):  # e.g. a sign-in page: read it again signed in, if we can
             landed = prepared.redactor.text(urlsplit(facts.url).path)
-            login = await self._signed_in(agents, prepared)
-            again = await self._visit(agents, prepared, url, login[1]) if isinstance(login, tuple) else login
-            if isinstance(again, str) or not route.matches(urlsplit(again.url).path):
-                why = again if isinstance(again, str) else f"signed in too, it led to {urlsplit(again.url).path}"
+            login = await self._signed_in(pages.agents, prepared)
+            again = await pages.visit(url, login[1]) if isinstance(login, tuple) else Unread(login)
+            if isinstance(again, Unread) or not route.matches(urlsplit(again.url).path):
+                why = again.why if isinstance(again, Unread) else f"signed in too, it led to {urlsplit(again.url).path}"
                 return [], f"not drafted: its page led to {landed} (behind a login? {why})"
             facts, state = again, login[0]  # a tuple: the page matched signed in
         most = self.options.most
         scrub = prepared.redactor.text
         redacted = dataclasses.replace(facts, url=scrub(facts.url), title=scrub(facts.title), aria=scrub(facts.aria))
         redacted = dataclasses.replace(redacted, text=scrub(facts.text), headings=[scrub(h) for h in facts.headings])
-        answer = await ask(llm, INSTRUCTIONS.format(most=most), question(route.path, redacted, most), Drafts)
+        answer = await ask(llm, INSTRUCTIONS.format(most=most), question(route.label, redacted, most), Drafts)
         if answer is None:
-            fault = llm.faults[-1].message if llm.faults else "no answer"
-            return [], f"no drafts: the LLM call failed ({fault})"
+            fault = llm.faults[-1] if llm.faults else None
+            if fault is None or fault.kind == "provider":
+                return [], Unread(f"{LLM_DOWN} ({fault.message if fault else 'no answer'})", answered=False)
+            return [], f"no drafts: the LLM's answer was not usable ({fault.message})"
         found = []
         for draft in answer.drafts[:most]:
             test = to_test(draft, start, self.manifest, scrub, self._taken)
             if isinstance(test, str):
                 dropped[draft.name or "(unnamed draft)"] = test
             else:  # a page read signed in starts from the same saved login
-                found.append(Drafted(test.model_copy(update={"use_state": state}), route.path, route.files))
+                found.append(Drafted(test.model_copy(update={"use_state": state}), route.label, route.files))
         return found, "" if found else "no draft was a valid test"
-
-    async def _url_for(self, agents: RunAgents, prepared: Prepared, route: Route) -> tuple[str | None, str]:
-        """The URL to read the route at: a dynamic route's value taken from a link on its static part's page."""
-        base = self.config.base_url
-        if not route.dynamic:
-            return base + route.path, ""
-        facts = await self._visit(agents, prepared, base + route.static_prefix)
-        links = [] if isinstance(facts, str) else facts.links
-        origin = urlsplit(base).netloc
-        for link in links:
-            parts = urlsplit(link)
-            if parts.netloc == origin and route.matches(parts.path):
-                return base + parts.path, ""
-        return None, f"needs a value for its dynamic segment: no link to one found on {route.static_prefix}"
-
-    async def _visit(self, agents: RunAgents, prepared: Prepared, url: str, state: BrowserState | None = None) -> PageFacts | str:
-        """The page at `url` in a fresh context of the run's browsers (holding `state`, a saved login, if given), under
-        the run's request policy; or why not."""
-        from preview_qa.agent.browsers.storage import load_state
-        from preview_qa.agent.guards.network import RequestPolicy
-        from preview_qa.agent.page.survey import survey
-        from preview_qa.engine.preview import origin_of
-
-        hosts = [urlsplit(self.config.base_url).hostname or "", *self.manifest.defaults.allowed_domains]
-        try:
-            async with agents.pool.lease() as lease:
-                policy = RequestPolicy(
-                    "preview-qa plan",
-                    hosts,
-                    prepared.redactor,
-                    lambda _e: None,
-                    origin_of(self.config.base_url),
-                    self.config.preview_headers,
-                )
-                await policy.install(lease.context)
-                if state is not None:
-                    await load_state(lease.context, state, hosts)
-                facts = await survey(lease.page, url)
-        except Exception as e:
-            return f"not drafted: its page could not be read ({prepared.redactor.text(error_line(e))})"
-        if facts.status is None or facts.status >= 400:
-            return f"not drafted: its page answered {facts.status or 'nothing'}"
-        return facts
 
     async def _signed_in(self, agents: RunAgents, prepared: Prepared) -> tuple[str, BrowserState] | str:
         """The manifest's saved login (its first `save_state` test, run once through the agent as `run` runs it), for
@@ -293,6 +267,14 @@ async def try_drafts(
     start_s = browser_setup(config).start_budget_s
     result = await Runner(manifest, trial, secrets, agents, lambda _e: None, prepared.redactor, browser_start_s=start_s).run()
     return {t.name: t for t in result.tests if any(d.spec.name == t.name for d in drafted)}
+
+
+def _stopped(summary: PlanSummary, why: str) -> PlanSummary:
+    """Nothing could be planned: each route says why, and so does the summary (plan exits 1)."""
+    for planned in summary.routes:
+        planned.note = f"not drafted: {why}"
+    summary.stopped = why
+    return summary
 
 
 def _sort(drafted: list[Drafted], trials: dict[str, TestResult], text: PlanText) -> None:

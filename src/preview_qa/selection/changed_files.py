@@ -18,27 +18,31 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 
 @dataclass(frozen=True)
 class ChangedFiles:
-    """The changed files, or None to select nothing by them (every test runs); `note` tells the user which and why."""
+    """The changed files and where they came from (`[]`: the list was empty, more likely a broken pipeline than a change
+    of nothing); or None, with `why_none` when they were asked for and could not be had."""
 
     files: list[str] | None
-    note: str | None = None
+    origin: str = ""
+    why_none: str | None = None
+
+    def said(self, listed: str, none: str) -> str | None:
+        """What was found, in words, and what the command does about it: `listed` after a list, `none` when there is
+        none or it is empty. Fixed text and the user's own file name only: no changed path is echoed."""
+        if self.files:
+            return f"{len(self.files)} changed file(s) from {self.origin}{listed}."
+        if self.files is not None:
+            return f"the list of changed files ({self.origin}) is empty{none}."
+        return f"--changed-only: {self.why_none}{none}." if self.why_none else None
 
 
 def changed_files(source: str | None, from_pull_request: bool, environ: Mapping[str, str], stdin: TextIO) -> ChangedFiles:
-    """--changed-files FILE (or -) wins; else --changed-only asks the pull request. A list that cannot be had, or an
-    empty one (more likely a broken pipeline than a change of nothing), runs every test: more tests, never fewer."""
-    files: list[str] | None
+    """--changed-files FILE (or -) wins; else --changed-only asks the pull request; else none were asked for."""
     if source is not None:
-        files, origin = read_list(source, stdin), ("stdin" if source == "-" else source)
-    elif from_pull_request:
+        return ChangedFiles(read_list(source, stdin), "stdin" if source == "-" else source)
+    if from_pull_request:
         files, origin = pull_request_files(environ)
-        if files is None:
-            return ChangedFiles(None, f"--changed-only: {origin}; running every test.")
-    else:
-        return ChangedFiles(None)
-    if not files:
-        return ChangedFiles(None, f"the list of changed files ({origin}) is empty; running every test.")
-    return ChangedFiles(files, f"{len(files)} changed file(s) from {origin}: a test with paths runs only if one matches.")
+        return ChangedFiles(files, origin) if files is not None else ChangedFiles(None, why_none=origin)
+    return ChangedFiles(None)
 
 
 def read_list(source: str, stdin: TextIO) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from pathspec import GitIgnoreSpec
@@ -10,6 +11,8 @@ from preview_qa.config import RunConfig
 from preview_qa.errors import SelectionError
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import with_setup_tests
+from preview_qa.selection.impact import Visited, impact
+from preview_qa.selection.route import Route
 from preview_qa.selection.shard import in_shard
 
 NOT_CHANGED = "no changed file under its paths"
@@ -22,26 +25,37 @@ class Selection:
     tests: list[TestSpec]
     skipped: dict[str, str] = field(default_factory=dict)  # test name -> reason
     setups: set[str] = field(default_factory=set)  # tests run only because a selected one starts from their state
+    notes: list[str] = field(default_factory=list)  # what --impacted says about the whole run
+    untested: list[Route] | None = None  # with --impacted: the changed routes no test starts on or visits
 
     def skip_reason(self, spec: TestSpec) -> str | None:
         """The manifest's own `skip:` first (its reason is the author's), then the selection's."""
         return spec.skip_reason or self.skipped.get(spec.name)
 
 
-def select(manifest: Manifest, config: RunConfig) -> Selection:
+def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None) -> Selection:
     """The one place that decides, in this order: names and tags choose the tests (the others are not reported);
-    changed files mark the chosen tests whose paths match none of them as skipped (reported, with the reason);
+    changed files mark the chosen tests whose paths match none of them as skipped (reported, with the reason), and with
+    --impacted those without paths that visit no page the change touches (`visited`: the pages each test's recording
+    visited, as the engine hands them over; None: no recording is read);
     then --shard takes its share of the tests to run and, apart, of the skipped ones, so each shard's run is balanced
     and `merge` sees every test exactly once; last, the setup tests that the tests left to run need (use_state) are
     added, or no longer skipped (`merge` prefers the run of a test in its own shard)."""
     tests = _chosen(manifest, config)
     skipped = _not_changed(tests, config.changed_files)
+    found = None
+    if config.impacted and config.changed_files is not None:
+        found = impact(tests, config.changed_files, manifest.routes, visited, config.base_url)
+        skipped |= found.skipped
     if config.shard is not None:
         runs = in_shard([t.name for t in tests if t.name not in skipped], *config.shard)
         keep = set(runs) | set(in_shard([t.name for t in tests if t.name in skipped], *config.shard))
         tests = [t for t in tests if t.name in keep]
         skipped = {name: reason for name, reason in skipped.items() if name in keep}
-    return _with_setups(manifest, tests, skipped)
+    selection = _with_setups(manifest, tests, skipped)
+    if found is None:
+        return selection
+    return dataclasses.replace(selection, notes=found.notes, untested=found.untested)
 
 
 def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, str]) -> Selection:

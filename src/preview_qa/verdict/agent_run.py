@@ -157,7 +157,12 @@ class AgentRun:
     requests: list[SeenRequest] = field(default_factory=list, repr=False)  # with --prove only; never serialized
     content_hash: str | None = None  # with --prove: sha256 of the documents and scripts its pages loaded
     mutation_applied: bool | None = None  # a proof's replay: whether its mutation met one of its requests
+    read_after_made: bool | None = None  # a proof's replay: whether it made the read after the mutated write
+    # With --prove, the own run's page checks on its start page before its first action (None: no action ran, or not
+    # checked): a check that held there says nothing about what the actions did
+    held_before: list[ExpectationOutcome] | None = field(default=None, repr=False)
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
+    visited: list[str] = field(default_factory=list)  # the URLs its main frames loaded or came to: kept with a recording
     visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
     shown: PagesShown = field(default_factory=PagesShown, repr=False)  # what its pages showed a person (redacted)
     quote_notes: dict[str, str] = field(default_factory=dict)  # a quote shown nowhere -> why no one sees it on the final page

@@ -1,20 +1,27 @@
 """Pure: the mutations of the preview that prove a passing test (chosen from the requests its own run caused, the
-behavioural ones first), and what the test's outcome under each says about it: proven, weak, vacuous, or not proven."""
+behavioural ones first), how the test ended under each (judged by its own checks, on whatever page the app showed),
+and what that says about it: proven, weak, vacuous, or not proven."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from preview_qa.results import MutationOutcome, Proof, ProofVerdict
-from preview_qa.verdict.agent_run import SeenRequest
+from preview_qa.manifest.models import TestSpec
+from preview_qa.results import REASON_LIMIT, ExpectationOutcome, MutationOutcome, Proof, ProofVerdict, Status, one_line
+from preview_qa.verdict.agent_run import AgentRun, SeenRequest
+from preview_qa.verdict.decide import decide, replay_needs_llm_check
 
 MAX_MUTATIONS = 4  # replays per test: each costs what the test's own replay does
 APP_CALLS = ("fetch", "xhr")  # the GETs whose failure the app itself must handle
 READS = ("document", "fetch", "xhr")  # a GET after a save that may read what the test's own run saved
 Outcome = Literal["failed", "passed", "errored", "not_applied"]  # not_applied: it met no request of the replay
+# Checks whose holding on the start page says nothing: an absence holds on most pages, and its failing under a mutation
+# means the app showed what the test forbids.
+NEVER_HELD_BEFORE = frozenset({"not_text"})
 
 
 class MutationKind(StrEnum):
@@ -86,11 +93,61 @@ class ProofRun:
 
 @dataclass(frozen=True)
 class Tried:
-    """A mutation, replayed and judged by the test's own checks."""
+    """A mutation, replayed and judged by the test's own checks; `held_before`, for one that failed the test only by
+    checks that already held on its start page before its first action, says which (such a catch proves nothing)."""
 
     mutation: Mutation
     outcome: Outcome
     reason: str
+    held_before: tuple[str, ...] = ()
+
+    @property
+    def caught(self) -> bool:
+        """The test caught the mutation: a check failed that did not already hold before the first action."""
+        return self.outcome == "failed" and not self.held_before
+
+
+def judge_replay(spec: TestSpec, mutation: Mutation, run: AgentRun, before: list[ExpectationOutcome] | None) -> Tried:
+    """How the test ended under `mutation`, by its own checks alone (the server-error rule is off: the mutation's 500
+    is the point). A replay that could not follow its recording is judged on the page the app showed instead, as if the
+    agent had reported pass there: only a failing check (or the page check's fail) is a catch, and one by checks that
+    all held on the start page before the first action (`before`: the own run's, None when unknown) is marked so."""
+    drift = run.replay_error
+    if run.read_after_made is False:  # what the own run saved was never read back: the outcome is the mutation's own
+        mutation = dataclasses.replace(mutation, read_after=None)
+    decision = decide(spec, dataclasses.replace(run, replay_error=None, server_errors=[]))
+    verdict = decision.verdict
+    if run.mutation_applied is False and run.infrastructure_error is None:  # the preview as it is: it says nothing
+        return Tried(mutation, "not_applied", mutation.unmet)
+    if verdict.status is Status.PASSED:
+        held = f"the replay could not follow its recording ({drift}); the test's checks held on the page the app showed instead"
+        return Tried(mutation, "passed", one_line(held if drift else "the test's checks still held", REASON_LIMIT))
+    failed = [e for e in decision.expectations if not e.ok]
+    refused = decision.report is not None and decision.report.status == "fail"  # the page check's own fail
+    where = f" (on the page the app showed when the replay could not follow its recording: {drift})" if drift else ""
+    if verdict.status is not Status.FAILED or run.secret_attempts or not (failed or refused):
+        return Tried(mutation, "errored", one_line(verdict.reason + where, REASON_LIMIT))
+    held_before = () if refused else held_before_only(failed, before)
+    said = f"{verdict.reason}; but {' and '.join(held_before)} before the first action" if held_before else verdict.reason
+    return Tried(mutation, "failed", one_line(said + where, REASON_LIMIT), held_before)
+
+
+def never_provable(spec: TestSpec, before: list[ExpectationOutcome] | None) -> bool:
+    """Every check of the test already held on its start page before its first action, and no page check or data
+    judges it: whatever a mutation breaks, a catch can only be by checks that held there, so its first one ends its
+    proof (weak) without the other replays."""
+    held = before is not None and all(o.ok and o.check not in NEVER_HELD_BEFORE for o in before)
+    return bool(before) and held and not replay_needs_llm_check(spec)
+
+
+def held_before_only(failed: list[ExpectationOutcome], before: list[ExpectationOutcome] | None) -> tuple[str, ...]:
+    """When every failed check already held on the start page before the first action, each in words ("visible text
+    'Django administration' was on the page"); else none: a check that held before the test acted says nothing about
+    what its actions did."""
+    held = {(o.check, o.expected) for o in before or [] if o.ok and o.check not in NEVER_HELD_BEFORE}
+    if not failed or any((o.check, o.expected) not in held for o in failed):
+        return ()
+    return tuple(f"{o.expected} was on the page" if o.check == "text" else f"{o.expected} held" for o in failed)
 
 
 def choose_mutations(requests: list[SeenRequest], texts: list[str]) -> list[Mutation]:
@@ -130,9 +187,11 @@ def _read_after(requests: list[SeenRequest], method: str, path: str) -> str | No
 
 
 def judge(tried: list[Tried]) -> Proof:
-    """The test's proof from its mutations' outcomes: proven when a behavioural one failed it (or, when its actions
-    caused no request to break, a page one); not proven when a behavioural one it survived cannot be told apart from
-    its own run, or none could be judged; weak when only a page one failed it; vacuous when it survived them all."""
+    """The test's proof from its mutations' outcomes: proven when a behavioural one was caught (or, when its actions
+    caused no request to break, a page one) by a check that did not already hold before its first action; not proven
+    when a behavioural one it survived cannot be told apart from its own run, or one could not be judged; weak when
+    only a page one caught it, or only checks that held before its first action failed; vacuous when it survived them
+    all."""
     outcomes = [MutationOutcome(name=t.mutation.name, outcome=t.outcome, reason=t.reason) for t in tried]
     met = [t for t in tried if t.outcome != "not_applied"]  # a mutation that changed nothing proves nothing either way
     behavioural = [t for t in met if t.mutation.behavioural]
@@ -141,7 +200,7 @@ def judge(tried: list[Tried]) -> Proof:
     def proof(verdict: ProofVerdict, reason: str) -> Proof:
         return Proof(verdict=verdict, reason=reason, mutations=outcomes)
 
-    caught = _first(behavioural, "failed") or (None if behavioural else _first(page, "failed"))
+    caught = _caught(behavioural) or (None if behavioural else _caught(page))
     if caught is not None:
         return proof(ProofVerdict.PROVEN, f"it fails when {caught.mutation.name}")
     if not tried:
@@ -155,19 +214,27 @@ def judge(tried: list[Tried]) -> Proof:
             f"it passes when {unclear.mutation.name}, but {unclear.mutation.read_after} after it reads what the test's "
             "own run already saved: the proof cannot tell the two apart",
         )
-    judged = behavioural or page
-    if any(t.outcome == "errored" for t in judged):
-        errored = next(t for t in judged if t.outcome == "errored")
+    errored = _first(behavioural or page, "errored")
+    if errored is not None:
         return proof(ProofVerdict.NOT_PROVEN, f"the replay when {errored.mutation.name} could not be judged: {errored.reason}")
-    survived = judged[0].mutation.name
-    page_caught = _first(page, "failed")
-    if page_caught is not None:
+    survived, page_failed = _first(behavioural, "passed"), _first(page, "failed")
+    if survived is not None and page_failed is not None:
         return proof(
             ProofVerdict.WEAK,
-            f"passes even when {survived}; fails only when {page_caught.mutation.name}: its checks look at the page, "
-            "not at what the app did",
+            f"passes even when {survived.mutation.name}; fails only when {page_failed.mutation.name}: its checks look at "
+            "the page, not at what the app did",
         )
-    return proof(ProofVerdict.VACUOUS, f"passes even when {survived}")
+    held = _first(met, "failed")  # every failure left is by checks that held before its first action
+    if held is not None:
+        return proof(
+            ProofVerdict.WEAK,
+            f"{' and '.join(held.held_before)} before its first action, and only that failed when {held.mutation.name}",
+        )
+    return proof(ProofVerdict.VACUOUS, f"passes even when {met[0].mutation.name}")
+
+
+def _caught(tried: list[Tried]) -> Tried | None:
+    return next((t for t in tried if t.caught), None)
 
 
 def _first(tried: list[Tried], outcome: Outcome) -> Tried | None:

@@ -12,7 +12,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from browser_use.agent.views import AgentOutput
     from browser_use.browser import BrowserSession
     from browser_use.browser.views import BrowserStateSummary
+    from playwright.async_api import Page
 
 START_DECIDED_WAIT_S = 10.0  # before the first LLM call, for the start page to answer or fail
 
@@ -52,6 +53,7 @@ class AgentSteps:
     usage: Callable[[], Usage]  # the test's tokens and cost so far, counted by us (agent/adapter/llm.py)
     unshot: StepRecorded | None = None  # the last step's record, until the next step's capture pictures where it led
     session: BrowserSession | None = None
+    before_first_action: Callable[[Page], Awaitable[None]] | None = None  # on the start page, once settled (--prove)
 
     async def on_step_start(self, agent: Agent) -> None:
         self.phases.step_started()
@@ -61,7 +63,10 @@ class AgentSteps:
         if self.evidence.start_failure is not None:  # no LLM call is worth making on a preview that did not answer
             agent.stop()
         elif self.agent_run.steps == 0:  # the first step sees the start page rendered, not an app's empty shell
-            await self.steps.settle(await agent_page(agent.browser_session, self.lease), START_SETTLE_S)
+            page = await agent_page(agent.browser_session, self.lease)
+            await self.steps.settle(page, START_SETTLE_S)
+            if page is not None and self.before_first_action is not None:
+                await self.before_first_action(page)
 
     async def on_step_end(self, agent: Agent) -> None:
         item = agent.history.history[-1] if agent.history.history else None
@@ -165,4 +170,4 @@ def read_history(
     )
     with contextlib.suppress(Exception):
         dump = steps.with_locators(history.model_dump(sensitive_data=secrets or None))
-        emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment))
+        emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment, visited=agent_run.visited))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from preview_qa.agent.evidence.action_names import READS_ONLY, VERDICT
+from preview_qa.agent.evidence.visits import Visits
 from preview_qa.agent.page import every_page
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import ConsoleError, Observed, ObservedKind, PageError
@@ -65,6 +66,7 @@ class EvidenceRecorder:
         self.test, self.origin, self.start_url, self._emit = test, preview_origin, start_url, emit
         self.marked = marked  # told of each action that could move the app, as it is about to run (`acted`)
         self.summary = EvidenceSummary()
+        self.visits = Visits()  # the pages the test loads
         self.disconnected = False
         self.closing = False  # set before our own teardown, whose disconnect is no evidence
         self.start_failure: str | None = None  # why the start page could not be loaded, if it could not
@@ -84,6 +86,7 @@ class EvidenceRecorder:
         """Watch the test's own context in a browser that other tests use before and after it."""
         browser.on("disconnected", self._on_disconnected)
         every_page(context, self._watch)
+        self.visits.attach(context)
 
     def detach(self, browser: Browser) -> None:
         browser.remove_listener("disconnected", self._on_disconnected)

@@ -1,6 +1,7 @@
-"""--prove in the browser: the test's own run keeps the requests it made to the preview (in memory) and a hash of the
-documents and scripts its pages loaded; a proof's replay gets one mutation as Playwright routes, and none of its non-GET
-requests reaches the preview: each is answered by the mutation or with the own run's answer."""
+"""--prove in the browser: the test's own run keeps the requests it made to the preview (in memory), a hash of the
+documents (less their per-load tokens) and scripts its pages loaded, and its page checks on the start page before its
+first action; a proof's replay gets one mutation as Playwright routes, and none of its non-GET requests reaches the
+preview: each is answered by the mutation or with the own run's answer."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from preview_qa.engine.preview import origin_of
+from preview_qa.manifest.models import Expectations
+from preview_qa.results import ExpectationOutcome
 from preview_qa.verdict.agent_run import AgentRun, SeenRequest
-from preview_qa.verdict.proof import MutationKind, ProofRun
+from preview_qa.verdict.proof import MutationKind, ProofRun, path_of
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page, Request, Response, Route
@@ -35,6 +38,13 @@ _FORMS = {
     ">": (">", "&gt;", "&#62;", "&#x3e;", "&#x3E;", "\\u003e"),
 }
 _SPACE = r"(?:\s|&nbsp;|&#160;|\\n)+"  # a space of the visible text: any run of white space in the source
+# What a server writes afresh into each load of an unchanged page (a form's CSRF token, a CSP nonce): left out of the
+# content hash, so that a second run on the same preview takes its proofs from the cache.
+_VALUE = rb"""\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)"""
+_HIDDEN_INPUT = re.compile(rb"""<input\b[^>]*\btype\s*=\s*["']?hidden\b[^>]*>""", re.IGNORECASE)
+_CSRF_META = re.compile(rb"""<meta\b[^>]*\bname\s*=\s*["']?[^"'\s>]*csrf[^>]*>""", re.IGNORECASE)
+_NONCE = re.compile(rb"\bnonce" + _VALUE, re.IGNORECASE)
+_VALUE_ATTRIBUTE = re.compile(rb"\b(value|content)" + _VALUE, re.IGNORECASE)
 
 
 class RequestLog:
@@ -70,7 +80,9 @@ class RequestLog:
         with contextlib.suppress(Exception):  # the page went away meanwhile
             if response.request.method == "GET":
                 where = urlsplit(response.url)  # not its origin: a new preview URL with the same pages is the same content
-                self._hashes[f"{where.path}?{where.query}"] = hashlib.sha256(await response.body()).hexdigest()
+                body = await response.body()
+                body = without_tokens(body) if response.request.resource_type == "document" else body
+                self._hashes[f"{where.path}?{where.query}"] = hashlib.sha256(body).hexdigest()
                 return
             headers = {k: v for k, v in (await response.all_headers()).items() if k.lower() not in NOT_SENT}
             body = b""
@@ -95,6 +107,7 @@ class MutatedPreview:
         self._started = False  # the start page has been asked for: it is never broken (the test never began)
         self._texts = [_pattern(t) for t in proof.mutation.texts]
         self.applied = False  # whether the mutation met a request of the replay: one that never did proves nothing
+        self.read_after = False  # whether the replay, once mutated, made the read that follows the write in the own run
 
     async def install(self, context: BrowserContext) -> None:
         await context.route(lambda url: origin_of(url) == self.origin, self._on_request)
@@ -104,6 +117,7 @@ class MutatedPreview:
         start = kind == "document" and request.is_navigation_request() and not self._started
         self._started |= start
         hit = mutation.hits(method, request.url) and not start
+        self.read_after |= self.applied and method == "GET" and mutation.read_after == f"GET {path_of(request.url)}"
         if hit and mutation.kind is MutationKind.SERVER_ERROR and kind != "document":
             self.applied = True
             await route.fulfill(status=500, body=b'{"error": "mutated by preview-qa --prove"}', content_type="application/json")
@@ -161,6 +175,17 @@ class MutatedPreview:
         return body
 
 
+def without_tokens(document: bytes) -> bytes:
+    """A page's HTML less what a server writes afresh into every load: the values of hidden inputs, the content of
+    <meta> tags whose name says csrf, and nonce attributes. Anything else that changes still changes the hash."""
+    document = _CSRF_META.sub(_blank_values, _HIDDEN_INPUT.sub(_blank_values, document))
+    return _NONCE.sub(b'nonce=""', document)
+
+
+def _blank_values(tag: re.Match[bytes]) -> bytes:
+    return _VALUE_ATTRIBUTE.sub(rb'\1=""', tag.group(0))
+
+
 def _pattern(text: str) -> re.Pattern[bytes]:
     """`text` as it may stand in a body: each character that HTML or JSON escapes in any of its forms, each space as
     any run of white space (the visible text a check reads has it collapsed)."""
@@ -172,11 +197,35 @@ def _pattern(text: str) -> re.Pattern[bytes]:
 
 
 class Proving:
-    """What --prove adds to a test's browser: its own run's request log, or a proof replay's mutated preview."""
+    """What --prove adds to a test's browser: its own run's request log and its checks on the start page before its
+    first action, or a proof replay's mutated preview."""
 
-    def __init__(self, origin: str, log_requests: bool, proof: ProofRun | None, last_action: Callable[[], str | None]):
+    def __init__(
+        self,
+        origin: str,
+        log_requests: bool,
+        proof: ProofRun | None,
+        last_action: Callable[[], str | None],
+        expect: Expectations,
+        look: Callable[[Page], Awaitable[list[ExpectationOutcome] | None]],
+    ):
         self.log = RequestLog(origin, last_action) if log_requests else None
         self.mutated = MutatedPreview(origin, proof) if proof is not None else None
+        self.last_action = last_action
+        # The own run's page checks on its start page, before its first action (data checks need a report): `look`
+        self._look = look if log_requests and (expect.has_page_checks or expect.accessibility) else None
+        self._start_checks: list[ExpectationOutcome] | None = None  # None: not known, so no catch is called weak for it
+
+    @property
+    def judges_drift(self) -> bool:
+        """A proof's replay that cannot follow its recording is judged on the page the app showed instead."""
+        return self.mutated is not None
+
+    async def before_first_action(self, page: Page) -> None:
+        """The own run is on its start page, about to act: which of its checks hold here, each looked at once (a proof
+        asks whether the checks that failed under a mutation already held before the test did anything)."""
+        if self._look is not None and self._start_checks is None:
+            self._start_checks = await self._look(page)
 
     async def install(self, context: BrowserContext) -> None:
         if self.mutated is not None:  # a proof's replay: the preview mutated, and never written to
@@ -189,4 +238,6 @@ class Proving:
         are read from it), and whether a proof's mutation met a request."""
         if self.log is not None:
             result.content_hash, result.requests = await self.log.settled(), self.log.seen
-        result.mutation_applied = self.mutated.applied if self.mutated is not None else None
+        result.held_before = self._start_checks if self.last_action() is not None else None  # an action followed them
+        if self.mutated is not None:
+            result.mutation_applied, result.read_after_made = self.mutated.applied, self.mutated.read_after

@@ -12,7 +12,7 @@ from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
 from preview_qa.agent.page.shown import shown_text, why_hidden
 from preview_qa.events import Observed
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.results import ExpectationOutcome
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import parse_report
@@ -93,3 +93,11 @@ async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> 
     """Whether the page's main content shows now; as settling last saw it when the page cannot be read."""
     look = await settler.look(page)
     return look.shown if look is not None else settled.rendered is not False
+
+
+async def checks_at_once(expect: Expectations, page: Page) -> list[ExpectationOutcome] | None:
+    """The page checks on `page`, each looked at once, without waiting for it to hold (--prove: which checks already
+    held before the test's first action); None when the page could not be checked."""
+    with contextlib.suppress(Exception):
+        return await check_page(expect, page, 0.0)
+    return None

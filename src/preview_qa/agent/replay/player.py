@@ -102,6 +102,9 @@ class Replayer:
         self.acted: Callable[[dict[str, Any], dict[str, Any] | None], None] = lambda action, element: None
         self.acting = acting  # told before each action runs: settling follows what it causes
         self.on_step: Callable[[int, Page], Awaitable[None]] | None = None  # after each step's actions (expect.visual)
+        # Told once, as the first action after the start navigation is about to run, its element found: the start page
+        # has rendered that far, and nothing waits longer for it (--prove)
+        self.before_first_action: Callable[[Page], Awaitable[None]] | None = None
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
     async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
@@ -154,6 +157,9 @@ class Replayer:
                     continue
                 found = await self._find(step, action) if action.needs_element else None
                 try:
+                    if step.number > 0 and (look := self.before_first_action) is not None:
+                        self.before_first_action = None
+                        await look(self.page)
                     await self._check(step, action, found)
                     done.append({action.name: dict(action.params)})
                     elements.append(found.facts if found is not None else None)

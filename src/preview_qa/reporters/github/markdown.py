@@ -123,10 +123,7 @@ def _proofs(run: RunResult) -> list[str]:
     lines = [f"🧪 **Proofs** (each passing test replayed against mutations of the preview): {md_cell(counts)}", ""]
     flagged = flagged_tests(run)
     for t in flagged[:FLAGGED_SHOWN]:
-        survived = "; ".join(t.survived) or t.reason
-        lines.append(
-            f"- **{md_cell(t.name, 120)}** is {t.verdict.value}: passes even when {md_cell(survived, 500)}. {md_cell(t.advice)}"
-        )
+        lines.append(f"- **{md_cell(t.name, 120)}** is {t.verdict.value}: {md_cell(t.finding, 500)}. {md_cell(t.advice)}")
     lines += [f"- and {len(flagged) - FLAGGED_SHOWN} more in results.json"] if len(flagged) > FLAGGED_SHOWN else []
     return [*lines, ""] if flagged else lines
 

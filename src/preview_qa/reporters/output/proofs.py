@@ -24,6 +24,12 @@ class FlaggedTest:
     reason: str
     advice: str
 
+    @property
+    def finding(self) -> str:
+        """What the proof found, in a line: the mutations it survived, else (weak by checks that held before its first
+        action) its reason."""
+        return f"passes even when {'; '.join(self.survived)}" if self.survived else self.reason
+
 
 def proof_counts(run: RunResult) -> str:
     """'3 proven, 1 weak, 1 vacuous' over the tests proven (--prove); '' when none was."""
