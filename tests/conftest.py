@@ -175,6 +175,22 @@ def preview_qa_run(
     return CliRun(proc.returncode, proc.stdout, proc.stderr, out, llm)
 
 
+def cached_cli(
+    manifest: Path, base_url: str, llm: ScriptedLLM, cache: Path, env: dict[str, str], calls: dict[str, list[dict[str, Any]]]
+) -> Callable[..., CliRun]:
+    """`cli(out, *extra)`: one `preview-qa run` of `manifest` into `manifest`'s folder / out, with the replay cache at
+    `cache`, three tests at once; the scripted LLM's calls during it kept in `calls[out]`."""
+
+    def cli(out: str, *extra: str) -> CliRun:
+        first = len(llm.calls)
+        args = ("--cache", str(cache), "--concurrency", "3", *extra)
+        run = preview_qa_run(manifest, base_url, manifest.parent / out, llm, *args, env=env)
+        calls[out] = llm.calls[first:]
+        return run
+
+    return cli
+
+
 @contextlib.contextmanager
 def scripted_run(
     folder: Path,

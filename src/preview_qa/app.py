@@ -149,6 +149,25 @@ def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) ->
     return dataclasses.replace(llm, price_per_mtok=config.price_per_mtok)
 
 
+def tool_redactor(manifest: Manifest | None, env: Mapping[str, str]) -> Redactor:
+    """What the MCP server (mcp/) redacts its results and its stderr with, whatever manifest a call names: the secrets
+    its environment holds for the manifest's tests (one not set is left out: there is nothing of it to leak), every
+    provider's API key it holds, the preview's header values and basic-auth password as `run` reads them from the
+    environment (INPUT_EXTRA-HEADERS, PREVIEW_QA_HTTP_CREDENTIALS), and the GitHub token."""
+    secrets = loader.resolve_secrets(manifest, env, strict=False) if manifest is not None else {}
+    keys = [env[name] for names in providers.API_KEY_ENV.values() for name in names if env.get(name)]
+    headers = {
+        name.strip(): value.strip()
+        for name, sep, value in (line.partition(":") for line in env.get("INPUT_EXTRA-HEADERS", "").splitlines())
+        if sep and value.strip()
+    }
+    credentials = env.get("INPUT_HTTP-CREDENTIALS") or env.get("PREVIEW_QA_HTTP_CREDENTIALS") or ""
+    password = credentials.partition(":")[2] or None
+    redactor = Redactor.of_tests(secrets, keys[0] if keys else None, headers, password, _github_token(env))
+    redactor.add({f"api-key-{n}": key for n, key in enumerate(keys[1:], start=2)})  # a second provider's key
+    return redactor
+
+
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
     from preview_qa.engine import merge as merging

@@ -50,3 +50,7 @@ class UnpricedBudgetError(PreviewQaError):
 
 class ExportError(PreviewQaError):
     """No passing recording of the test to export; the message says where it was looked for."""
+
+
+class AgentFilesError(PreviewQaError):
+    """`init --agents` cannot merge its entry into a coding agent's file as it is; nothing was written."""

@@ -38,6 +38,7 @@ ObservedKind = Literal[
     "out_of_context",  # a command of browser-use's that would reach outside the test's browser context, not sent
     "proof",  # --prove: one mutation of the preview replayed, and whether the test failed under it (engine/proof.py)
     "visual_not_compared",  # expect.visual had nothing to compare with: no baseline run's screenshot, no reference
+    "test_step",  # a test step (of a test written as steps) ended: how it ran, and its agent steps (agent/steps/)
 ]
 
 
@@ -229,6 +230,25 @@ class ReplayDrifted(Evidence):
 
 
 @dataclass(frozen=True)
+class PagesVisited(Evidence):
+    """A test written as steps ended: the URLs its pages loaded, all steps' (its goals' recordings keep them: which
+    routes the test visits, for `run --impacted`)."""
+
+    name: str
+    urls: list[str]
+
+
+@dataclass(frozen=True)
+class TestStepEnded(Evidence):
+    """A test step ended (a test written as steps): the page once its checks ran (test-step-2.png)."""
+
+    __test__ = False
+    name: str
+    index: int  # from 1
+    png: bytes | None
+
+
+@dataclass(frozen=True)
 class FinalScreenshot(Evidence):
     name: str
     png: bytes
@@ -253,6 +273,8 @@ class AgentHistory(Evidence):
     history: dict[str, Any]
     environment: Emulation | None = None
     visited: list[str] = field(default_factory=list)  # the URLs its pages loaded (agent/evidence/visits.py)
+    step: int | None = None  # a test written as steps: the goal (test step, from 1) whose own recording this is
+    before: int = 0  # the test's agent steps before that goal's: its recorded step 1 is the test's agent step before + 1
 
 
 @dataclass(frozen=True)

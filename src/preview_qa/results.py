@@ -236,6 +236,44 @@ class Usage(BaseModel):
         )
 
 
+class StepExecution(StrEnum):
+    """How a test step ran (results.json's `step_results[].execution`)."""
+
+    AGENT = "agent"  # the agent carried out the goal
+    REPLAY = "replay"  # the goal's recording replayed, without the agent
+    HEALED = "healed"  # its replay no longer matched the app, and the agent carried the goal out from there
+    EXACT = "exact"  # an exact step (open, click, fill, select, press): code alone
+
+
+class StepStatus(StrEnum):
+    """How a test step ended: as a test does, or not run (a step before it failed)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    NOT_RUN = "not_run"
+
+
+class StepResult(BaseModel):
+    """One test step (a manifest's step; a `task:` test has one), as results.json's `step_results` tells it: not to be
+    confused with an agent step (`steps`, `step-01.png`), whose numbers run on across a test's goals."""
+
+    index: int  # from 1
+    name: str
+    kind: str  # do, open, click, fill, select, press
+    status: StepStatus
+    reason: str = ""
+    duration_s: float = 0.0
+    agent_steps: tuple[int, int] | None = None  # the first and last agent step of its goal; None: none ran
+    usage: Usage = Field(default_factory=Usage)
+    execution: StepExecution | None = None  # None: not run
+    screenshot: str | None = None  # the page once the step's checks ran, relative to the results folder
+
+    def words(self, total: int) -> str:
+        """`step 2 of 4 'Open the cart'`: how the reports name it."""
+        return f"step {self.index} of {total} {clip(self.name, 80)!r}"
+
+
 class EvidenceSummary(BaseModel):
     """Counts and first occurrences of what went wrong in the browser while the test ran."""
 
@@ -296,9 +334,10 @@ class VisualShot(BaseModel):
     after: str | None = None  # this PR's
     size_problem: str | None = None  # both sizes, when they differ
     over: bool = False  # over the test's max_diff
+    label: str | None = None  # a test written as steps: the test step it shows, "step 2 of 4 'Open the cart'"
 
     def where(self) -> str:
-        return "the final page" if self.step == "final" else f"step {self.step}"
+        return "the final page" if self.step == "final" else self.label or f"step {self.step}"
 
 
 def changed_line(shot: VisualShot) -> str:
@@ -343,8 +382,15 @@ class TestResult(BaseModel):
     proof: Proof | None = None  # with --prove, for a test that passed: would it fail if the app broke? (verdict/proof.py)
     visual: list[VisualShot] = Field(default_factory=list)  # expect.visual's comparisons, in step order
     visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
+    step_results: list[StepResult] = Field(default_factory=list)  # its test steps (one for a task), in order
+
     quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
     unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
+
+    @property
+    def written_as_steps(self) -> bool:
+        """More than one test step: the reports name them ("step 2 of 4 'Open the cart'"); a task reads as before."""
+        return len(self.step_results) > 1
 
     @property
     def how_run(self) -> str:

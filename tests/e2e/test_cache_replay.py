@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, preview_qa_run
+from tests.conftest import DEMO_PASSWORD, CliRun, cached_cli, clean_env
 from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
@@ -122,13 +122,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
     del env["PREVIEW_QA_NO_CACHE"]
     calls: dict[str, list[dict[str, Any]]] = {}
     with ScriptedLLM(SCENARIOS) as llm:
-
-        def cli(out: str, *extra: str) -> CliRun:
-            first = len(llm.calls)
-            args = ("--cache", str(cache), "--concurrency", "3", *extra)
-            run = preview_qa_run(manifest, site.url, folder / out, llm, *args, env=env)
-            calls[out] = llm.calls[first:]
-            return run
+        cli = cached_cli(manifest, site.url, llm, cache, env, calls)
 
         record = cli("record")
         recorded = entries(cache)

@@ -15,7 +15,7 @@ from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
 DEMO_MANIFEST = Path(__file__).parents[2] / "src" / "preview_qa" / "demo" / "qa.yml"
-PASSING = ["Log in shows three orders", "Signup rejects a bad email", "Product price is shown"]
+PASSING = ["Log in shows three orders", "Signup rejects a bad email", "Product price is shown", "Orders after signing in"]
 
 
 @pytest.fixture(scope="module")
@@ -40,21 +40,23 @@ def test_the_exported_python_tests_pass_on_the_same_site(exported: dict[str, Pat
     written = sorted(p.name for p in exported["python"].glob("test_*.py"))
     assert written == [
         "test_log_in_shows_three_orders.py",
+        "test_orders_after_signing_in.py",  # written as steps: a `with step(...)` block each
         "test_product_price_is_shown.py",
         "test_signup_rejects_a_bad_email.py",
     ]
     assert DEMO_PASSWORD not in "".join(p.read_text(encoding="utf-8") for p in exported["python"].iterdir())
     done = pytest_run(exported["python"], site.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 passed" in done.stdout
+    assert "4 passed" in done.stdout
 
 
 def test_an_exported_test_fails_when_its_page_breaks(exported: dict[str, Path]) -> None:
     with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
         done = pytest_run(exported["python"], broken.url, DEMO_PASSWORD=DEMO_PASSWORD)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "1 failed, 2 passed" in done.stdout
+    assert "2 failed, 2 passed" in done.stdout
     assert "FAILED test_log_in_shows_three_orders.py" in done.stdout
+    assert "in step 3 of 6: Click button 'Log in'" in done.stdout  # the steps test says which step broke
 
 
 def test_the_exported_typescript_specs_pass_and_fail_likewise(exported: dict[str, Path], site: DemoSite) -> None:
@@ -65,4 +67,4 @@ def test_the_exported_typescript_specs_pass_and_fail_likewise(exported: dict[str
     assert green.returncode == 0, green.stdout + green.stderr
     with DemoSite(password="the-login-now-rejects-the-old-password") as broken:
         red = npx_run(project, exported["ts"], broken.url, DEMO_PASSWORD=DEMO_PASSWORD)
-    assert red.returncode == 1 and "1 failed" in red.stdout, red.stdout + red.stderr
+    assert red.returncode == 1 and "2 failed" in red.stdout, red.stdout + red.stderr

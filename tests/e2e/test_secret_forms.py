@@ -11,12 +11,10 @@ import hashlib
 import html
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from pytest_httpserver import HTTPServer
 
 from preview_qa.demo.scripted_llm import ScriptedLLM, task_text
 from tests.conftest import clean_env
+from tests.e2e.ocr import ocr
 from tests.fakes.github import FakeGitHub, StepLog, read_log, runner_env
 from tests.site import DemoSite
 
@@ -262,18 +261,6 @@ def test_stderr_is_as_safe_as_stdout(run: Run) -> None:
 # --- pixels --------------------------------------------------------------------------------------------------------
 
 
-def _ocr(png: bytes) -> str:
-    """Tesseract's reading of an image, scaled up 3x first so that small GIF frames are read as well as screenshots."""
-    image = Image.open(io.BytesIO(png)).convert("L")
-    image = image.resize((image.width * 3, image.height * 3), Image.Resampling.LANCZOS)
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "image.png")
-        image.save(path)
-        done = subprocess.run(["tesseract", path, "-", "--psm", "11"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.lower()
-
-
 def _frames(gif: Path) -> list[bytes]:
     frames = []
     with Image.open(gif) as image:
@@ -311,7 +298,7 @@ def readings(run: Run) -> dict[str, dict[str, list[str]]]:
         jobs += [(scenario, "llm", image) for image in images]
     unique = {hashlib.sha256(png).hexdigest(): png for _, _, png in jobs}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        texts = dict(zip(unique, pool.map(_ocr, unique.values()), strict=True))
+        texts = dict(zip(unique, pool.map(ocr, unique.values()), strict=True))
     found: dict[str, dict[str, list[str]]] = {}
     for owner, kind, png in jobs:
         found.setdefault(owner, {}).setdefault(kind, []).append(texts[hashlib.sha256(png).hexdigest()])

@@ -17,7 +17,7 @@ import pyotp
 
 from preview_qa.demo.pages import NOT_FOUND, login_form, page
 from preview_qa.demo.shop import DEMO_EMAIL, DemoShop, ShopHandler
-from tests.site import answered, late, moving, server_errors, states, todo, twins, viewport, visual
+from tests.site import answered, imitation, late, moving, server_errors, states, todo, twins, viewport, visual
 from tests.site.pages import (
     ACCOUNT,
     APP_LOGIN,
@@ -113,6 +113,9 @@ class _Handler(ShopHandler):
             return True
         if path.startswith(twins.PREFIX):
             self._send(*twins.reply(self.path, page))
+            return True
+        if path.startswith(imitation.PREFIX):
+            self._send(*imitation.reply(path, page))
             return True
         if path.startswith(visual.PREFIX):
             self._send(*visual.reply(path, self.site.production, page))

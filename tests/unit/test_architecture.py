@@ -33,6 +33,7 @@ WITHOUT_BROWSER_USE = [
     "preview_qa.events",
     "preview_qa.app",
     "preview_qa.cli",
+    "preview_qa.mcp.server",  # a coding agent's server starts quickly, and only the runs it starts load the agent
     *(p.__name__ for p in PACKAGES),
     *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}.")),
 ]
@@ -55,6 +56,7 @@ def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
 REPLAY_PATH = [
     "preview_qa.agent.browser_agents",
     "preview_qa.agent.session",
+    "preview_qa.agent.steps.stepped",  # a test written as steps whose goals all replay, and its exact steps
     "preview_qa.agent.browsers.pool",
     "preview_qa.agent.replay.player",
     "preview_qa.agent.guards.masking",

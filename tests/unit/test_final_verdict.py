@@ -7,7 +7,7 @@ import pytest
 
 from preview_qa.results import Execution, ExpectationOutcome, FallBack, Status, Verdict
 from preview_qa.verdict.agent_run import AgentRun
-from preview_qa.verdict.decide import Facts, final_verdict
+from preview_qa.verdict.final import Facts, final_verdict
 from tests.builders import PASS, spec
 
 CHECK = ExpectationOutcome(check="url", expected="URL containing '/done'", found="http://p/cart", ok=False)

@@ -41,7 +41,8 @@ ERRORS = [
         f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
         "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allow_server_errors, "
         "allowed_domains, color_scheme, device, dialogs, expect, heal, judge, locale, max_cost_usd, max_steps, max_tokens, name, "
-        "output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, timezone, use_state, viewport.",
+        "output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, "
+        "viewport.",
     ),
     (
         "a name in defaults",
@@ -86,7 +87,11 @@ ERRORS = [
         "version: 2\ntests:\n" + OK_TEST,
         "qa.yml:1: version: unsupported manifest version; use 'version: 1'.",
     ),
-    ("missing task", "version: 1\ntests:\n  - name: a\n", "qa.yml:3: tests[0].task: this required key is missing."),
+    (
+        "missing task",
+        "version: 1\ntests:\n  - name: a\n",
+        "qa.yml:3: tests[0]: give the test a task (what the agent does and checks) or steps.",
+    ),
     (
         "no tests",
         "version: 1\ntests: []\n",
@@ -153,7 +158,8 @@ ERRORS = [
         f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
         "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allow_server_errors, allowed_domains, "
         "color_scheme, device, dialogs, expect, heal, judge, locale, max_cost_usd, max_steps, max_tokens, name, "
-        "output_schema, paths, retries, save_state, secrets, skip, start, tags, task, timeout, timezone, use_state, viewport.",
+        "output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, "
+        "viewport.",
     ),
     (
         "a path key, which the loader sets",

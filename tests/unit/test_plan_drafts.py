@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from preview_qa.engine.step_cache import opened
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import TestSpec
 from preview_qa.planning.drafts import Draft, to_test
@@ -57,6 +58,11 @@ def test_names_stay_unique() -> None:
     taken = {"Log in", "Saves"}
     spec = to_test(draft(), "/", MANIFEST, SCRUB, taken)
     assert isinstance(spec, TestSpec) and spec.name == "Saves (2)" and "Saves (2)" in taken
+
+
+def test_a_test_written_as_steps_visits_the_pages_it_opens() -> None:
+    test = TestSpec.model_validate({"name": "cart", "steps": [{"do": "Add it"}, {"open": "/cart"}, {"open": "/pay"}]})
+    assert opened(test) == ["/cart", "/pay"]
 
 
 def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> None:

@@ -13,14 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preview_qa.config import FailOn, FailRules
+from preview_qa.manifest.models import Expectations, TestSpec
+from preview_qa.manifest.steps import StepKind
 from preview_qa.reporters.artifacts import results_document
 from preview_qa.reporters.github.commands import outputs
 from preview_qa.reporters.github.markdown import render_markdown
 from preview_qa.reporters.junit import render
-from preview_qa.results import ExpectationOutcome, QuoteCheck, Status
-from preview_qa.verdict.agent_run import AgentRun, DoneReport
-from preview_qa.verdict.decide import Facts, decide, final_verdict
+from preview_qa.results import ExpectationOutcome, QuoteCheck, Status, StepExecution
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, StepRun
+from preview_qa.verdict.decide import decide
+from preview_qa.verdict.final import Facts, final_verdict
 from preview_qa.verdict.quotes import PagesShown, ShownText, fold_quote, grounding, quoted_in
+from preview_qa.verdict.steps import decide_test
 from tests.builders import result, run_of, spec
 
 ORDER = PagesShown(
@@ -171,3 +175,24 @@ def test_fail_on_takes_several_rules_and_unverified_is_one() -> None:
     for wrong, said in wrongs:
         with pytest.raises(ValueError, match=said):
             FailRules.parse(wrong)
+
+
+def steps_run(*quotes: list[str]) -> AgentRun:
+    """A test written as steps whose goals each pass quoting `quotes[i]`, on pages that showed ORDER."""
+    goals = [
+        StepRun(i, StepKind.DO, StepExecution.AGENT, run_with({"status": "pass", "reason": "Done.", "quotes": q}), finished=True)
+        for i, q in enumerate(quotes, start=1)
+    ]
+    return AgentRun(step_runs=goals, shown=ORDER)
+
+
+def test_a_goal_of_a_test_written_as_steps_is_grounded_like_a_task() -> None:
+    spec = TestSpec.model_validate({"name": "buy", "steps": [{"do": "Pay"}, {"do": "Read the receipt"}]})
+    made_up = decide_test(spec, steps_run(["Payment declined"], ["Receipt #42"]))
+    assert made_up.verdict.status is Status.FAILED
+    assert made_up.verdict.reason.startswith("step 2 of 2, 'Read the receipt': the agent cited 'Receipt #42'")
+    assert [q.found for q in made_up.quotes] == [True, False]
+    quoted = decide_test(spec, steps_run(["Payment declined"], []))  # the second goal quotes nothing, nothing checks
+    assert quoted.verdict.status is Status.PASSED and quoted.unverified is not None
+    checked = spec.model_copy(update={"expect": Expectations(text=["Checkout"])})
+    assert decide_test(checked, steps_run(["Payment declined"], [])).unverified is None  # a check grounds the test

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.agent.adapter.llm import scrubbed
-from preview_qa.engine.runner import _redacted
+from preview_qa.engine.redaction import redacted
 from preview_qa.events import AgentHistory, Observed, StepRecorded, TestFinished
 from preview_qa.results import Status, TestResult
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, Redactor, describe, forms, secret_length
@@ -208,7 +208,7 @@ def test_any_secret_in_any_form_in_any_event_is_redacted(secret: str, form: Any,
     assume(secret.lower() not in (before + after).lower())
     assume(not any(secret in text for text in _strings(_event(kind, ""))))  # nor in the event's own keys ("earlier_…")
     assume(secret not in "<secret>s</secret>")  # a secret such as "secret" is part of its own placeholder
-    event = _redacted(_event(kind, before + encoded + after), Redactor({"s": secret}))
+    event = redacted(_event(kind, before + encoded + after), Redactor({"s": secret}))
     texts = [t for t in _strings(event) if "<secret>s</secret>" in t]
     assert texts, _strings(event)  # replaced where it was...
     for text in _strings(event):  # ...and no form is left anywhere

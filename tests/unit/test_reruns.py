@@ -302,9 +302,9 @@ def test_the_tests_own_timeout_bounds_how_long_the_checks_wait() -> None:
     from preview_qa.agent.session import check_wait
 
     spec = TestSpec(name="t", task="t", timeout=60, expect={"timeout": 8})
-    assert check_wait(spec, left_s=50) == 8
-    assert check_wait(spec, left_s=13) == 3  # the final screenshot and the description of each check keep 10 s
-    assert check_wait(spec, left_s=4) == 0  # no time left: each check looks once
+    assert check_wait(spec.expect, left_s=50) == 8
+    assert check_wait(spec.expect, left_s=13) == 3  # the final screenshot and the description of each check keep 10 s
+    assert check_wait(spec.expect, left_s=4) == 0  # no time left: each check looks once
 
 
 def test_the_baseline_keeps_its_own_traces_and_expect_timeout_does_not_change_a_key(tmp_path: Path) -> None:

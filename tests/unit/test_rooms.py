@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "src" / "preview_qa" / "agent"
 ROOM_LIMIT = 12
-ROOMS = ["adapter", "replay", "evidence", "page", "guards", "browsers"]
+ROOMS = ["steps", "adapter", "replay", "evidence", "page", "guards", "browsers"]
 
 
 def circles(imports: Mapping[str, Iterable[str]]) -> list[list[str]]:

@@ -111,6 +111,24 @@ BAD = {  # each is refused by the loader (exit 2) and by the schema (in the edit
     "a name in defaults": f"version: 1\ndefaults: {{name: x}}\ntests:\n{OK}",
     "a line key": f"version: 1\ntests:\n{OK}    line: 3\n",
     "judge as a string": f"version: 1\ntests:\n{OK}    judge: 'yes'\n",
+    "a null task": "version: 1\ntests:\n  - name: a\n    task: null\n",
+    "a task and steps": f"version: 1\ntests:\n{OK}    steps: [{{do: x}}]\n",
+    "steps in defaults": f"version: 1\ndefaults: {{steps: [{{do: x}}]}}\ntests:\n{OK}",
+    "two actions in a step": "version: 1\ntests:\n  - name: a\n    steps: [{do: x, open: /y}]\n",
+    "a step doing nothing": "version: 1\ntests:\n  - name: a\n    steps: [{name: x}]\n",
+    "max_steps of an exact step": "version: 1\ntests:\n  - name: a\n    steps: [{open: /y, max_steps: 3}]\n",
+    "a click found two ways": "version: 1\ntests:\n  - name: a\n    steps: [{click: {role: button, text: Go}}]\n",
+    "a name without a role": "version: 1\ntests:\n  - name: a\n    steps: [{click: {text: Go, name: Go}}]\n",
+    "a fill found by text": "version: 1\ntests:\n  - name: a\n    steps: [{fill: {text: Email, value: x}}]\n",
+    "a fill mixing a secret": (
+        "version: 1\ntests:\n  - name: a\n    secrets: {pw: PW}\n    steps: [{fill: {label: P, value: 'x<secret>pw</secret>'}}]\n"
+    ),
+    "an unknown key to press": "version: 1\ntests:\n  - name: a\n    steps: [{press: {key: Entr}}]\n",
+    "a data check on a step": "version: 1\ntests:\n  - name: a\n    steps: [{do: x, expect: {data: {a: 1}}}]\n",
+    "a secret in a URL to open": (
+        "version: 1\ntests:\n  - name: a\n    secrets: {pw: PW}\n    steps: [{open: '/x?p=<secret>pw</secret>'}]\n"
+    ),
+    "an empty list of steps": "version: 1\ntests:\n  - name: a\n    steps: []\n",
 }
 
 
@@ -157,6 +175,26 @@ EXPECT = st.fixed_dictionaries(
         "data": _mostly(st.dictionaries(st.text(max_size=3), ANY), ANY),
     },
 )
+LOCATED = st.fixed_dictionaries(
+    {}, optional={"role": st.sampled_from(["button", "link", "buton"]), "name": TEXTS, "label": TEXTS, "text": TEXTS}
+)
+STEP = st.fixed_dictionaries(
+    {},
+    optional={
+        "do": _mostly(st.sampled_from(["add it", "log in with <secret>pw</secret>"]), ANY),
+        "open": _mostly(st.sampled_from(["/cart", "https://a.test/x", "http://elsewhere.test/"]), st.sampled_from(["cart", ""])),
+        "click": _mostly(LOCATED, ANY),
+        "fill": _mostly(
+            st.builds(lambda at, value: {**at, "value": value}, LOCATED, st.sampled_from(["x", "<secret>pw</secret>"])),
+            st.one_of(ANY, st.just({"label": "P", "value": "a<secret>pw</secret>"})),
+        ),
+        "select": _mostly(st.fixed_dictionaries({"label": st.just("L"), "option": st.just("O")}), ANY),
+        "press": _mostly(st.fixed_dictionaries({"key": st.sampled_from(["Enter", "a", "Control+A"])}), ANY),
+        "name": _mostly(st.text(min_size=1, max_size=4), ANY),
+        "expect": _mostly(EXPECT, ANY),
+        "max_steps": _mostly(st.integers(1, 500), ANY),
+    },
+)
 OPTIONS = {
     "start": _mostly(
         st.sampled_from(["/", "/login", "http://a.test", "https://a.test/x"]),
@@ -199,6 +237,7 @@ OPTIONS = {
     "timezone": _mostly(st.sampled_from([None, "Europe/Berlin", "UTC"]), st.sampled_from(["", "Mars/Olympus", 3])),
     "color_scheme": _mostly(st.sampled_from([None, "light", "dark", "no-preference"]), st.sampled_from(["black", "", 1, True])),
 }
+STEPS = _mostly(st.lists(STEP, min_size=1, max_size=3), st.one_of(ANY, st.just([])))
 TEST_NAMES = _mostly(st.text(min_size=1, max_size=8), st.sampled_from(["", None, 3, "c" * 1001, "a"]))
 TESTS = st.builds(
     lambda required, optional, extra: {**required, **optional, **extra},
@@ -206,7 +245,7 @@ TESTS = st.builds(
         st.fixed_dictionaries({"name": TEST_NAMES, "task": OPTIONS["task"]}),
         st.fixed_dictionaries({}, optional={"name": TEST_NAMES, "task": OPTIONS["task"]}),
     ),
-    st.fixed_dictionaries({}, optional={k: v for k, v in OPTIONS.items() if k != "task"}),
+    st.fixed_dictionaries({}, optional={k: v for k, v in OPTIONS.items() if k != "task"} | {"steps": STEPS}),
     _mostly(st.just({}), st.one_of(st.fixed_dictionaries({"line": ANY}), st.fixed_dictionaries({"nmae": ANY})), 6),
 )
 DEFAULTS = st.builds(
@@ -232,6 +271,7 @@ BEYOND_THE_SCHEMA = re.compile(
     r"duplicate test name|but 'secrets' does not declare|not a valid JSON Schema|not a valid gitignore-style glob"
     r"|matches nothing|excludes files but nothing before it|input should be a valid integer \(got -?\d+\.0\)"
     r"|longer than the test's timeout|\(got nan\)|unknown device|unknown timezone"
+    r"|outside the preview and this test's allowed_domains|read by its last `do` step"
 )
 
 

@@ -285,5 +285,15 @@ def test_connection_faults_and_stop_does_not_hang(serve: Any) -> None:
 def test_bundled_demo_scenarios_select_each_demo_test() -> None:
     llm = ScriptedLLM(load_scenarios(DEMO / "agent.yml"))
     tests = yaml.safe_load((DEMO / "qa.yml").read_text())["tests"]
-    chosen = [(llm.find_scenario(t["task"]) or {}).get("name") for t in tests]
-    assert chosen == ["login", "signup", "product", "settings-saved", "settings-url-only", "checkout"]
+    goals = [t.get("task") or s["do"] for t in tests for s in t.get("steps") or [{"do": t.get("task")}] if s.get("do")]
+    chosen = [(llm.find_scenario(goal) or {}).get("name") for goal in goals]
+    assert chosen == [
+        "login",
+        "signup",
+        "product",
+        "settings-saved",
+        "settings-url-only",
+        "orders-goal",  # "Orders after signing in", written as steps: each goal its own scenario
+        "stock-goal",
+        "checkout",
+    ]

@@ -9,7 +9,9 @@ from pathlib import Path
 import preview_qa
 
 SOURCE = Path(preview_qa.__file__).parent
-ROOT = "app.py"  # the composition root: a run's redactor (execute), and a merge's, which knows the GitHub token only
+# the composition root: a run's redactor (execute), a merge's, which knows the GitHub token only, and the MCP server's
+# (tool_redactor: the secrets its environment holds for the manifest a call names)
+ROOT = "app.py"
 
 
 def constructor_names(module: ast.Module) -> set[str]:
@@ -85,4 +87,4 @@ def e(redactor): return redactor.text("x"), Redactor
 
 def test_only_the_composition_root_builds_a_redactor() -> None:
     # the class's own `cls(...)` in secrets/redact.py is the constructor itself, not a construction elsewhere
-    assert every_construction() == {ROOT: ["_prepare", "merge"]}
+    assert every_construction() == {ROOT: ["_prepare", "merge", "tool_redactor"]}

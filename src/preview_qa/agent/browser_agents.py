@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, BrowserProcesses, BrowserSetup, StartedHere, start_gate
 from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.agent.session import RunTools, run_agent
+from preview_qa.agent.steps.stepped import SteppedSession
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.lifecycle import children_temp_folder
 from preview_qa.secrets.redact import Redactor
@@ -62,6 +63,9 @@ class RunAgents:
         self.pool = tools.pool
 
     async def __call__(self, request: AgentRequest) -> AgentRun:
+        """One test: a task's session, or a test written as steps (agent/steps/), each step in turn."""
+        if request.spec.steps is not None:
+            return await SteppedSession(request, self.tools).run()
         return await run_agent(request, self.tools)
 
 

@@ -1,3 +1,5 @@
+# Over 400 lines: one test's named phases in one class, read top to bottom (the task's and, through SteppedSession,
+# a test written as steps); what they share is its attributes.
 """One test on a browser, in named phases: acquire a fresh context, drive it (agent or replay), collect what the run
 left, finish on the live page (checks, final screenshot) before the context closes. What needs browser-use (the
 agent, its session, the LLM's client) is imported where a test first needs it: a replay never loads browser-use."""
@@ -35,7 +37,7 @@ from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
@@ -157,28 +159,43 @@ class TestSession:
         run, lease = self.test_run, self.lease
         assert lease is not None
         if not self.replaying:
-            assert self.preparing is not None
-            with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
-                self._llm(await self.preparing)
-            from preview_qa.agent.adapter.build import session_profile
-            from preview_qa.agent.adapter.connect import hear_errors, start_session
-
-            self.steps.attach(lease.context)  # where the agent's actions find their elements, for the export
-            masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
-            with self.phases("browser-use session start"):
-                where = (run.allowed_hosts, self.workdir, lease.cdp_url)
-                profile = session_profile(self.tools.browser.headless, *where, run.spec.emulation)
-                self.session = await start_session(lease, profile)
-            hear_errors(self.session, self.evidence.browser_error)
+            await self.start_agent_session()
         if run.start_state is not None:
             await load_state(lease.context, run.start_state, run.allowed_hosts)
-        if self.replaying:
-            self.final_page = await self._replay(run.recording, lease)
-        else:
-            assert self.session is not None
-            await self._drive_agent(self.session, lease)
+        await self.drive_test(lease)
         if run.keep_state is not None:  # before the history is published: the runner redacts what it holds
             run.keep_state(await read_state(lease.context))
+
+    async def drive_test(self, lease: Lease) -> None:
+        """A task: its recording replayed, or the agent."""
+        if self.replaying:
+            assert self.test_run.recording is not None
+            page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
+            self.final_page = await self.replay(self.test_run.recording, page, self.test_run.spec, self.result)
+        else:
+            await self.drive_agent(self.test_run.spec, self.test_run.start_url)
+
+    async def start_agent_session(self) -> ContextSession:
+        """browser-use's session on the test's context, with the masks and watchers it needs before its first picture."""
+        lease = self.lease
+        assert lease is not None
+        if self.session is not None:
+            return self.session
+        if self.preparing is None:  # a replay handing a goal to the agent: not prepared while the browser started
+            self.preparing = asyncio.create_task(_prepare_agent(self.tools.make_llm))
+        with self.phases("importing browser-use, making the LLM client (what the browser's start did not hide)"):
+            self._llm(await self.preparing)
+        from preview_qa.agent.adapter.build import session_profile
+        from preview_qa.agent.adapter.connect import hear_errors, start_session
+
+        self.steps.attach(lease.context)  # where the agent's actions find their elements, for the export
+        masking.guard(lease.context_id, self.mask)  # before browser-use takes its first screenshot
+        with self.phases("browser-use session start"):
+            where = (self.test_run.allowed_hosts, self.workdir, lease.cdp_url)
+            profile = session_profile(self.tools.browser.headless, *where, self.test_run.spec.emulation)
+            self.session = await start_session(lease, profile)
+        hear_errors(self.session, self.evidence.browser_error)
+        return self.session
 
     def collect(self) -> None:
         """What the run left, whatever stopped it: LLM faults and usage, the agent's history, the secrets stopped, the
@@ -199,7 +216,7 @@ class TestSession:
                 Observed(name=self.test_run.spec.name, kind="out_of_context", error=True, detail={"command": command})
             )
         if result.infrastructure_error is None:
-            result.infrastructure_error = self._infrastructure_problem()
+            result.infrastructure_error = self.evidence.unreachable(self.policy.navigations_blocked, result.done is None)
 
     async def finish(self) -> None:
         """Check expectations on the page the test ended on, then photograph it: both before its context closes. A
@@ -209,7 +226,7 @@ class TestSession:
             await asyncio.shield(self.hooks.finish(shoot=lease is not None and not cancelled))
         if lease is None or cancelled:
             return
-        page = self.final_page if self.session is None else await agent_page(self.session, lease)
+        page = await self.last_page(lease)
         if page is not None:
             await asyncio.shield(self._finish_on(page))
         if self.tools.browser.trace:
@@ -231,6 +248,15 @@ class TestSession:
             )
         self.test_run.emit(self.phases.detail().observed(self.test_run.spec.name))
 
+    async def last_page(self, lease: Lease) -> Page | None:
+        """The page the test ended on: the agent's current tab, or where the replay ended."""
+        return self.final_page if self.session is None else await agent_page(self.session, lease)
+
+    def judged_at_end(self) -> bool:
+        """Whether the final page's checks are judged: the agent reported, or the replay ran to its end."""
+        result = self.result
+        return (result.done is not None or result.execution is Execution.REPLAYED) and result.infrastructure_error is None
+
     def _llm(self, made: MeteredChat | None = None) -> RecordingLLM:
         """The test's LLM, built on first use (a replay that needs no verdict call never loads an LLM client), or from
         the client already `made`."""
@@ -247,60 +273,54 @@ class TestSession:
             )
         return self.recorder
 
-    async def _drive_agent(self, session: ContextSession, lease: Lease) -> None:
+    async def drive_agent(self, spec: TestSpec, start_url: str | None) -> Agent:
+        """browser-use's agent for `spec` on the test's session (opening `start_url` first, unless None: a goal starts on
+        the page the test is on), run to its end or its max_steps; its steps numbered on from the test's."""
         from preview_qa.agent.adapter.build import build_agent
         from preview_qa.agent.adapter.history import AgentSteps
 
-        run = self.test_run
-        hooks = AgentSteps(run.spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
+        run, lease, session = self.test_run, self.lease, self.session
+        assert lease is not None and session is not None
+        hooks = AgentSteps(spec, run.emit, self.result, self.steps, lease, self.phases, self.evidence, self._llm().usage)
         hooks.before_first_action = self.proving.before_first_action
         self.hooks = hooks
         with self.phases("agent set-up"):
-            self.agent = build_agent(
-                run.spec,
-                run.start_url,
-                run.secrets,
-                session,
-                self._llm(),
-                self.workdir,
-                self.steps,
-                self.policy,
-                hooks.on_new_step,
-            )
+            where = (session, self._llm(), self.workdir, self.steps, self.policy, hooks.on_new_step)
+            self.agent = build_agent(spec, start_url, run.secrets, *where)
         on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
-        await self.agent.run(max_steps=run.spec.max_steps, on_step_start=on_start, on_step_end=on_end)
+        await self.agent.run(max_steps=spec.max_steps, on_step_start=on_start, on_step_end=on_end)
+        return self.agent
 
-    async def _replay(self, recording: Recording | None, lease: Lease) -> Page | None:
-        """Replay every recorded action in the lease's context; a drift is announced with the recorded and the live
-        picture of its step. After a complete replay, if code alone cannot judge the final page, one LLM call judges it.
-        Returns the page the replay ended on."""
-        run, result = self.test_run, self.result
-        assert recording is not None
-        page = next((p for p in lease.context.pages if not p.is_closed()), None) or await lease.context.new_page()
+    async def replay(self, recording: Recording, page: Page, spec: TestSpec, into: AgentRun, before: int = 0) -> Page | None:
+        """Replay a recording from `page` into `into` (numbered on from `before`); a drift is announced with both pictures
+        of its step; one LLM call judges the page when code alone cannot. Returns the page the replay ended on."""
+        run, lease = self.test_run, self.lease
+        assert lease is not None
         where = (lease.context, page, run.secrets, run.spec.name, run.emit)
         self.replayer = Replayer(*where, self.phases, self._shoot, ActionGuard(self.policy), self.settler.acted)
         self.replayer.acted = self.evidence.acted
-        if (visual := self.visual) is not None and visual.visual.steps:
+        if (visual := self.visual) is not None and visual.visual.steps and run.spec.steps is None:
             self.replayer.on_step = lambda number, page: visual.take(page, str(number), SHOT_TIMEOUT_S)
         self.replayer.before_first_action = self.proving.before_first_action
-        outcome = await self.replayer.run(recorded_steps(recording.history, recording.origin, run.origin))
-        result.steps = outcome.steps
+        steps = recorded_steps(recording.history, recording.origin, run.origin)
+        outcome = await self.replayer.run(steps, before, "step" if run.spec.steps is None else "agent step")
+        into.steps = outcome.steps
         if (drift := outcome.drift) is not None:
-            result.replay_error = drift.message
-            shots = (recording.screenshots.get(drift.compare_step), drift.live_png)
+            into.replay_error = drift.message
+            shots = (recording.screenshots.get(drift.compare_step - before), drift.live_png)
             run.emit(ReplayDrifted(name=run.spec.name, message=drift.message, recorded_png=shots[0], live_png=shots[1]))
             # A proof judges the page the app showed instead, by the test's checks (verdict/proof.py's judge_replay)
             outcome.page = self.replayer.page if self.proving.judges_drift and not self.replayer.page.is_closed() else None
-        if outcome.page is not None and replay_needs_llm_check(run.spec):
+        if outcome.page is not None and replay_needs_llm_check(spec):
             from preview_qa.agent.adapter.build import report_model
             from preview_qa.agent.adapter.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
                 await self._settle_step(outcome.page)
-                result.done, usage = await check_page_against_task(
-                    run.spec, outcome.page, self._llm(), report_model(run.spec.output_schema), self.tools.redactor, self._shoot
+                into.done, usage = await check_page_against_task(
+                    spec, outcome.page, self._llm(), report_model(spec.output_schema), self.tools.redactor, self._shoot
                 )
-            result.usage = usage
+            into.usage = usage
         return outcome.page
 
     async def _settle_step(self, page: Page) -> None:  # as an agent's step waits for its page (the same rule)
@@ -312,8 +332,8 @@ class TestSession:
     async def _finish_on(self, page: Page) -> None:
         run, result = self.test_run, self.result
         result.final_url = page.url
-        if (result.done is not None or result.execution is Execution.REPLAYED) and result.infrastructure_error is None:
-            wait = check_wait(run.spec, self.deadline - time.monotonic())
+        if self.judged_at_end():
+            wait = check_wait(run.spec.expect, self.deadline - time.monotonic())
             try:
                 with self.phases("settling the final page"):
                     settled = await settle(run.spec, page, self.settler, wait, run.emit)
@@ -321,14 +341,15 @@ class TestSession:
                 # The checks wait `wait`, then say what they found: on a busy machine, until the final screenshot's turn
                 cap = max(wait + CLEANUP_RESERVE_S / 2, self.deadline - time.monotonic() - SHOT_TIMEOUT_S)
                 with self.phases("expectation checks"):  # one group in the trace, each check one Playwright call a frame
-                    checks = check_settled_page(run.spec, page, self.settler, settled, wait, self.sightings, run.emit)
+                    checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
                     result.expectations = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
             except TimeoutError:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
-            redact = self.tools.redactor.text
-            await ground_quotes(run.spec, result, page, self.sightings.shown(redact), redact)
+            for outcome in result.expectations:
+                run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
+        await ground_quotes(run.spec, result, page, self.sightings, self.tools.redactor.text)  # a stopped test's goals too
         if self.visual is not None and result.infrastructure_error is None:
             await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         with contextlib.suppress(Exception), self.phases("final screenshot"):
@@ -358,23 +379,6 @@ class TestSession:
         detail = {"try": attempt, "reason": reason}
         self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail=detail))
 
-    def _infrastructure_problem(self) -> str | None:
-        evidence = self.evidence
-        if evidence.start_failure is not None and self.policy.navigations_blocked:  # it answered, with another host
-            host = self.policy.navigations_blocked[0].host
-            return (
-                f"the preview sent the start page to another host, {host}, which this test may not visit: if that is "
-                "its host's login, give the protection-bypass header with `extra-headers` (or `http-credentials` for "
-                f"basic auth); if the test should go there, add {host} to its `allowed_domains`"
-            )
-        if evidence.start_failure is not None:
-            return f"preview unreachable: {evidence.start_failure}"
-        if evidence.start_loading is not None:
-            return f"preview unreachable: the start page never finished loading ({evidence.start_loading})"
-        if evidence.disconnected and self.result.done is None:
-            return "the browser crashed or was closed before the agent finished"
-        return None
-
 
 async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
     """The agent's modules (browser-use's and the provider's SDK: about 1.6 s of CPU) imported, and the test's LLM client
@@ -394,7 +398,7 @@ def _being_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def check_wait(spec: TestSpec, left_s: float) -> float:
-    """How long the page checks may wait for their conditions: expect.timeout, but never past the test's own deadline
-    (less the final screenshot and the description of what each check found)."""
-    return max(0.0, min(spec.expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))
+def check_wait(expect: Expectations, left_s: float) -> float:
+    """How long the page checks (the test's, or a step's) may wait for their conditions: expect.timeout, but never past
+    the test's own deadline (less the final screenshot and the description of what each check found)."""
+    return max(0.0, min(expect.timeout, left_s - SHOT_TIMEOUT_S - CLEANUP_RESERVE_S / 2))

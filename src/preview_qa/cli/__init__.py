@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from preview_qa.cli import demo, export, init, merge, plan, run, schema, validate
+from preview_qa.cli import demo, export, init, mcp, merge, plan, run, schema, validate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,5 +14,15 @@ def main() -> None:
     """Test a preview deployment with AI browser agents and get a verdict you can trust."""
 
 
-for _command in (validate.validate, init.init, export.export, schema.schema, run.run, plan.plan, demo.demo, merge.merge):
+for _command in (
+    validate.validate,
+    init.init,
+    export.export,
+    schema.schema,
+    run.run,
+    plan.plan,
+    demo.demo,
+    merge.merge,
+    mcp.mcp,
+):
     main.add_command(_command)

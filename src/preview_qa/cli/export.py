@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from preview_qa.cli.exit_codes import command
+from preview_qa.cli.options import provider_option
 from preview_qa.cli.values import UsageError
 from preview_qa.manifest import loader
-from preview_qa.providers import PROVIDERS, Provider
+from preview_qa.providers import Provider
 
 
 @command("export")
@@ -25,13 +26,7 @@ from preview_qa.providers import PROVIDERS, Provider
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="The replay cache (`run --cache`) that holds the test's recording.",
 )
-@click.option(
-    "--provider",
-    default="openai",
-    show_default=True,
-    type=click.Choice(PROVIDERS),
-    help="With --cache: the provider of the run that recorded it (the cache keeps one recording per model).",
-)
+@provider_option("With --cache: the provider of the run that recorded it (the cache keeps one recording per model).")
 @click.option("--model", help="With --cache: the model of the run that recorded it (provider default if unset).")
 @click.option(
     "--lang",
@@ -71,7 +66,7 @@ def export(
         if results
         else sources.from_cache(RecordingCache(cache or Path(), loaded, provider, model), spec)
     )
-    text = export_test(spec, source.history, source.origin, f"{manifest}:{spec.line}", Language(lang))
+    text = export_test(spec, source.history, source.origin, f"{manifest}:{spec.line}", Language(lang), source.goals)
     if output == Path("-"):
         click.echo(text, nl=False)
         return

@@ -85,16 +85,23 @@ def _fail_rules(_ctx: click.Context, param: click.Parameter, value: str) -> Fail
         raise click.BadParameter(str(e), param=param) from None
 
 
+def provider_option(help: str | None = None, from_env: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--provider, handed to the command as one of PROVIDERS (`llm_options`, `export --cache`, `init --agents`, `mcp`);
+    `from_env`: the action's input and PREVIEW_QA_PROVIDER when the flag is not given."""
+    return click.option(
+        "--provider",
+        default="openai",
+        envvar=env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER") if from_env else None,
+        show_default=True,
+        type=click.Choice(PROVIDERS),
+        help=help,
+    )
+
+
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The LLM provider options, which `run` uses and `validate` checks."""
     options = [
-        click.option(
-            "--provider",
-            default="openai",
-            envvar=env("INPUT_PROVIDER", "PREVIEW_QA_PROVIDER"),
-            show_default=True,
-            type=click.Choice(PROVIDERS),
-        ),
+        provider_option(from_env=True),
         click.option("--model", envvar=env("INPUT_MODEL", "PREVIEW_QA_MODEL"), help="Model name (provider default if unset)."),
         click.option("--api-key", envvar=env("INPUT_API-KEY"), help="API key (else the provider's usual variable)."),
         click.option(

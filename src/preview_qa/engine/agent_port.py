@@ -3,6 +3,7 @@ The runner calls it and the agent implements it, so neither imports the other.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -35,6 +36,21 @@ class Recording:
 
 
 @dataclass(frozen=True)
+class StepRecordings:
+    """A test written as steps: each goal's own recording, by test step (from 1); exact steps are their own recording,
+    and a goal without one runs the agent."""
+
+    by_step: dict[int, Recording] = field(default_factory=dict)
+
+    def joined(self, later: object) -> StepRecordings:
+        """These, with the goals `later` recorded (a run's agent, a heal) in their place."""
+        return StepRecordings({**self.by_step, **(later.by_step if isinstance(later, StepRecordings) else {})})
+
+
+Recorded = Recording | StepRecordings  # what a test's run replays: a task's recording, or its goals'
+
+
+@dataclass(frozen=True)
 class RecordedElsewhere:
     """No recording of the test under its own device and locale, but one under others (`label` says which): a
     recording replays only as it was recorded, so the agent runs the test afresh."""
@@ -58,6 +74,15 @@ class AgentRequest:
     keep_state: Callable[[BrowserState], None] | None = None  # receives the browser's state once the agent is done
     log_requests: bool = False  # --prove: keep the requests to the preview and a hash of its pages in AgentRun, in memory
     proof: ProofRun | None = None  # a proof's replay: under this mutation, no non-GET reaching the preview
+    base_url: str = ""  # where a step's `open: /path` leads (the deployment's URL, with any path it has)
+    step_recordings: dict[int, Recording] = field(default_factory=dict)  # a test written as steps: each goal's own
+
+
+def replaying(request: AgentRequest, recorded: Recorded | None) -> AgentRequest:
+    """The request, replaying `recorded`: a task's recording, or a step test's goals' recordings."""
+    if isinstance(recorded, StepRecordings):
+        return dataclasses.replace(request, recording=None, step_recordings=dict(recorded.by_step))
+    return dataclasses.replace(request, recording=recorded)
 
 
 class AgentFn(Protocol):

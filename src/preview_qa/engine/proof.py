@@ -12,10 +12,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, Recording, replaying
 from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import Event, Observed
 from preview_qa.manifest.models import TestSpec
@@ -37,8 +38,8 @@ from preview_qa.verdict.proof import (
 )
 
 # Bump when what a proof tries, or how it judges, changes. 2: a drifted replay is judged by the test's checks, and a
-# catch by checks that held before the first action is weak (#45).
-PROOF_FORMAT = 2
+# catch by checks that held before the first action is weak (#45); 3: a test written as steps, judged step by step (#47).
+PROOF_FORMAT = 3
 PROOFS = "proofs"  # the cache folder's subfolder for proofs
 
 
@@ -71,14 +72,15 @@ class Prover:
         self._runs[spec.name] = run
 
     async def prove(
-        self, spec: TestSpec, result: TestResult, recording: Recording | None, request: AgentRequest, limit_s: float
+        self, spec: TestSpec, result: TestResult, recording: Recorded | None, request: AgentRequest, limit_s: float
     ) -> TestResult:
         """The result with its proof, for a test that passed and has a recording (the one its latest run replayed or
         made, which the runner keeps); any other as it was."""
         own = self._runs.pop(spec.name, None)
         if result.status is not Status.PASSED or own is None or recording is None:
             return result
-        mutations = choose_mutations(own.requests, expected_texts(spec.expect.shown_texts, spec.expect.data))
+        texts = [*spec.expect.shown_texts, *(text for step in spec.steps or [] for text in step.expect.shown_texts)]
+        mutations = choose_mutations(own.requests, expected_texts(texts, spec.expect.data))  # each step's texts too
         key = _key(spec, recording, own.content_hash, mutations)
         cached = self._load(key)
         if cached is not None:
@@ -89,7 +91,7 @@ class Prover:
             if spent_out is not None:  # listed, never dropped: the proof is not proven
                 tried.append(Tried(mutation, "errored", f"not replayed: {spent_out}"))
                 continue
-            one, spent = await self._try(spec, dataclasses.replace(request, recording=recording), own, mutation, limit_s)
+            one, spent = await self._try(spec, replaying(request, recording), own, mutation, limit_s)
             tried.append(one)
             usage += spent
             if one.caught or (hopeless and one.held_before):  # behavioural ones come first: no later outcome can
@@ -143,10 +145,11 @@ class ProofCacheReporter(Reporter):
             write_atomic(self.folder / f"{event.key}.json", event.proof.model_dump_json())
 
 
-def _key(spec: TestSpec, recording: Recording, content: str | None, mutations: list[Mutation]) -> str:
+def _key(spec: TestSpec, recording: Recorded, content: str | None, mutations: list[Mutation]) -> str:
     """The recording, the test's checks, the preview's content as the run loaded it, and the mutations tried."""
-    checks = spec.model_dump(mode="json", include={"task", "expect", "output_schema"})
-    blob = {"format": PROOF_FORMAT, "history": recording.history, "checks": checks, "content": content}
+    checks = spec.model_dump(mode="json", include={"task", "steps", "expect", "output_schema"})
+    history = recording.history if isinstance(recording, Recording) else {i: r.history for i, r in recording.by_step.items()}
+    blob: dict[str, Any] = {"format": PROOF_FORMAT, "history": history, "checks": checks, "content": content}
     blob["mutations"] = [m.name for m in mutations]
     return hashlib.sha256(json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 

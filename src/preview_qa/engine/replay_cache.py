@@ -1,5 +1,6 @@
-"""The replay cache: a passing test's recording (its actions), filed under a hash of everything that defines the test;
-one made under a device (or locale) is filed apart, and replays only under the same one."""
+"""The replay cache: a passing test's recording (its actions, and the pages it visited), filed under a hash of everything
+that defines the test; one made under a device (or locale) is filed apart, and replays only under the same one. A test
+written as steps keeps each goal's recording apart, under a key of the steps up to it (engine/step_cache.py)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,31 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from preview_qa.engine.agent_port import RecordedElsewhere, Recording
+from preview_qa.engine.agent_port import Recorded, RecordedElsewhere, Recording, StepRecordings
 from preview_qa.engine.preview import origin_of
-from preview_qa.events import AgentHistory, AttemptFinished, Event, RunTarget, StepRecorded, TestFinished, VisualReference
+from preview_qa.engine.step_cache import goal_definition, recordable_goals
+from preview_qa.events import (
+    AgentHistory,
+    AttemptFinished,
+    Event,
+    PagesVisited,
+    RunTarget,
+    StepRecorded,
+    TestFinished,
+    VisualReference,
+)
 from preview_qa.manifest.models import Manifest, TestSpec
+from preview_qa.manifest.steps import StepKind
 from preview_qa.providers import default_model
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
-from preview_qa.results import Emulation, Execution, Status, TestResult, emulation_label
+from preview_qa.results import Emulation, Execution, Status, StepExecution, TestResult, emulation_label
 
-CACHE_FORMAT = 2  # bump when what we store, or how we replay it, changes (2: the pages a recording visited, #48)
+# bump when what we store, or how we replay it, changes (2: the pages a recording visited, #48; 3: a test written as steps,
+# goal by goal, #47)
+CACHE_FORMAT = 3
 RECORDED_BY_AGENT = (Execution.AGENT, Execution.REPLAY_FELL_BACK)  # a replayed test's recording is already in the cache
+RECORDED_BY_GOAL = (StepExecution.AGENT, StepExecution.HEALED)  # a goal's, likewise
 
 
 class RecordingCache:
@@ -37,37 +52,41 @@ class RecordingCache:
             "browser_use": version("browser-use"),
         }
 
-    def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
+    def key(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW, step: int | None = None) -> str:
         """sha256 of the test's definition; the name, budgets, timeouts and retries do not change what the agent does.
         The baseline's recordings get keys of their own: the preview's and the baseline's pages may differ. A test's
         emulation (device, viewport, locale...) follows as a suffix: the same test's recordings under other devices are
-        found by the same start (see `lookup`), and a test without one keeps the key of earlier versions."""
+        found by the same start (see `lookup`), and a test without one keeps the key of earlier versions. A goal of a
+        test written as steps (`step`) has its own key: see `goal_definition`."""
         emulation = spec.emulation
         if emulation is None:
-            return self._definition(spec, target)
+            return self._definition(spec, target, step)
         options = json.dumps(emulation.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-        return f"{self._definition(spec, target)}.{hashlib.sha256(options.encode()).hexdigest()[:16]}"
+        return f"{self._definition(spec, target, step)}.{hashlib.sha256(options.encode()).hexdigest()[:16]}"
 
-    def _definition(self, spec: TestSpec, target: RunTarget) -> str:
+    def _definition(self, spec: TestSpec, target: RunTarget, step: int | None = None) -> str:
         test = spec.model_dump(
             mode="json",
             include={"task", "start", "expect", "output_schema", "allowed_domains", "secrets"},
             exclude={"expect": {"timeout", "visual"}},  # neither changes what the agent does
         )
+        if step is not None:
+            test = goal_definition(spec, step)
         if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
         where = {} if target == RunTarget.PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
         blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def path(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Path:
-        return self.folder / f"{self.key(spec, target)}.json"
+    def path(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW, step: int | None = None) -> Path:
+        return self.folder / f"{self.key(spec, target, step)}.json"
 
-    def load(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | None:
-        """The recording for this exact test definition, or None (missing, unreadable or from another format)."""
+    def load(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW, step: int | None = None) -> Recording | None:
+        """The recording for this exact test definition (or of its goal at `step`), or None (missing, unreadable or
+        from another format)."""
         try:
-            entry = json.loads(self.path(spec, target).read_text(encoding="utf-8"))
-            if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec, target):
+            entry = json.loads(self.path(spec, target, step).read_text(encoding="utf-8"))
+            if entry.get("format") != CACHE_FORMAT or entry.get("key") != self.key(spec, target, step):
                 return None
             screenshots = {int(step): base64.b64decode(png) for step, png in (entry.get("screenshots") or {}).items()}
             seen = entry.get("environment")  # an entry of earlier versions has none: the replay says so
@@ -77,17 +96,22 @@ class RecordingCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):  # ValidationError too
             return None  # a damaged entry costs one agent run, never a wrong verdict
 
-    def lookup(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | RecordedElsewhere | None:
-        """The runner's lookup: the recording for this test under its own device and locale; else, when the same test
-        was recorded under other ones, which (the run says why the agent runs); else None."""
-        found = self.load(spec, target)
-        if found is not None:
-            return found
-        own = self.path(spec, target)
-        for other in sorted(self.folder.glob(f"{self._definition(spec, target)}*.json")):
-            if other != own:
-                return RecordedElsewhere(_recorded_under(other))
-        return None
+    def lookup(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recorded | RecordedElsewhere | None:
+        """The runner's lookup: the recording for this test (a step test's: its goals') under its own device and
+        locale; else, when the same test was recorded under other ones, which (the run says why the agent runs); else
+        None."""
+        goals = [None] if spec.steps is None else [i for i, s in enumerate(spec.steps, start=1) if s.kind is StepKind.DO]
+        found = {step: self.load(spec, target, step) for step in goals}
+        if spec.steps is None and found[None] is not None:
+            return found[None]
+        if spec.steps is not None and any(found.values()):
+            return StepRecordings({step: r for step, r in found.items() if step is not None and r is not None})
+        for step in goals:
+            own = self.path(spec, target, step)
+            for other in sorted(self.folder.glob(f"{self._definition(spec, target, step)}*.json")):
+                if other != own:
+                    return RecordedElsewhere(_recorded_under(other))
+        return StepRecordings() if spec.steps is not None else None
 
     def store(
         self,
@@ -98,13 +122,16 @@ class RecordingCache:
         screenshots: dict[int, bytes] | None = None,
         environment: Emulation | None = None,
         visited: list[str] | None = None,
+        step: int | None = None,
     ) -> None:
-        """File a passing run: its history, what its pages saw (a replay runs in the same), the pages it loaded (which
-        routes it visits, for `run --impacted`) and, to show beside a later replay that drifts, each step's page as seen."""
+        """File a passing run (or one goal's, at `step`): its history, what its pages saw (a replay runs in the same),
+        the pages it loaded (which routes it visits, for `run --impacted`; a goal's: its whole test's) and, to show
+        beside a later replay that drifts, each step's page as seen."""
         entry = {
             "format": CACHE_FORMAT,
-            "key": self.key(spec, target),
+            "key": self.key(spec, target, step),
             "test": spec.name,
+            "step": step,
             "origin": origin,
             "emulation": None if spec.emulation is None else spec.emulation.model_dump(mode="json"),
             "environment": None if environment is None else environment.model_dump(mode="json"),
@@ -112,7 +139,7 @@ class RecordingCache:
             "visited": visited or [],
             "screenshots": {str(step): base64.b64encode(png).decode() for step, png in (screenshots or {}).items()},
         }
-        write_atomic(self.path(spec, target), json.dumps(entry, ensure_ascii=False, default=str))
+        write_atomic(self.path(spec, target, step), json.dumps(entry, ensure_ascii=False, default=str))
 
     def reference_path(self, spec: TestSpec) -> Path:
         """expect.visual's reference: named apart from the recordings (their lookup globs `<key>*.json`)."""
@@ -156,15 +183,18 @@ class CacheReporter(Reporter):
         self.keep_fall_backs = keep_fall_backs  # config.fall_back_recordings_kept: off in a pull request's run
         self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
-        self._histories: dict[tuple[str, str], AgentHistory] = {}
+        self._histories: dict[tuple[str, str, int | None], AgentHistory] = {}  # a goal's by its test step
         self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
+        self._visited: dict[tuple[str, str], list[str]] = {}  # a test written as steps: all its steps' pages
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
+        if isinstance(event, PagesVisited):
+            self._visited[(event.name, _target(event.label))] = list(event.urls)
+        elif isinstance(event, StepRecorded) and event.before_png:  # only agent steps carry it, never a replay's
             self._seen.setdefault((event.name, _target(event.label)), {})[event.number] = event.before_png
         elif isinstance(event, AgentHistory):
             # A fallback's agent run comes after its replay, a retry after the attempt it replaces: latest wins.
-            self._histories[(event.name, _target(event.label))] = event
+            self._histories[(event.name, _target(event.label), event.step)] = event
         elif isinstance(event, TestFinished):
             self._store(event.result, RunTarget.PREVIEW)
         elif isinstance(event, VisualReference) and event.name in self._specs:  # sent only on the default branch
@@ -173,13 +203,40 @@ class CacheReporter(Reporter):
             self._store(event.result, RunTarget.BASELINE)
 
     def _store(self, result: TestResult, target: RunTarget) -> None:
-        run = self._histories.pop((result.name, target), None)
+        histories = {k[2]: self._histories.pop(k) for k in [k for k in self._histories if k[:2] == (result.name, target)]}
         seen = self._seen.pop((result.name, target), {})
+        visited = self._visited.pop((result.name, target), [])
         spec = self._specs.get(result.name)
+        if spec is not None and spec.steps is not None:
+            self._store_goals(spec, result, target, histories, seen, visited)
+            return
+        run = histories.get(None)
         if result.execution is Execution.REPLAY_FELL_BACK and not self.keep_fall_backs:
             return  # the recording that passed on the default branch stays: a PR's drift may be its regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
             self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment, run.visited)
+
+    def _store_goals(
+        self,
+        spec: TestSpec,
+        result: TestResult,
+        target: RunTarget,
+        histories: dict[int | None, AgentHistory],
+        seen: dict[int, bytes],
+        visited: list[str],
+    ) -> None:
+        """Each goal the agent carried out whose checks held (or, without checks of its own, a later step's did, or the
+        test passed): so a test that failed at step 3 keeps steps 1 and 2. A goal healed in a pull request's run does
+        not replace the default branch's recording, as for a task."""
+        for index in recordable_goals(spec, result.step_results, result.status is Status.PASSED):
+            step, run = result.step_results[index - 1], histories.get(index)
+            if run is None or step.execution not in RECORDED_BY_GOAL or step.agent_steps is None:
+                continue
+            if step.execution is StepExecution.HEALED and not self.keep_fall_backs:
+                continue
+            first, last = step.agent_steps
+            pictures = {n - run.before: png for n, png in seen.items() if first <= n <= last}
+            self.cache.store(spec, self.origins[target], run.history, target, pictures, run.environment, visited, index)
 
 
 def _shot_options(spec: TestSpec) -> dict[str, Any]:

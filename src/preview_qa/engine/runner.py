@@ -10,16 +10,18 @@ import dataclasses
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.config import RunConfig
-from preview_qa.engine.agent_port import AgentFn, AgentRequest, RecordedElsewhere, Recording
+from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, RecordedElsewhere, Recording, StepRecordings, replaying
 from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.proof import Prover
+from preview_qa.engine.redaction import redacted
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
+from preview_qa.engine.step_cache import steps_visited
 from preview_qa.engine.visual import VISUAL_REPLAY, References, compared_visually, outcome, recorded, reference, wants_steps
 from preview_qa.events import (
     AgentHistory,
@@ -34,7 +36,6 @@ from preview_qa.events import (
     RunWarning,
     TestFinished,
     TestStarted,
-    TraceRecorded,
     attempt_label,
 )
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -51,12 +52,13 @@ from preview_qa.results import (
     emulation_label,
 )
 from preview_qa.secrets.redact import Redactor
-from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.selection.route import Route
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
-from preview_qa.verdict.decide import Facts, Final, final_verdict, provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.decide import provider_outage, report_as_dict, secret_line
+from preview_qa.verdict.final import Facts, Final, final_verdict
+from preview_qa.verdict.steps import fell_back_of, task_step
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
@@ -83,7 +85,7 @@ class Recordings(Protocol):
     """The replay cache's lookup: a test's recording on the preview (or on the baseline), if one is kept; or that it
     was recorded only under another device or locale."""
 
-    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recording | RecordedElsewhere | None: ...
+    def __call__(self, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> Recorded | RecordedElsewhere | None: ...
 
 
 class Runner:
@@ -120,15 +122,15 @@ class Runner:
         self._prover = Prover(agent, self.publish, redactor, config.cache, self._run_budget_spent) if config.prove else None
         # The recording each test's latest preview run replayed or made: --prove replays it mutated, and the baseline
         # of expect.visual replays the same steps
-        self._recorded: dict[str, Recording] = {}
+        self._recorded: dict[str, Recorded] = {}
         # expect.visual: the default branch's screenshots kept in the replay cache; each run's screenshots to compare
         self._references = references
         self._shots: dict[tuple[str, RunTarget], dict[str, bytes]] = {}
 
     def publish(self, event: Event) -> None:
-        event = _redacted(event, self._redactor)
+        event = redacted(event, self._redactor)
         if isinstance(event, AgentHistory) and event.label != RunTarget.BASELINE:  # the latest attempt's, as the cache's
-            self._recorded[event.name] = recorded(event, self.config.base_url)
+            self._recorded[event.name] = recorded(event, self.config.base_url, self._recorded.get(event.name))
         self._publish_raw(event)
 
     async def run(self) -> RunResult:
@@ -179,7 +181,7 @@ class Runner:
         there is none under its device and locale."""
         assert self._recordings is not None
         found = self._recordings(spec)
-        return found.pages() if isinstance(found, Recording) else None
+        return found.pages() if isinstance(found, Recording) else steps_visited(spec, found) if spec.steps else None
 
     async def _wait_for_preview(self) -> str | None:
         if self.config.wait_timeout <= 0:
@@ -218,7 +220,8 @@ class Runner:
             return result
         limit_s = self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S
         request = self._request(spec, RunTarget.PREVIEW, None, self.publish)
-        return await self._prover.prove(spec, result, self._recorded.get(spec.name), request, limit_s)
+        recorded = self._recorded.get(spec.name) or (StepRecordings() if spec.steps is not None else None)  # exact steps
+        return await self._prover.prove(spec, result, recorded, request, limit_s)
 
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
@@ -241,7 +244,7 @@ class Runner:
         return self._run_budget_spent(sum((a.usage for a in attempts), Usage())) is None
 
     async def _run_once(
-        self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool, recording: Recording | None = None
+        self, spec: TestSpec, target: RunTarget, label: str | None, replay: bool, recording: Recorded | None = None
     ) -> TestResult:
         """One run of the test on the preview or the baseline (replaying `recording`, if given), decided; its events
         carry `label`."""
@@ -249,7 +252,7 @@ class Runner:
         clock = time.monotonic()
         recording = recording or (self._recording(spec, target, emit) if replay else None)
         agent_run = replayed = await self._attempt(spec, target, recording, emit)
-        handover = fall_back(spec, replayed) if recording is not None else None
+        handover = fall_back(spec, replayed) if isinstance(recording, Recording) else None  # a step test heals per goal
         if handover is not None:  # a replay never fails a test on its own: the agent gets the whole test (and its timeout)
             why = ReplayFellBack(reason=handover.replay_verdict.reason, cause=handover.cause.value, why=handover.cause.words)
             emit(why.observed(spec.name))
@@ -258,8 +261,8 @@ class Runner:
         facts = Facts(
             spec,
             agent_run,
-            replay=replayed if recording is not None else None,
-            fell_back=handover.cause if handover is not None else None,
+            replay=replayed if isinstance(recording, Recording) else None,
+            fell_back=handover.cause if handover is not None else fell_back_of(agent_run),
             # the baseline's state is no one's to start from
             state_read=spec.name in self._kept if target == RunTarget.PREVIEW and spec.save_state is not None else None,
         )
@@ -270,7 +273,9 @@ class Runner:
             self._facts[spec.name] = facts  # the latest attempt's, which the baseline's outcome joins
             if self._prover is not None:
                 self._prover.ran(spec, agent_run)
-            if recording is not None and handover is None:
+            if isinstance(recording, StepRecordings):  # the goals it replayed, and those its agent recorded meanwhile
+                self._recorded[spec.name] = recording.joined(self._recorded.get(spec.name))
+            elif recording is not None and handover is None:
                 self._recorded[spec.name] = recording
         self._shots[(spec.name, target)] = agent_run.visual_shots
         self._note_provider(agent_run)
@@ -300,11 +305,12 @@ class Runner:
             healed=final.healed,
             fell_back=facts.fell_back,
             emulation=spec.emulation,
+            step_results=decision.steps or [task_step(spec, agent_run, verdict, final.healed, duration_s, agent_run.usage)],
             quotes=decision.quotes,
             unverified=decision.unverified,
         )
 
-    def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recording | None:
+    def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:
         if self._recordings is None:
             return None
         found = self._recordings(spec) if target == RunTarget.PREVIEW else self._recordings(spec, target)
@@ -322,7 +328,7 @@ class Runner:
         return lambda event: self.publish(dataclasses.replace(event, label=label) if isinstance(event, Evidence) else event)
 
     async def _attempt(
-        self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
+        self, spec: TestSpec, target: RunTarget, recording: Recorded | None, emit: Callable[[Event], None]
     ) -> AgentRun:
         self._kept.pop(spec.name, None)
         try:
@@ -336,24 +342,25 @@ class Runner:
             return AgentRun(infrastructure_error=f"internal error: {type(e).__name__}: {e}")
 
     def _request(
-        self, spec: TestSpec, target: RunTarget, recording: Recording | None, emit: Callable[[Event], None]
+        self, spec: TestSpec, target: RunTarget, recording: Recorded | None, emit: Callable[[Event], None]
     ) -> AgentRequest:
         """What the agent is asked for one run of the test; saved states are the preview's alone (the baseline's run
         starts from none and keeps none)."""
         base_url = self._base_url(target)
         on_preview = target == RunTarget.PREVIEW
-        return AgentRequest(
+        request = AgentRequest(
             spec=spec,
             start_url=start_url(base_url, spec.start),
             origin=origin_of(base_url),
             allowed_hosts=allowed_hosts(base_url, spec),
             secrets=self.secrets.get(spec.name, {}),
             emit=emit,
-            recording=recording,
             start_state=self._states.load(spec.use_state) if on_preview and spec.use_state is not None else None,
             keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
             log_requests=self.config.prove and on_preview,
+            base_url=base_url,
         )
+        return replaying(request, recording)
 
     def _base_url(self, target: RunTarget) -> str:
         return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
@@ -516,17 +523,3 @@ class Runner:
         self.publish(TestFinished(result=result))
         if result.name in self._done:
             self._done[result.name].set()
-
-
-def _redacted(event: Event, redactor: Redactor) -> Event:
-    """The same event with every secret value replaced by its placeholder, in every text it carries."""
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        if isinstance(value, TestResult | RunResult):
-            changes[f.name] = redactor.model(value)
-        elif isinstance(value, str | dict | list):
-            changes[f.name] = redactor.value(value)
-    if isinstance(event, TraceRecorded):
-        changes["zip"] = redact_trace(event.zip, redactor)
-    return dataclasses.replace(event, **changes)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from preview_qa.engine.agent_port import Recording
+from preview_qa.engine.agent_port import Recorded, Recording, StepRecordings
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import AgentHistory, Event, Observed, VisualCompared, VisualReference
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import Status, TestResult
+from preview_qa.results import Status, TestResult, VisualShot
 from preview_qa.verdict.visual import FINAL, compare_all, not_compared
 
 VISUAL_REPLAY = "visual-replay"  # the label of a PR run's recording replayed for its steps' screenshots (steps: true)
@@ -26,9 +26,14 @@ def wants_steps(spec: TestSpec, shots: Mapping[str, bytes]) -> bool:
     return spec.expect.visual is not None and spec.expect.visual.steps and set(shots) <= {FINAL}
 
 
-def recorded(history: AgentHistory, base_url: str) -> Recording:
-    """The PR run's agent history as a recording, for the baseline to replay the same steps."""
-    return Recording(origin_of(base_url), history.history, environment=history.environment, visited=history.visited)
+def recorded(history: AgentHistory, base_url: str, before: Recorded | None = None) -> Recorded:
+    """The PR run's agent history as a recording (for the baseline to replay the same steps, for --prove): a task's,
+    or one goal's joining the step test's others (`before`)."""
+    recording = Recording(origin_of(base_url), history.history, environment=history.environment, visited=history.visited)
+    if history.step is None:
+        return recording
+    goals = dict(before.by_step) if isinstance(before, StepRecordings) else {}
+    return StepRecordings({**goals, history.step: recording})
 
 
 def outcome(
@@ -50,8 +55,17 @@ def outcome(
     if missing:
         steps = ", ".join(f"step {s}" if s.isdigit() else s for s in missing)
         events.append(_not_compared(spec, f"the default branch has no screenshot of {steps} (its run did not replay them)"))
-    visual = [i.shot for i in images]
+    visual = [_labelled(spec, i.shot) for i in images]
     return result.model_copy(update={"visual": visual, "visual_accepted": spec.name in accepted}), events
+
+
+def _labelled(spec: TestSpec, shot: VisualShot) -> VisualShot:
+    """A test written as steps compares a screenshot per test step: each named as the reports name that step."""
+    if spec.steps is None or not isinstance(shot.step, int) or not 1 <= shot.step <= len(spec.steps):
+        return shot
+    title = spec.steps[shot.step - 1].title
+    short = title if len(title) <= 80 else title[:79] + "…"
+    return shot.model_copy(update={"label": f"step {shot.step} of {len(spec.steps)} {short!r}"})
 
 
 def reference(spec: TestSpec, after: Mapping[str, bytes]) -> VisualReference:

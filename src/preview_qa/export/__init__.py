@@ -7,6 +7,7 @@ from typing import Any
 
 from preview_qa.export import python, typescript
 from preview_qa.export.plan import plan_test
+from preview_qa.export.step_plan import plan_steps
 from preview_qa.manifest.models import TestSpec
 
 
@@ -17,10 +18,18 @@ class Language(StrEnum):
     TS = "ts"  # @playwright/test
 
 
-def export_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str, language: Language) -> str:
+def export_test(
+    spec: TestSpec,
+    history: dict[str, Any],
+    origin: str,
+    where: str,
+    language: Language,
+    goals: dict[int, dict[str, Any]] | None = None,
+) -> str:
     """The source text of the test that does what the recording did and asserts what `expect:` checks; `origin` is
-    the preview the recording was made on (its URLs become paths under the runner's base URL)."""
-    plan = plan_test(spec, history, origin, where)
+    the preview the recording was made on (its URLs become paths under the runner's base URL). A test written as
+    steps: each step in a block of its own, a goal from its own recording (`goals`, by test step)."""
+    plan = plan_test(spec, history, origin, where) if spec.steps is None else plan_steps(spec, goals or {}, origin, where)
     return (python.render if language is Language.PYTHON else typescript.render)(plan)
 
 

@@ -1,3 +1,5 @@
+# Over 400 lines: the plan's types and the rules that fill them (operations, assertions, what becomes a TODO), one
+# vocabulary that both writers and the steps' plan read; apart, each reader would import from two places.
 """A recording and its test's `expect:` as a plan of Playwright operations and assertions (pure), which each language's
 writer renders: every recorded action becomes an operation, a note (it changed nothing on the page) or a TODO."""
 
@@ -11,7 +13,7 @@ from typing import Any
 from preview_qa.agent.evidence.action_names import KEYS, VERDICT
 from preview_qa.agent.replay.recording import RecordedAction, RecordedStep, recorded_steps
 from preview_qa.export.locators import Locator, exported
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.page_state import ElementCheck
 from preview_qa.results import one_line
 
@@ -47,6 +49,7 @@ class Op(StrEnum):
     SCROLL_ELEMENT = "scroll_element"
     SCROLL_PAGE = "scroll_page"
     PRESS = "press"
+    PRESS_ON = "press_on"  # a key pressed in the element found (a step's `press: {label, key}`)
     TYPE = "type"
     SWITCH_TAB = "switch_tab"
     CLOSE_TAB = "close_tab"
@@ -140,8 +143,19 @@ class StepPlan:
 
 
 @dataclass(frozen=True)
+class Block:
+    """One test step of a test written as steps: a `test.step` (TypeScript) or a `with step(...)` block (Python), with
+    its goal's agent steps (or its exact action) and its own checks."""
+
+    title: str  # "step 2 of 4: Open the cart"
+    steps: list[StepPlan]
+    assertions: list[Assertion]
+
+
+@dataclass(frozen=True)
 class Plan:
-    """What the exported test does, step by step, then what it asserts; `todos` counts what a person must write."""
+    """What the exported test does, step by step (a test written as steps: its start, then one block per test step),
+    then what it asserts; `todos` counts what a person must write."""
 
     test: str
     where: str  # manifest:line
@@ -149,39 +163,74 @@ class Plan:
     assertions: list[Assertion]
     unchecked: list[str]  # expect: checks no assertion expresses: each a TODO in the file
     todos: int
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def operations(self) -> list[Operation]:
+        return [o for s in [*self.steps, *(s for b in self.blocks for s in b.steps)] for o in s.operations]
+
+    @property
+    def all_assertions(self) -> list[Assertion]:
+        return [*(a for b in self.blocks for a in b.assertions), *self.assertions]
 
 
 def plan_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str) -> Plan:
     """The plan of one passing recording (`where`: its manifest and line); URLs on the recorded preview's origin
     become paths under the base URL."""
-    # placeholder -> its environment variable; a 2FA seed's placeholder is the agent's (name_bu_2fa_code), and its
-    # variable holds the seed, not the code to type: such a step is a TODO (see _operation)
-    secrets = {
-        spec.agent_placeholder(name): source if isinstance(source, str) else source.env for name, source in spec.secrets.items()
-    }
-    totp = {spec.agent_placeholder(name) for name in spec.secrets if spec.is_totp(name)}
-    steps = [
-        StepPlan(s.number, comment_text(s.goal), [_operation(s, a, secrets, totp, origin) for a in s.actions])
-        for s in recorded_steps(history, origin, origin)
-    ]
+    steps = agent_steps(spec, history, origin)
     assertions, unchecked = _assertions(spec)
-    steps = _with_appeared(steps, spec)
+    steps, placed = _with_appeared(steps, spec)
+    if not placed:  # no recorded action to follow: asserted with the other checks
+        assertions = [*appeared_assertions(spec.expect), *assertions]
     todos = sum(1 for s in steps for o in s.operations if o.op is Op.TODO) + len(unchecked)
     return Plan(spec.name, where, steps, assertions, unchecked, todos)
 
 
-def _with_appeared(steps: list[StepPlan], spec: TestSpec) -> list[StepPlan]:
+def _with_appeared(steps: list[StepPlan], spec: TestSpec) -> tuple[list[StepPlan], bool]:
     """expect.appeared as assertions right after the last operation that changed the page (what the run's window
-    starts at: not a wait, nor a note), where a text that comes and goes is still shown."""
+    starts at: not a wait, nor a note), where a text that comes and goes is still shown; and whether there was one."""
     expect = spec.expect
     checks = [Operation(Op.EXPECT_APPEARED, 0, text=[t], number=expect.timeout * 1000) for t in expect.appeared]
     moved = [(i, j) for i, s in enumerate(steps) for j, o in enumerate(s.operations) if o.op not in (Op.NOTE, Op.WAIT)]
     if not checks or not moved:
-        return steps
+        return steps, not checks
     i, j = moved[-1]
     step = steps[i]
     operations = [*step.operations[: j + 1], *(replace(c, step=step.number) for c in checks), *step.operations[j + 1 :]]
-    return [*steps[:i], replace(step, operations=operations), *steps[i + 1 :]]
+    return [*steps[:i], replace(step, operations=operations), *steps[i + 1 :]], True
+
+
+def appeared_assertions(expect: Expectations) -> list[Assertion]:
+    """expect.appeared as text assertions, each saying it may be gone later (where they follow the actions)."""
+    ms = int(expect.timeout * 1000)
+    note = "expect.appeared: shown after the actions above (it may be gone by the end)"
+    return [Assertion(Check.TEXT, t, ms, note=note) for t in expect.appeared]
+
+
+def not_appeared_todos(expect: Expectations, where: str = "") -> list[str]:
+    """expect.not_appeared, which no Playwright assertion says: a TODO each."""
+    return [
+        f"{where}expect.not_appeared {comment_text(repr(t), 120)} was watched for from the last action that changed "
+        f"the page on (at least {expect.timeout:g} s): Playwright has no assertion that a text never showed; watch for it"
+        for t in expect.not_appeared
+    ]
+
+
+def agent_steps(spec: TestSpec, history: dict[str, Any], origin: str, before: int = 0) -> list[StepPlan]:
+    """A recording's agent steps as operations, numbered on from `before` (a goal's, in a test written as steps)."""
+    # placeholder -> its environment variable; a 2FA seed's placeholder is the agent's (name_bu_2fa_code), and its
+    # variable holds the seed, not the code to type: such a step is a TODO (see _operation)
+    secrets = secret_envs(spec)
+    totp = {spec.agent_placeholder(name) for name in spec.secrets if spec.is_totp(name)}
+    return [
+        StepPlan(s.number, comment_text(s.goal), [_operation(s, a, secrets, totp, origin) for a in s.actions])
+        for s in (replace(step, number=step.number + before) for step in recorded_steps(history, origin, origin))
+    ]
+
+
+def secret_envs(spec: TestSpec) -> dict[str, str]:
+    """Each secret's placeholder as the agent uses it -> the environment variable the exported test reads."""
+    return {spec.agent_placeholder(name): spec.secret_env(name) for name in spec.secrets}
 
 
 def comment_text(text: str, limit: int = 200) -> str:
@@ -212,7 +261,7 @@ def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, st
         case "navigate":
             url = str(p.get("url", ""))
             url = url[len(origin) :] or "/" if url.startswith(origin) else url
-            return Operation(Op.GOTO_NEW_TAB if p.get("new_tab") else Op.GOTO, step.number, text=_text(url, secrets))
+            return Operation(Op.GOTO_NEW_TAB if p.get("new_tab") else Op.GOTO, step.number, text=text_parts(url, secrets))
         case "click" if p.get("coordinate_x") is not None:
             return Operation(Op.CLICK_AT, step.number, x=float(p["coordinate_x"]), y=float(p.get("coordinate_y", 0)))
         case "go_back":
@@ -232,7 +281,7 @@ def _operation(step: RecordedStep, action: RecordedAction, secrets: dict[str, st
 
 def _on_element(step: RecordedStep, action: RecordedAction, locator: Locator, secrets: dict[str, str], said: str) -> Operation:
     p, n = action.params, step.number
-    text = _text(str(p.get("text", "")), secrets)
+    text = text_parts(str(p.get("text", "")), secrets)
     match action.name:
         case "click":
             return Operation(Op.CLICK, n, locator)
@@ -252,7 +301,7 @@ def _keys(step: RecordedStep, keys: str, secrets: dict[str, str]) -> Operation:
     parts = [KEYS.get(k.lower(), k) for k in keys.split("+")]
     if all(len(k) == 1 or k in NAMED_KEYS for k in parts) and "" not in parts:
         return Operation(Op.PRESS, step.number, text=["+".join(parts)])
-    return Operation(Op.TYPE, step.number, text=_text(keys, secrets))
+    return Operation(Op.TYPE, step.number, text=text_parts(keys, secrets))
 
 
 def _tab(step: RecordedStep, action: RecordedAction, said: str) -> Operation:
@@ -268,7 +317,7 @@ def _pages(params: dict[str, Any]) -> float:
     return pages if params.get("down", True) else -pages
 
 
-def _text(value: str, secrets: dict[str, str]) -> Text:
+def text_parts(value: str, secrets: dict[str, str]) -> Text:
     """Literal parts and secrets; a placeholder the test does not declare stays literal text (it was typed so)."""
     parts: Text = []
     at = 0
@@ -282,8 +331,8 @@ def _text(value: str, secrets: dict[str, str]) -> Text:
     return [p for p in parts if p != ""]
 
 
-def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
-    expect = spec.expect
+def page_assertions(expect: Expectations) -> list[Assertion]:
+    """The page checks of an expect: (the test's, or a step's), each as Playwright's own assertion."""
     ms = int(expect.timeout * 1000)
     found = [Assertion(Check.URL, expect.url, ms)] if expect.url else []
     found += [Assertion(Check.TITLE, expect.title, ms)] if expect.title else []
@@ -300,6 +349,13 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
         Assertion(Check.CSS, "", ms, states=(StateAssertion(Target(selector=c.selector), Assert.CSS, (c.property, c.value)),))
         for c in expect.css
     ]
+    return found
+
+
+def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
+    expect = spec.expect
+    ms = int(expect.timeout * 1000)
+    found = page_assertions(expect)
     unchecked: list[str] = []
     for key, value in expect.data.items():  # checked on the agent's report, which an exported test has not
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
@@ -319,11 +375,7 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
                 f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
                 "checked on the data the agent read off the page; assert where the page shows it"
             )
-    unchecked += [
-        f"expect.not_appeared {comment_text(repr(t), 120)} was watched for from the last action that changed the page "
-        f"on (at least {expect.timeout:g} s): Playwright has no assertion that a text never showed; watch for it there"
-        for t in expect.not_appeared
-    ]
+    unchecked += not_appeared_todos(expect)
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
     if (a11y := expect.accessibility) is not None:  # axe-core is no dependency of a plain Playwright test

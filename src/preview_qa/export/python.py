@@ -15,17 +15,29 @@ from preview_qa.export.plan import (
     Plan,
     Secret,
     StateAssertion,
+    StepPlan,
     Target,
     Text,
     comment_text,
 )
 
+STEP_HELPER = '''@contextlib.contextmanager
+def step(title: str) -> Iterator[None]:
+    """One test step of the manifest: a failure inside it says which."""
+    try:
+        yield
+    except Exception as e:
+        e.add_note(f"in {title}")
+        raise
+'''
+
 
 def render(plan: Plan) -> str:
     """The test module's source text."""
-    uses_secret = any(isinstance(p, Secret) for s in plan.steps for o in s.operations for p in o.text)
-    uses_re = any(a.check in (Check.URL, Check.TITLE) for a in plan.assertions)
-    imports = ["import os"] * uses_secret + ["import re"] * uses_re
+    uses_secret = any(isinstance(p, Secret) for o in plan.operations for p in o.text)
+    uses_re = any(a.check in (Check.URL, Check.TITLE) for a in plan.all_assertions)
+    imports = ["import contextlib"] * bool(plan.blocks) + ["import os"] * uses_secret + ["import re"] * uses_re
+    imports += ["from collections.abc import Iterator"] * bool(plan.blocks)
     lines = [
         f'"""{_docstring(plan)}"""',
         "",
@@ -34,13 +46,13 @@ def render(plan: Plan) -> str:
         "from playwright.sync_api import Page, expect",
         "",
         "",
+        *([STEP_HELPER, ""] if plan.blocks else []),
         f"def {function_name(plan.test)}(page: Page) -> None:",
     ]
-    body: list[str] = []
-    for step in plan.steps:
-        body.append(f"# step {step.number}" + (f": {step.goal}" if step.goal else ""))
-        for operation in step.operations:
-            body += _operation(operation)
+    body = _steps(plan.steps, "agent step" if plan.blocks else "step")
+    for block in plan.blocks:
+        inner = _steps(block.steps, "agent step") + [line for a in block.assertions for line in _assertion(a)]
+        body += [f"with step({_str(block.title)}):", *("    " + line for line in inner or ["pass"])]
     body.append("# the checks of the test's expect:")
     for assertion in plan.assertions:
         body += _assertion(assertion)
@@ -48,6 +60,18 @@ def render(plan: Plan) -> str:
     if all(line.startswith("#") for line in body):  # only comments and TODOs: still a valid (and empty) test
         body.append("pass")
     return "\n".join(lines + ["    " + line for line in body]) + "\n"
+
+
+def _steps(steps: list[StepPlan], word: str) -> list[str]:
+    """Each recorded step's operations under its comment, `# step 3: goal`; in a test written as steps, a goal's
+    `# agent step 3: goal`, and an exact step's (or the start's, numbered 0) under none."""
+    body: list[str] = []
+    for step in steps:
+        if word == "step" or step.number:
+            body.append(f"# {word} {step.number}" + (f": {step.goal}" if step.goal else ""))
+        for operation in step.operations:
+            body += _operation(operation)
+    return body
 
 
 def function_name(test: str) -> str:
@@ -83,6 +107,7 @@ def _operation(o: Operation) -> list[str]:
         Op.SCROLL_ELEMENT: lambda: f'{target}.evaluate("(el, dy) => el.scrollBy(0, dy * el.clientHeight)", {o.number:g})',
         Op.SCROLL_PAGE: lambda: f'page.evaluate("(dy) => window.scrollBy(0, dy * window.innerHeight)", {o.number:g})',
         Op.PRESS: lambda: f"page.keyboard.press({_text(o.text)})",
+        Op.PRESS_ON: lambda: f"{target}.press({_text(o.text)})",
         Op.TYPE: lambda: f"page.keyboard.type({_text(o.text)})",
         Op.SWITCH_TAB: lambda: f"page = page.context.pages[{int(o.number)}]\npage.bring_to_front()",
         Op.CLOSE_TAB: lambda: f"page.context.pages[{int(o.number)}].close()\npage = page.context.pages[-1]",

@@ -16,6 +16,7 @@ from preview_qa.export.plan import (
     Plan,
     Secret,
     StateAssertion,
+    StepPlan,
     Target,
     Text,
     comment_text,
@@ -41,16 +42,15 @@ def render(plan: Plan) -> str:
         "import { test, expect } from '@playwright/test';",
         "",
     ]
-    uses_secret = any(isinstance(p, Secret) for s in plan.steps for o in s.operations for p in o.text)
+    uses_secret = any(isinstance(p, Secret) for o in plan.operations for p in o.text)
     if uses_secret:
         head += [_SECRET_HELPER, ""]
-    if any(a.check in (Check.URL, Check.TITLE) for a in plan.assertions):
+    if any(a.check in (Check.URL, Check.TITLE) for a in plan.all_assertions):
         head += [_ESCAPE_HELPER, ""]
-    body: list[str] = ["let page = firstPage;"]
-    for step in plan.steps:
-        body.append(f"// step {step.number}" + (f": {step.goal}" if step.goal else ""))
-        for operation in step.operations:
-            body += _operation(operation)
+    body: list[str] = ["let page = firstPage;", *_steps(plan.steps, "agent step" if plan.blocks else "step")]
+    for block in plan.blocks:  # a test step: Playwright's own test.step, which its report names
+        inner = _steps(block.steps, "agent step") + [line for a in block.assertions for line in _assertion(a)]
+        body += [f"await test.step({_str(block.title)}, async () => {{", *("  " + line for line in inner), "});"]
     body.append("// the checks of the test's expect:")
     for assertion in plan.assertions:
         body += _assertion(assertion)
@@ -59,6 +59,17 @@ def render(plan: Plan) -> str:
         "\n".join([*head, f"test({_str(plan.test)}, async ({{ page: firstPage }}) => {{", *("  " + line for line in body), "});"])
         + "\n"
     )
+
+
+def _steps(steps: list[StepPlan], word: str) -> list[str]:
+    """Each recorded step's operations under its comment (as in python.py)."""
+    body: list[str] = []
+    for step in steps:
+        if word == "step" or step.number:
+            body.append(f"// {word} {step.number}" + (f": {step.goal}" if step.goal else ""))
+        for operation in step.operations:
+            body += _operation(operation)
+    return body
 
 
 def _operation(o: Operation) -> list[str]:
@@ -79,6 +90,7 @@ def _operation(o: Operation) -> list[str]:
         Op.SCROLL_ELEMENT: lambda: f"await {target}.evaluate((el, dy) => el.scrollBy(0, dy * el.clientHeight), {o.number:g});",
         Op.SCROLL_PAGE: lambda: f"await page.evaluate((dy) => window.scrollBy(0, dy * window.innerHeight), {o.number:g});",
         Op.PRESS: lambda: f"await page.keyboard.press({_text(o.text)});",
+        Op.PRESS_ON: lambda: f"await {target}.press({_text(o.text)});",
         Op.TYPE: lambda: f"await page.keyboard.type({_text(o.text)});",
         Op.SWITCH_TAB: lambda: f"page = page.context().pages()[{int(o.number)}];\nawait page.bringToFront();",
         Op.CLOSE_TAB: lambda: (

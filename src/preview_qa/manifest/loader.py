@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from preview_qa.manifest.models import Defaults, Manifest
+from preview_qa.manifest.models import SECRET_TAG, Defaults, Expectations, Manifest
 from preview_qa.manifest.setup_tests import cycle_from, savers
+from preview_qa.manifest.step_rules import step_texts, steps_problem
 from preview_qa.manifest.yaml_source import Loc, YamlSource
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.secrets.totp import normal_seed, seed_problem, totp_name
@@ -35,6 +36,8 @@ def parse(source: YamlSource) -> Manifest:
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise source.error(("defaults",), "must be a mapping of per-test keys.")
+    if "steps" in defaults:
+        raise source.error(("defaults", "steps"), "steps cannot be given in defaults: each test lists its own steps.")
     _validate(Defaults, defaults, source, ("defaults",))
     raw_tests = data.get("tests")
     merged = dict(data)
@@ -56,7 +59,9 @@ def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
     not a check."""
     if not isinstance(test, dict):
         return test
-    merged = {**{k: v for k, v in defaults.items() if k != "name"}, **test}
+    # A default task is every test's goal, unless the test is written as steps.
+    left_out = {"name", "task"} if "steps" in test else {"name"}
+    merged = {**{k: v for k, v in defaults.items() if k not in left_out}, **test}
     default_expect, own_expect = defaults.get("expect"), test.get("expect")
     if isinstance(default_expect, dict) and isinstance(own_expect, dict):  # and expect.visual: a run-wide habit too
         kept = {k: default_expect[k] for k in ("timeout", "visual") if k in default_expect and k not in own_expect}
@@ -83,18 +88,26 @@ def _check_tests(manifest: Manifest) -> None:
                 f"duplicate test name '{test.name}' (also test {seen[test.name] + 1}); names must be unique.",
             )
         seen[test.name] = i
-        for placeholder in test.secret_placeholders:
-            if placeholder not in test.secrets:
+        for loc, text in [(("tests", i, "task"), test.task or ""), *step_texts(test, ("tests", i))]:
+            for placeholder in SECRET_TAG.findall(text):
+                if placeholder not in test.secrets:
+                    raise manifest.error(
+                        loc,
+                        f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'; "
+                        "add it under secrets.",
+                    )
+        expects: list[tuple[Loc, Expectations]] = [(("tests", i, "expect"), test.expect)]
+        expects += [(("tests", i, "steps", j, "expect"), s.expect) for j, s in enumerate(test.steps or [])]
+        for loc, expect in expects:
+            if "timeout" in expect.model_fields_set and expect.timeout > test.timeout:  # else the test's bounds it
                 raise manifest.error(
-                    ("tests", i, "task"),
-                    f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'; add it under secrets.",
+                    (*loc, "timeout"),
+                    f"waits {expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
+                    "lower expect.timeout or raise timeout.",
                 )
-        if "timeout" in test.expect.model_fields_set and test.expect.timeout > test.timeout:  # else the test's bounds it
-            raise manifest.error(
-                ("tests", i, "expect", "timeout"),
-                f"waits {test.expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
-                "lower expect.timeout or raise timeout.",
-            )
+        problem = steps_problem(test, ("tests", i))
+        if problem is not None:
+            raise manifest.error(*problem)
 
 
 def _check_states(manifest: Manifest) -> None:
@@ -174,6 +187,8 @@ def _describe(error: Mapping[str, Any], loc: Loc, model: type[BaseModel]) -> str
         return "unsupported manifest version; use 'version: 1'."
     message = str(error["msg"]).removeprefix("Value error, ")
     given = error.get("input")
+    if isinstance(given, dict) and isinstance(key, int):  # a whole test's or step's mapping says less than its line
+        return f"{message[0].lower()}{message[1:]}."
     shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:57] + "..."
     return f"{message[0].lower()}{message[1:]} (got {shown})."
 
@@ -192,37 +207,49 @@ def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
         fields = getattr(current, "model_fields", {})
         if part not in fields:
             continue
-        annotation = fields[part].annotation
-        args = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)]
-        current = args[0] if args else annotation
+        current = _model_in(fields[part].annotation) or fields[part].annotation
     names = [n for n, f in getattr(current, "model_fields", {}).items() if not f.exclude]
     return names
 
 
-def resolve_secrets(manifest: Manifest, environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key."""
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds: itself, or inside an optional or a list (steps: list[TestStep] | None)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for a in getattr(annotation, "__args__", ()) if (m := _model_in(a)) is not None), None)
+
+
+def resolve_secrets(manifest: Manifest, environ: Mapping[str, str], strict: bool = True) -> dict[str, dict[str, str]]:
+    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key. Not
+    `strict` (what the MCP server redacts its results with, whatever manifest a call names): the values that are set
+    and usable, the others left out without an error."""
     resolved: dict[str, dict[str, str]] = {}
     for i, test in enumerate(manifest.tests):
         values: dict[str, str] = {}
         for placeholder in test.secrets:
-            env = test.secret_env(placeholder)
-            if not environ.get(env):
-                raise manifest.error(
-                    ("tests", i, "secrets", placeholder),
-                    f"environment variable {env} is not set; export it (or pass it as a workflow secret).",
-                )
-            if secret_length(environ[env]) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
-                raise manifest.error(
-                    ("tests", i, "secrets", placeholder),
-                    f"the value of {env} has {secret_length(environ[env])} characters (whitespace aside); "
-                    f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text.",
-                )
-            if test.is_totp(placeholder):
-                problem = seed_problem(environ[env])
-                if problem:
-                    raise manifest.error(("tests", i, "secrets", placeholder), f"the value of {env} {problem}.")
-                values[totp_name(placeholder)] = normal_seed(environ[env])  # browser-use's name: a code when typed
+            env, totp = test.secret_env(placeholder), test.is_totp(placeholder)
+            value = environ.get(env, "")
+            problem = _secret_problem(value, env, totp)
+            if problem is not None:
+                if strict:
+                    raise manifest.error(("tests", i, "secrets", placeholder), problem)
                 continue
-            values[placeholder] = environ[env]
+            if totp:
+                values[totp_name(placeholder)] = normal_seed(value)  # browser-use's name: a code when typed
+            else:
+                values[placeholder] = value
         resolved[test.name] = values
     return resolved
+
+
+def _secret_problem(value: str, env: str, totp: bool) -> str | None:
+    """Why a secret's value cannot be used, in words, or None."""
+    if not value:
+        return f"environment variable {env} is not set; export it (or pass it as a workflow secret)."
+    if secret_length(value) < MIN_SECRET_LENGTH:  # redacting so short a value would shred every output
+        return (
+            f"the value of {env} has {secret_length(value)} characters (whitespace aside); "
+            f"a secret needs at least {MIN_SECRET_LENGTH} to be told apart from ordinary text."
+        )
+    problem = seed_problem(value) if totp else None
+    return f"the value of {env} {problem}." if problem else None

@@ -4,27 +4,29 @@
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import jsonschema
 from pathspec import GitIgnoreSpec
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
     WithJsonSchema,
     field_validator,
+    model_validator,
 )
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from preview_qa.errors import ManifestError
 from preview_qa.manifest.devices import device_problem, emulation, timezone_problem
-from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
+from preview_qa.manifest.expectations import Accessibility as Accessibility
+from preview_qa.manifest.expectations import Expectations as Expectations
+from preview_qa.manifest.expectations import Impact as Impact
+from preview_qa.manifest.expectations import OneOrMore, Strict
+from preview_qa.manifest.expectations import VisualCheck as VisualCheck
+from preview_qa.manifest.steps import PATH_OR_URL, StepKind, TestStep
 from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc
 from preview_qa.results import ColorScheme, Emulation, Viewport
 
@@ -33,7 +35,7 @@ TOTP_SUFFIX = "bu_2fa_code"  # browser-use's 2FA convention (secrets/totp.py)
 # Each rule below is written once and given to both the loader and the JSON Schema (ECMA regex: the same syntax here).
 ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
-START = "^(/|https?://)"
+START = PATH_OR_URL
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
 LOCALE = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"  # a BCP 47 language tag: en, de-DE, zh-Hant-TW
@@ -69,177 +71,17 @@ _ENV_RE, _TAG_RE, _START_RE, _OUTSIDE_RE, _STATE_RE, _LOCALE_RE, _SERVER_PATH_RE
 )
 
 
-class _Strict(BaseModel):
-    # strict: a value is taken as written (no "20" for 20, no 1 for true), as the JSON Schema reads it too.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-OneOrMore = Annotated[list[str], BeforeValidator(_as_list, json_schema_input_type=str | list[str])]
-
-
 def _state_name(v: str | None) -> str | None:
     if v is not None and not _STATE_RE.search(v):
         raise ValueError("a state name is 1 to 100 letters, digits, spaces, '.', ':', '_' or '-'")
     return v
 
 
-class Impact(StrEnum):
-    """axe-core's impact levels, least to most severe."""
-
-    MINOR = "minor"
-    MODERATE = "moderate"
-    SERIOUS = "serious"
-    CRITICAL = "critical"
-
-    @property
-    def rank(self) -> int:
-        return list(Impact).index(self)
-
-
-class Accessibility(_Strict):
-    """axe-core on the final page: violations at or above an impact fail the test."""
-
-    # strict would refuse "serious" for the enum from YAML; the value is still checked against the four names
-    impact: Annotated[Impact, Field(strict=False)] = Field(
-        default=Impact.SERIOUS,
-        description=("The least severe impact that fails the test: minor, moderate, serious (the default) or critical."),
-    )
-    skip_rules: list[str] = Field(
-        default_factory=list,
-        json_schema_extra={"items": {"type": "string", "minLength": 1}},
-        description="axe-core rule ids not run, e.g. color-contrast.",
-    )
-    exclude: list[str] = Field(
-        default_factory=list,
-        json_schema_extra={"items": {"type": "string", "minLength": 1}},
-        description="CSS selectors of parts of the page not checked, e.g. '#third-party-widget'.",
-    )
-
-
-class VisualCheck(_Strict):
-    """expect.visual: the PR's screenshots against the default branch's (the baseline's, or the kept reference)."""
-
-    max_diff: float = Field(
-        default=0.001, ge=0, le=1, description="The share of pixels that may differ (0.001 = 0.1%, the default)."
-    )
-    threshold: float = Field(
-        default=0.1, ge=0, le=1, description="How far two pixels' colours may be apart and still match (pixelmatch's, 0 to 1)."
-    )
-    mask: list[str] = Field(
-        default_factory=list,
-        json_schema_extra={"items": {"type": "string", "minLength": 1}},
-        description="CSS selectors painted out before comparing: clocks, avatars, ads.",
-    )
-    full_page: bool = Field(default=False, description="Compare the whole scrollable page, not only the viewport.")
-    steps: bool = Field(default=False, description="Compare every replayed step's screenshot too, not only the final one.")
-
-
-class Expectations(_Strict):
-    """Deterministic checks, run by code on the final page after the agent is done."""
-
-    url: str | None = Field(default=None, min_length=1, description="The final page's URL contains this string.")
-    text: OneOrMore = Field(
-        default_factory=list,
-        description=(
-            "Text that must be visible on the final page where a person could see it (case-insensitive, "
-            "whitespace-normalised; not hidden, transparent, clipped away or off the page; a field's value counts): one "
-            "string or a list, each must be there."
-        ),
-    )
-    not_text: OneOrMore = Field(
-        default_factory=list,
-        description=("Text that must not be visible on the final page: one string or a list, none may be there."),
-    )
-    appeared: OneOrMore = Field(
-        default_factory=list,
-        description=(
-            "Text that must have been visible at some moment after the last action that changed the page, even if "
-            "it is gone by the end (a toast): one string or a list; each waits up to timeout if it has not shown yet."
-        ),
-    )
-    not_appeared: OneOrMore = Field(
-        default_factory=list,
-        description=(
-            "Text that must not have been visible at any moment after the last action that changed the page (an "
-            "error toast that flashes): one string or a list; watched for at least timeout after that action."
-        ),
-    )
-    title: str | None = Field(default=None, min_length=1, description="The final page's title contains this (case-insensitive).")
-    data: dict[str, Any] = Field(
-        default_factory=dict,
-        description=(
-            "Keys (dotted paths reach into objects and lists) and the values the agent's extracted data must have there "
-            "(strings compared trimmed; 3 equals 3.0, never true)."
-        ),
-    )
-    element: list[ElementCheck] = Field(
-        default_factory=list,
-        description=(
-            "Elements found by ARIA role and accessible name (as Playwright's get_by_role) in the given states, e.g. "
-            "{role: switch, name: Dark mode, checked: true}: exactly one must match, and be in every state given."
-        ),
-    )
-    attribute: list[AttributeCheck] = Field(
-        default_factory=list,
-        description="Attributes of the one element a selector finds, e.g. {selector: html, name: data-theme, value: dark}.",
-    )
-    css: list[CssCheck] = Field(
-        default_factory=list,
-        description=(
-            "Computed CSS properties of the one element a selector finds, e.g. "
-            "{selector: body, property: background-color, value: 'rgb(17, 17, 17)'}."
-        ),
-    )
-    accessibility: Accessibility | None = Field(
-        default=None,
-        description=(
-            "Run axe-core (bundled, offline) on the final page: any violation at or above `impact` fails the test. "
-            "`accessibility: {}` uses the defaults."
-        ),
-    )
-    visual: VisualCheck | None = Field(
-        default=None,
-        description=(
-            "Compare the final page (and with steps: true each step) with the default branch's: a difference over "
-            "max_diff marks the test changed. `visual: {}` uses the defaults. Given in defaults, it applies also to "
-            "tests with an expect of their own."
-        ),
-    )
-    timeout: float = Field(
-        default=5,
-        gt=0,
-        description=(
-            "Seconds each page check (url, title, text, not_text, appeared, element, attribute, css) waits for its "
-            "condition to hold, as Playwright's expect does: text until it is visible, not_text until it is gone; "
-            "not_appeared watches at least this long after the last action; at most the test's timeout. Given in "
-            "defaults, it applies also to tests with an expect of their own."
-        ),
-    )
-
-    @property
-    def shown_texts(self) -> list[str]:
-        """The texts a page must show a person, at the end (`text`) or on the way (`appeared`): what --prove cuts."""
-        return [*self.text, *self.appeared]
-
-    @property
-    def has_page_checks(self) -> bool:
-        """Checks that code runs on the final page itself (data checks need the agent's report). Not accessibility:
-        a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""
-        return bool(
-            self.url
-            or self.text
-            or self.not_text
-            or self.appeared
-            or self.not_appeared
-            or self.title
-            or self.element
-            or self.attribute
-            or self.css
-        )
+def _not_null(schema: JsonDict) -> None:
+    """A key that Python leaves unset as None, whose value in a manifest may not be null: its schema without the null."""
+    options = schema.pop("anyOf", None)
+    if isinstance(options, list):
+        schema.update(next(o for o in options if isinstance(o, dict) and o.get("type") != "null"))
 
 
 TASK = (
@@ -273,14 +115,14 @@ def glob_problem(pattern: str, first: bool = False) -> str | None:
     return None
 
 
-class SecretSource(_Strict):
+class SecretSource(Strict):
     """A secret declared with options: where its value is, and whether it is a TOTP seed."""
 
     env: str
     totp: bool = False
 
 
-class Dialogs(_Strict):
+class Dialogs(Strict):
     """How the page's dialogs are answered (alert, confirm and beforeunload are always accepted)."""
 
     prompt: str | None = Field(
@@ -289,7 +131,7 @@ class Dialogs(_Strict):
     )
 
 
-class TestOptions(_Strict):
+class TestOptions(Strict):
     """Keys that a test may set and `defaults:` may set for every test."""
 
     __test__ = False
@@ -524,7 +366,23 @@ class TestSpec(TestOptions):
         max_length=1000,
         description=("Unique: names the JUnit test case, the artifact folder, and the test for `--only NAME`."),
     )
-    task: str = Field(min_length=1, description=TASK)
+    # Optional in Python (a test may have steps instead), but never null in a manifest: the schema says so too.
+    task: str | None = Field(
+        default=None,
+        min_length=1,
+        description=TASK + " A test has a task or steps.",
+        json_schema_extra=_not_null,
+    )
+    steps: list[TestStep] | None = Field(
+        default=None,
+        min_length=1,
+        json_schema_extra=_not_null,
+        description=(
+            "Instead of a task: the test as steps, each one of do (an agent goal), open, click, fill, select or press "
+            "(exact actions, no LLM), with its own expect and name; run in order in one browser, the first that fails "
+            "fails the test there. The test's expect is judged after the last step."
+        ),
+    )
     line: SkipJsonSchema[int] = Field(default=0, exclude=True)  # where the test starts in the manifest (not a key)
     save_state: str | None = Field(
         default=None,
@@ -537,6 +395,42 @@ class TestSpec(TestOptions):
 
     _save_state_name = field_validator("save_state")(_state_name)
 
+    @model_validator(mode="after")
+    def _task_or_steps(self) -> TestSpec:
+        if self.task is not None and self.steps is not None:
+            raise ValueError("a test has a task or steps, not both: make the task a `do` step, or drop it")
+        if self.task is None and self.steps is None:
+            raise ValueError("give the test a task (what the agent does and checks) or steps")
+        return self
+
+    @property
+    def data_step(self) -> int | None:
+        """The test step (from 1) whose agent report carries the test's data: its last `do` step; None for a task."""
+        goals = [i for i, step in enumerate(self.steps or [], start=1) if step.kind is StepKind.DO]
+        return goals[-1] if goals else None
+
+    def step_checks(self, index: int) -> Expectations:
+        """Test step `index`'s checks (from 1), waiting as long as the test's own unless the step says otherwise."""
+        assert self.steps is not None
+        own = self.steps[index - 1].expect
+        values = {name: getattr(own, name) for name in Expectations.model_fields}
+        if "timeout" not in own.model_fields_set:
+            values["timeout"] = self.expect.timeout
+        return Expectations.model_construct(set(own.model_fields_set) | {"timeout"}, **values)
+
+    def goal(self, index: int) -> TestSpec:
+        """Test step `index` (from 1, a `do` step) as a task: its goal, its checks, its max_steps. The last goal's
+        report carries the test's data (its output_schema), which is checked after the last step (expect.data)."""
+        assert self.steps is not None
+        step = self.steps[index - 1]
+        changes = {
+            "task": step.do,
+            "steps": None,
+            "expect": self.step_checks(index),
+            "max_steps": step.max_steps or self.max_steps,
+        }
+        return self.model_copy(update={**changes, "output_schema": self.output_schema if index == self.data_step else None})
+
     @property
     def skip_reason(self) -> str | None:
         if self.skip is False:
@@ -545,7 +439,7 @@ class TestSpec(TestOptions):
 
     @property
     def secret_placeholders(self) -> list[str]:
-        return SECRET_TAG.findall(self.task)
+        return SECRET_TAG.findall(self.task or "") + [name for step in self.steps or [] for name in step.secret_placeholders]
 
     @property
     def agent_task(self) -> str:
@@ -556,7 +450,7 @@ class TestSpec(TestOptions):
             name = match.group(1)
             return f"<secret>{self.agent_placeholder(name)}</secret>" if name in self.secrets else match.group(0)
 
-        return SECRET_TAG.sub(named, self.task)
+        return SECRET_TAG.sub(named, self.task or "")
 
     def agent_placeholder(self, name: str) -> str:
         """A secret's placeholder as the agent uses it: a TOTP seed's under browser-use's 2FA name (name_bu_2fa_code)."""
@@ -573,7 +467,7 @@ class TestSpec(TestOptions):
         return placeholder.endswith(TOTP_SUFFIX) or (isinstance(source, SecretSource) and source.totp)
 
 
-class Manifest(_Strict):
+class Manifest(Strict):
     """A whole manifest, version 1."""
 
     version: Literal[1] = Field(description="The manifest format's version: 1.")

@@ -31,6 +31,15 @@ STATE_ROLES = {
 STATES = ("visible", "checked", "pressed", "expanded", "selected", "disabled")
 
 
+def role_problem(role: str) -> str | None:
+    """Why `role` is no ARIA role Playwright's get_by_role takes (with the nearest ones), or None."""
+    if role in ROLES:
+        return None
+    near = difflib.get_close_matches(role, ROLES, n=3)
+    hint = f"; did you mean {' or '.join(repr(r) for r in near)}?" if near else " (see docs/manifest.md#state-checks)"
+    return f"unknown ARIA role {role!r}{hint}"
+
+
 class _Check(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -67,10 +76,9 @@ class ElementCheck(_Check):
     @field_validator("role")
     @classmethod
     def _known_role(cls, v: str) -> str:
-        if v not in ROLES:
-            near = difflib.get_close_matches(v, ROLES, n=3)
-            hint = f"; did you mean {' or '.join(repr(r) for r in near)}?" if near else " (see docs/manifest.md#state-checks)"
-            raise ValueError(f"unknown ARIA role {v!r}{hint}")
+        problem = role_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
     @model_validator(mode="after")

@@ -25,14 +25,15 @@ class _DescribedFields(GenerateJsonSchema):
 def manifest_schema() -> dict[str, Any]:
     """What the loader accepts, as far as JSON Schema can say it (not: unique names, declared secrets, glob syntax)."""
     generated = Manifest.model_json_schema(mode="validation", schema_generator=_DescribedFields)
-    # The loader merges `defaults` into each test before it checks the test, so a test may leave `task` to defaults.
+    # A test has a task or steps, never both. The loader merges `defaults` into each test before it checks the test, so
+    # a test may leave `task` to defaults (a default task does not apply to a test with steps).
     spec = generated["$defs"]["TestSpec"]
-    spec["required"] = [key for key in spec["required"] if key != "task"]
+    spec["not"] = {"required": ["task", "steps"]}
     generated["if"] = {
         "required": ["defaults"],
         "properties": {"defaults": {"required": ["task"], "properties": {"task": {"type": "string"}}}},
     }
-    generated["else"] = {"properties": {"tests": {"items": {"required": ["task"]}}}}
+    generated["else"] = {"properties": {"tests": {"items": {"anyOf": [{"required": ["task"]}, {"required": ["steps"]}]}}}}
     generated.pop("title", None)
     return {"$schema": DIALECT, "$id": SCHEMA_URL, "title": "preview-qa manifest", **generated}
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from preview_qa.app import Prepared, browser_setup
 from preview_qa.config import RunConfig
 from preview_qa.engine.saved_state import BrowserState
+from preview_qa.engine.step_cache import opened, steps_visited
 from preview_qa.errors import UnpricedBudgetError
 from preview_qa.lifecycle import run_bounded
 from preview_qa.manifest import loader
@@ -129,7 +130,13 @@ class Planner:
         if self.config.cache is None:
             return lambda _spec: None
         cache = RecordingCache(self.config.cache, self.manifest, prepared.llm.provider, self.config.model)
-        return lambda spec: found.pages() if (found := cache.load(spec)) else None
+
+        def visited(spec: TestSpec) -> list[str] | None:
+            if spec.steps is not None:  # its goals' recordings, and the pages it opens, recorded or not
+                return steps_visited(spec, cache.lookup(spec)) or opened(spec) or None
+            return found.pages() if (found := cache.load(spec)) else None
+
+        return visited
 
     async def _draft(
         self, pages: Pages, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str], stops: list[str]

@@ -22,6 +22,7 @@ from preview_qa.events import (
     RunStarted,
     StepRecorded,
     TestFinished,
+    TestStepEnded,
     TraceRecorded,
     VisualCompared,
 )
@@ -33,9 +34,11 @@ from preview_qa.reporters.output.files import (
     RESULTS,
     TRACE,
     form_screenshot,
+    step_history,
     step_screenshot,
     step_screenshots,
     test_dir,
+    test_step_screenshot,
     with_artifacts,
     with_test_artifacts,
     write_atomic,
@@ -48,8 +51,9 @@ log = logging.getLogger(__name__)
 # 2: a test's agent_verdict is called agent_report; 3: waited_s is the wait, timeout_s the budget; 4: steps_in_words;
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
 # for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual);
-# 10: quotes (the agent's, looked up on the pages), unverified, totals.unverified
-SCHEMA_VERSION = 10
+# 10: step_results (a test's test steps; a task's one), beside `steps`, its agent steps
+# 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified
+SCHEMA_VERSION = 11
 
 
 class ArtifactsReporter(Reporter):
@@ -85,10 +89,14 @@ class ArtifactsReporter(Reporter):
             for filename, png in ((DRIFT_RECORDED, event.recorded_png), (DRIFT_LIVE, event.live_png)):
                 if png:
                     self._in_background(_save_screenshot, folder / filename, png)
-        elif isinstance(event, AgentHistory):
+        elif isinstance(event, AgentHistory):  # a goal's own, in a test written as steps
             write_atomic(
-                self._dir(event.name, event.label) / "history.json",
+                self._dir(event.name, event.label) / ("history.json" if event.step is None else step_history(event.step)),
                 json.dumps(event.history, indent=1, default=str, ensure_ascii=False),
+            )
+        elif isinstance(event, TestStepEnded) and event.png:
+            self._in_background(
+                _save_screenshot, self._dir(event.name, event.label) / test_step_screenshot(event.index), event.png
             )
         elif isinstance(event, VisualCompared):  # full size, as compared: no secret in them (masked in the pixels)
             for path, png in visual_images(test_dir(event.name), event):

@@ -10,7 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, Usage
+from preview_qa.manifest.steps import StepKind
+from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, FallBack, StepExecution, Usage
 from preview_qa.verdict.quotes import PagesShown
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
@@ -166,3 +167,22 @@ class AgentRun:
     visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
     shown: PagesShown = field(default_factory=PagesShown, repr=False)  # what its pages showed a person (redacted)
     quote_notes: dict[str, str] = field(default_factory=dict)  # a quote shown nowhere -> why no one sees it on the final page
+    step_runs: list[StepRun] = field(default_factory=list)  # a test written as steps: each step that started, in order
+
+
+@dataclass
+class StepRun:
+    """One test step's facts (agent/steps/driver.py): how it ran, and its own run: a goal's report, agent steps, LLM
+    faults, replay drift and checks; an exact step's checks. What is test-wide (secrets stopped, server errors, the
+    browser's evidence, the final checks) stays on the test's AgentRun."""
+
+    index: int  # from 1
+    kind: StepKind
+    execution: StepExecution
+    run: AgentRun = field(default_factory=AgentRun)
+    action_error: str | None = None  # an exact step's action that could not be carried out, and why
+    drift: str | None = None  # a replayed goal that stopped matching the app: "agent step 5: click ...: not found"
+    fell_back: FallBack | None = None  # why its replay handed the goal to the agent
+    agent_steps: tuple[int, int] | None = None  # the first and last agent step of a goal
+    duration_s: float = 0.0
+    finished: bool = False  # False: the test stopped while it ran (its timeout, a crash)

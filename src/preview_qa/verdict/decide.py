@@ -1,9 +1,8 @@
-"""Pure: (test spec, the agent's run, page checks) -> Verdict, and a test's final verdict composed once from all its
-facts (healing, saved state, the baseline). Anything missing, malformed or contradictory fails."""
+"""Pure: (test spec, the agent's run, page checks) -> Verdict, for a task or one goal of a test written as steps (the
+test's final verdict is verdict/final.py's). Anything missing, malformed or contradictory fails."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,9 +15,9 @@ from preview_qa.results import (
     REASON_LIMIT,
     Execution,
     ExpectationOutcome,
-    FallBack,
     QuoteCheck,
     Status,
+    StepResult,
     Verdict,
     agent_said_pass_line,
     check_line,
@@ -66,6 +65,7 @@ class Decision:
     verdict: Verdict
     report: AgentReport | None
     expectations: list[ExpectationOutcome]
+    steps: list[StepResult] = field(default_factory=list)  # a test written as steps: each step's outcome (verdict/steps.py)
     quotes: list[QuoteCheck] = field(default_factory=list)
     unverified: str | None = None
 
@@ -86,10 +86,11 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
     kept = None if unused else report
     grounded = grounding(spec, kept.quotes if kept is not None else [], agent_run.shown, agent_run.quote_notes)
     if verdict.status is not Status.PASSED:
-        return Decision(verdict, kept, expectations, grounded.quotes)
+        return Decision(verdict, kept, expectations, quotes=grounded.quotes)
     if grounded.failed is not None:  # the checks held, but the agent's evidence is no page's: no pass
-        return Decision(_fail(grounded.failed, [agent_said_pass_line(verdict.reason)]), kept, expectations, grounded.quotes)
-    return Decision(verdict, kept, expectations, grounded.quotes, grounded.unverified)
+        failed = _fail(grounded.failed, [agent_said_pass_line(verdict.reason)])
+        return Decision(failed, kept, expectations, quotes=grounded.quotes)
+    return Decision(verdict, kept, expectations, quotes=grounded.quotes, unverified=grounded.unverified)
 
 
 def _verdict(
@@ -134,57 +135,7 @@ def _verdict(
     return Verdict(status=Status.PASSED, reason=one_line(report.reason, REASON_LIMIT))
 
 
-@dataclass(frozen=True)
-class Facts:
-    """Everything a test's final verdict rests on, each gathered once by the runner."""
-
-    spec: TestSpec
-    run: AgentRun  # the run that counts: the replay's, or the agent's after the replay fell back to it
-    replay: AgentRun | None = None  # a cached recording's replay, when one ran (then `run` too, unless it fell back)
-    fell_back: FallBack | None = None  # why the replay handed the test to the agent
-    state_read: bool | None = None  # a save_state test's, on the preview: whether its browser state was read
-    baseline: Status | None = None  # how the test ended on the baseline deployment, once it ran there
-
-
-@dataclass(frozen=True)
-class Final:
-    """A test's final verdict and what its facts make of it beside: healed, its replay's drift, a regression."""
-
-    decision: Decision
-    healed: bool
-    drift: str | None
-    regression: bool | None
-
-    @property
-    def verdict(self) -> Verdict:
-        return self.decision.verdict
-
-
-def final_verdict(facts: Facts) -> Final:
-    """The run's own verdict (its report, its checks: a failed check outweighs the agent's pass); under `heal: false`
-    a replay that did not hold fails as it ended; a passing save_state test whose state was not read errors; a test
-    whose replay drifted and whose agent then passed is healed; one that passed on the baseline is a regression."""
-    spec, replay = facts.spec, facts.replay
-    decision = decide(spec, facts.run)
-    drift = drift_line(replay.replay_error) if replay is not None and replay.replay_error else None
-    verdict = decision.verdict
-    if replay is not None and facts.fell_back is None and not spec.heal:
-        verdict = _not_healed(verdict, drift)
-    if facts.state_read is False and verdict.status is Status.PASSED:
-        verdict = Verdict(
-            status=Status.ERRORED, reason="the test passed, but its browser state was not saved", causes=[verdict.reason]
-        )
-    return Final(
-        decision=dataclasses.replace(
-            decision, verdict=verdict, unverified=decision.unverified if verdict.status is Status.PASSED else None
-        ),
-        healed=facts.fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
-        drift=drift,
-        regression=None if facts.baseline is None else facts.baseline is Status.PASSED,
-    )
-
-
-def _not_healed(verdict: Verdict, drift: str | None) -> Verdict:
+def not_healed(verdict: Verdict, drift: str | None) -> Verdict:
     """A replay that did not hold, under `heal: false`: it fails as it ended, with the drift as its reason; an error
     (the browser, the preview) stays an error with its own cause."""
     if verdict.status is Status.ERRORED or verdict.status is Status.PASSED:

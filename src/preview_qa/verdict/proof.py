@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import REASON_LIMIT, ExpectationOutcome, MutationOutcome, Proof, ProofVerdict, Status, one_line
 from preview_qa.verdict.agent_run import AgentRun, SeenRequest
-from preview_qa.verdict.decide import decide, replay_needs_llm_check
+from preview_qa.verdict.decide import replay_needs_llm_check
+from preview_qa.verdict.steps import decide_test
 
 MAX_MUTATIONS = 4  # replays per test: each costs what the test's own replay does
 APP_CALLS = ("fetch", "xhr")  # the GETs whose failure the app itself must handle
@@ -112,10 +113,10 @@ def judge_replay(spec: TestSpec, mutation: Mutation, run: AgentRun, before: list
     is the point). A replay that could not follow its recording is judged on the page the app showed instead, as if the
     agent had reported pass there: only a failing check (or the page check's fail) is a catch, and one by checks that
     all held on the start page before the first action (`before`: the own run's, None when unknown) is marked so."""
-    drift = run.replay_error
+    drift = run.replay_error or next((s.drift for s in run.step_runs if s.drift), None)  # a step test's: its goal's
     if run.read_after_made is False:  # what the own run saved was never read back: the outcome is the mutation's own
         mutation = dataclasses.replace(mutation, read_after=None)
-    decision = decide(spec, dataclasses.replace(run, replay_error=None, server_errors=[]))
+    decision = decide_test(spec, dataclasses.replace(run, replay_error=None, server_errors=[]), judge_drift=True)
     verdict = decision.verdict
     if run.mutation_applied is False and run.infrastructure_error is None:  # the preview as it is: it says nothing
         return Tried(mutation, "not_applied", mutation.unmet)

@@ -104,7 +104,7 @@ async def _typed_into(action: dict[str, Any], session: BrowserSession) -> str:
 
 def build_agent(
     spec: TestSpec,
-    start_url: str,
+    start_url: str | None,
     secrets: dict[str, str],
     session: BrowserSession,
     llm: RecordingLLM,
@@ -113,8 +113,9 @@ def build_agent(
     policy: RequestPolicy,
     on_new_step: Callable[[BrowserStateSummary, AgentOutput, int], Awaitable[None]],
 ) -> Agent:
-    """The agent for one test, on its session, starting at `start_url`; `on_new_step` hears each model answer with the
-    page's state it answered (browser-use's register_new_step_callback)."""
+    """The agent for one test (or one goal of a test written as steps), on its session, starting at `start_url` (None:
+    on the page the session is on); `on_new_step` hears each model answer with the page's state it answered
+    (browser-use's register_new_step_callback)."""
     with claude_check_without_its_sdk():  # browser-use's Agent asks whether our wrapper is Claude's: it never is
         return Agent(
             task=INSTRUCTIONS + spec.agent_task,
@@ -129,7 +130,7 @@ def build_agent(
             register_new_step_callback=on_new_step,
             output_model_schema=report_model(spec.output_schema),
             sensitive_data=dict(secrets) or None,
-            initial_actions=[{"navigate": {"url": start_url}}],
+            initial_actions=[{"navigate": {"url": start_url}}] if start_url is not None else None,
             directly_open_url=False,
             calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
             enable_signal_handler=False,

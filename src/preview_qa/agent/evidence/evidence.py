@@ -99,6 +99,24 @@ class EvidenceRecorder:
             self.last_action = label
             self.marked()
 
+    def unreachable(self, blocked: list[BlockedNavigation], unfinished: bool) -> str | None:
+        """The infrastructure error the watchers saw, if any: a start page that never answered or loaded (or was sent
+        to a host the test may not visit), a browser that went away before the agent (`unfinished`) reported."""
+        if self.start_failure is not None and blocked:  # it answered, with another host
+            host = blocked[0].host
+            return (
+                f"the preview sent the start page to another host, {host}, which this test may not visit: if that is "
+                "its host's login, give the protection-bypass header with `extra-headers` (or `http-credentials` for "
+                f"basic auth); if the test should go there, add {host} to its `allowed_domains`"
+            )
+        if self.start_failure is not None:
+            return f"preview unreachable: {self.start_failure}"
+        if self.start_loading is not None:
+            return f"preview unreachable: the start page never finished loading ({self.start_loading})"
+        if self.disconnected and unfinished:
+            return "the browser crashed or was closed before the agent finished"
+        return None
+
     def tell(self, run: AgentRun, blocked: list[BlockedNavigation]) -> None:
         """What the watchers saw into the run's facts, with the navigations the request policy `blocked`."""
         run.evidence, run.access_denied, run.protected_start = self.summary, list(self.access_denied), self.protected_start

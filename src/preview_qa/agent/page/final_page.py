@@ -13,10 +13,11 @@ from preview_qa.agent.page.settle import PageSettler, Settled
 from preview_qa.agent.page.shown import shown_text, why_hidden
 from preview_qa.events import Observed
 from preview_qa.manifest.models import Expectations, TestSpec
+from preview_qa.manifest.steps import StepKind
 from preview_qa.results import ExpectationOutcome
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import parse_report
-from preview_qa.verdict.quotes import PagesShown, look_up
+from preview_qa.verdict.quotes import look_up
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -39,28 +40,20 @@ async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: floa
 
 
 async def check_settled_page(
-    spec: TestSpec,
+    expect: Expectations,
     page: Page,
     settler: PageSettler,
     settled: Settled,
     wait_s: float,
     sightings: Sightings | None = None,
-    emit: Callable[[Observed], None] = lambda event: None,
+    final: bool = True,
 ) -> list[ExpectationOutcome]:
-    """The page checks, with what is left of the bound once settling took its share, each announced (`emit`); a failed
-    check says what the page settled from (the request it waited for, where it moved)."""
-    outcomes = await _checked(spec, page, settler, settled, wait_s, sightings)
-    for outcome in outcomes:
-        emit(Observed(name=spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
-    return outcomes
-
-
-async def _checked(
-    spec: TestSpec, page: Page, settler: PageSettler, settled: Settled, wait_s: float, sightings: Sightings | None
-) -> list[ExpectationOutcome]:
-    if sightings is not None:
+    """The page checks (the test's, or a step's), with what is left of the bound once settling took its share; a failed
+    check says what the page settled from (the request it waited for, where it moved). appeared/not_appeared judge
+    what the pages showed since the last action that changed them (`sightings`)."""
+    if sightings is not None and final:
         sightings.ending = True  # what shows from here on shows on the final page
-    outcomes = await check_page(spec.expect, page, max(0.0, wait_s - settled.waited_s), sightings)
+    outcomes = await check_page(expect, page, max(0.0, wait_s - settled.waited_s), sightings)
     if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
         outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
     # Each reports the bound it shared with settling (expect.timeout, unless the test's deadline came first), not what
@@ -72,21 +65,29 @@ async def _checked(
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]
 
 
-async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, shown: PagesShown, redact: Callable[[str], str]) -> None:
-    """What the run's pages showed (`shown`, redacted), for the agent's quotes (verdict/quotes.py). For a quote they
-    never showed: why no one can see it on the final page, if it is there, and the final page's text in page order
-    (one look a quote, and one more, only then)."""
-    run.shown = shown
-    report = parse_report(spec, run.done.text)[0] if run.done is not None else None
-    if report is None or not shown.read:
+async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, sightings: Sightings, redact: Callable[[str], str]) -> None:
+    """What the run's pages showed (`sightings`, through `redact`), for the agent's quotes (verdict/quotes.py). For a
+    quote they never showed: why no one can see it on the final page, if it is there, and the final page's text in page
+    order (one look a quote, and one more, only then)."""
+    run.shown = shown = sightings.shown(redact)
+    quotes = reported_quotes(spec, run)
+    if not quotes or not shown.read:
         return
-    missing = [quote for quote, check in zip(report.quotes, look_up(report.quotes, shown), strict=True) if not check.found]
+    missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
     for quote in missing:
         if (why := await why_hidden(page, quote)) is not None:
             run.quote_notes[quote] = why
     if missing:
         with contextlib.suppress(Exception):  # else the lines in the order they came
             shown.final = [redact(line) for line in (await shown_text(page)).splitlines()]
+
+
+def reported_quotes(spec: TestSpec, run: AgentRun) -> list[str]:
+    """The quotes of the agent's valid reports: a task's, or each goal's of a test written as steps."""
+    goals = [(spec.goal(s.index), s.run.done) for s in run.step_runs if s.kind is StepKind.DO]
+    reports = [(spec, run.done)] if spec.steps is None else goals
+    parsed = [parse_report(each, done.text)[0] for each, done in reports if done is not None]
+    return [quote for report in parsed if report is not None for quote in report.quotes]
 
 
 async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> bool:

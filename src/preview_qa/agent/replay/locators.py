@@ -36,6 +36,7 @@ class Locator:
     fallback: str | None = None
     within: Locator | None = None
     nth: int | None = None
+    exact: bool = True  # the name, label or text matched whole; false: contained, case-insensitive (a manifest's step)
 
     def facts(self) -> dict[str, str | None]:
         """What a run records of the locator it counted (see `recorded`)."""
@@ -59,10 +60,11 @@ def calls(locator: Locator) -> list[Call]:
     """The calls that find the locator's element from the page: its scope's first, then its own, then `nth`."""
     chain = calls(locator.within) if locator.within is not None else []
     value = locator.value
+    exact: dict[str, str | bool] = {"exact": True} if locator.exact else {}
     if locator.by is By.ROLE:
-        chain.append(Call("get_by_role", value, {} if locator.name is None else {"name": locator.name, "exact": True}))
+        chain.append(Call("get_by_role", value, {} if locator.name is None else {"name": locator.name, **exact}))
     elif locator.by in _BY_TEXT:
-        chain.append(Call(_BY_TEXT[locator.by], value, {"exact": True}))
+        chain.append(Call(_BY_TEXT[locator.by], value, exact))
     elif locator.by is By.TEST_ID and locator.name == "data-testid":
         chain.append(Call("get_by_test_id", value))
     elif locator.by is By.TEST_ID:

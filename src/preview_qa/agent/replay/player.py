@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -107,7 +108,17 @@ class Replayer:
         self.before_first_action: Callable[[Page], Awaitable[None]] | None = None
         self.step: int | None = None  # the recorded step under way (0: the start navigation), for a dialog's event
 
-    async def run(self, steps: list[RecordedStep]) -> ReplayOutcome:
+    async def run(self, steps: list[RecordedStep], before: int = 0, word: str = "step") -> ReplayOutcome:
+        """Replay `steps`, numbered on from `before` (a goal's after its test's earlier agent steps); a drift's message
+        names the step with `word` ("agent step 5" in a test written as steps)."""
+        steps = [dataclasses.replace(s, number=s.number + before) for s in steps]
+        outcome = await self._run(steps)
+        if outcome.drift is not None and word != "step":
+            message = word + outcome.drift.message.removeprefix("step")
+            outcome.drift = dataclasses.replace(outcome.drift, message=message)
+        return outcome
+
+    async def _run(self, steps: list[RecordedStep]) -> ReplayOutcome:
         outcome = ReplayOutcome()
         previous: tuple[RecordedStep, RecordedAction] | None = None  # the last action run: it led to the next step's page
         for position, step in enumerate(steps):

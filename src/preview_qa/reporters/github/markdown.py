@@ -10,7 +10,7 @@ from typing import Any
 
 from preview_qa.reporters.github.plan_section import plan_markdown
 from preview_qa.reporters.junit import clean
-from preview_qa.reporters.output.card import StepLine, failure_card
+from preview_qa.reporters.output.card import StepLine, TestStepLine, failure_card
 from preview_qa.reporters.output.files import DRIFT_LIVE, DRIFT_RECORDED, test_dir
 from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.results import RunResult, Status, TestResult, one_line
@@ -111,7 +111,7 @@ def _head(run: RunResult, relative: Any) -> list[str]:
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
-    head += ["| | Test | Reason | Duration | Steps | Run |", "|:-:|---|---|--:|--:|---|"]
+    head += ["| | Test | Reason | Duration | Agent steps | Run |", "|:-:|---|---|--:|--:|---|"]
     return head
 
 
@@ -159,7 +159,15 @@ def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: st
     if card.evidence:
         more = [f"- and {card.evidence_more} more in events.jsonl"] if card.evidence_more else []
         parts.append("Evidence:\n\n" + "\n".join([*(f"- {md_cell(e)}" for e in card.evidence), *more]))
-    parts += ["Steps:\n\n" + "\n".join(_step(s) for s in card.steps)] if card.steps else []
+    if card.test_steps:  # a test written as steps: which one broke, then its agent steps as "agent step 5"
+        lines = [
+            f"- {'❌ **' if s.failed else ''}{md_cell(s.words, 200)}{'**' if s.failed else ''}: {md_cell(s.outcome)}"
+            for s in card.test_steps
+        ]
+        parts.append("Test steps:\n\n" + "\n".join(lines))
+        parts += ["Agent steps:\n\n" + "\n".join(_step(s, "- agent step ") for s in card.steps)] if card.steps else []
+    else:
+        parts += ["Steps:\n\n" + "\n".join(_step(s) for s in card.steps)] if card.steps else []
     parts += ["\n".join(f"- {md_cell(r, 500)}" for r in card.other_runs)] if card.other_runs else []
     if card.screenshots:
         # The folder and file names are our own slugs (letters, digits, dashes): safe in a code span.
@@ -168,9 +176,16 @@ def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: st
     return "\n" + "\n\n".join(parts) + "\n"
 
 
-def _step(step: StepLine) -> str:
+def _test_step(step: TestStepLine) -> str:
+    """`- step 1 of 4 'Log in': passed (replay, agent steps 1-2)`; the one the test failed at marked and in bold."""
+    words = md_cell(step.words, 200)
+    return f"- ❌ **{words}**: {md_cell(step.outcome)}" if step.failed else f"- {words}: {md_cell(step.outcome)}"
+
+
+def _step(step: StepLine, word: str = "") -> str:
+    """`3. Clicked ...` in a numbered list; in a test written as steps, `- agent step 5: Clicked ...`."""
     text = md_cell(step.did)
-    line = f"{step.number}. " + (f"❌ **{text}**" if step.went_wrong else text)
+    line = (f"{word}{step.number}: " if word else f"{step.number}. ") + (f"❌ **{text}**" if step.went_wrong else text)
     line += f" → {md_cell(step.page, 200)}" if step.page else ""
     extra = ([f"error: {md_cell(step.error)}"] if step.error else []) + [md_cell(n) for n in step.not_run]
     return line + "".join(f"<br>{e}" for e in extra)

@@ -11,6 +11,7 @@ from preview_qa.results import (
     REASON_LIMIT,
     ExpectationOutcome,
     StepInWords,
+    StepStatus,
     TestResult,
     agent_said_pass_line,
     check_line,
@@ -40,6 +41,16 @@ class StepLine:
     went_wrong: bool  # the step the reader should look at first
 
 
+@dataclass(frozen=True)
+class TestStepLine:
+    """One test step of a test written as steps, as the card lists it: `step 2 of 4 'Open the cart': failed: ...`."""
+
+    __test__ = False
+    words: str  # step 2 of 4 'Open the cart'
+    outcome: str  # "passed (replay, agent steps 3-5)", "failed: expected ...", "not run"
+    failed: bool  # the step the test failed or errored at
+
+
 @dataclass
 class FailureCard:
     headline: str
@@ -51,6 +62,8 @@ class FailureCard:
     evidence: list[str] = field(default_factory=list)  # at most EVIDENCE_SHOWN
     evidence_more: int = 0  # browser errors left in events.jsonl
     steps: list[StepLine] = field(default_factory=list)
+    test_steps: list[TestStepLine] = field(default_factory=list)  # a test written as steps: each one, how it ended
+    agent_step_word: str = ""  # "agent step " in a test written as steps: its agent steps' numbers run on across goals
     drift: str | None = None  # a replay that stopped matching the app: the step and what changed
     folder: str = ""  # the test's folder in the results (the uploaded artifact)
     screenshots: list[tuple[str, str]] = field(default_factory=list)  # (file in that folder, what it shows), first first
@@ -66,6 +79,10 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
     headline = test.reason
     if failed and test.reason == check_line(failed[0]):  # the table says it; the headline says how many
         headline = f"{len(failed)} expectation(s) failed on the final page"
+    at = next((s for s in test.step_results if s.status in FAILED_STEP), None) if test.written_as_steps else None
+    own = [e for e in failed if at is not None and e.check.startswith(f"step {at.index} ")]
+    if at is not None and own and at.reason.startswith("expectation "):  # its checks failed: the table says which
+        headline = f"{at.words(len(test.step_results))}: {len(own)} expectation(s) failed once its page had settled"
     agent = None
     if report_reason and f"agent: {report_reason}" != test.reason:
         agent = f"The agent reported {report.get('status') or 'no status'}: {report_reason}"
@@ -82,11 +99,16 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
     ]
     card.accessibility, card.accessibility_more = _violating_elements(failed)
     card.evidence, card.evidence_more = _evidence(test)
-    card.steps = _steps(test.steps_in_words, base_url)
+    # In a test written as steps, the step that failed is named already: an agent step went wrong only if it failed.
+    card.steps = _steps(test.steps_in_words, base_url, last_is_wrong=not test.written_as_steps)
     marked = next((s for s in test.steps_in_words if s.number in {line.number for line in card.steps if line.went_wrong}), None)
     shots = [(marked.screenshot, f"step {marked.number}")] if marked and marked.screenshot else []
-    if failed and isinstance(final := test.artifacts.get("final_screenshot"), str):
-        shots.append((final, "the page the checks read"))
+    if test.written_as_steps:
+        card.test_steps, card.agent_step_word = _test_steps(test), "agent step "
+        shots = [(s.screenshot, s.words(len(test.step_results))) for s in [at] if s is not None and s.screenshot]
+        shots += [(marked.screenshot, f"agent step {marked.number}")] if marked is not None and marked.screenshot else []
+    if failed and at is None and isinstance(final := test.artifacts.get("final_screenshot"), str):
+        shots.append((final, "the page the checks read"))  # a failed step's own picture is the page its checks read
     if test.replay_drift:
         shots += [
             (str(test.artifacts[k]), what)
@@ -125,11 +147,15 @@ def card_text(card: FailureCard) -> str:
     if card.evidence:
         more = [f"- and {card.evidence_more} more in {EVENTS}"] if card.evidence_more else []
         lines += ["Evidence:", *[f"- {e}" for e in card.evidence], *more]
+    if card.test_steps:
+        lines.append("Test steps:")
+        lines += [f"- {s.words}: {s.outcome}{'   ← failed here' if s.failed else ''}" for s in card.test_steps]
     if card.steps:
-        lines.append("Steps:")
+        lines.append("Agent steps:" if card.agent_step_word else "Steps:")
         for step in card.steps:
             lines.append(
-                f"{step.number}. {step.did}{f' → {step.page}' if step.page else ''}{'   ← went wrong' if step.went_wrong else ''}"
+                f"{card.agent_step_word}{step.number}. {step.did}{f' → {step.page}' if step.page else ''}"
+                f"{'   ← went wrong' if step.went_wrong else ''}"
             )
             lines += [f"   error: {step.error}"] if step.error else []
             lines += [f"   {n}" for n in step.not_run]
@@ -137,6 +163,25 @@ def card_text(card: FailureCard) -> str:
     if card.screenshots:
         lines.append(f"Open {card.folder}/: " + ", ".join(f"{f} ({what})" for f, what in card.screenshots))
     return "\n".join(lines)
+
+
+FAILED_STEP = (StepStatus.FAILED, StepStatus.ERRORED)
+
+
+def _test_steps(test: TestResult) -> list[TestStepLine]:
+    """Each test step and how it ended; the one the test failed at says why."""
+    total, lines = len(test.step_results), []
+    for step in test.step_results:
+        if step.status is StepStatus.NOT_RUN:
+            outcome = "not run"
+        elif step.status is StepStatus.PASSED:
+            how = [step.execution.value] if step.execution is not None else []
+            how += [f"agent steps {step.agent_steps[0]}-{step.agent_steps[1]}"] if step.agent_steps else []
+            outcome = "passed" + (f" ({', '.join(how)})" if how else "")
+        else:  # its reason is the card's headline: said once
+            outcome = step.status.value + (f" ({step.execution.value})" if step.execution is not None else "")
+        lines.append(TestStepLine(step.words(total), outcome, step.status in FAILED_STEP))
+    return lines
 
 
 def _violating_elements(failed: list[ExpectationOutcome]) -> tuple[list[str], int]:
@@ -161,9 +206,9 @@ def _evidence(test: TestResult) -> tuple[list[str], int]:
     return shown[:EVIDENCE_SHOWN], max(0, total - len(shown[:EVIDENCE_SHOWN]))
 
 
-def _steps(steps: list[StepInWords], base_url: str) -> list[StepLine]:
+def _steps(steps: list[StepInWords], base_url: str, last_is_wrong: bool = True) -> list[StepLine]:
     """Numbered steps; the one that went wrong is the first whose actions failed, else the last (where it ended)."""
-    wrong = next((s.number for s in steps if s.error), steps[-1].number if steps else None)
+    wrong = next((s.number for s in steps if s.error), steps[-1].number if steps and last_is_wrong else None)
     lines, page = [], None
     for step in steps:
         shown = _page(step.page, base_url)

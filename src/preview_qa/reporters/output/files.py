@@ -61,6 +61,16 @@ def form_screenshot(number: int) -> str:
     return f"step-{number:02d}-form.png"
 
 
+def test_step_screenshot(index: int) -> str:
+    """The file name of test step `index`'s page once its checks ran (a test written as steps; not an agent step's)."""
+    return f"test-step-{index}.png"
+
+
+def step_history(index: int) -> str:
+    """The file name of a goal's own recording: the agent's history of test step `index`."""
+    return f"test-step-{index}-history.json"
+
+
 def step_screenshots(folder: Path, suffix: str = "") -> list[Path]:
     """The step screenshots whose names end in `suffix` (a regular expression), in step order (step-100 after step-99),
     a step's form before the page after it."""
@@ -107,6 +117,9 @@ def _files_in(out: Path, rel: str) -> dict[str, str | list[str]]:
     for key, shots in (("screenshots", step_screenshots(folder)), ("form_screenshots", step_screenshots(folder, "-form"))):
         if shots:
             found[key] = [f"{rel}/{s.name}" for s in shots]
+    histories = sorted(folder.glob("test-step-*-history.json"), key=lambda p: int(p.name.split("-")[2]))
+    if histories:
+        found["step_histories"] = [f"{rel}/{h.name}" for h in histories]
     for key, filename in (
         ("final_screenshot", "final.png"),
         ("events", EVENTS),
@@ -143,6 +156,7 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
     for step in steps:
         shot = f"{folder}/{step_screenshot(step.number)}"
         step.screenshot = shot if (out / shot).is_file() else None
+    test_steps = [s.model_copy(update={"screenshot": _step_shot(out, folder, test, s.index)}) for s in test.step_results]
     return test.model_copy(
         update={
             "artifacts": _files_in(out, folder),
@@ -150,8 +164,16 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
             "baseline": baseline,
             "steps_in_words": steps or test.steps_in_words,
             "visual": with_visual_files(out, test_dir(test.name), test.visual),
+            "step_results": test_steps,
         }
     )
+
+
+def _step_shot(out: Path, folder: str, test: TestResult, index: int) -> str | None:
+    """Test step `index`'s picture: its own (a test written as steps), or a task's final page."""
+    own = f"{folder}/{test_step_screenshot(index)}"
+    final = f"{folder}/final.png"
+    return own if (out / own).is_file() else final if not test.written_as_steps and (out / final).is_file() else None
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

@@ -1,0 +1,188 @@
+"""The exact steps of a test written as steps (open, click, fill, select, press), by Playwright alone: each finds exactly
+one element, as `expect.element` does, waits up to the step's expect.timeout for it to be there and actionable, and
+says in one line why it could not act. A `fill` of a secret types its value (a TOTP seed's current code) by code, once
+the action guard has checked where it goes, exactly as for the agent's typing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from preview_qa.agent.guards.network import ActionGuard
+from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.steps import WHOLE_SECRET, Located, StepKind, TestStep
+from preview_qa.results import error_line
+from preview_qa.secrets.totp import typed_value
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+POLL_S = 0.1  # between two counts of the elements a locator finds, as Playwright's own expect retries
+TAB_WAIT_S = 1.0  # after a click, for a tab it opened to appear
+
+
+class ActionFailed(Exception):
+    """An exact step that could not act, and why, in one line."""
+
+
+@dataclass(frozen=True)
+class ExactTools:
+    """What an exact step needs of its test: where paths lead, the secrets' values, the guard, and who hears an action
+    before it runs (settling, and the evidence naming the action a server error follows)."""
+
+    base_url: str
+    spec: TestSpec
+    secrets: dict[str, str]
+    guard: ActionGuard
+    acting: Callable[[dict[str, Any], dict[str, Any] | None], None]
+
+
+async def act(step: TestStep, page: Page, tools: ExactTools, timeout_s: float) -> Page:
+    """Carry out the exact step on `page` within `timeout_s`; the page to go on with (a tab the click opened), or
+    ActionFailed."""
+    deadline = time.monotonic() + timeout_s
+    match step.kind:
+        case StepKind.OPEN:
+            assert step.open is not None
+            await _open(page, step.open, tools)
+        case StepKind.CLICK:
+            assert step.click is not None
+            return await _click(page, await _one(page, step.click, deadline), step.click, tools, deadline)
+        case StepKind.FILL:
+            assert step.fill is not None
+            target = await _one(page, step.fill, deadline)
+            text = await _value(step.fill.value, target, tools)
+            tools.acting({"input": {"text": step.fill.value}}, _facts(step.fill))
+            await _acting(target.fill(text, timeout=_ms(deadline)), step.fill.described(), deadline)
+        case StepKind.SELECT:
+            assert step.select is not None
+            field = Located(label=step.select.label, exact=step.select.exact)
+            target = await _one(page, field, deadline)
+            tools.acting({"select_dropdown": {"text": step.select.option}}, _facts(field))
+            await _select(target, step.select.option, field.described(), deadline)
+        case StepKind.PRESS:
+            assert step.press is not None
+            await _press(page, step.press.key, step.press.label, step.press.exact, tools, deadline)
+    return page
+
+
+async def _open(page: Page, where: str, tools: ExactTools) -> None:
+    url = where if "://" in where else tools.base_url.rstrip("/") + where
+    tools.acting({"navigate": {"url": url}}, None)
+    try:
+        response = await page.goto(url, wait_until="load", timeout=0)  # the test's own timeout bounds it
+    except Exception as e:
+        raise ActionFailed(f"could not open {where}: {error_line(e)}") from None
+    if response is not None and response.status >= 400:
+        raise ActionFailed(f"opening {where} answered HTTP {response.status}")
+
+
+async def _click(page: Page, target: Locator, at: Located, tools: ExactTools, deadline: float) -> Page:
+    """Click; a tab the click opened is where the next step goes on, as a replay follows one."""
+    before = list(page.context.pages)
+    tools.acting({"click": {}}, _facts(at))
+    await _acting(target.click(timeout=_ms(deadline)), at.described(), deadline)
+    waited = time.monotonic() + TAB_WAIT_S
+    while time.monotonic() < waited and len(page.context.pages) == len(before):
+        await asyncio.sleep(POLL_S / 2)
+    opened = [p for p in page.context.pages if p not in before and not p.is_closed()]
+    return opened[0] if opened else page
+
+
+async def _select(target: Locator, option: str, what: str, deadline: float) -> None:
+    try:
+        await target.select_option(label=option, timeout=_ms(deadline))
+    except Exception:  # an option's text, else its value
+        await _acting(target.select_option(value=option, timeout=_ms(deadline)), f"the option {option!r} of {what}", deadline)
+
+
+async def _press(page: Page, key: str, label: str | None, exact: bool, tools: ExactTools, deadline: float) -> None:
+    if label is None:
+        tools.acting({"send_keys": {"keys": key}}, None)
+        await _acting(page.keyboard.press(key), f"the key {key}", deadline)
+        return
+    field = Located(label=label, exact=exact)
+    target = await _one(page, field, deadline)
+    tools.acting({"send_keys": {"keys": key}}, _facts(field))
+    await _acting(target.press(key, timeout=_ms(deadline)), field.described(), deadline)
+
+
+async def _value(value: str, target: Locator, tools: ExactTools) -> str:
+    """The text a fill types: literal, or a secret's value; either once the guard allows the document it goes into
+    (it looks only at a text that carries a secret)."""
+    secret = WHOLE_SECRET.fullmatch(value)
+    name = tools.spec.agent_placeholder(secret.group(1)) if secret is not None else None  # a TOTP seed: its 2FA name
+    if secret is not None and name not in tools.secrets:
+        raise ActionFailed(f"the secret {secret.group(1)!r} is not set in this run")
+
+    async def typed_into() -> str:
+        with contextlib.suppress(Exception):
+            return str(await target.evaluate("e => e.ownerDocument.location.href", timeout=1000))
+        return ""
+
+    refused = await tools.guard.refusal({"input": {"text": value if name is None else f"<secret>{name}</secret>"}}, typed_into)
+    if refused is not None:
+        raise ActionFailed(refused)
+    return value if name is None else typed_value(name, tools.secrets[name])
+
+
+def locator(page: Page, at: Located) -> Locator:
+    """Playwright's locator for the element: by role and name (hidden ones left out, as get_by_role and expect.element
+    do), or the shown ones with this label or text."""
+    if at.role is not None:
+        return page.get_by_role(at.role, name=at.name, exact=at.exact)  # type: ignore[arg-type]
+    found = (
+        page.get_by_label(at.label, exact=at.exact) if at.label is not None else page.get_by_text(at.text or "", exact=at.exact)
+    )
+    return found.filter(visible=True)
+
+
+async def _one(page: Page, at: Located, deadline: float) -> Locator:
+    """The one element the step acts on, waiting (until `deadline`) while there is none or several."""
+    found = locator(page, at)
+    while True:
+        count = await _count(found)
+        if count == 1:
+            return found
+        if time.monotonic() >= deadline:
+            if count == 0:
+                raise ActionFailed(f"no element matches {at.described()}")
+            raise ActionFailed(f"{count} elements match {at.described()}: name one (a longer name, exact: true, or its role)")
+        await asyncio.sleep(POLL_S)
+
+
+async def _count(found: Locator) -> int:
+    with contextlib.suppress(Exception):  # the page is navigating: nothing to count yet
+        return await found.count()
+    return 0
+
+
+async def _acting(action: Awaitable[object], what: str, deadline: float) -> None:
+    """Run Playwright's action, which waits for its element to be actionable; why it could not, in one line."""
+    try:
+        await action
+    except Exception as e:
+        raise ActionFailed(f"{what} could not be used: {_why(e)}") from None
+
+
+def _why(error: Exception) -> str:
+    """Playwright's last reason from its call log (`element is not enabled`), else its first line."""
+    lines = [line.strip(" -") for line in str(error).splitlines()]
+    reasons = [line for line in lines if line.startswith("element ")]
+    if reasons:
+        return f"{reasons[-1]} (waited {lines[0].split('Timeout ')[-1].split(' ')[0]})" if "Timeout" in lines[0] else reasons[-1]
+    return error_line(lines[0] if lines else error)
+
+
+def _facts(at: Located) -> dict[str, Any]:
+    """The element as a step's record names it, for the evidence (a server error `after` it)."""
+    return {"role": at.role or ("field" if at.label is not None else "text"), "name": at.name or at.label or at.text or ""}
+
+
+def _ms(deadline: float) -> float:
+    """What is left until `deadline`, in Playwright's milliseconds (at least 1: 0 would wait forever)."""
+    return max(1.0, (deadline - time.monotonic()) * 1000)

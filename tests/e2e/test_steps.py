@@ -1,0 +1,326 @@
+"""Tests written as steps, end to end (issue #47): one manifest of seven tests run twice, recorded then replayed from
+the cache, every assertion read from what the two runs wrote. A four-step test passes step by step; a failed check
+fails its test there, the later steps not run; the next run replays every goal that passed its checks with 0 agent LLM
+calls, also in the test that failed; a drifted goal heals from the current page while the others replay (heal: false
+fails it); a `fill` of a secret reaches no LLM request, result or pixel; an exported step test passes under
+pytest-playwright; and a task's results are as before, with their one step beside."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from tests.conftest import DEMO_PASSWORD, CliRun, cached_cli, clean_env, run_in_process
+from tests.e2e.exported import pytest_run
+from tests.e2e.ocr import ocr
+from tests.site import DEMO_TOTP_SEED, DemoSite
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("steps")]
+
+CODE = "Zebra Quokka 7731"  # typed by a `fill` step: in no LLM request, output or picture
+LITERAL = "Walrus Pelican 4417"  # the control: a literal fill, which the LLM and the pictures do see
+
+
+def logs_in(tag: str) -> dict[str, Any]:
+    return {"do": f"[{tag}] Log in as demo@acme.test with password <secret>pw</secret>.", "expect": {"url": "/dashboard"}}
+
+
+def sets_grace(tag: str) -> dict[str, Any]:
+    return {"do": f"[{tag}] Set the display name to Grace and save.", "expect": {"text": "Saved display name: Grace"}}
+
+
+def peeks(name: str, tag: str, value: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "start": "/search",
+        "steps": [
+            {"fill": {"label": "Access code", "value": value}},
+            {"do": f"[{tag}] Check that the access code field is filled in.", "expect": {"url": "/search"}},
+            {"click": {"role": "button", "name": "Search"}, "expect": {"url": "/search?code=", "text": "You searched for"}},
+        ],
+        **extra,
+    }
+
+
+TESTS: list[dict[str, Any]] = [
+    {
+        "name": "four steps",
+        "steps": [
+            logs_in("login"),
+            {"open": "/product", "expect": {"text": "$19.99"}},
+            {"open": "/settings", "name": "Open the settings", "expect": {"text": "Display name"}},
+            sets_grace("grace"),
+        ],
+    },
+    {
+        "name": "fails at step 2",
+        "steps": [logs_in("login2"), {"open": "/product", "expect": {"text": "$9.99 only"}}, {"do": "[never] Pay."}],
+    },
+    {"name": "heals", "steps": [logs_in("login3"), {"open": "/settings"}, sets_grace("grace3")]},
+    {"name": "gated", "heal": False, "steps": [logs_in("login4"), {"open": "/settings"}, sets_grace("grace4")]},
+    peeks("secret fill", "peek", "<secret>code</secret>", secrets={"code": "STEP_CODE"}),
+    peeks("literal fill", "peek-control", LITERAL),
+    {
+        "name": "exact settings",
+        "start": "/settings",
+        "steps": [
+            {"fill": {"label": "Display name", "value": "Ada Lovelace"}},
+            {"click": {"role": "button", "name": "Save"}, "expect": {"text": "Saved display name: Ada Lovelace"}},
+        ],
+    },
+    {
+        "name": "totp fill",
+        "start": "/2fa",
+        "secrets": {"otp": {"env": "DEMO_TOTP_SEED", "totp": True}},
+        "steps": [
+            {"fill": {"label": "Authentication code", "value": "<secret>otp</secret>"}},
+            {"click": {"role": "button", "name": "Verify"}, "expect": {"text": "Two-factor sign-in complete"}},
+        ],
+    },
+    {
+        "name": "twins",  # an exact step finds exactly one element, or fails naming how many it found
+        "start": "/twins/",
+        "steps": [
+            {"click": {"role": "button", "name": "Choose"}, "expect": {"timeout": 1}},
+            {"click": {"role": "button", "name": "Buy now"}, "expect": {"timeout": 1}},
+        ],
+    },
+    {
+        "name": "no such button",
+        "start": "/twins/",
+        "steps": [{"click": {"text": "Copied", "exact": True}, "expect": {"timeout": 1}}, {"open": "/twins/"}],
+    },
+    {
+        "name": "a task",
+        "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
+        "expect": {"url": "/dashboard"},
+    },
+]
+MANIFEST = {
+    "version": 1,
+    "defaults": {"max_steps": 4, "timeout": 120, "start": "/login", "secrets": {"pw": "DEMO_PASSWORD"}},
+    "tests": TESTS,
+}
+LOGIN = [
+    {"input": {"element": "Email", "text": "demo@acme.test"}},
+    {"input": {"element": "Password", "text": "<secret>pw</secret>"}},
+    {"click": {"element": "Log in"}},
+]
+GRACE = [{"input": {"element": "Display name", "text": "Grace"}}, {"click": {"element": "Save"}}]
+SCENARIOS = [
+    *(
+        {"name": t, "match": f"[{t}]", "turns": [{"actions": LOGIN}, {"done": {"status": "pass", "reason": "In."}}]}
+        for t in ("login", "login2", "login3", "login4", "task")
+    ),
+    *(
+        {"name": t, "match": f"[{t}]", "turns": [{"actions": GRACE}, {"done": {"status": "pass", "reason": "Saved."}}]}
+        for t in ("grace", "grace3", "grace4")
+    ),
+    *(
+        {"name": t, "match": f"[{t}]", "turns": [{"done": {"status": "pass", "reason": "The field is filled in."}}]}
+        for t in ("peek", "peek-control")
+    ),
+]
+
+
+@dataclass
+class Runs:
+    record: CliRun
+    replay: CliRun
+    proved: CliRun  # --prove, of a test made only of exact steps and of the four-step test
+    calls: dict[str, list[dict[str, Any]]]  # the scripted LLM's calls during each run
+    codes: list[str]  # the 2FA codes /2fa was sent
+    requests: str  # every LLM request of both runs, as JSON
+    exported: Path  # "four steps", exported from the record run's results as a pytest-playwright test
+
+
+def move_elements(entry: Path) -> None:
+    """As if the form had been rebuilt: no element the goal's recording touched is found again."""
+    saved = json.loads(entry.read_text(encoding="utf-8"))
+    for item in saved["history"]["history"]:
+        for element in (item.get("state") or {}).get("interacted_element") or []:
+            if element:
+                element.update(x_path="html/body/nowhere", ax_name="gone", attributes={"name": "gone", "id": "gone"})
+    entry.write_text(json.dumps(saved), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Runs]:
+    folder = tmp_path_factory.mktemp("steps")
+    manifest, cache = folder / "qa.yml", folder / "cache"
+    manifest.write_text(json.dumps(MANIFEST, indent=1), encoding="utf-8")  # JSON is YAML
+    env = clean_env(STEP_CODE=CODE, DEMO_TOTP_SEED=DEMO_TOTP_SEED)
+    del env["PREVIEW_QA_NO_CACHE"]
+    calls: dict[str, list[dict[str, Any]]] = {}
+    with ScriptedLLM(SCENARIOS) as llm:
+        cli = cached_cli(manifest, site.url, llm, cache, env, calls)
+
+        record = cli("record")
+        for path in cache.glob("*.json"):
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if entry.get("test") in ("heals", "gated") and entry.get("step") == 3:
+                move_elements(path)
+        replay = cli("replay")
+        requests = json.dumps(llm.requests)
+        proved = cli("proved", "--prove", "--only", "exact settings", "--only", "four steps")
+    exported = folder / "exported"
+    exported.mkdir()
+    done = run_in_process(["export", str(manifest), "--test", "four steps", "--results", str(record.out)], env=env, cwd=exported)
+    assert done.returncode == 0, done.stderr
+    yield Runs(record, replay, proved, calls, list(site.totp_codes), requests, exported)
+
+
+def made(runs: Runs, run: CliRun, scenario: str) -> list[dict[str, Any]]:
+    return [c for c in runs.calls[run.out.name] if c["scenario"] == scenario and c["kind"] == "agent"]
+
+
+def steps_of(test: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [(s["status"], s["execution"]) for s in test["step_results"]]
+
+
+def test_a_four_step_test_passes_with_four_passed_steps(runs: Runs) -> None:
+    test = runs.record.test("four steps")
+    assert (test["status"], test["reason"], test["steps"]) == ("passed", "all 4 steps passed", 4), test
+    assert steps_of(test) == [("passed", "agent"), ("passed", "exact"), ("passed", "exact"), ("passed", "agent")]
+    assert [s["name"] for s in test["step_results"]][1:3] == ["Open /product", "Open the settings"]
+    assert [s["agent_steps"] for s in test["step_results"]] == [[1, 2], None, None, [3, 4]]  # numbered on
+    assert [s["usage"]["llm_calls"] for s in test["step_results"]] == [2, 0, 0, 2]
+    for step in test["step_results"]:
+        assert (runs.record.out / step["screenshot"]).is_file()
+    folder = runs.record.out / Path(test["step_results"][0]["screenshot"]).parent
+    assert {"step-01.png", "step-04.png", "test-step-4-history.json"} <= {p.name for p in folder.iterdir()}
+
+
+def test_a_failed_check_fails_the_test_at_its_step_and_the_next_ones_do_not_run(runs: Runs) -> None:
+    test = runs.record.test("fails at step 2")
+    assert test["status"] == "failed"
+    assert test["reason"].startswith(
+        "step 2 of 3, 'Open /product': expectation text failed: expected visible text '$9.99 only', found 'Price: $19.99'"
+    )
+    assert steps_of(test) == [("passed", "agent"), ("failed", "exact"), ("not_run", None)]
+    assert made(runs, runs.record, "never") == []
+    assert runs.record.exit_code == 1
+
+
+def test_the_next_run_replays_every_goal_that_passed_its_checks_without_the_agent(runs: Runs) -> None:
+    four, failed = runs.replay.test("four steps"), runs.replay.test("fails at step 2")
+    assert (four["status"], four["path"], four["usage"]["llm_calls"]) == ("passed", "replayed", 0), four
+    assert steps_of(four) == [("passed", "replay"), ("passed", "exact"), ("passed", "exact"), ("passed", "replay")]
+    assert (failed["status"], failed["usage"]["llm_calls"]) == ("failed", 0), failed
+    assert steps_of(failed) == [("passed", "replay"), ("failed", "exact"), ("not_run", None)]  # step 1 was kept
+    for scenario in ("login", "grace", "login2"):
+        assert made(runs, runs.replay, scenario) == [], scenario
+
+
+def test_a_drifted_goal_heals_from_the_current_page_while_the_others_replay(runs: Runs) -> None:
+    test = runs.replay.test("heals")
+    assert (test["status"], test["healed"], test["path"]) == ("passed", True, "replay-fell-back"), test
+    assert steps_of(test) == [("passed", "replay"), ("passed", "exact"), ("passed", "healed")]
+    assert test["replay_drift"].startswith("replay drifted at agent step 3: input 'Grace' into textbox 'gone'")
+    assert made(runs, runs.replay, "login3") == [] and len(made(runs, runs.replay, "grace3")) == 2
+    history = runs.replay.out / Path(test["step_results"][2]["screenshot"]).parent / "test-step-3-history.json"
+    first = json.loads(history.read_text(encoding="utf-8"))["history"][0]
+    assert first["state"]["url"].endswith("/settings")  # handed over where the replay stood, not from the start
+
+
+def test_a_drifted_goal_under_heal_false_fails_its_step(runs: Runs) -> None:
+    test = runs.replay.test("gated")
+    assert test["status"] == "failed" and not test["healed"], test
+    assert test["reason"].startswith("step 3 of 3, '[grace4] Set the display name to Grace and save.': replay drifted at ")
+    assert test["reason"].endswith("; heal: false, so the agent did not take over")
+    assert steps_of(test) == [("passed", "replay"), ("passed", "exact"), ("failed", "replay")]
+    assert made(runs, runs.replay, "grace4") == []
+
+
+def test_an_exact_step_acts_on_exactly_one_element_or_fails_saying_what_it_found(runs: Runs) -> None:
+    twins, missing = runs.record.test("twins"), runs.record.test("no such button")
+    assert twins["reason"] == (
+        "step 1 of 2, \"Click button 'Choose'\": 2 elements match button 'Choose': name one (a longer name, exact: true, or "
+        "its role)"
+    ), twins
+    assert steps_of(twins) == [("failed", "exact"), ("not_run", None)]
+    assert missing["reason"] == "step 1 of 2, \"Click the text 'Copied'\": no element matches the text 'Copied'", missing
+
+
+def test_a_secret_typed_by_a_fill_step_is_in_no_llm_request_output_or_picture(runs: Runs) -> None:
+    for run in (runs.record, runs.replay):
+        test = run.test("secret fill")
+        assert test["status"] == "passed", test
+        assert test["step_results"][0]["execution"] == "exact" and test["step_results"][0]["usage"]["llm_calls"] == 0
+        assert CODE not in run.all_output_text()
+        assert test["final_url"].endswith("/search?code=<secret>code</secret>")
+    assert LITERAL in runs.requests  # the LLM sees what a fill typed into the page: the control's, never the secret
+    assert CODE not in runs.requests and CODE.replace(" ", "+") not in runs.requests
+    assert shutil.which("tesseract"), "tesseract-ocr is not installed (apt-get install tesseract-ocr)"
+    pictures = {
+        name: [ocr(p.read_bytes()) for p in (runs.record.out / folder_of(runs.record, name)).glob("*.png")]
+        for name in ("secret fill", "literal fill")
+    }
+    assert any("walrus" in text and "pelican" in text for text in pictures["literal fill"])  # the pictures show text
+    assert not [text for text in pictures["secret fill"] if "zebra" in text or "quokka" in text]
+
+
+def test_a_fill_of_a_totp_secret_types_its_code_of_the_moment_by_code(runs: Runs) -> None:
+    for run in (runs.record, runs.replay):
+        test = run.test("totp fill")
+        assert (test["status"], test["usage"]["llm_calls"]) == ("passed", 0), test
+        assert DEMO_TOTP_SEED not in run.all_output_text()
+        assert not [code for code in runs.codes if code in run.all_output_text()]
+    assert len(runs.codes) >= 2 and all(code.isdigit() and len(code) == 6 for code in runs.codes)
+
+
+def test_an_exported_step_test_passes_under_pytest_playwright(runs: Runs, site: DemoSite) -> None:
+    written = runs.exported / "test_four_steps.py"
+    source = written.read_text(encoding="utf-8")
+    assert 'with step("step 2 of 4: Open /product"):' in source and DEMO_PASSWORD not in source
+    done = pytest_run(runs.exported, site.url, DEMO_PASSWORD=DEMO_PASSWORD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_prove_judges_each_mutation_by_the_steps_checks_and_names_the_step_that_caught_it(runs: Runs) -> None:
+    exact, four = runs.proved.test("exact settings"), runs.proved.test("four steps")
+    assert (exact["status"], exact["proof"]["verdict"]) == ("passed", "proven"), exact
+    caught = [m for m in exact["proof"]["mutations"] if m["outcome"] == "failed"]
+    assert caught and caught[0]["name"] == "POST /api/settings answers 500", exact["proof"]
+    assert caught[0]["reason"].startswith("step 2 of 2, \"Click button 'Save'\": expectation text failed")
+    assert four["proof"]["verdict"] == "proven", four["proof"]  # its goals replayed under the mutation
+    first = next(m for m in four["proof"]["mutations"] if m["outcome"] == "failed")  # the login's POST, or the save's
+    assert re.match(r"step (1 of 4, '\[login\]|4 of 4, '\[grace\])", first["reason"]), four["proof"]
+    assert made(runs, runs.proved, "grace") == []  # a proof replays; it never asks the agent
+
+
+def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
+    test = runs.record.test("a task")
+    assert (test["status"], test["path"], test["steps"], test["reason"]) == ("passed", "agent", 2, "In.")
+    assert set(test) == TASK_KEYS | {"step_results", "quotes", "unverified"}  # 10: step_results; 11: the quotes
+    (step,) = test["step_results"]
+    assert (step["index"], step["kind"], step["status"], step["execution"], step["agent_steps"]) == (
+        1,
+        "do",
+        "passed",
+        "agent",
+        [1, 2],
+    )
+    assert step["screenshot"] == test["artifacts"]["final_screenshot"]
+    assert runs.record.results["schema_version"] == 11
+
+
+TASK_KEYS = {  # results.json's keys of a test before step_results (schema_version 9)
+    "name", "file", "line", "status", "reason", "causes", "duration_s", "steps", "path", "agent_report", "expectations",
+    "evidence", "usage", "artifacts", "final_url", "secrets_blocked", "replay_drift", "setup_only", "attempts", "flaky",
+    "healed", "fell_back", "earlier_attempts", "baseline", "regression", "steps_in_words", "emulation", "proof", "visual",
+    "visual_accepted", "changed",
+}  # fmt: skip
+
+
+def folder_of(run: CliRun, name: str) -> Path:
+    return Path(run.test(name)["artifacts"]["events"]).parent
