@@ -157,7 +157,7 @@ def test_text_in_same_and_cross_origin_frames_and_shadow_roots_counts(moving: Cl
 def test_text_hidden_in_a_frame_fails_and_says_which_frame(moving: CliRun) -> None:
     t = moving.test("hidden in a frame")
     assert t["status"] == "failed", t
-    assert "it is on the page but hidden (in the frame at" in t["reason"] and "/moving/widget" in t["reason"], t
+    assert "no one can see it: display: none (on <p>) (in the frame at" in t["reason"] and "/moving/widget" in t["reason"], t
 
 
 def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_frame(moving: CliRun, site: DemoSite) -> None:

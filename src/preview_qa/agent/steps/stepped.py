@@ -187,7 +187,7 @@ class SteppedSession(TestSession):
         wait = check_wait(expect, self.deadline - time.monotonic())
         with self.phases("a step's checks (settling, then the checks)"):
             settled = await settle(run.spec, page, self.settler, wait, run.emit)
-            outcomes = await check_settled_page(expect, page, self.settler, settled, wait)
+            outcomes = await check_settled_page(expect, page, self.settler, settled, wait, self.sightings, final=False)
         for outcome in outcomes:
             detail = outcome.model_dump()
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=detail))
