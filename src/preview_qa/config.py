@@ -30,6 +30,7 @@ class FailOn(StrEnum):
     HEALED = "healed"  # as failed, and also a test that passed only because the agent healed its drifted replay
     VACUOUS = "vacuous"  # as failed, and also a test that --prove found vacuous: it passes with the app broken
     VISUAL = "visual"  # as failed, and also a test that looks different from the default branch (expect.visual)
+    UNVERIFIED = "unverified"  # as failed, and also a test that passed on the agent's word alone (verdict/quotes.py)
     NEVER = "never"
 
     def fails(self, run: RunResult) -> bool:
@@ -47,8 +48,39 @@ class FailOn(StrEnum):
                 return bool(run.proved(ProofVerdict.VACUOUS)) or FailOn.FAILED.fails(run)
             case FailOn.VISUAL:
                 return bool(run.changed) or FailOn.FAILED.fails(run)
+            case FailOn.UNVERIFIED:
+                return bool(run.unverified) or FailOn.FAILED.fails(run)
             case FailOn.NEVER:
                 return False
+
+
+@dataclass(frozen=True)
+class FailRules:
+    """--fail-on's rules, one or several (`unverified,vacuous,visual`): the run fails when any of them says so."""
+
+    rules: tuple[FailOn, ...] = (FailOn.FAILED,)
+
+    @classmethod
+    def parse(cls, text: str) -> FailRules:
+        """`failed`, or rules separated by commas; ValueError naming what is wrong (an unknown rule, `never` with others)."""
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        known = {rule.value for rule in FailOn}
+        unknown = [name for name in names if name not in known]
+        if unknown or not names:
+            raise ValueError(f"{', '.join(map(repr, unknown)) or 'nothing'} is not one of {', '.join(sorted(known))}")
+        rules = tuple(dict.fromkeys(FailOn(name) for name in names))
+        if FailOn.NEVER in rules and len(rules) > 1:
+            raise ValueError("'never' cannot be combined with other rules")
+        return cls(rules)
+
+    def fails(self, run: RunResult) -> bool:
+        return any(rule.fails(run) for rule in self.rules)
+
+    def __contains__(self, rule: FailOn) -> bool:
+        return rule in self.rules
+
+    def __str__(self) -> str:
+        return ",".join(rule.value for rule in self.rules)
 
 
 class TraceMode(StrEnum):
@@ -132,7 +164,7 @@ class RunConfig:
     skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
     changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped
     impacted: bool = False  # --impacted: a test without paths runs only if the change touches a page it visits
-    fail_on: FailOn = FailOn.FAILED
+    fail_on: FailRules = field(default_factory=FailRules)
     comment: bool = True  # in a GitHub pull request run: post or update the sticky PR comment
     cache: Path | None = None  # replay cache folder; None = always run the agent
     max_tokens: int | None = None  # per test, overriding the manifest

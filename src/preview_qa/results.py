@@ -17,6 +17,7 @@ class Execution(StrEnum):
     AGENT = "agent"  # the agent drove it
     REPLAYED = "replayed"  # its recording replayed, without the agent
     REPLAY_FELL_BACK = "replay-fell-back"  # its recording stopped matching the app, and the agent ran it instead
+    EXACT = "exact"  # a test written as exact steps only (open, click, fill, select, press): code alone, nothing to replay
     NOT_RUN = "none"  # it never started
 
 
@@ -24,6 +25,7 @@ EXECUTION_WORDS = {
     Execution.AGENT: "agent",
     Execution.REPLAYED: "replayed",
     Execution.REPLAY_FELL_BACK: "replay → agent",
+    Execution.EXACT: "exact steps",
     Execution.NOT_RUN: "not run",
 }
 
@@ -134,6 +136,15 @@ class ExpectationOutcome(BaseModel):
     waited_s: float | None = None  # how long it did wait: until its condition held, or until that bound ran out
     # accessibility only: every violation axe-core found, each element with its data (left out of results.json if none)
     violations: list[AccessibilityViolation] = Field(default_factory=list, exclude_if=lambda v: not v)
+
+
+class QuoteCheck(BaseModel):
+    """One text the agent quoted as the evidence for its verdict, looked up in what the run's pages showed a person
+    (verdict/quotes.py): found or not, and where (`after step 2, on /checkout`)."""
+
+    quote: str
+    found: bool
+    where: str | None = None
 
 
 class ColorScheme(StrEnum):
@@ -378,6 +389,9 @@ class TestResult(BaseModel):
     visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
     step_results: list[StepResult] = Field(default_factory=list)  # its test steps (one for a task), in order
 
+    quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
+    unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
+
     @property
     def written_as_steps(self) -> bool:
         """More than one test step: the reports name them ("step 2 of 4 'Open the cart'"); a task reads as before."""
@@ -423,6 +437,8 @@ class TestResult(BaseModel):
             marks.append(f"{self.attempts} attempts")
         if self.proof is not None and self.proof.verdict in (ProofVerdict.VACUOUS, ProofVerdict.WEAK):  # --prove
             marks.append(f"{self.proof.verdict.value}: {self.proof.reason}")
+        if self.unverified and self.status is Status.PASSED:
+            marks.append(self.unverified)
         if self.changed:
             marks.append(f"changed: {self.changed}")
         if self.regression:
@@ -495,6 +511,11 @@ class RunResult(BaseModel):
     @property
     def healed(self) -> list[TestResult]:
         return [t for t in self.tests if t.healed]
+
+    @property
+    def unverified(self) -> list[TestResult]:
+        """The tests that passed on the agent's word alone: no quote found on a page, no page check of their own."""
+        return [t for t in self.tests if t.unverified and t.status is Status.PASSED]
 
     def proved(self, *verdicts: ProofVerdict) -> list[TestResult]:
         """The tests whose proof (--prove) ended in one of `verdicts`."""

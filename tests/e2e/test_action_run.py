@@ -140,6 +140,7 @@ def test_outputs_summary_and_the_sticky_comment(runs: Runs) -> None:
         "healed": "0",
         "changed": "0",
         "vacuous": "0",
+        "unverified": "0",
         "regressions": "0",
         "results-path": "results/results.json",
         "junit-path": "results/junit.xml",

@@ -1,4 +1,5 @@
-"""What a failing page check says it found, on a real page in Chromium: the nearest line, not the page's header."""
+"""What a failing page check says it found, on a real page in Chromium: the nearest line, not the page's header; and
+text counted as a person sees it (agent/page/shown.js), with why no one can see what is hidden."""
 
 from __future__ import annotations
 
@@ -54,7 +55,55 @@ def test_an_unwanted_text_says_where_it_is_and_url_and_title_say_what_was_there(
 def test_a_hidden_text_is_called_hidden_and_nothing_alike_is_not_dressed_up_as_a_match(site: DemoSite) -> None:
     html = "<h1>Orders</h1><p hidden>Payment confirmed</p><p>Shipping soon</p>"
     found = checks_on(f"{site.url}/", Expectations(text=["Payment confirmed", "Refund issued to your card"]), html)
-    assert found["text:visible text 'Payment confirmed'"].found == "it is on the page but hidden"
+    hidden = found["text:visible text 'Payment confirmed'"]
+    assert hidden.found == "it is in the page, but no one can see it: display: none (on <p>)"
     assert found["text:visible text 'Refund issued to your card'"].found == (
         "no visible line resembles it (the page shows 2 line(s) of text)"
     )
+
+
+SEEN = """<h1>Checkout</h1>
+<p style="opacity:0">Hidden by opacity</p>
+<div style="opacity:0.05"><p>Hidden by the opacity of its parent</p></div>
+<span style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0,0,0,0)">Hidden by clip</span>
+<span style="position:absolute;width:1px;height:1px;overflow:hidden">Hidden in one pixel</span>
+<div style="width:300px;height:0;overflow:hidden"><p>Hidden in no height</p></div>
+<p style="clip-path:inset(50%)">Hidden by clip-path</p>
+<p style="position:absolute;left:-9999px">Hidden off the left</p>
+<p style="text-indent:-9999px">Hidden by its indent</p>
+<p style="color:transparent">Hidden as transparent</p>
+<p style="font-size:0">Hidden at font-size zero</p>
+<p style="background:linear-gradient(red,blue);-webkit-background-clip:text;color:transparent">Shown as gradient text</p>
+<div style="height:3000px"></div><p>Shown below the fold</p>
+<textarea readonly>Shown in a textarea</textarea><input value="Shown in an input"><input placeholder="Shown as a placeholder">
+<input type=password value="Hidden password"><select><option>One</option><option selected>Shown as chosen</option></select>
+<div id=host></div>
+<script>document.getElementById("host").attachShadow({mode: "open"}).innerHTML = "<p>Shown in a shadow root</p>";</script>"""
+HIDDEN = {
+    "Hidden by opacity": "opacity 0 (on <p>)",
+    "Hidden by the opacity of its parent": "opacity 0.05 (on <div>)",
+    "Hidden by clip": "clipped to nothing (clip: rect(0px, 0px, 0px, 0px)) (on <span>)",
+    "Hidden in one pixel": "clipped to nothing (inside a 1×1 px <span> with overflow hidden)",
+    "Hidden in no height": "clipped to nothing (inside a 300×0 px <div> with overflow hidden)",
+    "Hidden by clip-path": "clipped to nothing (clip-path: inset(50%)) (on <p>)",
+    "Hidden off the left": "placed outside the page, 9999 px left of it",
+    "Hidden by its indent": "placed outside the page, 9991 px left of it",
+    "Hidden as transparent": "transparent text (color: transparent)",
+    "Hidden at font-size zero": "font-size 0",
+    "Hidden password": "it is the value of a password field",
+}
+
+
+def test_text_counts_where_a_person_could_see_it_and_a_field_shows_its_value(site: DemoSite) -> None:
+    shown = ["as gradient text", "below the fold", "in a textarea", "in an input", "as a placeholder", "as chosen"]
+    shown.append("in a shadow root")
+    expect = Expectations(text=[*HIDDEN, *(f"Shown {s}" for s in shown)], timeout=0.2)
+    found = {key.split("'")[1]: o for key, o in checks_on(f"{site.url}/", expect, SEEN).items()}
+    assert {text: o.found for text, o in found.items() if text in HIDDEN} == {
+        text: f"it is in the page, but no one can see it: {why}" for text, why in HIDDEN.items()
+    }
+    assert {text: o.found for text, o in found.items() if text not in HIDDEN} == {f"Shown {s}": "it is visible" for s in shown}
+    unwanted = checks_on(f"{site.url}/", Expectations(not_text=["Shown in a textarea", "Hidden by opacity"], timeout=0.2), SEEN)
+    assert [o.ok for o in unwanted.values()] == [False, True]
+    where = unwanted["not_text:no visible text 'Shown in a textarea'"].found
+    assert where == "it is visible in 'Shown in a textarea' (a <textarea> element)"

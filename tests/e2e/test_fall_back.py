@@ -29,7 +29,10 @@ tests:
 SCENARIOS = [
     {
         "match": "[price]",
-        "turns": [{"actions": [{"scroll": {"down": True}}]}, {"done": {"status": "pass", "reason": "It shows $19.99."}}],
+        "turns": [
+            {"actions": [{"scroll": {"down": True}}]},
+            {"done": {"status": "pass", "reason": "It shows $19.99.", "quotes": ["Price: $19.99"]}},
+        ],
         "other": "I think it passed!",  # the page check's answer: prose, no verdict
     }
 ]

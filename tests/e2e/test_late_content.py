@@ -74,7 +74,7 @@ def test_the_agents_first_step_sees_the_drawn_page(late: CliRun, name: str) -> N
 def test_an_absence_on_a_page_whose_content_never_arrives_fails_and_says_so(late: CliRun) -> None:
     t = late.test("never drawn")
     assert t["status"] == "failed", t
-    assert "the page shows no content" in t["reason"] and "its content never rendered" in t["reason"], t["reason"]
+    assert "the app never rendered" in t["reason"] and "its content never rendered" in t["reason"], t["reason"]
     settled = _settled(late, "never drawn")
     assert (settled["outcome"], settled["rendered"]) == ("bound reached", False), settled
 

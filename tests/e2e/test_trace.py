@@ -85,10 +85,10 @@ def test_failed_tests_keep_a_trace_and_a_passing_one_does_not(traced_run: CliRun
     assert f'<a href="{traced_run.test("price is wrong")["artifacts"]["trace"]}">trace.zip</a>' in report
 
 
-def test_the_trace_lists_each_agent_step_as_a_group(traced_run: CliRun) -> None:
+def test_the_trace_lists_each_agent_step_as_a_group_then_the_checks(traced_run: CliRun) -> None:
     events = trace_events(trace_of(traced_run, "price is wrong"))
     groups = [e.get("title") for e in events if e.get("type") == "before" and e.get("method") == "tracingGroup"]
-    assert groups == ["agent step 1", "agent step 2"], sorted({e.get("method") for e in events if e.get("method")})
+    assert groups == ["agent step 1", "agent step 2", "expectation checks"], sorted({e.get("method") for e in events})
     assert any(e.get("type") == "screencast-frame" for e in events)  # a test without secrets has its film strip
 
 

@@ -46,6 +46,7 @@ tests:
   - name: provider answers HTTP 500
     start: /product
     task: "[http-500] Read the price."
+    max_steps: 2  # each step's call is tried 3 times with the client's backoff: two show the error, four only wait
   - name: claims pass but expect fails
     start: /login
     task: "[false-pass] Log in with password <secret>pw</secret> and check the dashboard."
@@ -131,7 +132,7 @@ def test_real_pass(core_run: CliRun) -> None:
     assert t["reason"] == "Three orders listed."
     assert [e["ok"] for e in t["expectations"]] == [True, True, True]
     assert t["steps"] == 2
-    assert t["agent_report"] == {"status": "pass", "reason": "Three orders listed."}
+    assert t["agent_report"] == {"status": "pass", "reason": "Three orders listed.", "quotes": []}
 
 
 def test_negative_words_in_a_pass_reason_do_not_fail_it(core_run: CliRun) -> None:

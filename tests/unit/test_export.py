@@ -201,6 +201,21 @@ def test_an_accessibility_check_is_a_todo_with_its_settings_never_dropped() -> N
     assert "to_have_url" in source
 
 
+def test_appeared_is_asserted_right_after_the_last_action_and_not_appeared_is_a_todo() -> None:
+    toast = spec("Save", expect={"appeared": ["Saved!"], "not_appeared": ["Conflict"], "timeout": 3})
+    lines = code_lines(python_of(login_history(), toast))
+    click = lines.index('page.get_by_role("button", name="Log in", exact=True).click()')
+    assert lines[click + 1] == 'expect(page.get_by_text("Saved!").filter(visible=True).first).to_be_visible(timeout=3000)'
+    source = python_of(login_history(), toast)
+    assert "# expect.appeared: shown after the action above (it may be gone by the end)" in source
+    assert "# TODO: expect.not_appeared 'Conflict' was watched for from the last action that changed the page on" in source
+    ts = export_test(toast, login_history(), ORIGIN, "qa.yml:7", Language.TS)
+    assert (
+        "click();\n  // expect.appeared: shown after the action above (it may be gone by the end)\n  await expect(page.getByText("
+        '"Saved!").filter({ visible: true }).first()).toBeVisible({ timeout: 3000 });' in ts
+    )
+
+
 def test_a_test_on_a_device_says_so_as_a_todo() -> None:
     source = python_of({"history": []}, spec("Menu", device="iPhone 15", locale="de-DE"))
     assert "# TODO: it passed under iPhone 15, 393x659 at 3x, mobile, touch, locale de-DE; run it with the same" in source

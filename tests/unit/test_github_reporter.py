@@ -159,6 +159,7 @@ def test_outputs_use_the_delimiter_form(workspace: Path) -> None:
         "healed": "0",
         "changed": "0",
         "vacuous": "0",
+        "unverified": "0",
         "regressions": "0",
         "results-path": str(out / "results.json"),
         "junit-path": str(out / "junit.xml"),
@@ -264,7 +265,7 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     result = CliRunner().invoke(cli.main, ["run"], env=env)
     assert result.exit_code == 0, result.output
     assert seen[0].extra_headers == {"x-vercel-protection-bypass": "abc:def", "X-Other": "2"}
-    assert (seen[0].fail_on, seen[0].comment, seen[0].base_url) == ("errored", False, "https://pr-7.example.com")
+    assert (str(seen[0].fail_on), seen[0].comment, seen[0].base_url) == ("errored", False, "https://pr-7.example.com")
     bad = CliRunner().invoke(cli.main, ["run"], env={**env, "INPUT_EXTRA-HEADERS": "no colon here"})
     assert bad.exit_code == 2 and "--extra-header must look like 'Name: value' (got 'no colon here')" in bad.output
 

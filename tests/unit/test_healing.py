@@ -80,7 +80,7 @@ def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None
 def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     result, _ = healed_run()
     assert results_document(result)["totals"]["healed"] == 1
-    assert results_document(result)["schema_version"] == 10
+    assert results_document(result)["schema_version"] == 12
     assert json.loads(result.tests[0].model_dump_json())["healed"] is True
     assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
     summary = render_markdown(result, str, None, 60_000)
@@ -153,8 +153,8 @@ def test_only_a_page_that_changed_heals(case: str) -> None:
     assert (test.status, test.execution, test.fell_back) == (Status.PASSED, Execution.REPLAY_FELL_BACK, cause)
     assert test.healed is (cause is FallBack.PAGE_CHANGED) and calls == [RECORDING, None]
     assert FailOn.HEALED.fails(result) is test.healed
-    if not test.healed:
-        assert test.marks == [f"fell back, not healed: {cause.words}"]
+    if not test.healed:  # and its agent's pass quoted nothing, in a test without checks: on the agent's word
+        assert test.marks == [f"fell back, not healed: {cause.words}", test.unverified] and test.unverified
         assert result.healed == [] and results_document(result)["totals"]["healed"] == 0
 
 
@@ -169,7 +169,7 @@ def test_a_fall_back_is_shown_for_what_it_is(tmp_path: Path) -> None:
     result, _ = replayed_then_agent(GARBAGE)
     assert json.loads(result.tests[0].model_dump_json())["fell_back"] == "llm_answer"
     summary = render_markdown(result, str, None, 60_000)
-    assert "1 passed · 1 fell back to the agent (not healed)**" in summary and "Healed" not in summary
+    assert "1 passed · 1 fell back to the agent (not healed) · 1 on the agent's word" in summary and "Healed" not in summary
     assert "fell back, not healed\\: the page check's LLM answer was unusable" in summary
     assert "| replay → agent (3 LLM calls) |" in summary
     xml = render(result.tests, result).decode()
@@ -179,7 +179,9 @@ def test_a_fall_back_is_shown_for_what_it_is(tmp_path: Path) -> None:
     console.handle(TestFinished(result=result.tests[0]))
     console.handle(RunFinished(result=result))
     said = stream.getvalue()
-    assert "(fell back, not healed: the page check's LLM answer was unusable) t (0.0s, replay → agent (3 LLM calls))" in said
+    fell_back = "(fell back, not healed: the page check's LLM answer was unusable)"
+    assert f"{fell_back} (on the agent's word: it quoted nothing" in said
+    assert "no page check) t (0.0s, replay → agent (3 LLM" in said
     assert "PASSED: 1 passed, 1 fell back (not healed)" in said and "healed: instead" not in said
 
 

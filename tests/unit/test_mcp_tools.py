@@ -55,7 +55,7 @@ def _results(project: Path) -> Path:
             {"index": 2, "name": "Pay", "kind": "do", "status": "failed", "reason": "no confirmation"},
             {"index": 3, "name": "See the receipt", "kind": "do", "status": "not_run"},
         ],
-        "quotes": [{"text": "Pay now", "url": "http://preview.test/checkout"}],
+        "quotes": [{"quote": "Pay now", "found": True, "where": "at step 1, on /checkout"}],
     }
     log_in = {"name": "Log in", "file": "qa.yml", "line": 3, "status": "passed", "reason": "Logged in."}
     doc = {
@@ -130,7 +130,7 @@ def test_evidence_of_a_failure_redacted_fenced_with_its_failed_step_and_screensh
     }
     assert evidence["failed_checks"][0]["found"] == f"{OPEN}'Pay now'{CLOSE}"
     assert evidence["steps"][0]["did"] == f"{OPEN}Clicked button 'Pay now'{CLOSE}"
-    assert json.loads(evidence["quotes"][0][len(OPEN) : -len(CLOSE)])["text"] == "Pay now"
+    assert json.loads(evidence["quotes"][0][len(OPEN) : -len(CLOSE)])["quote"] == "Pay now"
     assert evidence["screenshot"] == f".preview-qa/mcp-runs/1/{folder_of('Checkout')}/final.png"
     image = result.content[1]
     assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"

@@ -18,6 +18,8 @@ from tests.builders import result
 from tests.conftest import clean_env, run_in_process
 from tests.fakes.github import FakeGitHub, runner_env
 
+WORD = "on the agent's word: it quoted nothing from the page, and the test has no page check"
+
 
 def shard_folder(folder: Path, tests: list[TestResult], duration: float) -> Path:
     """A results folder as a shard's `run` leaves it: results.json, junit.xml, and a file per test."""
@@ -47,14 +49,14 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
     one = shard_folder(
         tmp_path / "shard-1",
         [
-            result("a", line=3, usage=Usage(llm_calls=1, total_tokens=10)),
+            result("a", line=3, usage=Usage(llm_calls=1, total_tokens=10), unverified=WORD),
             result("c", Status.FAILED, line=9, usage=Usage(llm_calls=1, total_tokens=10)),
         ],
         duration=20,
     )
     two = shard_folder(
         tmp_path / "shard-2",
-        [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5)), result("d", Status.SKIPPED, line=12)],
+        [result("b", line=6, usage=Usage(llm_calls=1, total_tokens=5), unverified=WORD), result("d", Status.SKIPPED, line=12)],
         duration=30,
     )
     proc = run_in_process(["merge", str(one), str(two), "--out", str(tmp_path / "merged")], env=clean_env())
@@ -73,6 +75,7 @@ def test_merge_makes_one_run_in_manifest_order_with_every_artifact(tmp_path: Pat
         "regressions": 0,
         "vacuous": 0,
         "changed": 0,
+        "unverified": 2,  # one passed on the agent's word in each shard
     }
     assert results["usage"]["total_tokens"] == 25 and results["duration_s"] == 30
     for t in results["tests"]:

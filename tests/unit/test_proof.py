@@ -3,6 +3,7 @@ most four, and what the outcomes under them say about the test."""
 
 from __future__ import annotations
 
+from preview_qa.manifest.models import Expectations
 from preview_qa.results import ProofVerdict
 from preview_qa.verdict.agent_run import SeenRequest
 from preview_qa.verdict.proof import (
@@ -77,6 +78,12 @@ def test_a_read_after_a_write_is_noted_on_its_mutations() -> None:
 
 def test_the_expected_texts_include_the_data_the_test_wants() -> None:
     assert expected_texts(["Thanks"], {"price": " $19.99 ", "count": 3}) == ["Thanks", "$19.99"]
+
+
+def test_a_text_that_appeared_on_the_way_is_cut_by_the_text_removal_too() -> None:
+    expect = Expectations(text=["Profile"], appeared=["Saved!"], not_appeared=["Conflict"])
+    removal = choose_mutations([START, SAVE], expected_texts(expect.shown_texts, {}))[-1]
+    assert (removal.kind, removal.texts) == (MutationKind.TEXT_REMOVED, ("Profile", "Saved!"))
 
 
 def test_a_proof_replay_is_answered_with_the_own_run_s_answers_in_turn() -> None:

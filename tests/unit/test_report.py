@@ -14,7 +14,7 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
 from preview_qa.reporters.output.files import safe_name
 from preview_qa.reporters.output.files import test_dir as folder_of
-from preview_qa.results import Emulation, ExpectationOutcome, RunResult, Status, TestResult, Viewport
+from preview_qa.results import Emulation, ExpectationOutcome, QuoteCheck, RunResult, Status, TestResult, Viewport
 from tests.builders import result
 
 HOSTILE = 'Pricing <script>alert(1)</script> "quoted" <img src=x onerror=alert(2)>'
@@ -68,6 +68,7 @@ def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
         expectations=[ExpectationOutcome(check="text", expected=HOSTILE, found=HOSTILE, ok=False)],
         agent_report={"status": "fail", "reason": HOSTILE},
         final_url=f"javascript:alert(1)//{HOSTILE}",
+        quotes=[QuoteCheck(quote=HOSTILE, found=False), QuoteCheck(quote="Pricing", found=True, where=HOSTILE)],
     )
     events = [
         StepRecorded(
@@ -89,7 +90,19 @@ def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
     assert "script" not in tags and tags.count("img") == 1
     assert not any(k.startswith("on") for _, attrs in parser.tags for k in attrs)
     assert not any((attrs.get("href") or "").startswith("javascript") for _, attrs in parser.tags)
-    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 10
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 12
+
+
+def test_the_agent_s_quotes_are_listed_found_or_not_and_a_pass_on_its_word_is_marked(tmp_path: Path) -> None:
+    word = "on the agent's word: it quoted nothing from the page, and the test has no page check"
+    quoted = [
+        QuoteCheck(quote="Payment declined", found=True, where="at step 1, on /order"),
+        QuoteCheck(quote="Thanks", found=False),
+    ]
+    page = _render(tmp_path, [result("quoted", Status.FAILED, quotes=quoted), result("said so", unverified=word)])
+    assert "<td>Payment declined</td><td>at step 1, on /order</td>" in page
+    assert "<td>Thanks</td><td>no page of this run showed it</td>" in page
+    assert page.count('<span class="mark">on the agent&#39;s word: it quoted nothing') == 2  # the table and its card
 
 
 def test_steps_show_goal_actions_and_only_screenshots_that_exist(tmp_path: Path) -> None:

@@ -233,11 +233,11 @@ def test_the_flags_and_the_actions_inputs_reach_the_run_config(tmp_path: Path, m
         tmp_path, monkeypatch, "--retries", "2", "--baseline-url", "https://prod.example.com/", "--fail-on", "regressions"
     )
     assert outcome.exit_code == 0, outcome.output
-    assert (config.retries, config.baseline_url, config.fail_on) == (2, "https://prod.example.com", "regressions")
+    assert (config.retries, config.baseline_url, str(config.fail_on)) == (2, "https://prod.example.com", "regressions")
     outcome, config = cli_run(
         tmp_path, monkeypatch, env={"INPUT_RETRIES": "3", "INPUT_BASELINE-URL": "https://prod.x", "INPUT_FAIL-ON": "regressions"}
     )
-    assert (config.retries, config.baseline_url, config.fail_on) == (3, "https://prod.x", "regressions")
+    assert (config.retries, config.baseline_url, str(config.fail_on)) == (3, "https://prod.x", "regressions")
     outcome, config = cli_run(tmp_path, monkeypatch, env={"INPUT_RETRIES": "", "INPUT_BASELINE-URL": ""})
     assert (config.retries, config.baseline_url) == (None, None)  # the action's empty inputs
 

@@ -408,5 +408,6 @@ def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract()
     assert report_model(None).model_validate_json(accepted).model_dump() == {
         "status": "pass",
         "reason": "fine",
+        "quotes": [],
         "blocked_by": None,
     }

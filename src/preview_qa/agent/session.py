@@ -1,3 +1,5 @@
+# Over 400 lines: one test's named phases in one class, read top to bottom (the task's and, through SteppedSession,
+# a test written as steps); what they share is its attributes.
 """One test on a browser, in named phases: acquire a fresh context, drive it (agent or replay), collect what the run
 left, finish on the live page (checks, final screenshot) before the context closes. What needs browser-use (the
 agent, its session, the LLM's client) is imported where a test first needs it: a replay never loads browser-use."""
@@ -27,8 +29,9 @@ from preview_qa.agent.evidence.tracing import TestTrace
 from preview_qa.agent.guards import masking
 from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
-from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, settle
+from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, ground_quotes, settle
 from preview_qa.agent.page.settle import PageSettler
+from preview_qa.agent.page.sightings import Sightings
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
@@ -81,7 +84,8 @@ class TestSession:
         execution = Execution.REPLAYED if self.replaying else Execution.AGENT
         self.result = AgentRun(execution=execution, judge_requested=spec.judge and not self.replaying)
         self.workdir = tempfile.mkdtemp(prefix="test-", dir=self.tools.workroot)
-        self.evidence = EvidenceRecorder(spec.name, run.origin, run.start_url, run.emit)
+        self.sightings = Sightings(self._step_in_progress, run.origin)  # what the pages showed a person, from the start
+        self.evidence = EvidenceRecorder(spec.name, run.origin, run.start_url, run.emit, marked=self.sightings.mark)
         self.policy = RequestPolicy(
             spec.name, run.allowed_hosts, self.tools.redactor, run.emit, run.origin, self.tools.browser.extra_headers
         )
@@ -144,6 +148,7 @@ class TestSession:
         await self.proving.install(lease.context)
         self.evidence.attach(lease.browser, lease.context)
         self.settler.attach(lease.context)
+        self.sightings.attach(lease.context)
         DialogAnswerer(run.spec.name, run.spec.dialogs.prompt, run.emit, self._step_in_progress).attach(lease.context)
         if self.tools.browser.trace:
             self.trace = TestTrace(run.spec.name, with_screenshots=not run.secrets, emit=run.emit)
@@ -337,15 +342,16 @@ class TestSession:
                 result.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
                 # The checks wait `wait`, then say what they found: on a busy machine, until the final screenshot's turn
                 cap = max(wait + CLEANUP_RESERVE_S / 2, self.deadline - time.monotonic() - SHOT_TIMEOUT_S)
-                with self.phases("expectation checks"):
-                    checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait)
-                    result.expectations = await asyncio.wait_for(checks, cap)
+                with self.phases("expectation checks"):  # one group in the trace, each check one Playwright call a frame
+                    checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
+                    result.expectations = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
             except TimeoutError:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:
                 result.infrastructure_error = f"could not check the final page: {type(e).__name__}: {error_line(e)}"
             for outcome in result.expectations:
                 run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=outcome.model_dump()))
+        await ground_quotes(run.spec, result, page, self.sightings, self.tools.redactor.text)  # a stopped test's goals too
         if self.visual is not None and result.infrastructure_error is None:
             await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         step = self.replayer.pictured_at_end if self.replayer is not None and page is self.replayer.page else None
@@ -355,9 +361,7 @@ class TestSession:
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
-        if not self.replaying:
-            return self.result.steps + 1
-        return self.replayer.step if self.replayer is not None else None
+        return self.result.steps + 1 if not self.replaying else self.replayer.step if self.replayer is not None else None
 
     def _drive_limit(self) -> float:
         timeout = self.test_run.spec.timeout

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from preview_qa import app
-from preview_qa.config import FailOn
+from preview_qa.config import FailRules
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.results import PlanSummary, RunResult, StopReason, error_line
@@ -29,7 +29,7 @@ class RunEnded:
     """A run that ended with its results (cancelled or not), and the rule that says whether its tests fail it."""
 
     result: RunResult
-    fails: Callable[[RunResult], bool] = FailOn.FAILED.fails
+    fails: Callable[[RunResult], bool] = FailRules().fails
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import click
 from preview_qa import app
 from preview_qa.cli.exit_codes import RunEnded, command
 from preview_qa.cli.options import env, fail_on_option
-from preview_qa.config import DEFAULT_OUT, FailOn
+from preview_qa.config import DEFAULT_OUT, FailRules
 
 
 @command()
@@ -31,6 +31,6 @@ from preview_qa.config import DEFAULT_OUT, FailOn
     show_default=True,
     help="In a GitHub Actions pull request run: post or update one PR comment with the merged results.",
 )
-def merge(folders: tuple[Path, ...], out: Path, fail_on: FailOn, comment: bool) -> RunEnded:
+def merge(folders: tuple[Path, ...], out: Path, fail_on: FailRules, comment: bool) -> RunEnded:
     """Merge the results folders of several shards (`run --shard I/N`) into one, with one report and exit code."""
     return RunEnded(app.merge(list(folders), out, comment, os.environ), fail_on.fails)

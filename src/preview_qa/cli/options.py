@@ -9,14 +9,15 @@ from typing import Any
 
 import click
 
-from preview_qa.config import DEFAULT_OUT, FailOn, default_concurrency
+from preview_qa.config import DEFAULT_OUT, FailOn, FailRules, default_concurrency
 from preview_qa.providers import PROVIDERS
 
 FAIL_ON_HELP = (
-    "Exit 1 when a test failed or errored | only when one errored | only for regressions (with "
-    "--baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-    "drifted replay was healed by the agent | also when --prove found a test vacuous | also when a test looks different "
-    "from the default branch (expect.visual) | never."
+    "Exit 1 when a test failed or errored (failed) | only when one errored (errored) | only for regressions (regressions; "
+    "with --baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
+    "drifted replay was healed by the agent (healed) | also when --prove found a test vacuous (vacuous) | also when a "
+    "test looks different from the default branch (visual; expect.visual) | also when a test passed on the agent's word "
+    "alone (unverified) | never. Several rules, comma-separated, fail when any does: unverified,vacuous,visual."
 )
 
 
@@ -66,16 +67,22 @@ def verbose_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def fail_on_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--fail-on, handed to the command as a FailOn (`run` and `merge`)."""
+    """--fail-on, handed to the command as FailRules (`run` and `merge`): one rule or several, comma-separated."""
     return click.option(
         "--fail-on",
-        type=click.Choice([rule.value for rule in FailOn]),
         default=FailOn.FAILED.value,
         show_default=True,
         envvar=env("INPUT_FAIL-ON"),
-        callback=lambda _ctx, _param, value: FailOn(value),
+        callback=_fail_rules,
         help=FAIL_ON_HELP,
     )(f)
+
+
+def _fail_rules(_ctx: click.Context, param: click.Parameter, value: str) -> FailRules:
+    try:
+        return FailRules.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 def provider_option(help: str | None = None, from_env: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -19,6 +19,7 @@ from preview_qa.config import (
     BROWSER_START_TIMEOUT_S,
     DEFAULT_CACHE,
     FailOn,
+    FailRules,
     RunConfig,
     TraceMode,
     fall_back_recordings_kept,
@@ -239,7 +240,7 @@ def run(
     wait_timeout: float,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
-    fail_on: FailOn,
+    fail_on: FailRules,
     comment: bool,
     retries: int | None,
     baseline_url: str | None,
@@ -316,9 +317,9 @@ def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: fl
     return Planner(manifest, config, options)
 
 
-def _baseline_url(url: str | None, base_url: str, fail_on: FailOn) -> str | None:
+def _baseline_url(url: str | None, base_url: str, fail_on: FailRules) -> str | None:
     if not url:  # the action's empty input
-        if fail_on is FailOn.REGRESSIONS:
+        if FailOn.REGRESSIONS in fail_on:
             raise UsageError(
                 "--fail-on regressions needs --baseline-url: without a baseline no failure can be told apart from a regression."
             )

@@ -1,3 +1,5 @@
+# Over 400 lines: its docstring is the reference of the scenario format (about 45 lines), kept beside the server that
+# plays it.
 """ScriptedLLM: a server that plays scripted browser-use agent turns, over OpenAI chat or another provider's protocol.
 
 `ScriptedLLM(scenarios, provider="anthropic")` speaks that provider's own wire format (demo/wire.py, one per provider in
@@ -32,6 +34,7 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
         - hang: true              # never answer (until stop())
         - truncate: true          # send a Content-Length larger than the body, then close
         - delay: 2.0              # combinable with any turn: sleep before answering
+        - wait_for: toast-gone    # combinable: answer once `signal("toast-gone")` was called (a fixture page moved)
         - times: 1                # combinable with a fault: only the first N requests for this step get it; later
                                   # retries fall through to the NEXT turn. A `times` turn does not use up a step:
                                   # it prefixes the next turn (a trailing one applies every time).
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import defaultdict
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -65,6 +69,7 @@ _JUDGE_TASK = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
 _STEP = re.compile(r"<step_info>\s*Step\s*(\d+)", re.S)
 _BROWSER_STATE = re.compile(r"<browser_state>(.*?)</browser_state>", re.S)
 _ELEMENT = re.compile(r"^(\t*)(?:\|SHADOW\(\w+\)\|)?\*?(?:\|scroll element)?\[(\d+)\](<.*)$")
+WAIT_FOR_S = 30.0  # a signal that has not come by then never will: the turn is answered with an error
 _FAULT_KEYS = ("http_status", "raw", "content", "reset", "hang", "truncate")
 
 
@@ -263,6 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
             call["status"] = 0
             return
         try:
+            if "wait_for" in turn and not self.llm.signals[str(turn["wait_for"])].wait(WAIT_FOR_S):
+                raise ScriptError(f"the signal {turn['wait_for']!r} never came")
             self._answer(turn, body, raw, call)
         except ScriptError as e:
             call["status"] = 500
@@ -320,6 +327,11 @@ class ScriptedLLM(BackgroundServer):
         #  "status" (0: no complete answer), "path"}
         self.calls: list[dict[str, Any]] = []
         self._seen: dict[tuple[str, str, int | None], int] = defaultdict(int)
+        self.signals: defaultdict[str, threading.Event] = defaultdict(threading.Event)  # `signal`s, for `wait_for`
+
+    def signal(self, name: str) -> None:
+        """A turn that says `wait_for: name` is answered from now on."""
+        self.signals[name].set()
 
     def sleep(self, seconds: float) -> bool:
         """Sleep unless stopped; True if the server is stopping."""

@@ -79,8 +79,8 @@ class Prover:
         own = self._runs.pop(spec.name, None)
         if result.status is not Status.PASSED or own is None or recording is None:
             return result
-        texts = [*spec.expect.text, *(text for step in spec.steps or [] for text in step.expect.text)]  # each step's too
-        mutations = choose_mutations(own.requests, expected_texts(texts, spec.expect.data))
+        texts = [*spec.expect.shown_texts, *(text for step in spec.steps or [] for text in step.expect.shown_texts)]
+        mutations = choose_mutations(own.requests, expected_texts(texts, spec.expect.data))  # each step's texts too
         key = _key(spec, recording, own.content_hash, mutations)
         cached = self._load(key)
         if cached is not None:

@@ -306,6 +306,8 @@ class Runner:
             fell_back=facts.fell_back,
             emulation=spec.emulation,
             step_results=decision.steps or [task_step(spec, agent_run, verdict, final.healed, duration_s, agent_run.usage)],
+            quotes=decision.quotes,
+            unverified=decision.unverified,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:

@@ -1,3 +1,5 @@
+# Over 400 lines: the plan's types and the rules that fill them (operations, assertions, what becomes a TODO), one
+# vocabulary that both writers and the steps' plan read; apart, each reader would import from two places.
 """A recording and its test's `expect:` as a plan of Playwright operations and assertions (pure), which each language's
 writer renders: every recorded action becomes an operation, a note (it changed nothing on the page) or a TODO."""
 
@@ -55,6 +57,7 @@ class Op(StrEnum):
     WAIT = "wait"
     NOTE = "note"  # a recorded action the test need not repeat, and why
     TODO = "todo"  # a recorded action no Playwright call expresses: the team writes it
+    EXPECT_APPEARED = "expect_appeared"  # expect.appeared: asserted right after the last action that changed the page
 
 
 @dataclass(frozen=True)
@@ -176,8 +179,41 @@ def plan_test(spec: TestSpec, history: dict[str, Any], origin: str, where: str) 
     become paths under the base URL."""
     steps = agent_steps(spec, history, origin)
     assertions, unchecked = _assertions(spec)
+    steps, placed = _with_appeared(steps, spec)
+    if not placed:  # no recorded action to follow: asserted with the other checks
+        assertions = [*appeared_assertions(spec.expect), *assertions]
     todos = sum(1 for s in steps for o in s.operations if o.op is Op.TODO) + len(unchecked)
     return Plan(spec.name, where, steps, assertions, unchecked, todos)
+
+
+def _with_appeared(steps: list[StepPlan], spec: TestSpec) -> tuple[list[StepPlan], bool]:
+    """expect.appeared as assertions right after the last operation that changed the page (what the run's window
+    starts at: not a wait, nor a note), where a text that comes and goes is still shown; and whether there was one."""
+    expect = spec.expect
+    checks = [Operation(Op.EXPECT_APPEARED, 0, text=[t], number=expect.timeout * 1000) for t in expect.appeared]
+    moved = [(i, j) for i, s in enumerate(steps) for j, o in enumerate(s.operations) if o.op not in (Op.NOTE, Op.WAIT)]
+    if not checks or not moved:
+        return steps, not checks
+    i, j = moved[-1]
+    step = steps[i]
+    operations = [*step.operations[: j + 1], *(replace(c, step=step.number) for c in checks), *step.operations[j + 1 :]]
+    return [*steps[:i], replace(step, operations=operations), *steps[i + 1 :]], True
+
+
+def appeared_assertions(expect: Expectations) -> list[Assertion]:
+    """expect.appeared as text assertions, each saying it may be gone later (where they follow the actions)."""
+    ms = int(expect.timeout * 1000)
+    note = "expect.appeared: shown after the actions above (it may be gone by the end)"
+    return [Assertion(Check.TEXT, t, ms, note=note) for t in expect.appeared]
+
+
+def not_appeared_todos(expect: Expectations, where: str = "") -> list[str]:
+    """expect.not_appeared, which no Playwright assertion says: a TODO each."""
+    return [
+        f"{where}expect.not_appeared {comment_text(repr(t), 120)} was watched for from the last action that changed "
+        f"the page on (at least {expect.timeout:g} s): Playwright has no assertion that a text never showed; watch for it"
+        for t in expect.not_appeared
+    ]
 
 
 def agent_steps(spec: TestSpec, history: dict[str, Any], origin: str, before: int = 0) -> list[StepPlan]:
@@ -339,6 +375,7 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
                 f"expect.data.{comment_text(key, 60)} must be {comment_text(repr(value), 120)}: it was "
                 "checked on the data the agent read off the page; assert where the page shows it"
             )
+    unchecked += not_appeared_todos(expect)
     if spec.output_schema:
         unchecked.append("output_schema was checked on the data the agent read off the page; assert where it is shown")
     if (a11y := expect.accessibility) is not None:  # axe-core is no dependency of a plain Playwright test

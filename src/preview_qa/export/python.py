@@ -118,6 +118,10 @@ def _operation(o: Operation) -> list[str]:
         Op.WAIT: lambda: f"page.wait_for_timeout({o.number:g})",
         Op.NOTE: lambda: f"# not exported: {o.note}",
         Op.TODO: lambda: f"# TODO step {o.step}: {o.note}",
+        Op.EXPECT_APPEARED: lambda: (
+            "# expect.appeared: shown after the action above (it may be gone by the end)\n"
+            f"expect(page.get_by_text({_text(o.text)}).filter(visible=True).first).to_be_visible(timeout={o.number:g})"
+        ),
     }
     return fallback + code[o.op]().split("\n")
 

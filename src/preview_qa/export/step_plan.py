@@ -14,7 +14,9 @@ from preview_qa.export.plan import (
     StepPlan,
     Text,
     agent_steps,
+    appeared_assertions,
     comment_text,
+    not_appeared_todos,
     page_assertions,
     plan_test,
     secret_envs,
@@ -28,7 +30,7 @@ def plan_steps(spec: TestSpec, goals: dict[int, dict[str, Any]], origin: str, wh
     """The plan of a test written as steps whose every goal passed (`goals`: each one's recording, by test step)."""
     assert spec.steps is not None
     total, before = len(spec.steps), 0
-    blocks = []
+    blocks, unchecked = [], []
     for index, step in enumerate(spec.steps, start=1):
         title = comment_text(f"step {index} of {total}: {step.title}", 200)
         if step.kind is StepKind.DO:
@@ -36,10 +38,12 @@ def plan_steps(spec: TestSpec, goals: dict[int, dict[str, Any]], origin: str, wh
             before = max((s.number for s in steps), default=before)
         else:
             steps = [StepPlan(0, "", [_exact(spec, step)])]
-        blocks.append(Block(title, steps, page_assertions(spec.step_checks(index))))
+        checks = spec.step_checks(index)
+        blocks.append(Block(title, steps, [*appeared_assertions(checks), *page_assertions(checks)]))
+        unchecked += not_appeared_todos(checks, f"step {index}: ")
     own = plan_test(spec.model_copy(update={"task": "", "steps": None}), {}, origin, where)  # the test's own checks
     start = StepPlan(0, "", [Operation(Op.GOTO, 0, text=[spec.start])])
-    plan = Plan(spec.name, where, [start], own.assertions, own.unchecked, 0, blocks)
+    plan = Plan(spec.name, where, [start], own.assertions, [*unchecked, *own.unchecked], 0, blocks)
     todos = sum(1 for o in plan.operations if o.op is Op.TODO) + len(plan.unchecked)
     return Plan(plan.test, where, plan.steps, plan.assertions, plan.unchecked, todos, blocks)
 

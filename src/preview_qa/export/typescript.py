@@ -104,6 +104,11 @@ def _operation(o: Operation) -> list[str]:
         Op.WAIT: lambda: f"await page.waitForTimeout({o.number:g});",
         Op.NOTE: lambda: f"// not exported: {o.note}",
         Op.TODO: lambda: f"// TODO step {o.step}: {o.note}",
+        Op.EXPECT_APPEARED: lambda: (
+            "// expect.appeared: shown after the action above (it may be gone by the end)\n"
+            f"await expect(page.getByText({_text(o.text)}).filter({{ visible: true }}).first())"
+            f".toBeVisible({{ timeout: {o.number:g} }});"
+        ),
     }
     return fallback + code[o.op]().split("\n")
 

@@ -81,13 +81,28 @@ class Expectations(Strict):
     text: OneOrMore = Field(
         default_factory=list,
         description=(
-            "Text that must be visible on the final page (case-insensitive, whitespace-normalised, rendered and not "
-            "hidden): one string or a list, each must be there."
+            "Text that must be visible on the final page where a person could see it (case-insensitive, "
+            "whitespace-normalised; not hidden, transparent, clipped away or off the page; a field's value counts): one "
+            "string or a list, each must be there."
         ),
     )
     not_text: OneOrMore = Field(
         default_factory=list,
         description=("Text that must not be visible on the final page: one string or a list, none may be there."),
+    )
+    appeared: OneOrMore = Field(
+        default_factory=list,
+        description=(
+            "Text that must have been visible at some moment after the last action that changed the page, even if "
+            "it is gone by the end (a toast): one string or a list; each waits up to timeout if it has not shown yet."
+        ),
+    )
+    not_appeared: OneOrMore = Field(
+        default_factory=list,
+        description=(
+            "Text that must not have been visible at any moment after the last action that changed the page (an "
+            "error toast that flashes): one string or a list; watched for at least timeout after that action."
+        ),
     )
     title: str | None = Field(default=None, min_length=1, description="The final page's title contains this (case-insensitive).")
     data: dict[str, Any] = Field(
@@ -134,9 +149,10 @@ class Expectations(Strict):
         default=5,
         gt=0,
         description=(
-            "Seconds each page check (url, title, text, not_text, element, attribute, css) waits for its condition to "
-            "hold, as Playwright's expect does: text until it is visible, not_text until it is gone; at most the test's "
-            "timeout. Given in defaults, it applies also to tests with an expect of their own."
+            "Seconds each page check (url, title, text, not_text, appeared, element, attribute, css) waits for its "
+            "condition to hold, as Playwright's expect does: text until it is visible, not_text until it is gone; "
+            "not_appeared watches at least this long after the last action; at most the test's timeout. Given in "
+            "defaults, it applies also to tests with an expect of their own."
         ),
     )
 
@@ -146,7 +162,22 @@ class Expectations(Strict):
         return self.has_page_checks or self.accessibility is not None or bool(self.data)
 
     @property
+    def shown_texts(self) -> list[str]:
+        """The texts a page must show a person, at the end (`text`) or on the way (`appeared`): what --prove cuts."""
+        return [*self.text, *self.appeared]
+
+    @property
     def has_page_checks(self) -> bool:
         """Checks that code runs on the final page itself (data checks need the agent's report). Not accessibility:
         a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""
-        return bool(self.url or self.text or self.not_text or self.title or self.element or self.attribute or self.css)
+        return bool(
+            self.url
+            or self.text
+            or self.not_text
+            or self.appeared
+            or self.not_appeared
+            or self.title
+            or self.element
+            or self.attribute
+            or self.css
+        )

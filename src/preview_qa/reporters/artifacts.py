@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
 # for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual);
 # 10: step_results (a test's test steps; a task's one), beside `steps`, its agent steps
-SCHEMA_VERSION = 10
+# 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified; 12: path `exact` (exact steps alone)
+SCHEMA_VERSION = 12
 
 
 class ArtifactsReporter(Reporter):
@@ -244,6 +245,7 @@ def results_document(run: RunResult) -> dict[str, Any]:
             "regressions": len(run.regressions),
             "vacuous": len(run.proved(ProofVerdict.VACUOUS)),
             "changed": len(run.changed),
+            "unverified": len(run.unverified),
         },
         "usage": run.usage.model_dump(),
         "tests": [t.model_dump(mode="json") for t in run.tests],

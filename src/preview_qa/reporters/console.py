@@ -92,6 +92,7 @@ class ConsoleReporter(Reporter):
                 ("fell back (not healed)", run.fell_back),
                 ("regression(s)", run.regressions),
                 ("changed (expect.visual)", run.changed),
+                ("on the agent's word (unverified)", run.unverified),
             )
             if tests
         )

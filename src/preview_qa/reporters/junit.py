@@ -136,6 +136,8 @@ def _rerun_properties(test: TestResult) -> dict[str, str]:
         found["flaky"] = "true"
     if test.healed:
         found["healed"] = "true"
+    if test.unverified and test.status is Status.PASSED:  # it passed on the agent's word alone
+        found["unverified"] = test.unverified
     if test.changed:  # expect.visual: it looks different from the default branch
         found["visual_changed"] = test.changed
     if test.fell_back is not None:  # why its replay handed it to the agent: page_changed, llm_answer or tool

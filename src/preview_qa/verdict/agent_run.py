@@ -12,6 +12,7 @@ from pydantic.config import JsonDict
 
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, FallBack, StepExecution, Usage
+from preview_qa.verdict.quotes import PagesShown
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
 
@@ -46,6 +47,12 @@ class AgentReport(BaseModel):
     # Stripped first: a blank reason names no evidence.
     reason: Annotated[str, StringConstraints(strip_whitespace=True)] = Field(
         min_length=1, description="one sentence: the concrete evidence for the status", json_schema_extra=_without_min_length
+    )
+    # Looked up in what the run's pages showed a person (verdict/quotes.py): a pass citing text no page showed fails.
+    quotes: list[Annotated[str, StringConstraints(strip_whitespace=True)]] = Field(
+        default_factory=list,
+        description="the text on the page that shows the outcome, each copied verbatim from the page as it is "
+        "shown (a short line or phrase, one to three of them); it is looked up on the pages you saw",
     )
     data: dict[str, Any] | None = Field(default=None, description="the extracted data")
     blocked_by: BlockedBy | None = Field(default=None, description="only with status blocked: what blocked you")
@@ -158,6 +165,8 @@ class AgentRun:
     environment: Emulation | None = None  # what its pages saw (viewport, scale, user agent, locale...): kept with a recording
     visited: list[str] = field(default_factory=list)  # the URLs its main frames loaded or came to: kept with a recording
     visual_shots: dict[str, bytes] = field(default_factory=dict)  # expect.visual's screenshots: "final", and "3" by step
+    shown: PagesShown = field(default_factory=PagesShown, repr=False)  # what its pages showed a person (redacted)
+    quote_notes: dict[str, str] = field(default_factory=dict)  # a quote shown nowhere -> why no one sees it on the final page
     step_runs: list[StepRun] = field(default_factory=list)  # a test written as steps: each step that started, in order
 
 

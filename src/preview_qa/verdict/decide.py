@@ -14,6 +14,7 @@ from preview_qa.results import (
     REASON_LIMIT,
     Execution,
     ExpectationOutcome,
+    QuoteCheck,
     Status,
     StepResult,
     Verdict,
@@ -26,6 +27,7 @@ from preview_qa.secrets.redact import describe
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, LLMFault, SecretAttempt
 from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.quotes import grounding
 from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 
 
@@ -58,16 +60,20 @@ def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | N
 @dataclass(frozen=True)
 class Decision:
     """What the verdict makes of one run: the verdict, the agent's report when the verdict rests on it (valid, and
-    neither contradicted by its own success flag nor from a replay that drifted), and every expectation's outcome."""
+    neither contradicted by its own success flag nor from a replay that drifted), every expectation's outcome, the
+    report's quotes looked up, and why a pass stands on the agent's word alone (None: it does not, or no pass)."""
 
     verdict: Verdict
     report: AgentReport | None
     expectations: list[ExpectationOutcome]
     steps: list[StepResult] = field(default_factory=list)  # a test written as steps: each step's outcome (verdict/steps.py)
+    quotes: list[QuoteCheck] = field(default_factory=list)
+    unverified: str | None = None
 
 
 def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
-    """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike."""
+    """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike; a pass
+    holds only where its quotes were shown (verdict/quotes.py)."""
     report, invalid = parse_report(spec, agent_run.done.text) if agent_run.done else (None, None)
     expectations = list(agent_run.expectations)
     if report is not None and spec.expect.data:
@@ -78,7 +84,14 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
         # the page only says 401 Unauthorized").
         verdict = _error(blocked_line(BlockedBy.HOST_PROTECTION), [verdict.reason, *verdict.causes])
     unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
-    return Decision(verdict, None if unused else report, expectations)
+    kept = None if unused else report
+    grounded = grounding(spec, kept.quotes if kept is not None else [], agent_run.shown, agent_run.quote_notes)
+    if verdict.status is not Status.PASSED:
+        return Decision(verdict, kept, expectations, quotes=grounded.quotes)
+    if grounded.failed is not None:  # the checks held, but the agent's evidence is no page's: no pass
+        failed = _fail(grounded.failed, [agent_said_pass_line(verdict.reason)])
+        return Decision(failed, kept, expectations, quotes=grounded.quotes)
+    return Decision(verdict, kept, expectations, quotes=grounded.quotes, unverified=grounded.unverified)
 
 
 def _verdict(

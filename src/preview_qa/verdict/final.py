@@ -3,6 +3,7 @@ saved state, the baseline)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from preview_qa.manifest.models import TestSpec
@@ -53,7 +54,9 @@ def final_verdict(facts: Facts) -> Final:
             status=Status.ERRORED, reason="the test passed, but its browser state was not saved", causes=[verdict.reason]
         )
     return Final(
-        decision=Decision(verdict, decision.report, decision.expectations, decision.steps),
+        decision=dataclasses.replace(
+            decision, verdict=verdict, unverified=decision.unverified if verdict.status is Status.PASSED else None
+        ),
         healed=facts.fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
         drift=drift,
         regression=None if facts.baseline is None else facts.baseline is Status.PASSED,

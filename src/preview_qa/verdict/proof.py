@@ -175,7 +175,8 @@ def choose_mutations(requests: list[SeenRequest], texts: list[str]) -> list[Muta
 
 
 def expected_texts(texts: list[str], data: dict[str, Any]) -> list[str]:
-    """What a test expects to read on its pages: its `expect.text`, and the strings its `expect.data` wants."""
+    """What a test expects to read on its pages: its `expect.text` and `expect.appeared`, and the strings its
+    `expect.data` wants."""
     return list(dict.fromkeys([*texts, *(v.strip() for v in data.values() if isinstance(v, str) and v.strip())]))
 
 

@@ -14,6 +14,7 @@ from preview_qa.results import (
     Execution,
     ExpectationOutcome,
     FallBack,
+    QuoteCheck,
     Status,
     StepExecution,
     StepResult,
@@ -48,6 +49,8 @@ def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> De
     reasons: list[str] = []
     report: AgentReport | None = None
     expectations: list[ExpectationOutcome] = []
+    quotes: list[QuoteCheck] = []
+    word: str | None = None  # the first goal that passed on the agent's word alone
     for index, step in enumerate(spec.steps, start=1):
         step_run = ran.get(index)
         if first_bad is not None or step_run is None:
@@ -55,6 +58,8 @@ def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> De
             continue
         decision = step_decision(spec, step_run, run, judge_drift)
         expectations += [_named(o, index, len(spec.steps)) for o in decision.expectations]
+        quotes += decision.quotes
+        word = word or decision.unverified
         if index == spec.data_step:
             report = decision.report
         results.append(_result(step.title, step_run, decision.verdict))
@@ -63,7 +68,9 @@ def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> De
             first_bad = (index, decision.verdict)
     only = reasons[0] if len(spec.steps) == 1 and reasons else None
     verdict, final = _test_verdict(spec, run, first_bad, report, only)
-    return Decision(verdict, report, expectations + final, results)
+    checked = spec.expect.has_page_checks or any(spec.step_checks(i).has_page_checks for i in range(1, len(spec.steps) + 1))
+    unverified = word if verdict.status is Status.PASSED and not checked else None  # no check anywhere grounds it
+    return Decision(verdict, report, expectations + final, results, quotes=quotes, unverified=unverified)
 
 
 def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bool = False) -> Decision:
@@ -73,8 +80,9 @@ def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bo
     if not step.finished:
         reason = test.infrastructure_error or "the test stopped during this step"
         return Decision(Verdict(status=Status.ERRORED, reason=one_line(reason, REASON_LIMIT)), None, step.run.expectations)
-    if step.kind is StepKind.DO:
-        goal_run = dataclasses.replace(step.run, replay_error=None) if judge_drift else step.run
+    if step.kind is StepKind.DO:  # its quotes are looked up in what the test's pages showed
+        goal_run = dataclasses.replace(step.run, shown=test.shown, quote_notes=test.quote_notes)
+        goal_run = dataclasses.replace(goal_run, replay_error=None) if judge_drift else goal_run
         decision = decide(spec.goal(index), goal_run)
         if step.execution is StepExecution.REPLAY and step.drift is not None and not spec.heal:
             return Decision(not_healed(decision.verdict, drift_line(step.drift)), None, decision.expectations)

@@ -55,8 +55,16 @@ def is_favicon(url: str) -> bool:
 class EvidenceRecorder:
     """Turns browser events into Observed events and keeps a summary; also notices a dead browser or preview."""
 
-    def __init__(self, test: str, preview_origin: str, start_url: str, emit: Callable[[Observed], None]):
+    def __init__(
+        self,
+        test: str,
+        preview_origin: str,
+        start_url: str,
+        emit: Callable[[Observed], None],
+        marked: Callable[[], None] = lambda: None,
+    ):
         self.test, self.origin, self.start_url, self._emit = test, preview_origin, start_url, emit
+        self.marked = marked  # told of each action that could move the app, as it is about to run (`acted`)
         self.summary = EvidenceSummary()
         self.visits = Visits()  # the pages the test loads
         self.disconnected = False
@@ -85,8 +93,11 @@ class EvidenceRecorder:
 
     def acted(self, action: dict[str, Any], element: dict[str, Any] | None) -> None:
         """An action of the agent or the replay is about to run (not the start navigation): what the app requests from
-        now on follows it."""
-        self.last_action = action_label(action, element) or self.last_action
+        now on follows it, unless it only reads, waits or reports."""
+        label = action_label(action, element)
+        if label is not None:
+            self.last_action = label
+            self.marked()
 
     def unreachable(self, blocked: list[BlockedNavigation], unfinished: bool) -> str | None:
         """The infrastructure error the watchers saw, if any: a start page that never answered or loaded (or was sent

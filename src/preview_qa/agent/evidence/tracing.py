@@ -7,7 +7,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from preview_qa.events import Event, Observed, TraceRecorded
 from preview_qa.results import error_line
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from playwright.async_api import BrowserContext
 
 STOP_TIMEOUT_S = 10.0
+T = TypeVar("T")
 
 
 class TestTrace:
@@ -59,6 +60,14 @@ class TestTrace:
             self._open_group = False
             with contextlib.suppress(Exception):
                 await context.tracing.group_end()
+
+    async def grouped(self, label: str, work: Awaitable[T]) -> T:
+        """`work`, as one group of the trace (the checks phase: one row a check inside it)."""
+        await self.group(label)
+        try:
+            return await work
+        finally:
+            await self.group_end()
 
     async def stop(self, write: bool = True) -> None:
         """Stop tracing and hand the zip on (an event: the reporters decide whether to keep it), or, when it is not to

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.page.accessibility import axe_version, violations_on
-from preview_qa.agent.page.nearest import found_instead_of_text, found_title, found_url, frame_name, where_text_is
+from preview_qa.agent.page.nearest import (
+    found_instead_of_text,
+    found_title,
+    found_url,
+    frame_name,
+    nearest_line,
+    visible_lines,
+    where_text_is,
+)
+from preview_qa.agent.page.shown import look_for_text
 from preview_qa.agent.page.state import check_attribute, check_css, check_element
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
@@ -18,25 +26,31 @@ from preview_qa.verdict.accessibility import accessibility_outcome
 from preview_qa.verdict.data_checks import SHOWN
 
 if TYPE_CHECKING:
-    from playwright.async_api import Frame, Locator, Page
+    from playwright.async_api import Page
 
-POLL_S = 0.1  # between two looks at every frame, as Playwright's own expect retries
+    from preview_qa.agent.page.sightings import Sightings
 
 
-async def check_page(expect: Expectations, page: Page, wait_s: float | None = None) -> list[ExpectationOutcome]:
-    """Evaluate url, title, text, not_text and the state checks (element, attribute, css) on the live page, then
-    accessibility (axe-core, no wait). Like
-    Playwright's own `expect`, each check waits for its condition to hold (not_text: for the text to be gone), all at
-    once, up to `wait_s` seconds (expect.timeout unless given); what each one reports found is the page as it was when
-    its wait ended, and waited_s how long that wait really was."""
+async def check_page(
+    expect: Expectations, page: Page, wait_s: float | None = None, sightings: Sightings | None = None
+) -> list[ExpectationOutcome]:
+    """Evaluate url, title, text, not_text, appeared, not_appeared and the state checks (element, attribute, css) on
+    the live page, then accessibility (axe-core, no wait). Like Playwright's own `expect`, each check waits for its
+    condition to hold (not_text: for the text to be gone), all at once, up to `wait_s` seconds (expect.timeout unless
+    given); what each one reports found is the page as it was when its wait ended, and waited_s how long that wait
+    really was. Text counts where a person could see it (agent/page/shown.js); appeared and not_appeared judge what
+    the pages showed since the last action that changed them (`sightings`)."""
     wait = expect.timeout if wait_s is None else wait_s
     checks = []
     if expect.url is not None:
         checks.append(_url(page, expect.url, wait))
     if expect.title is not None:
         checks.append(_title(page, expect.title, wait))
-    checks += [_text(page, text, wait) for text in expect.text]
+    checks += [_text(page, text, wait, sightings) for text in expect.text]
     checks += [_not_text(page, text, wait) for text in expect.not_text]
+    if sightings is not None:
+        checks += [_appeared(sightings, text, wait) for text in expect.appeared]
+        checks += [_not_appeared(sightings, text, expect.timeout, wait) for text in expect.not_appeared]
     checks += [check_element(page, element, wait) for element in expect.element]
     checks += [check_attribute(page, attribute, wait) for attribute in expect.attribute]
     checks += [check_css(page, css, wait) for css in expect.css]
@@ -60,41 +74,72 @@ async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
     return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok, waited_s=waited)
 
 
-async def _text(page: Page, text: str, wait: float) -> ExpectationOutcome:
-    frame, waited = await _wait_for_text(page, text, wait, shown=True)
-    found = f"it is visible{frame_name(frame)}" if frame is not None else await found_instead_of_text(page, text)
-    return ExpectationOutcome(check="text", expected=f"visible text {text!r}", found=found, ok=frame is not None, waited_s=waited)
+async def _text(page: Page, text: str, wait: float, sightings: Sightings | None) -> ExpectationOutcome:
+    look = await look_for_text(page, text, wait, shown=True)
+    if look.hit is not None:
+        found = f"it is visible{frame_name(look.hit.frame)}"
+    else:
+        found = found_instead_of_text(look, text) + _came_and_went(sightings, text)
+    return ExpectationOutcome(
+        check="text", expected=f"visible text {text!r}", found=found, ok=look.hit is not None, waited_s=look.waited_s
+    )
 
 
 async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
-    frame, waited = await _wait_for_text(page, text, wait, shown=False)
+    look = await look_for_text(page, text, wait, shown=False)
     return ExpectationOutcome(
         check="not_text",
         expected=f"no visible text {text!r}",
-        found="it is not visible" if frame is None else await where_text_is(page, text),
-        ok=frame is None,
+        found="it is not visible" if look.hit is None else where_text_is(look.hit, text),
+        ok=look.hit is None,
+        waited_s=look.waited_s,
+    )
+
+
+def _came_and_went(sightings: Sightings | None, text: str) -> str:
+    """For a `text` check that failed: that the text did show after the last action, and went before the checks."""
+    seen = sightings.shown_since(text, sightings.marked_at) if sightings is not None else None
+    if sightings is None or seen is None:
+        return ""
+    after = max(0.0, seen.since - sightings.marked_at)
+    return (
+        f"; it was visible {after:.1f} s after the last action, in {clip(seen.text, SHOWN)!r}, and gone when the "
+        "checks ran: to check text that comes and goes (a toast), use `appeared`"
+    )
+
+
+async def _appeared(sightings: Sightings, text: str, wait: float) -> ExpectationOutcome:
+    seen, waited = await sightings.appeared(text, wait)
+    expected = f"text {text!r} visible at some moment after the last action"
+    if seen is not None:
+        found = f"it was visible {max(0.0, seen.since - sightings.marked_at):.1f} s after it, in {clip(seen.text, SHOWN)!r}"
+    else:
+        found = f"it was not visible at any moment after it{_nearest_since(sightings, text)}"
+    return ExpectationOutcome(check="appeared", expected=expected, found=found, ok=seen is not None, waited_s=waited)
+
+
+async def _not_appeared(sightings: Sightings, text: str, window: float, wait: float) -> ExpectationOutcome:
+    seen, waited = await sightings.not_appeared(text, window, wait)
+    watched = time.time() - sightings.marked_at
+    if seen is None:
+        found = f"it was not visible at any moment in the {watched:.1f} s after it"
+    else:
+        lasted = f" for {seen.until - seen.since:.1f} s" if seen.until is not None else ""
+        after = max(0.0, seen.since - sightings.marked_at)
+        found = f"it was visible {after:.1f} s after it{lasted}, in {clip(seen.text, SHOWN)!r}"
+    return ExpectationOutcome(
+        check="not_appeared",
+        expected=f"no visible text {text!r} at any moment after the last action",
+        found=found,
+        ok=seen is None,
         waited_s=waited,
     )
 
 
-async def _wait_for_text(page: Page, text: str, wait: float, shown: bool) -> tuple[Frame | None, float]:
-    """Look for `text` in every frame of the page (same- and cross-origin) until it is visible somewhere (`shown`) or
-    nowhere (not `shown`), or `wait` seconds have passed; the frame that shows it (None: none does), and how long it
-    took. Playwright's locators already reach into open shadow roots; they do not cross frames, hence the loop."""
-    start = time.monotonic()
-    while True:
-        frame = await _showing(page, text)
-        if (frame is not None) == shown or time.monotonic() - start >= wait:
-            return frame, round(time.monotonic() - start, 2)
-        await asyncio.sleep(POLL_S)
-
-
-async def _showing(page: Page, text: str) -> Frame | None:
-    for frame in page.frames:
-        with contextlib.suppress(Exception):  # a frame detached while we looked: it shows nothing any more
-            if await _visible(frame, text).count() > 0:
-                return frame
-    return None
+def _nearest_since(sightings: Sightings, text: str) -> str:
+    lines = [s.text for s in sightings.lines if s.until is None or s.until >= sightings.marked_at]
+    nearest = nearest_line(text, visible_lines("\n".join(lines)))
+    return f" (the closest text it showed: {nearest.line!r})" if nearest is not None else ""
 
 
 def _assert_that(target: Any) -> Any:
@@ -102,11 +147,6 @@ def _assert_that(target: Any) -> Any:
     from playwright.async_api import expect
 
     return expect(target)
-
-
-def _visible(frame: Frame, text: str) -> Locator:
-    """Playwright's own text and visibility rules: case-insensitive, whitespace-normalised, rendered and not hidden."""
-    return frame.get_by_text(text).filter(visible=True)
 
 
 async def _holds(assertion: Awaitable[None]) -> tuple[bool, float]:

@@ -3,15 +3,19 @@
 A MutationObserver is installed in every document of the page before its own scripts run
 (`Page.addScriptToEvaluateOnNewDocument` into an isolated world, as agent/guards/masking.py masks): the page's scripts can
 neither see it nor stop it, and it shares only the DOM with them. Each look asks that world (`Runtime.evaluate`) for the
-moments the DOM changed since the last look, and whether the page's <main> (its body, when it has none) shows any text
-or element. Only the top frame's document is watched: a frame's own changes are not seen."""
+moments the DOM changed since the last look, and whether the page's <main> (its body, when it has none) shows anything a
+person could see, by the rule of agent/page/shown.js: a shell holding only its stylesheet has not drawn. Only the top
+frame's document is watched: a frame's own changes are not seen."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from preview_qa.agent.page.shown import rule_in_world
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, CDPSession, Page
@@ -20,6 +24,7 @@ WORLD = "preview-qa-settle"
 READ_TIMEOUT_S = 1.0  # a look at a page that does not answer (a dialog open) is skipped, not waited for
 
 # Each change of the DOM as a moment on the document's clock (performance.now(), ms); at most the last 200 are kept.
+# The rule of what a person sees (agent/page/shown.js) is made once in this world, for the reads below.
 _OBSERVER = """(() => {
   if (globalThis.__settle) return;
   const state = globalThis.__settle = {drawn: [], changed: true, shown: null};
@@ -29,27 +34,23 @@ _OBSERVER = """(() => {
   }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
 })()"""
 
-# Whether the main content shows something (text, or a visible image, canvas, field, frame...), also in open shadow
-# roots; looked at again only when the DOM changed since (reading innerText lays the page out).
+# Whether the main content shows something a person could see (text outside <style>, <script> and <template>, or an
+# image, canvas, field, frame... of some size), also in open shadow roots: a shell holding only its stylesheet has not
+# drawn. Looked at again only when the DOM changed since (the read lays the page out).
 _READ = """(() => {
   const state = globalThis.__settle;
-  const visible = (el) => { const r = el.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 && el.checkVisibility({visibilityProperty: true}); };
-  const MEDIA = "img,svg,canvas,video,iframe,object,embed,input,select,textarea,button";
-  const shows = (root) => {
-    const text = root instanceof ShadowRoot ? Array.from(root.children, (c) => c.innerText || "").join("") : root.innerText;
-    if ((text || "").trim()) return true;
-    for (const el of root.querySelectorAll(MEDIA)) if (visible(el)) return true;
-    for (const el of root.querySelectorAll("*")) if (el.shadowRoot && shows(el.shadowRoot)) return true;
-    return false;
-  };
   if (state.changed || state.shown === null) {
     const main = document.querySelector("main, [role=main]") || document.body;
-    state.shown = !!main && shows(main); state.changed = false;
+    state.shown = !!main && globalThis.__pqaRule.shows(main); state.changed = false;
   }
   const drawn = state.drawn; state.drawn = [];
   return {now: performance.now(), drawn, shown: state.shown, web: /^https?:$/.test(location.protocol)};
 })()"""
+
+
+@functools.cache
+def _observer() -> str:
+    return f"{rule_in_world('__pqaRule')}\n{_OBSERVER}"
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Drawing:
             cdp = await context.new_cdp_session(page)
             await cdp.send("Page.enable")
             await cdp.send(
-                "Page.addScriptToEvaluateOnNewDocument", {"source": _OBSERVER, "worldName": WORLD, "runImmediately": True}
+                "Page.addScriptToEvaluateOnNewDocument", {"source": _observer(), "worldName": WORLD, "runImmediately": True}
             )
             tree = await cdp.send("Page.getFrameTree")
             return cls(cdp, tree["frameTree"]["frame"]["id"])
@@ -85,7 +86,10 @@ class Drawing:
         """The page now, or None if it did not answer in time."""
         with contextlib.suppress(Exception):
             async with asyncio.timeout(READ_TIMEOUT_S):
-                return _look(await self._evaluate(f"{_OBSERVER};\n{_READ}"))  # a document from before: watched from now
+                seen = await self._evaluate(f"(globalThis.__settle && globalThis.__pqaRule) ? {_READ} : null")
+                if seen is None:  # a document from before: watched from now
+                    seen = await self._evaluate(f"{_observer()};\n{_READ}")
+                return _look(seen)
         return None
 
     async def _evaluate(self, expression: str) -> Any:

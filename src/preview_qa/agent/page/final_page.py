@@ -10,17 +10,25 @@ from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
+from preview_qa.agent.page.shown import shown_text, why_hidden
 from preview_qa.events import Observed
 from preview_qa.manifest.models import Expectations, TestSpec
+from preview_qa.manifest.steps import StepKind
 from preview_qa.results import ExpectationOutcome
+from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.decide import parse_report
+from preview_qa.verdict.quotes import look_up
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-ABSENCES = frozenset({"not_text"})  # checks that hold when something is missing: never on a page showing nothing
+    from preview_qa.agent.page.sightings import Sightings
+
+ABSENCES = frozenset({"not_text", "not_appeared"})  # hold when something is missing: never on a page showing nothing
 NOTHING_SHOWN = (
-    "the page shows no content (nothing in its <main>, or its body, when the wait ended): an absence is judged "
-    "only on a page whose content has rendered"
+    "the app never rendered: its page shows nothing a person could see (no text outside <style> and <script>, no "
+    "image, canvas or field in its <main>, or its body, when the wait ended), and an absence is judged only on a page "
+    "whose content has rendered"
 )
 
 
@@ -32,11 +40,20 @@ async def settle(spec: TestSpec, page: Page, settler: PageSettler, bound_s: floa
 
 
 async def check_settled_page(
-    expect: Expectations, page: Page, settler: PageSettler, settled: Settled, wait_s: float
+    expect: Expectations,
+    page: Page,
+    settler: PageSettler,
+    settled: Settled,
+    wait_s: float,
+    sightings: Sightings | None = None,
+    final: bool = True,
 ) -> list[ExpectationOutcome]:
     """The page checks (the test's, or a step's), with what is left of the bound once settling took its share; a failed
-    check says what the page settled from (the request it waited for, where it moved)."""
-    outcomes = await check_page(expect, page, max(0.0, wait_s - settled.waited_s))
+    check says what the page settled from (the request it waited for, where it moved). appeared/not_appeared judge
+    what the pages showed since the last action that changed them (`sightings`)."""
+    if sightings is not None and final:
+        sightings.ending = True  # what shows from here on shows on the final page
+    outcomes = await check_page(expect, page, max(0.0, wait_s - settled.waited_s), sightings)
     if any(o.check in ABSENCES and o.ok for o in outcomes) and not await _shows_content(page, settler, settled):
         outcomes = [o.model_copy(update={"ok": False, "found": NOTHING_SHOWN}) if o.check in ABSENCES else o for o in outcomes]
     # Each reports the bound it shared with settling (expect.timeout, unless the test's deadline came first), not what
@@ -46,6 +63,31 @@ async def check_settled_page(
         return outcomes
     note = f"; before the checks, settling {settled.line()}"
     return [o if o.ok else o.model_copy(update={"found": o.found + note}) for o in outcomes]
+
+
+async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, sightings: Sightings, redact: Callable[[str], str]) -> None:
+    """What the run's pages showed (`sightings`, through `redact`), for the agent's quotes (verdict/quotes.py). For a
+    quote they never showed: why no one can see it on the final page, if it is there, and the final page's text in page
+    order (one look a quote, and one more, only then)."""
+    run.shown = shown = sightings.shown(redact)
+    quotes = reported_quotes(spec, run)
+    if not quotes or not shown.read:
+        return
+    missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
+    for quote in missing:
+        if (why := await why_hidden(page, quote)) is not None:
+            run.quote_notes[quote] = why
+    if missing:
+        with contextlib.suppress(Exception):  # else the lines in the order they came
+            shown.final = [redact(line) for line in (await shown_text(page)).splitlines()]
+
+
+def reported_quotes(spec: TestSpec, run: AgentRun) -> list[str]:
+    """The quotes of the agent's valid reports: a task's, or each goal's of a test written as steps."""
+    goals = [(spec.goal(s.index), s.run.done) for s in run.step_runs if s.kind is StepKind.DO]
+    reports = [(spec, run.done)] if spec.steps is None else goals
+    parsed = [parse_report(each, done.text)[0] for each, done in reports if done is not None]
+    return [quote for report in parsed if report is not None for quote in report.quotes]
 
 
 async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> bool:

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from preview_qa.results import clip, one_line
 
 if TYPE_CHECKING:
-    from playwright.async_api import Frame, Locator, Page
+    from playwright.async_api import Frame, Page
+
+    from preview_qa.agent.page.shown import Hit, TextLook
 
 RESEMBLES = 60  # rapidfuzz score (0-100) below which a line has too little in common with the text to be worth naming
 LINE_LIMIT = 160
 CONTEXT_LIMIT = 60
 MAX_LINES = 5000  # a page longer than this is searched in its first lines only
-READ_TIMEOUT_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -73,20 +73,16 @@ def frame_name(frame: Frame) -> str:
     return "" if frame.parent_frame is None else f" (in the frame at {frame.url})"
 
 
-async def found_instead_of_text(page: Page, text: str) -> str:
-    """For a `text` check that failed: that it exists but is hidden (and in which frame), or the visible line nearest
-    to it in any frame of the page, and which frame holds that line."""
-    for frame in page.frames:
-        with contextlib.suppress(Exception):  # a frame detached meanwhile has nothing to show
-            if await frame.get_by_text(text).count() > 0:
-                return f"it is on the page but hidden{frame_name(frame)}"
+def found_instead_of_text(look: TextLook, text: str) -> str:
+    """For a `text` check that failed: that it is in the page but no one can see it, and why (and in which frame), or
+    the visible line nearest to it in any frame of the page, and which frame holds that line."""
+    if look.why is not None:
+        why, frame = look.why
+        return f"it is in the page, but no one can see it: {why}{frame_name(frame)}"
     best: tuple[Nearest, Frame] | None = None
     total = 0
-    for frame in page.frames:
-        try:
-            lines = visible_lines(await frame.locator("body").inner_text(timeout=READ_TIMEOUT_MS))
-        except Exception:  # no body (an image, a PDF, a blank page being replaced): nothing visible to compare with
-            continue
+    for frame, lines in look.lines:
+        lines = visible_lines("\n".join(lines))
         total += len(lines)
         near = nearest_line(text, lines)
         if near is not None and (best is None or near.score > best[0].score):
@@ -96,26 +92,12 @@ async def found_instead_of_text(page: Page, text: str) -> str:
     return describe_nearest(best[0], total) + frame_name(best[1])
 
 
-async def where_text_is(page: Page, text: str) -> str:
-    """For a `not_text` check that failed: the element that shows the text, which frame it is in, and in how many
-    places it is visible."""
-    for frame in page.frames:
-        with contextlib.suppress(Exception):
-            shown = frame.get_by_text(text).filter(visible=True)
-            count = await shown.count()
-            if count:
-                return await _where_shown(shown, count, text) + frame_name(frame)
-    return "it is visible"
-
-
-async def _where_shown(shown: Locator, count: int, text: str) -> str:
-    try:
-        inside = " ".join((await shown.first.inner_text(timeout=READ_TIMEOUT_MS)).split())
-        tag = await shown.first.evaluate("element => element.localName", timeout=READ_TIMEOUT_MS)
-    except Exception:
-        return f"it is visible in {count} place(s)"
-    more = f", and {count - 1} more place(s)" if count > 1 else ""
-    return f"it is visible in {_around(inside, text.lower(), LINE_LIMIT)!r} (a <{tag}> element{more})"
+def where_text_is(hit: Hit, text: str) -> str:
+    """For a `not_text` check that failed: the line that shows the text, the element it is in, which frame, and in how
+    many lines it is visible."""
+    more = f", and {hit.count - 1} more place(s)" if hit.count > 1 else ""
+    line = _around(hit.line, text.lower(), LINE_LIMIT)
+    return f"it is visible in {line!r} (a <{hit.tag}> element{more}){frame_name(hit.frame)}"
 
 
 async def found_url(page: Page) -> str:

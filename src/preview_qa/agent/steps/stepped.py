@@ -92,8 +92,10 @@ class SteppedSession(TestSession):
         if self.page is not None and not self.page.is_closed() and _worth_checking(step_run):
             expect = spec.step_checks(index)
             # A step with no checks settles only a page still busy (settle, then judge: nothing to judge); the test's
-            # own checks settle the last page, and the next step waits for its element or settles its own start
-            if expect.checks_anything or self.settler.waiting(self.page):
+            # own checks settle the last page, and the next step waits for its element or settles its own start. A
+            # step's picture compared on the baseline (expect.visual steps: true) is of a settled page
+            compared = self.visual is not None and self.visual.visual.steps
+            if expect.checks_anything or compared or self.settler.waiting(self.page):
                 step_run.run.expectations = await self._checks(self.page, expect)
         step_run.finished = True
         decision = step_decision(spec, step_run, self.result, judge_drift=self.test_run.proof is not None)
@@ -191,7 +193,7 @@ class SteppedSession(TestSession):
         wait = check_wait(expect, self.deadline - time.monotonic())
         with self.phases("a step's checks (settling, then the checks)"):
             settled = await settle(run.spec, page, self.settler, wait, run.emit)
-            outcomes = await check_settled_page(expect, page, self.settler, settled, wait)
+            outcomes = await check_settled_page(expect, page, self.settler, settled, wait, self.sightings, final=False)
         for outcome in outcomes:
             detail = outcome.model_dump()
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=detail))
@@ -260,11 +262,14 @@ def _worth_checking(step_run: StepRun) -> bool:
 
 
 def _how_run(result: AgentRun) -> Execution:
-    """A step test's `path`: a goal handed to the agent from its replay, else any goal by the agent, else replayed."""
+    """A step test's `path`: a goal handed to the agent from its replay, else any goal by the agent, else any replayed,
+    else exact steps alone."""
     executions = {s.execution for s in result.step_runs}
     if StepExecution.HEALED in executions or any(s.fell_back for s in result.step_runs):
         return Execution.REPLAY_FELL_BACK
-    return Execution.AGENT if StepExecution.AGENT in executions else Execution.REPLAYED
+    if StepExecution.AGENT in executions:
+        return Execution.AGENT
+    return Execution.REPLAYED if StepExecution.REPLAY in executions else Execution.EXACT
 
 
 def _spent(now: Usage, then: Usage) -> Usage:

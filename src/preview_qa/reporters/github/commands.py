@@ -82,6 +82,7 @@ def outputs(run: RunResult, out: Path) -> str:
         "healed": str(len(run.healed)),
         "changed": str(len(run.changed)),
         "vacuous": str(len(run.proved(ProofVerdict.VACUOUS))),
+        "unverified": str(len(run.unverified)),
         "regressions": str(len(run.regressions)),
         "results-path": str(out / RESULTS),
         "junit-path": str(out / JUNIT),

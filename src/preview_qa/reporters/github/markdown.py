@@ -84,6 +84,7 @@ def _head(run: RunResult, relative: Any) -> list[str]:
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
     counts += f" · {len(run.fell_back)} fell back to the agent (not healed)" if run.fell_back else ""
+    counts += f" · {len(run.unverified)} on the agent's word (unverified)" if run.unverified else ""
     head = [
         f"### {EMOJI[run.status]} preview-qa: {run.status.value}",
         f"**{counts}** of {len(run.tests)} test(s) from {md_cell(relative(run.manifest))} against "
@@ -95,6 +96,15 @@ def _head(run: RunResult, relative: Any) -> list[str]:
         head += [
             f"🩹 **Healed: {len(run.healed)}**: {names} (the replay drifted and the agent passed instead; "
             "`--fail-on healed` or `heal: false` make that fail)",
+            "",
+        ]
+    if run.unverified:
+        names = ", ".join(md_cell(t.name, 120) for t in run.unverified[:FLAGGED_SHOWN])
+        more = f" and {len(run.unverified) - FLAGGED_SHOWN} more" if len(run.unverified) > FLAGGED_SHOWN else ""
+        head += [
+            f"🗣️ **On the agent's word: {len(run.unverified)}**: {names}{more} (passed with no text the agent quoted "
+            "found on a page and no page check of their own; add an `expect` on what the app shows, or "
+            "`--fail-on unverified` makes that fail)",
             "",
         ]
     head += _proofs(run)

@@ -1,0 +1,231 @@
+"""End to end: a pass the page really supports (issue #44), on the fixture pages of tests/site/grounded.py. The
+agent's quotes are looked up in what the pages showed a person: one no page showed fails, one read off a field's
+value passes, one read off a canvas is unverified, and a pass with neither quotes nor checks is unverified (and
+`--fail-on unverified` fails the run on it). Text counts where a person could see it: opacity 0 and the
+visually-hidden pattern fail `text`, a read-only field's value passes it, a shell holding only its stylesheet never
+drew. A toast that came and went passes `appeared` and fails a plain `text` with the hint; an error toast after a 409
+fails `not_appeared`, on the agent's run and on a replay alike. The checks are one group of the trace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from preview_qa.demo.scripted_llm import ScriptedLLM
+from tests.conftest import CliRun, clean_env, preview_qa_run, run_in_process
+from tests.site.grounded import GroundedSite
+
+pytestmark = pytest.mark.e2e
+
+MANIFEST = """\
+version: 1
+defaults: {max_steps: 4, timeout: 90}
+tests:
+  - name: hallucinated quote
+    start: /order
+    task: "[hallucinated] Check that the order was confirmed."
+  - name: hidden text
+    start: /order
+    task: "[opacity] Check that the order was confirmed."
+    expect: {text: Order confirmed}
+  - name: visually hidden text
+    start: /hidden
+    task: "[clipped] Check that the order was confirmed."
+    expect: {text: Order confirmed}
+  - name: grounded quote
+    start: /greet
+    task: "[quoted] Check the greeting for Ada."
+  - name: field value
+    start: /greet
+    task: "[field] Check the greeting for Ada is shown."
+    expect: {text: "Hello, Ada!"}
+  - name: on the agent's word
+    start: /greet
+    task: "[word] Check the greeter page works."
+  - name: canvas quote
+    start: /chart
+    task: "[chart] Read the revenue off the chart."
+  - name: never drawn
+    start: /shell
+    task: "[shell] Check that the greeting is gone."
+    expect: {not_text: Say hello, timeout: 2}
+  - name: toast appeared
+    start: /toast?signal=appeared
+    task: "[toast-appeared] Save the profile and check that it says it saved."
+    expect: {appeared: Saved!}
+  - name: toast as text
+    start: /toast?signal=text
+    task: "[toast-text] Save the profile and check that it says it saved."
+    expect: {text: Saved!}
+  - name: conflict flashes
+    start: /conflict?always=1
+    task: "[conflict-always] Save the profile and check that no conflict is reported."
+    expect: {not_appeared: Conflict}
+  - name: conflict replayed
+    start: /conflict
+    task: "[conflict-replayed] Save the profile and check that no conflict is reported."
+    heal: false
+    expect: {not_appeared: Conflict}
+"""
+
+
+def _done(match: str, quotes: list[str], *actions: dict[str, Any], wait_for: str | None = None) -> dict[str, Any]:
+    done = {"done": {"status": "pass", "reason": "It works.", "quotes": quotes}, **({"wait_for": wait_for} if wait_for else {})}
+    turns = [{"actions": list(actions), "goal": "act"}] if actions else []
+    return {"match": match, "turns": [*turns, done]}
+
+
+SAVE = {"click": {"element": "Save"}}
+SCENARIOS = [
+    _done("[hallucinated]", ["Payment declined", "Thank you for your order"]),
+    _done("[opacity]", ["Order confirmed"]),
+    _done("[clipped]", []),
+    _done("[quoted]", ["Hello, Ada!"]),
+    _done("[field]", []),
+    _done("[word]", []),
+    _done("[chart]", ["Revenue 42"]),
+    _done("[shell]", []),
+    _done("[toast-appeared]", ["Saved!"], SAVE, wait_for="appeared"),
+    _done("[toast-text]", [], SAVE, wait_for="text"),
+    _done("[conflict-always]", [], SAVE),
+    _done("[conflict-replayed]", ["Profile saved"], SAVE),
+]
+
+
+@dataclass
+class Runs:
+    agent: CliRun  # every test by the agent, --fail-on unverified
+    replay: CliRun  # "conflict replayed" from the cache, with every save now answering 409
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    folder = tmp_path_factory.mktemp("grounded")
+    manifest = folder / "qa.yml"
+    manifest.write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+    env = clean_env()
+    del env["PREVIEW_QA_NO_CACHE"]
+    cache = ("--cache", str(folder / "cache"))
+    with GroundedSite() as site, ScriptedLLM(SCENARIOS) as llm:
+        site.on_signal = llm.signal
+        every = ("--concurrency", "4", "--fail-on", "unverified")
+        agent = preview_qa_run(manifest, site.url, folder / "agent", llm, *cache, *every, env=env)
+        site.conflict = True
+        replay = preview_qa_run(manifest, site.url, folder / "replay", llm, *cache, "--only", "conflict replayed", env=env)
+        yield Runs(agent, replay, folder)
+
+
+def test_a_quote_no_page_showed_fails_the_pass_naming_it_and_what_the_page_shows(runs: Runs) -> None:
+    t = runs.agent.test("hallucinated quote")
+    assert t["status"] == "failed", t
+    assert t["reason"].startswith(
+        "the agent cited 'Thank you for your order', which no page of this run showed; the final page shows "
+        "'Checkout · Payment declined: your card was refused.'"
+    ), t["reason"]
+    assert t["quotes"] == [
+        {"quote": "Payment declined", "found": True, "where": "at step 1, on /order"},
+        {"quote": "Thank you for your order", "found": False, "where": None},
+    ]
+    assert t["unverified"] is None
+
+
+def test_text_no_one_can_see_fails_saying_why(runs: Runs) -> None:
+    hidden = runs.agent.test("hidden text")
+    assert hidden["status"] == "failed"
+    assert "found it is in the page, but no one can see it: opacity 0 (on <p>)" in hidden["reason"], hidden["reason"]
+    assert hidden["quotes"] == [{"quote": "Order confirmed", "found": False, "where": None}]  # the agent read hidden text
+    clipped = runs.agent.test("visually hidden text")
+    assert clipped["status"] == "failed"
+    assert "no one can see it: clipped to nothing (clip: rect(0px, 0px, 0px, 0px))" in clipped["reason"], clipped["reason"]
+
+
+def test_a_quote_from_a_field_grounds_a_pass_and_a_field_value_is_text(runs: Runs) -> None:
+    quoted = runs.agent.test("grounded quote")
+    assert (quoted["status"], quoted["unverified"]) == ("passed", None), quoted
+    assert quoted["quotes"] == [{"quote": "Hello, Ada!", "found": True, "where": "at step 1, on /greet"}]
+    field = runs.agent.test("field value")
+    assert (field["status"], field["unverified"]) == ("passed", None), field  # its page check grounds it
+    assert field["expectations"][0]["found"] == "it is visible"
+
+
+def test_a_pass_on_the_agent_s_word_alone_is_unverified_and_fail_on_unverified_fails_the_run(runs: Runs) -> None:
+    word = runs.agent.test("on the agent's word")
+    assert word["status"] == "passed"
+    assert word["unverified"] == "on the agent's word: it quoted nothing from the page, and the test has no page check"
+    canvas = runs.agent.test("canvas quote")
+    assert canvas["status"] == "passed"
+    assert canvas["unverified"] == (
+        "on the agent's word: the agent cited 'Revenue 42', which no page of this run showed as text; it may have "
+        "read it off a picture (a canvas in view at step 1, on /chart)"
+    )
+    results = runs.agent.results
+    assert results["totals"]["unverified"] == 2 and results["schema_version"] == 12
+    assert "2 on the agent's word (unverified)" in runs.agent.stdout
+    # The run's passing tests alone, merged: `--fail-on unverified` fails on them, the default does not.
+    passing = runs.folder / "passing"
+    shutil.copytree(runs.agent.out, passing)
+    kept = {**results, "tests": [t for t in results["tests"] if t["status"] == "passed"]}
+    (passing / "results.json").write_text(json.dumps(kept), encoding="utf-8")
+    for rules, code in (("unverified", 1), ("failed", 0), ("vacuous,unverified", 1), ("visual,changed", 2)):
+        merged = run_in_process(["merge", str(passing), "--out", str(runs.folder / f"merged-{code}"), "--fail-on", rules])
+        assert merged.returncode == code, (rules, merged.stdout, merged.stderr)
+
+
+def test_a_shell_that_never_drew_is_not_drawn(runs: Runs) -> None:
+    t = runs.agent.test("never drawn")
+    assert t["status"] == "failed"
+    assert "found the app never rendered: its page shows nothing a person could see" in t["reason"], t["reason"]
+
+
+def test_a_toast_that_came_and_went_passes_appeared_and_fails_text_with_the_hint(runs: Runs) -> None:
+    appeared = runs.agent.test("toast appeared")
+    assert (appeared["status"], appeared["unverified"]) == ("passed", None), appeared
+    assert appeared["expectations"][0]["found"].startswith("it was visible "), appeared["expectations"]
+    assert appeared["quotes"][0]["found"] is True
+    text = runs.agent.test("toast as text")
+    assert text["status"] == "failed"
+    assert "and gone when the checks ran: to check text that comes and goes (a toast), use `appeared`" in text["reason"]
+
+
+def test_an_error_toast_that_flashed_fails_not_appeared_on_the_agent_s_run_and_on_a_replay(runs: Runs) -> None:
+    agent = runs.agent.test("conflict flashes")
+    assert agent["status"] == "failed"
+    assert agent["reason"].startswith(
+        "expectation not_appeared failed: expected no visible text 'Conflict' at any moment after the last action, found "
+        "it was visible "
+    ), agent["reason"]
+    assert "'Conflict: someone else saved first'" in agent["reason"]
+    recorded = runs.agent.test("conflict replayed")
+    assert recorded["status"] == "passed", recorded  # the save answered 200: nothing flashed, and it was cached
+    replayed = runs.replay.test("conflict replayed")
+    assert (replayed["status"], replayed["path"]) == ("failed", "replayed"), replayed
+    assert "expectation not_appeared failed" in replayed["reason"] and "Conflict: someone else" in replayed["reason"]
+
+
+def test_the_checks_are_one_group_of_the_trace_one_call_a_check(runs: Runs) -> None:
+    t = runs.agent.test("hidden text")
+    calls = trace_calls(runs.agent.out / str(t["artifacts"]["trace"]))
+    group = next(c for c in calls if c["title"] == "expectation checks")
+    inside = [c for c in calls if c["parent"] == group["id"]]
+    assert [c["method"] for c in inside] == ["evaluateExpression"], inside  # the text check: one call waiting in the page
+    assert not any("count" in c["method"].lower() for c in calls), calls
+
+
+def trace_calls(path: Path) -> list[dict[str, Any]]:
+    """The trace's actions in order: each call's id, method, title and the group it is in."""
+    with zipfile.ZipFile(path) as z:
+        lines = [json.loads(line) for name in z.namelist() if name.endswith(".trace") for line in z.read(name).splitlines()]
+    return [
+        {"id": e["callId"], "method": e.get("method", ""), "title": e.get("title", ""), "parent": e.get("parentId")}
+        for e in lines
+        if e.get("type") == "before"
+    ]
