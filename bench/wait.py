@@ -141,23 +141,23 @@ def run_command(qa: Path, site_url: str, llm_url: str, out: Path, *extra: str) -
     return [*command, "--llm-base-url", llm_url, "--api-key", "bench", "--model", "scripted", *extra]
 
 
-def passed(run: Timed) -> Timed:
+def every_test(run: Timed, key: str, value: str, said: str) -> Timed:
+    """`run`, once every test in its results.json has `value` as its `key`; else the bench stops, naming the others."""
     assert run.out is not None
     results = json.loads((run.out / "results.json").read_text(encoding="utf-8"))
-    failed = [t["name"] for t in results["tests"] if t["status"] != "passed"]
-    if failed:
-        raise SystemExit(f"bench: {failed} did not pass; see {run.out}")
+    others = [t["name"] for t in results["tests"] if t[key] != value]
+    if others:
+        raise SystemExit(f"bench: {others} {said}; see {run.out}")
     return run
+
+
+def passed(run: Timed) -> Timed:
+    return every_test(run, "status", "passed", "did not pass")
 
 
 def replayed(run: Timed) -> Timed:
     """A replay turn that replayed every test (a cache miss would time the agent instead)."""
-    assert run.out is not None
-    results = json.loads((run.out / "results.json").read_text(encoding="utf-8"))
-    agent = [t["name"] for t in results["tests"] if t["path"] != "replayed"]
-    if agent:
-        raise SystemExit(f"bench: {agent} did not replay; see {run.out}")
-    return run
+    return every_test(run, "path", "replayed", "did not replay")
 
 
 def ours(src: Path, command: list[str], out: Path) -> Timed:

@@ -197,8 +197,13 @@ class BrowserPool:
             self._warming.add_done_callback(lambda task: task.cancelled() or task.exception())  # raised to a test
 
     async def _warm(self) -> PooledBrowser:
+        return await self._started(lambda attempt, reason: self._warm_tries.append((attempt, reason)), warm=True)
+
+    async def _started(self, on_failed_try: Callable[[int, str], None], warm: bool) -> PooledBrowser:
+        """A browser launched as counted in `_starting`, then running: held by the test that launched it, or, a warm
+        start, free with its failed tries for its first test; its waiters are told either way."""
         try:
-            pooled = await self._launch(lambda attempt, reason: self._warm_tries.append((attempt, reason)))
+            pooled = await self._launch(on_failed_try)
         except BaseException:
             async with self._changed:
                 self._starting -= 1
@@ -206,7 +211,10 @@ class BrowserPool:
             raise
         async with self._changed:
             self._starting -= 1
-            pooled.failed_tries, self._warm_tries = self._warm_tries, []
+            if warm:
+                pooled.failed_tries, self._warm_tries = self._warm_tries, []
+            else:
+                pooled.holders = 1
             self._running.add(pooled)
             self._changed.notify_all()
         return pooled
@@ -251,19 +259,7 @@ class BrowserPool:
                     self._starting += 1
                     break
                 await self._changed.wait()
-        try:
-            pooled = await self._launch(on_failed_try)
-        except BaseException:
-            async with self._changed:
-                self._starting -= 1
-                self._changed.notify_all()
-            raise
-        async with self._changed:
-            self._starting -= 1
-            pooled.holders = 1
-            self._running.add(pooled)
-            self._changed.notify_all()
-        return pooled
+        return await self._started(on_failed_try, warm=False)
 
     async def _check_in(self, lease: Lease) -> None:
         """After a test: close its context and check that it left nothing outside it; once the browser's last holder is
