@@ -6,8 +6,9 @@ A watcher runs in a world of our own in each document (`Page.addScriptToEvaluate
 agent/page/drawing.py watches drawing): whenever the DOM changed, a field was typed into or an animation ran (a toast
 fading in), it reads what shows and hands what came and went to us through a binding only that world has
 (`Runtime.addBinding`), so a navigation loses nothing and the page's scripts can neither see nor feed it. This is the
-one read of each step's page the quotes need, and what `expect.appeared` and `expect.not_appeared` judge: the window
-starts at the last action that changed the page (the mark the server-error rule uses, agent/evidence/evidence.py)."""
+one read of each step's page the quotes need, and what `expect.appeared` and `expect.not_appeared` judge
+(agent/page/appearing.py): the window starts at the last action that changed the page (the mark the server-error rule
+uses, agent/evidence/evidence.py)."""
 
 from __future__ import annotations
 
@@ -206,25 +207,11 @@ class Sightings:
         """The first line that showed `text` (a text check's rule) at some moment from `since` on."""
         return next((s for s in self.lines if (s.until is None or s.until >= since) and shows_text(s.text, text)), None)
 
-    async def appeared(self, text: str, wait: float) -> tuple[Sighting | None, float]:
-        """expect.appeared: the line that showed `text` after the mark, waiting up to `wait` seconds for it."""
-        start = time.monotonic()
-        await self.look()
-        while (found := self.shown_since(text, self.marked_at)) is None and time.monotonic() - start < wait:
-            await asyncio.sleep(POLL_S)
-        return found, round(time.monotonic() - start, 2)
-
-    async def not_appeared(self, text: str, window: float, wait: float) -> tuple[Sighting | None, float]:
-        """expect.not_appeared: a line that showed `text` after the mark, watching until `window` seconds after the
-        mark (at most `wait` from now); the first one seen ends the watch."""
-        start = time.monotonic()
-        until = start + min(wait, max(0.0, self.marked_at + window - time.time()))
+    async def seen(self, text: str, until: float) -> Sighting | None:
+        """The first line that showed `text` after the mark, waiting for one until `until` (time.monotonic())."""
         while (found := self.shown_since(text, self.marked_at)) is None and time.monotonic() < until:
             await asyncio.sleep(POLL_S)
-        if found is None:
-            await self.look()
-            found = self.shown_since(text, self.marked_at)
-        return found, round(time.monotonic() - start, 2)
+        return found
 
     def final_lines(self) -> list[str]:
         """The lines the top document shows now, in the order they came."""
