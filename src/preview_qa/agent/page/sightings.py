@@ -3,12 +3,12 @@ and went, in every page, its same-process frames and open shadow roots (and each
 of its own), and the pictures in view that text could be drawn in.
 
 A watcher runs in a world of our own in each document (`Page.addScriptToEvaluateOnNewDocument`, as
-agent/page/drawing.py watches drawing): whenever the DOM changed, a field was typed into or an animation ran (a toast
-fading in), it reads what shows and hands what came and went to us through a binding only that world has
-(`Runtime.addBinding`), so a navigation loses nothing and the page's scripts can neither see nor feed it. This is the
-one read of each step's page the quotes need, and what `expect.appeared` and `expect.not_appeared` judge
-(agent/page/appearing.py): the window starts at the last action that changed the page (the mark the server-error rule
-uses, agent/evidence/evidence.py)."""
+agent/page/drawing.py watches drawing): whenever the DOM changed (in the document or one of its open shadow roots,
+agent/page/roots.js), a field was typed into or an animation ran (a toast fading in), it reads what shows and hands
+what came and went to us through a binding only that world has (`Runtime.addBinding`), so a navigation loses nothing
+and the page's scripts can neither see nor feed it. This is the one read of each step's page the quotes need, and what
+`expect.appeared` and `expect.not_appeared` judge (agent/page/appearing.py): the window starts at the last action that
+changed the page (the mark the server-error rule uses, agent/evidence/evidence.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from preview_qa.agent.page import every_page
+from preview_qa.agent.page.roots import roots
 from preview_qa.agent.page.shown import rule
 from preview_qa.verdict.quotes import PagesShown, ShownText, shows_text
 
@@ -54,6 +55,7 @@ _WATCHER = """(() => {
   const schedule = (ms) => { if (!state.timer) state.timer = setTimeout(sample, Math.max(ms, 6 * state.cost)); };
   const sample = () => {
     clearTimeout(state.timer); state.timer = 0;
+    state.sweep();  // a shadow root attached to a host already in the page: watched from now, read below
     const t0 = performance.now(), seen = new Set();
     const read = document.documentElement ? rule.read(document) : {lines: [], pictures: []};
     for (const line of read.lines) seen.add(line.text);
@@ -66,7 +68,7 @@ _WATCHER = """(() => {
   };
   const changed = () => { state.changed = performance.now(); schedule(FAST_MS); };
   state.sample = sample;
-  new MutationObserver(changed).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  state.sweep = (%(roots)s)(changed, {subtree: true, childList: true, characterData: true, attributes: true});
   for (const type of ["input", "change", "resize", "load"]) addEventListener(type, changed, true);
   for (const type of ["transitionrun", "animationstart"]) addEventListener(type, () => { state.moving++; changed(); }, true);
   for (const type of ["transitionend", "transitioncancel", "animationend", "animationcancel"])
@@ -79,7 +81,7 @@ _LOOK = "globalThis.__pqaSightings && globalThis.__pqaSightings.sample()"
 
 @functools.cache
 def _watcher() -> str:
-    return _WATCHER % {"rule": rule(), "binding": BINDING}
+    return _WATCHER % {"rule": rule(), "roots": roots(), "binding": BINDING}
 
 
 @dataclass
