@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -21,11 +22,19 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.providers import DEFAULT_MODELS, Provider
+from tests.groups import mark_shared_runs
 from tests.site import DemoSite
+from tests.site.signals import SignallingLLM
 
 # No test asserts a time: hypothesis' per-example deadline is off, so a busy machine slows a property, never fails it.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its worker's hook of the same name)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_shared_runs(items)  # tests reading one shared run go to one worker (tests/groups.py); the rest one by one
+
 
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
 ISOLATED_PREFIXES = (
@@ -203,14 +212,17 @@ def scripted_run(
     timeout: float = 600,
     provider: Provider = "openai",
     process: bool = False,
+    on_done: Callable[[str], None] | None = None,
 ) -> Iterator[CliRun]:
     """Write `manifest` into `folder`, start a ScriptedLLM playing `scenarios` over `provider`'s protocol, run
     `preview-qa run` against the fixture site into `folder/out` (in this process, or as a process of its own with
-    `process=True`); the LLM server stays up (for request assertions) until the block ends."""
+    `process=True`); the LLM server stays up (for request assertions) until the block ends. With `on_done`, the LLM
+    calls it with a scenario's name as it serves that scenario's `done` turn (e.g. `site.signals.give`)."""
     path = folder / "qa.yml"
     path.write_text(textwrap.dedent(manifest), encoding="utf-8")
     with contextlib.ExitStack() as stack:
-        llm = stack.enter_context(ScriptedLLM(scenarios, latency=latency, provider=provider)) if scenarios is not None else None
+        kind: Any = ScriptedLLM if on_done is None else functools.partial(SignallingLLM, on_done=on_done)
+        llm = stack.enter_context(kind(scenarios, latency=latency, provider=provider)) if scenarios is not None else None
         yield preview_qa_run(path, site.url, folder / "out", llm, *extra, env=env, process=process, timeout=timeout)
 
 

@@ -17,6 +17,7 @@ class Execution(StrEnum):
     AGENT = "agent"  # the agent drove it
     REPLAYED = "replayed"  # its recording replayed, without the agent
     REPLAY_FELL_BACK = "replay-fell-back"  # its recording stopped matching the app, and the agent ran it instead
+    EXACT = "exact"  # a test written as exact steps only (open, click, fill, select, press): code alone, nothing to replay
     NOT_RUN = "none"  # it never started
 
 
@@ -24,6 +25,7 @@ EXECUTION_WORDS = {
     Execution.AGENT: "agent",
     Execution.REPLAYED: "replayed",
     Execution.REPLAY_FELL_BACK: "replay → agent",
+    Execution.EXACT: "exact steps",
     Execution.NOT_RUN: "not run",
 }
 

@@ -27,12 +27,13 @@ tests:
   - {name: reads the price, start: /product, task: "[quick] Read the price.", timeout: 200, expect: {text: ["$19.99"]}}
 """
 REASONS = {
-    # --browser-start-timeout 10: Playwright's own launch gives up a second before it, and the reason says what it waited
-    "no-flags": r"no answer on its debugging port within (9|10) s",
+    # --browser-start-timeout 5 (its least): Playwright's own launch gives up a second before it, and the reason says
+    # what it waited
+    "no-flags": r"no answer on its debugging port within (4|5) s",
     "dies": r"it exited before opening its debugging port: .+",  # with what Playwright's launch saw
-    "no-port": r"no answer on its debugging port within (9|10) s",
+    "no-port": r"no answer on its debugging port within (4|5) s",
 }
-NEVER_ANSWER = {"no-flags", "no-port"}  # these wait out the start timeout: 10 s a try, not the default 30
+NEVER_ANSWER = {"no-flags", "no-port"}  # these wait out the start timeout: 5 s a try, not the default 30
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Start:
 @pytest.fixture(scope="module")
 def starts(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[dict[str, Start]]:
     """One run per fake Chromium mode, all at once: the modes that never answer spend their start timeouts (twice
-    10 s each, by --browser-start-timeout) waiting, not computing, so they wait side by side instead of one after
+    5 s each, by --browser-start-timeout) waiting, not computing, so they wait side by side instead of one after
     another. The others keep the default, so that a real Chromium's start is never cut short on a busy machine."""
     with contextlib.ExitStack() as stack, ScriptedLLM(QUICK) as llm:
         procs = {}
@@ -61,7 +62,7 @@ def starts(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator
                 FAKE_CHROMIUM_LOG=str(tmp / "launches.log"),
                 FAKE_CHROMIUM_REAL="/usr/bin/chromium",
             )
-            timeout = ["--browser-start-timeout", "10"] if mode in NEVER_ANSWER else []
+            timeout = ["--browser-start-timeout", "5"] if mode in NEVER_ANSWER else []
             procs[mode] = folder, tmp, start_cli(folder, MANIFEST, site, llm, *timeout, env=env)
         done = {}
         for mode, (folder, tmp, proc) in procs.items():

@@ -28,6 +28,7 @@ tests:
   - name: provider answers HTTP 500
     start: /product
     task: "[http-500] Read the price."
+    max_steps: 2  # each step's call is tried 3 times with the client's backoff: two show the error, four only wait
   - name: output is not JSON
     start: /product
     task: "[not-json] Read the price."

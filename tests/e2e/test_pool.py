@@ -44,9 +44,25 @@ async def with_pool(size: int, test: object, tmp_path: Path) -> None:
             await test(pool, pids)  # type: ignore[operator]
         finally:
             await pool.close()
-        await asyncio.sleep(0.5)
         assert pids, "no browser process was ever seen: the test proved nothing"
-        assert not [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+        assert await gone(pids) == []
+
+
+async def gone(pids: list[int], within_s: float = 5.0) -> list[int]:
+    """The processes of `pids` still running once they have all ended, or `within_s` passed (the kernel's moment to
+    reap them): a look every 50 ms, not a fixed wait."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while (left := [pid for pid in pids if _running(pid)]) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return left
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_the_next_lease_in_the_same_browser_starts_with_nothing(site: DemoSite, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ defaults: {max_steps: 4, timeout: 120, start: /product}
 tests:
   - {name: valid, task: "[valid] Read the price.", expect: {text: ["$19.99"]}, judge: true}
   - {name: no structured output, task: "[prose] Read the price."}
-  - {name: provider down, task: "[down] Read the price."}
+  - {name: provider down, task: "[down] Read the price.", max_steps: 2}  # each step's call tried 3 times, with backoff
 """
 SCENARIOS = [
     {

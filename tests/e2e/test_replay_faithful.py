@@ -1,7 +1,8 @@
 """A replay replays every recorded action or names the one it could not: a todo test typing three items into one field,
 choosing in a select, ticking a checkbox, opening a new tab and navigating replays completely without an LLM call; the
 same test on a rebuilt form falls back to the agent with the drift reported everywhere; and (property) a recording whose
-any action's element is removed or altered never passes as `replayed`."""
+any action's element is removed or altered never passes as `replayed`: the replay stops at that very step (`heal:
+false`, so no agent takes over: the fall-back is the rebuilt form's test above)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,6 @@ HELP_TEST = """
 def scenarios(site: DemoSite) -> list[dict[str, Any]]:
     return [
         {"name": "todo", "match": "[todo]", "turns": todo_turns(site.url)},
-        # a mutated recording's agent gives up at once: the test is about whether the replay could pass on its own
-        {"name": "mutant", "match": "[mutant", "turns": [{"done": {"status": "fail", "reason": "not replayed"}}]},
         {
             "name": "help",
             "match": "[help]",
@@ -186,14 +185,15 @@ def mutate(entry: dict[str, Any], mutation: str, position: int, index: int) -> d
 
 
 def test_property_a_recording_with_any_element_removed_or_altered_never_passes_as_replayed(runs: Runs, tmp_path: Path) -> None:
-    """For every recorded action with an element, both ways: the replay stops at that very step, and the test can pass
-    only through the agent (whose script here fails)."""
+    """For every recorded action with an element, both ways: the replay stops at that very step and fails there; it
+    never goes on past the missing element (under `heal: false` no agent takes over: the test is whether the replay
+    could pass on its own)."""
     site_url, entry = runs.record.results["base_url"], runs.recorded
     cases = mutants(entry)
     assert len(cases) == 14  # 7 actions on elements: three inputs, a select, a checkbox, a link, a button
     tests = "".join(TODO_TEST.format(name=f"m{n}", tag=f"mutant {n}") for n in range(len(cases)))
     qa = tmp_path / "qa.yml"
-    qa.write_text(textwrap.dedent("version: 1\ndefaults: {max_steps: 3, timeout: 120}\ntests:" + tests) + "\n")
+    qa.write_text(textwrap.dedent("version: 1\ndefaults: {max_steps: 3, timeout: 120, heal: false}\ntests:" + tests) + "\n")
     manifest = load(qa)
     cache = RecordingCache(tmp_path / "cache", manifest, "openai", "scripted")
     for spec, (mutation, position, index) in zip(manifest.tests, cases, strict=True):
@@ -209,6 +209,8 @@ def test_property_a_recording_with_any_element_removed_or_altered_never_passes_a
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["tests"]
     for test, (mutation, position, index) in zip(results, cases, strict=True):
         step = entry["history"]["history"][position]["metadata"]["step_number"]
-        assert (test["status"], test["path"]) == ("failed", "replay-fell-back"), (mutation, position, index, test)
+        assert (test["status"], test["path"]) == ("failed", "replayed"), (mutation, position, index, test)
         assert re.match(rf"replay drifted at step {step}: .*(no element|element not found)", test["replay_drift"]), test
+        assert test["reason"] == f"{test['replay_drift']}; heal: false, so the agent did not take over", test
+        assert test["usage"]["llm_calls"] == 0, test
     assert proc.returncode == 1

@@ -293,7 +293,8 @@ def test_a_secret_typed_by_a_fill_step_is_in_no_llm_request_output_or_picture(ru
 def test_a_fill_of_a_totp_secret_types_its_code_of_the_moment_by_code(runs: Runs) -> None:
     for run in (runs.record, runs.replay):
         test = run.test("totp fill")
-        assert (test["status"], test["usage"]["llm_calls"]) == ("passed", 0), test
+        assert (test["status"], test["usage"]["llm_calls"], test["path"]) == ("passed", 0, "exact"), test
+        assert "exact steps (0 LLM calls)" in run.stdout  # not "replayed": it had no recording to replay
         assert DEMO_TOTP_SEED not in run.all_output_text()
         assert not [code for code in runs.codes if code in run.all_output_text()]
     assert len(runs.codes) >= 2 and all(code.isdigit() and len(code) == 6 for code in runs.codes)
@@ -333,7 +334,7 @@ def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
         [1, 2],
     )
     assert step["screenshot"] == test["artifacts"]["final_screenshot"]
-    assert runs.record.results["schema_version"] == 11
+    assert runs.record.results["schema_version"] == 12
 
 
 TASK_KEYS = {  # results.json's keys of a test before step_results (schema_version 9)

@@ -46,6 +46,7 @@ tests:
   - name: provider answers HTTP 500
     start: /product
     task: "[http-500] Read the price."
+    max_steps: 2  # each step's call is tried 3 times with the client's backoff: two show the error, four only wait
   - name: claims pass but expect fails
     start: /login
     task: "[false-pass] Log in with password <secret>pw</secret> and check the dashboard."

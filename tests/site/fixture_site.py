@@ -43,6 +43,7 @@ from tests.site.pages import (
     two_factor_form,
     widget_page,
 )
+from tests.site.signals import Signals
 
 DEMO_TOTP_SEED = "JBSWY3DPEHPK3PXPJBSWY3DP"  # /2fa's authenticator secret (base32)
 APP_COOKIE = "acme_app_session"  # the /app pages' session: shown only together with the browser's stored profile
@@ -243,7 +244,7 @@ class _Handler(ShopHandler):
 
     def _moving(self) -> None:
         other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
-        status, body, ctype = moving.reply(self.command, self.path, other, page, self.site._stop)
+        status, body, ctype = moving.reply(self.command, self.path, other, page, self.site._stop, self.site.signals)
         self._send(status, body, ctype=ctype)
 
     def _server_errors(self) -> None:
@@ -291,6 +292,7 @@ class DemoSite(DemoShop):
         self.totp_codes: list[str] = []  # every code posted to /2fa, in order
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
+        self.signals = Signals(self._stop)  # what the tests tell the pages that move when told (tests/site/signals.py)
 
     def end_sessions(self) -> None:
         """Every session expires: a browser state saved before now no longer signs anyone in."""

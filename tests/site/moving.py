@@ -1,6 +1,7 @@
 """Fixture pages that keep moving after the first paint (/moving/...): an optimistic save that fails later, a session
 check that bounces, a page that polls forever, text in frames and shadow roots, and alert/confirm/prompt/beforeunload
-flows."""
+flows. The save and the session check answer when the test says (`?after=<signal>`, tests/site/signals.py), then
+`?ms=` later; without a signal, `ms` (or SLOW_MS) after they were asked."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import threading
 from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
+from tests.site.signals import Signals
+
 PREFIX = "/moving/"
-SLOW_MS = 3000  # how long the save and the session check take to answer, unless ?ms= says otherwise
+SLOW_MS = 3000  # how long the save and the session check take to answer, unless ?after= or ?ms= says otherwise
 
 Reply = tuple[int, bytes, str]  # status, body, content type
 Page = Callable[[str, str], bytes]  # (title, body, script) -> a complete HTML document, the site's own _page
@@ -21,14 +24,14 @@ _SAVE = (
 <button type=button id=save>Save</button><p id=notice role=status></p>""",
     """document.getElementById('save').onclick = function () {
   var notice = document.getElementById('notice'); notice.textContent = 'Saved!';
-  fetch('/moving/api/save?ms=' + (new URLSearchParams(location.search).get('ms') || ''), {method: 'POST'})
+  fetch('/moving/api/save' + location.search, {method: 'POST'})
     .then(function (r) { if (!r.ok) throw new Error('HTTP ' + r.status); })
     .catch(function () { notice.textContent = 'Save failed'; });
 };""",
 )
 _DASHBOARD = (
     "<h1>Dashboard</h1><p id=who>Signed in as demo@acme.test</p>",
-    """fetch('/moving/api/session?ms=' + (new URLSearchParams(location.search).get('ms') || ''))
+    """fetch('/moving/api/session' + location.search)
   .then(function (r) { if (r.status === 401) location.href = '/moving/signin'; });""",
 )
 _SIGNIN = ("<h1>Sign in</h1><p>Your session has expired. Please sign in again.</p>", "")
@@ -99,16 +102,24 @@ PAGES = {
 }
 
 
-def reply(method: str, url: str, other_origin: str, page: Callable[..., bytes], stop: threading.Event) -> Reply:
-    """The answer to a request under /moving/; the slow APIs wait `ms` (or SLOW_MS), giving up when the site stops."""
+def _slowly(url: str, stop: threading.Event, signals: Signals) -> None:
+    """A slow API's wait: for the test's signal `after` if the URL names one, then `ms` (0 after a signal, else
+    SLOW_MS); cut short when the site stops."""
+    query = parse_qs(urlsplit(url).query)
+    after, asked = (query.get("after") or [""])[0], (query.get("ms") or [""])[0]
+    if after and not signals.wait(after):
+        return
+    stop.wait((int(asked) if asked.isdigit() else 0 if after else SLOW_MS) / 1000)
+
+
+def reply(method: str, url: str, other_origin: str, page: Callable[..., bytes], stop: threading.Event, signals: Signals) -> Reply:
+    """The answer to a request under /moving/ (the slow APIs answer as `_slowly` says)."""
     path = urlsplit(url).path.removeprefix(PREFIX)
-    asked = (parse_qs(urlsplit(url).query).get("ms") or [""])[0]
-    slow_s = (int(asked) if asked.isdigit() else SLOW_MS) / 1000
     if path == "api/save" and method == "POST":
-        stop.wait(slow_s)
+        _slowly(url, stop, signals)
         return 500, b'{"error": "database is read-only"}', JSON
     if path == "api/session":
-        stop.wait(slow_s)
+        _slowly(url, stop, signals)
         return 401, b'{"error": "session expired"}', JSON
     if path == "api/poll":  # a slow backend: a poll is always in flight, even if the tab's timers are throttled to 1 s
         stop.wait(0.7)

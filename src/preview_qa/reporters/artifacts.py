@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 # 5: healed, totals.healed; 6: emulation; 7: stop_reason, how the run ended; 8: fell_back, totals.fell_back, healed only
 # for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual);
 # 10: step_results (a test's test steps; a task's one), beside `steps`, its agent steps
-# 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified
-SCHEMA_VERSION = 11
+# 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified; 12: path `exact` (exact steps alone)
+SCHEMA_VERSION = 12
 
 
 class ArtifactsReporter(Reporter):

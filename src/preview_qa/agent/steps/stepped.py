@@ -256,11 +256,14 @@ def _worth_checking(step_run: StepRun) -> bool:
 
 
 def _how_run(result: AgentRun) -> Execution:
-    """A step test's `path`: a goal handed to the agent from its replay, else any goal by the agent, else replayed."""
+    """A step test's `path`: a goal handed to the agent from its replay, else any goal by the agent, else any replayed,
+    else exact steps alone."""
     executions = {s.execution for s in result.step_runs}
     if StepExecution.HEALED in executions or any(s.fell_back for s in result.step_runs):
         return Execution.REPLAY_FELL_BACK
-    return Execution.AGENT if StepExecution.AGENT in executions else Execution.REPLAYED
+    if StepExecution.AGENT in executions:
+        return Execution.AGENT
+    return Execution.REPLAYED if StepExecution.REPLAY in executions else Execution.EXACT
 
 
 def _spent(now: Usage, then: Usage) -> Usage:

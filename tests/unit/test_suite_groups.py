@@ -1,0 +1,64 @@
+"""The suite's spread over pytest-xdist's workers (tests/groups.py): tests that read one shared run are kept on one
+worker (one xdist_group), the others are spread one by one; a file's two shared runs are two groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.groups import groups
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_tests_joined_by_a_shared_run_share_a_group_and_the_others_have_none() -> None:
+    found = groups(
+        [
+            ("a::one", ["a::run"]),
+            ("a::two", ["a::run", "a::exported"]),  # reads the export made from the run: joins the two
+            ("a::three", ["a::exported"]),
+            ("a::alone", []),
+            ("b::replay", ["b::replayed"]),
+            ("b::agent", ["b::run"]),
+            ("c::card", ["demo_run"]),  # a session run, read by two files
+            ("d::export", ["demo_run"]),
+            ("e::param", ["e::provider_run-1"]),
+        ]
+    )
+    assert found == {
+        "a::one": "a::exported",
+        "a::two": "a::exported",
+        "a::three": "a::exported",
+        "b::replay": "b::replayed",
+        "b::agent": "b::run",
+        "c::card": "demo_run",
+        "d::export": "demo_run",
+        "e::param": "e::provider_run-1",
+    }
+
+
+def test_a_group_name_holds_nothing_xdist_splits_a_test_id_on() -> None:
+    [name] = set(groups([("x", ["m::run[1]@a"])]).values())
+    assert "@" not in name and "]" not in name
+
+
+def test_the_e2e_files_are_grouped_by_the_runs_their_tests_read() -> None:
+    """Collected as pytest-xdist's workers collect them: each test of a shared run carries that run's group."""
+    marks: dict[str, list[str]] = {}
+
+    class Groups:
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+            marks.update({item.nodeid: [m.args[0] for m in item.iter_markers("xdist_group")] for item in items})
+
+    files = ["tests/e2e/test_moving_pages.py", "tests/e2e/test_budgets.py"]
+    code = pytest.main(["-q", "--co", "-n", "0", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *files], plugins=[Groups()])
+    assert code == 0
+    moving = "tests/e2e/test_moving_pages.py::"
+    assert marks[f"{moving}test_a_page_that_polls_forever_passes_quiet_apart_from_its_polls"] == [f"{moving}moving"]
+    assert marks[f"{moving}test_dialogs_are_answered_as_asked_by_a_replay[alert]"] == [f"{moving}replayed"]
+    budgets = "tests/e2e/test_budgets.py::"
+    assert marks[f"{budgets}test_a_test_over_its_cost_budget_is_errored_naming_it"] == [f"{budgets}budget_run"]
+    # its own CLI run, nothing shared (the session's fixture site is cheap): spread on its own
+    assert marks[f"{budgets}test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run"] == []
