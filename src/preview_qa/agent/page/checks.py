@@ -8,7 +8,6 @@ import time
 from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.accessibility import axe_version, violations_on
-from preview_qa.agent.page.appearing import Appearance, appeared, not_appeared
 from preview_qa.agent.page.nearest import (
     found_instead_of_text,
     found_title,
@@ -19,6 +18,7 @@ from preview_qa.agent.page.nearest import (
     where_text_is,
 )
 from preview_qa.agent.page.shown import look_for_text
+from preview_qa.agent.page.sightings import Appearance, appeared, not_appeared
 from preview_qa.agent.page.state import check_attribute, check_css, check_element, expect_that, holds, ms
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip

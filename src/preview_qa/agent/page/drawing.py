@@ -16,7 +16,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.agent.page.roots import roots
+from preview_qa.agent.page import roots
 from preview_qa.agent.page.shown import rule_in_world
 
 if TYPE_CHECKING:
