@@ -97,8 +97,8 @@ def test_the_steps_settle_waited_for_the_answer_and_says_so(answered: CliRun) ->
 def test_a_toast_drawn_inside_a_shadow_root_is_seen_to_appear(answered: CliRun) -> None:
     """The click's answer, 3 s later (after browser-use's click highlight has gone), a toast in a root made with the
     shop's view (inside the root of a host upgraded in the page), shown 0.3 s, so gone before the step's settle ends
-    (quiet 0.5 s after it went) and the checks look: a watch of that root sees it. Before, only a look every 0.5 s
-    while an animation outside the roots ran could: `appeared` failed 2 runs of 5."""
+    (quiet 0.5 s after it went) and the checks look: a watch of that root sees it. Before, only a look every 0.5 s that
+    went on after browser-use's click highlight could: `appeared` failed 3 runs of 9 (a regression fails it that often)."""
     toast = answered.test("shadow toast")
     assert (toast["status"], toast["expectations"][0]["ok"]) == ("passed", True), toast
     assert toast["expectations"][0]["found"].startswith("it was visible "), toast["expectations"]
