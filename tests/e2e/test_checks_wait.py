@@ -15,6 +15,7 @@ import pytest
 from preview_qa.agent.page.checks import check_page
 from preview_qa.config import find_chromium
 from preview_qa.manifest.models import Expectations
+from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import ExpectationOutcome
 from tests.site import DemoSite
 
@@ -97,3 +98,36 @@ def test_a_check_with_no_time_left_still_looks_once(site: DemoSite) -> None:
     expect = Expectations(text=["Acme Anvil", "Free shipping"], timeout=WIDE)
     [held, missing], took = checked(site, "/product", lambda page: asyncio.sleep(0), expect, wait_s=0)
     assert held.ok and not missing.ok and took < WIDE / 2  # no wait for the missing text: its budget was 0, not 30 s
+
+
+def test_a_state_check_waits_through_a_moment_of_two_elements(site: DemoSite) -> None:
+    """A row replaced by its new version stands beside it a moment: each state check waits for the one element in its
+    state, where Playwright's strict mode would fail at the first look."""
+
+    async def two_then_one(page: Any) -> None:
+        await page.evaluate(
+            """() => {
+              for (const n of [1, 2]) document.body.insertAdjacentHTML('beforeend',
+                `<button class=twin data-state=old style="color: rgb(0, 0, 255)">Twin ${n}</button>`);
+              setTimeout(() => {
+                const [old, fresh] = document.querySelectorAll('.twin');
+                old.remove();
+                fresh.dataset.state = 'new';
+                fresh.style.color = 'rgb(255, 0, 0)';
+              }, 1500);
+            }"""
+        )
+
+    expect = Expectations(
+        element=[ElementCheck(role="button", name="Twin")],
+        attribute=[AttributeCheck(selector=".twin", name="data-state", value="new")],
+        css=[CssCheck(selector=".twin", property="color", value="rgb(255, 0, 0)")],
+        timeout=WIDE,
+    )
+    outcomes, took = checked(site, "/product", two_then_one, expect)
+    assert [(o.check, o.ok, o.found) for o in outcomes] == [
+        ("element", True, "it is visible"),
+        ("attribute", True, "it is 'new'"),
+        ("css", True, "it is 'rgb(255, 0, 0)'"),
+    ], outcomes
+    assert all(o.waited_s >= 1 for o in outcomes) and took < WIDE / 2  # it waited for the one, and no longer

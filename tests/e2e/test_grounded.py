@@ -4,7 +4,8 @@ value passes, one read off a canvas is unverified, and a pass with neither quote
 `--fail-on unverified` fails the run on it). Text counts where a person could see it: opacity 0 and the
 visually-hidden pattern fail `text`, a read-only field's value passes it, a shell holding only its stylesheet never
 drew. A toast that came and went passes `appeared` and fails a plain `text` with the hint; an error toast after a 409
-fails `not_appeared`, on the agent's run and on a replay alike. The checks are one group of the trace."""
+fails `not_appeared`, on the agent's run and on a replay alike. The checks are one group of the trace, each check one
+Playwright call in it."""
 
 from __future__ import annotations
 
@@ -60,7 +61,12 @@ tests:
   - name: toast appeared
     start: /toast?signal=appeared
     task: "[toast-appeared] Save the profile and check that it says it saved."
-    expect: {appeared: Saved!}
+    expect:
+      appeared: Saved!
+      not_appeared: Conflict
+      element: [{role: button, name: Save}]
+      attribute: [{selector: "#save", name: type, value: button}]
+      css: [{selector: "#toast", property: display, value: none}]
   - name: toast as text
     start: /toast?signal=text
     task: "[toast-text] Save the profile and check that it says it saved."
@@ -117,7 +123,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     cache = ("--cache", str(folder / "cache"))
     with GroundedSite() as site, ScriptedLLM(SCENARIOS) as llm:
         site.on_signal = llm.signal
-        every = ("--concurrency", "4", "--fail-on", "unverified")
+        every = ("--concurrency", "4", "--fail-on", "unverified", "--trace", "on")  # on: a passing test's trace is read too
         agent = preview_qa_run(manifest, site.url, folder / "agent", llm, *cache, *every, env=env)
         site.conflict = True
         replay = preview_qa_run(manifest, site.url, folder / "replay", llm, *cache, "--only", "conflict replayed", env=env)
@@ -218,6 +224,25 @@ def test_the_checks_are_one_group_of_the_trace_one_call_a_check(runs: Runs) -> N
     inside = [c for c in calls if c["parent"] == group["id"]]
     assert [c["method"] for c in inside] == ["evaluateExpression"], inside  # the text check: one call waiting in the page
     assert not any("count" in c["method"].lower() for c in calls), calls
+    # Every kind of check one call: a state check Playwright's own assertion, appeared and not_appeared the page's look.
+    toast = runs.agent.test("toast appeared")
+    assert [(e["check"], e["ok"]) for e in toast["expectations"]] == [
+        ("appeared", True),
+        ("not_appeared", True),
+        ("element", True),
+        ("attribute", True),
+        ("css", True),
+    ], toast["expectations"]
+    calls = trace_calls(runs.agent.out / str(toast["artifacts"]["trace"]))
+    group = next(c for c in calls if c["title"] == "expectation checks")
+    inside = sorted((c["method"], c["title"]) for c in calls if c["parent"] == group["id"])
+    assert inside == [
+        ("evaluateExpression", ""),  # appeared: the page looked at once, the record having seen the toast come and go
+        ("evaluateExpression", ""),  # not_appeared: the page watched for the rest of the window
+        ("expect", 'Expect "to_be_attached"'),
+        ("expect", 'Expect "to_have_attribute"'),
+        ("expect", 'Expect "to_have_css"'),
+    ], inside
 
 
 def trace_calls(path: Path) -> list[dict[str, Any]]:

@@ -2,23 +2,34 @@
 settles only once the answer has arrived and been drawn, so the agent's next step is shown the answer: acknowledged at
 once and answered a second later, as a Panel app's async callback is (before, 4 runs of 5 of that app's next step were
 shown the stale page), or answered alone 2.5 s later, which every step's settle waits for and names; a ticker socket
-the page acknowledges tick by tick never holds a step's settle as an awaited answer."""
+the page acknowledges tick by tick never holds a step's settle as an awaited answer. A shop drawn only inside open
+shadow roots (Bokeh's way) is watched there: its next step is shown the answer, and a toast its answer shows for a
+moment inside a shadow root is seen by `appeared`; a settle sees such a page draw where it first looked at it blank."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from preview_qa.agent.page.quiet import Settling
+from preview_qa.agent.page.settle import PageSettler, Settled
+from preview_qa.config import find_chromium
 from tests.conftest import CliRun, scripted_run
 from tests.site import DemoSite
 from tests.site.answered import ANSWER
 
 pytestmark = pytest.mark.e2e
 
-ORDERS = {"order 1": "/answered/order", "order 2": "/answered/order", "slow order": "/answered/order?ms=2500&ack=0"}
+ORDERS = {
+    "order 1": "/answered/order",
+    "order 2": "/answered/order",
+    "slow order": "/answered/order?ms=2500&ack=0",
+    "shadow order": "/answered/shadow",  # drawn only inside open shadow roots, as Bokeh draws Panel's widgets
+}
 MANIFEST = (
     "version: 1\ndefaults: {max_steps: 3, timeout: 120}\ntests:\n"
     + "".join(
@@ -33,9 +44,14 @@ MANIFEST = (
     task: "[ticker] Note the price."
     start: /answered/ticker
     expect: {text: [Noted at]}
+  - name: shadow toast
+    task: "[shadow toast] Place an order and check that it says it was placed."
+    start: /answered/shadow?ms=3000&ack=0&toast=300
+    expect: {appeared: ["Order #1042 placed"]}
 """
 )
 DONE = {"done": {"status": "pass", "reason": "Done."}}
+WIDE = 15.0  # a bound the settle of a drawn page stays far below: reaching it is what the shadow-root test tells apart
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +59,7 @@ def answered(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterat
     order = {"turns": [{"actions": [{"click": {"element": "Place order"}}]}, DONE]}
     scenarios = [{"match": f"[{name}]", **order} for name in ORDERS]
     scenarios.append({"match": "[ticker]", "turns": [{"actions": [{"click": {"element": "Note it"}}]}, DONE]})
+    scenarios.append({"match": "[shadow toast]", **order})
     with scripted_run(tmp_path_factory.mktemp("answered"), site, MANIFEST, scenarios, "--concurrency", "2") as run:
         yield run
 
@@ -77,7 +94,40 @@ def test_the_steps_settle_waited_for_the_answer_and_says_so(answered: CliRun) ->
     assert "the answer on WebSocket /answered/orders" in settled and "bound" not in settled, settled
 
 
+def test_a_toast_drawn_inside_a_shadow_root_is_seen_to_appear(answered: CliRun) -> None:
+    """The click's answer, 3 s later (after browser-use's click highlight has gone), a toast in a root made with the
+    shop's view (inside the root of a host upgraded in the page), shown 0.3 s, so gone before the step's settle ends
+    (quiet 0.5 s after it went) and the checks look: a watch of that root sees it. Before, only a look every 0.5 s that
+    went on after browser-use's click highlight could: `appeared` failed 3 runs of 9 (a regression fails it that often)."""
+    toast = answered.test("shadow toast")
+    assert (toast["status"], toast["expectations"][0]["ok"]) == ("passed", True), toast
+    assert toast["expectations"][0]["found"].startswith("it was visible "), toast["expectations"]
+
+
 def test_a_ticker_acknowledged_tick_by_tick_does_not_hold_the_steps_settle(answered: CliRun) -> None:
     settled = _first_step(answered, "ticker")["settled"]  # a ticker right after the load may be judged restless, as before
     assert "the answer on WebSocket" not in settled, settled
     assert "Noted at" in _page_seen(answered, "ticker", 2)
+
+
+def test_a_settle_sees_a_page_draw_inside_a_shadow_root_it_already_holds(site: DemoSite) -> None:
+    """The shop drawn, when the test says so, inside the shadow root of a host upgraded before the settle first looked
+    (nothing changes outside the roots): the settle sees it drawn and judges the page rendered. Before, it never looked
+    again and waited out its bound, saying the content never rendered."""
+    from playwright.async_api import async_playwright
+
+    async def main() -> tuple[Settled, Settled]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=find_chromium())
+            page, settler = await browser.new_page(), PageSettler()
+            settler.attach(page.context)  # before the page loads: the settle's watch is installed in each new document
+            await page.goto(site.url + "/answered/shadow?held", wait_until="load")
+            blank = await settler.settle(page, 4.0)  # looks at the page before it draws (its socket's session: 3 s)
+            await page.evaluate("draw()")
+            drawn = await settler.settle(page, WIDE)
+            await browser.close()
+            return blank, drawn
+
+    blank, drawn = asyncio.run(main())
+    assert (blank.outcome, blank.rendered) == (Settling.BOUND_REACHED, False), blank.line()
+    assert (drawn.outcome, drawn.rendered) == (Settling.SETTLED, True), drawn.line()

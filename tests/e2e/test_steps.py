@@ -2,8 +2,9 @@
 the cache, every assertion read from what the two runs wrote. A four-step test passes step by step; a failed check
 fails its test there, the later steps not run; the next run replays every goal that passed its checks with 0 agent LLM
 calls, also in the test that failed; a drifted goal heals from the current page while the others replay (heal: false
-fails it); a `fill` of a secret reaches no LLM request, result or pixel; an exported step test passes under
-pytest-playwright; and a task's results are as before, with their one step beside."""
+fails it); a replayed goal without checks has its page checked against that goal; a `fill` of a secret reaches no
+LLM request, result or pixel; an exported step test passes under pytest-playwright; and a task's results are as
+before, with their one step beside."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.scripted_llm import ScriptedLLM, task_text
 from tests.conftest import DEMO_PASSWORD, CliRun, cached_cli, clean_env, run_in_process
 from tests.e2e.exported import pytest_run
 from tests.e2e.ocr import ocr
@@ -37,13 +38,16 @@ def sets_grace(tag: str) -> dict[str, Any]:
     return {"do": f"[{tag}] Set the display name to Grace and save.", "expect": {"text": "Saved display name: Grace"}}
 
 
-def peeks(name: str, tag: str, value: str, **extra: Any) -> dict[str, Any]:
+def peeks(name: str, tag: str, value: str, checked: bool = True, **extra: Any) -> dict[str, Any]:
+    goal: dict[str, Any] = {"do": f"[{tag}] Check that the access code field is filled in."}
+    if checked:
+        goal["expect"] = {"url": "/search"}
     return {
         "name": name,
         "start": "/search",
         "steps": [
             {"fill": {"label": "Access code", "value": value}},
-            {"do": f"[{tag}] Check that the access code field is filled in.", "expect": {"url": "/search"}},
+            goal,
             {"click": {"role": "button", "name": "Search"}, "expect": {"url": "/search?code=", "text": "You searched for"}},
         ],
         **extra,
@@ -67,7 +71,7 @@ TESTS: list[dict[str, Any]] = [
     {"name": "heals", "steps": [logs_in("login3"), {"open": "/settings"}, sets_grace("grace3")]},
     {"name": "gated", "heal": False, "steps": [logs_in("login4"), {"open": "/settings"}, sets_grace("grace4")]},
     peeks("secret fill", "peek", "<secret>code</secret>", secrets={"code": "STEP_CODE"}),
-    peeks("literal fill", "peek-control", LITERAL),
+    peeks("literal fill", "peek-control", LITERAL, checked=False),  # its goal has no checks: a replay asks about it
     {
         "name": "exact settings",
         "start": "/settings",
@@ -125,7 +129,12 @@ SCENARIOS = [
         for t in ("grace", "grace3", "grace4")
     ),
     *(
-        {"name": t, "match": f"[{t}]", "turns": [{"done": {"status": "pass", "reason": "The field is filled in."}}]}
+        {
+            "name": t,
+            "match": f"[{t}]",
+            "turns": [{"done": {"status": "pass", "reason": "The field is filled in."}}],
+            "page_check": [{"report": {"status": "pass", "reason": "The field is filled in.", "quotes": [LITERAL]}}],
+        }
         for t in ("peek", "peek-control")
     ),
 ]
@@ -139,6 +148,7 @@ class Runs:
     calls: dict[str, list[dict[str, Any]]]  # the scripted LLM's calls during each run
     codes: list[str]  # the 2FA codes /2fa was sent
     requests: str  # every LLM request of both runs, as JSON
+    page_checks: dict[str, str]  # the replay run's page checks (one LLM call after a replayed goal): scenario -> <task>
     exported: Path  # "four steps", exported from the record run's results as a pytest-playwright test
 
 
@@ -168,14 +178,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
             entry = json.loads(path.read_text(encoding="utf-8"))
             if entry.get("test") in ("heals", "gated") and entry.get("step") == 3:
                 move_elements(path)
+        first = len(llm.calls)
         replay = cli("replay")
         requests = json.dumps(llm.requests)
+        asked = zip(llm.calls[first:], llm.requests[first:], strict=True)
+        page_checks = {str(c["scenario"]): task_text(body) for c, body in asked if c["kind"] == "other"}
         proved = cli("proved", "--prove", "--only", "exact settings", "--only", "four steps")
     exported = folder / "exported"
     exported.mkdir()
     done = run_in_process(["export", str(manifest), "--test", "four steps", "--results", str(record.out)], env=env, cwd=exported)
     assert done.returncode == 0, done.stderr
-    yield Runs(record, replay, proved, calls, list(site.totp_codes), requests, exported)
+    yield Runs(record, replay, proved, calls, list(site.totp_codes), requests, page_checks, exported)
 
 
 def made(runs: Runs, run: CliRun, scenario: str) -> list[dict[str, Any]]:
@@ -240,6 +253,15 @@ def test_a_drifted_goal_heals_from_the_current_page_while_the_others_replay(runs
     history = runs.replay.out / Path(test["step_results"][2]["screenshot"]).parent / "test-step-3-history.json"
     first = json.loads(history.read_text(encoding="utf-8"))["history"][0]
     assert first["state"]["url"].endswith("/settings")  # handed over where the replay stood, not from the start
+
+
+def test_a_replayed_goal_without_checks_has_its_page_asked_about_that_goal(runs: Runs) -> None:
+    test = runs.replay.test("literal fill")
+    assert (test["status"], test["usage"]["llm_calls"]) == ("passed", 1), test  # the page check, no agent
+    assert steps_of(test) == [("passed", "exact"), ("passed", "replay"), ("passed", "exact")]
+    assert made(runs, runs.replay, "peek-control") == []
+    # The goal, not the test's whole list of steps; its checked twin ("secret fill") is judged by its checks alone.
+    assert runs.page_checks == {"peek-control": "[peek-control] Check that the access code field is filled in."}
 
 
 def test_a_drifted_goal_under_heal_false_fails_its_step(runs: Runs) -> None:

@@ -2,8 +2,8 @@
 (this pull request: a red button); the default branch is a second one serving the last release (a blue one). Against
 --baseline-url, and against the reference a run on the default branch keeps in the replay cache: the same page gives
 0.0%, the changed button is marked changed with a diff image and fails under --fail-on visual, a masked clock does not
-count (an unmasked one does), steps: true names the step that changed; and a page photographed 10 times gives the
-same pixels 10 times."""
+count (an unmasked one does), steps: true names the step that changed (a test written as steps: each test step,
+compared and labelled); and a page photographed 10 times gives the same pixels 10 times."""
 
 from __future__ import annotations
 
@@ -50,6 +50,15 @@ tests:
     start: /visual/wizard
     task: "[wizard] Go through the order to the payment."
     expect: {text: Payment, visual: {steps: true}}
+  - name: wizard as steps
+    start: /visual/wizard
+    steps:
+      - click: {role: button, name: Next}
+        expect: {text: Shipping}
+      - click: {role: button, name: Next}
+        name: To the payment
+        expect: {text: Payment}
+    expect: {visual: {steps: true}}
 """
 
 
@@ -75,7 +84,7 @@ def _final(test: dict[str, object]) -> dict[str, object]:
 def test_the_same_page_gives_zero_and_is_not_changed(compared: CliRun) -> None:
     t = compared.test("about unchanged")
     assert (t["status"], _final(t)["diff_ratio"], _final(t)["diff"]) == ("passed", 0.0, None), t
-    assert t["changed"] is None and compared.results["totals"]["changed"] == 3  # the button, the clock, the wizard
+    assert t["changed"] is None and compared.results["totals"]["changed"] == 4  # the button, the clock, both wizards
 
 
 def test_a_changed_button_is_marked_changed_with_a_diff_image_and_fails_under_fail_on_visual(compared: CliRun) -> None:
@@ -112,6 +121,16 @@ def test_steps_true_names_the_step_that_changed(compared: CliRun) -> None:
     ratios = {v["step"]: v["diff_ratio"] for v in t["visual"]}
     assert ratios[1] == 0.0 and ratios[2] > 0.001 and ratios["final"] > 0.001, t["visual"]
     assert str(t["changed"]).startswith("the page looks different from the default branch at step 2 ("), t["changed"]
+
+
+def test_steps_true_on_a_test_written_as_steps_compares_and_labels_each_test_step(compared: CliRun) -> None:
+    t = compared.test("wizard as steps")
+    assert (t["status"], t["usage"]["llm_calls"]) == ("passed", 0), t  # exact steps: no LLM, on the preview and baseline
+    shots = {v["step"]: (v["label"], v["diff_ratio"]) for v in t["visual"]}
+    assert shots.keys() == {1, 2, "final"}, t["visual"]
+    assert shots[1] == ("step 1 of 2 \"Click button 'Next'\"", 0.0)  # the shipping page: the same
+    assert shots[2][0] == "step 2 of 2 'To the payment'" and shots[2][1] > 0.001  # the payment page's button changed
+    assert str(t["changed"]).startswith("the page looks different from the default branch at step 2 of 2 'To the payment' (")
 
 
 def test_without_a_baseline_the_default_branchs_reference_in_the_cache_is_compared(

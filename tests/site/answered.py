@@ -1,7 +1,9 @@
 """Fixture pages whose WebSocket, opened at load, carries more than the page's first draw (/answered/...): a click
 answered over it a moment later, after an acknowledgement (as a Panel app's async callback answers: Bokeh's OK at once,
-its patch when the callback ends; `?ack=0`: the answer alone), and a ticker that streams on its own while the page
-acknowledges each tick."""
+its patch when the callback ends; `?ack=0`: the answer alone), the same shop drawn only inside open shadow roots, as
+Bokeh draws (`?toast=` ms: its answer a toast shown that long, its own behaviour, as a Panel notification is;
+`?held`: drawn only when a test calls `draw()`, not when its socket says ready), and a ticker that streams on its own
+while the page acknowledges each tick."""
 
 from __future__ import annotations
 
@@ -25,6 +27,26 @@ _PAGES = {
         " else if (e.data !== 'ok') said.textContent = e.data; };"  # 'ok' acknowledges the click: nothing to draw
         " document.getElementById('order').onclick = function () { s.send('order'); };",
     ),
+    # Nothing outside its shadow roots: a custom element upgraded once in the page (its root attached to a host already
+    # there), and inside it, once the socket says ready, a view made with a root of its own (Bokeh's way). Its answer
+    # is the status, or a toast shown `?toast=` ms.
+    "shadow": (
+        "Shop - Acme",
+        "<main><shop-app></shop-app></main>",
+        _OPEN.format(page="shadow", socket="orders") + " customElements.define('shop-app', class extends HTMLElement {"
+        " connectedCallback() { if (!this.shadowRoot) this.attachShadow({mode: 'open'}); } });"
+        " var root = null, query = new URLSearchParams(location.search), toast = query.get('toast');"
+        " function draw() { var view = document.createElement('div'); root = view.attachShadow({mode: 'open'});"
+        " root.innerHTML = '<h1>Shop</h1><p>Status: <span id=status>No order yet</span></p>"
+        "<button type=button id=order>Place order</button>';"
+        " root.getElementById('order').onclick = function () { s.send('order'); };"
+        " document.querySelector('shop-app').shadowRoot.append(view); }"
+        " s.onmessage = function (e) { if (e.data === 'ready') { if (!query.has('held')) draw(); }"
+        " else if (e.data === 'ok') {}"  # the acknowledgement: nothing to draw
+        " else if (toast === null) root.getElementById('status').textContent = e.data;"
+        " else { var note = document.createElement('p'); note.setAttribute('role', 'status'); note.textContent = e.data;"
+        " root.append(note); setTimeout(function () { note.remove(); }, Number(toast)); } };",
+    ),
     "ticker": (
         "Prices - Acme",
         "<main><h1>Prices</h1><p>Price: <span id=price>none yet</span></p><button type=button id=note>Note it</button>"
@@ -41,10 +63,11 @@ def serve(handler: Any, page: Callable[..., bytes], stop: threading.Event) -> No
     """Answer a GET under /answered/ on `handler` (the site's request handler): a page, or its WebSocket."""
     url = urlsplit(handler.path)
     name = url.path.removeprefix(PREFIX)
-    asked = (parse_qs(url.query).get("ms") or [""])[0]
+    query = parse_qs(url.query)
+    asked = (query.get("ms") or [""])[0]
     ms = int(asked) if asked.isdigit() else None
     if name == "orders":
-        _orders(handler, ANSWER_MS if ms is None else ms, parse_qs(url.query).get("ack") != ["0"], stop)
+        _orders(handler, ANSWER_MS if ms is None else ms, query.get("ack") != ["0"], stop)
     elif name == "prices":
         _prices(handler, TICK_MS if ms is None else ms, stop)
     elif name in _PAGES:

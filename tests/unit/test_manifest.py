@@ -185,6 +185,42 @@ ERRORS = [
     ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
     ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
     ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),
+    (
+        "a goal cut by a comment",
+        "version: 1\ntests:\n  - name: a\n    task: Check that order #1001 is listed\n",
+        "qa.yml:4: tests[0].task: the text ends at ' #', which starts a YAML comment, so it reads 'Check that order'; quote "
+        'the whole text (task: "Check that order #1001 is listed"), or put the comment on a line of its own.',
+    ),
+    (
+        "a step's goal cut by a comment",
+        "version: 1\ntests:\n  - name: a\n    steps:\n      - open: /orders  # the list\n      - do: Open order #1001 # x\n",
+        "qa.yml:6: tests[0].steps[1].do: the text ends at ' #', which starts a YAML comment, so it reads 'Open order'; "
+        'quote the whole text (do: "Open order #1001 # x"), or put the comment on a line of its own.',
+    ),
+    (
+        "a checked text cut by a comment",
+        f"version: 1\ntests:\n{OK_TEST}    expect:\n      text:\n        - Order #1001\n",
+        "qa.yml:7: tests[0].expect.text[0]: the text ends at ' #', which starts a YAML comment, so it reads 'Order'; "
+        'quote the whole text (- "Order #1001"), or put the comment on a line of its own.',
+    ),
+    (
+        "an element's name cut by a comment",
+        "version: 1\ntests:\n  - name: a\n    steps:\n      - click:\n          role: button\n          name: Pay #2\n",
+        "qa.yml:7: tests[0].steps[0].click.name: the text ends at ' #', which starts a YAML comment, so it reads 'Pay'; "
+        'quote the whole text (name: "Pay #2"), or put the comment on a line of its own.',
+    ),
+    (
+        "a default goal cut by a comment",
+        "version: 1\ndefaults:\n  task: Check the order #1001\ntests:\n  - name: a\n",
+        "qa.yml:3: defaults.task: the text ends at ' #', which starts a YAML comment, so it reads 'Check the order'; quote "
+        'the whole text (task: "Check the order #1001"), or put the comment on a line of its own.',
+    ),
+    (
+        "a flow list cut by a comment",
+        f"version: 1\ntests:\n{OK_TEST}    expect: {{text: [Order #1001, Paid]}}\n",
+        "qa.yml:6: invalid YAML: expected ',' or ']', but got '<stream end>' (line 5 has ' #', which starts a YAML comment "
+        "there: quote a text that holds one).",
+    ),
 ]
 
 
@@ -193,6 +229,40 @@ def test_manifest_error_message(text: str, message: str) -> None:
     with pytest.raises(ManifestError) as caught:
         manifest.loads(text, "qa.yml")
     assert str(caught.value) == message
+
+
+def test_comments_after_labels_numbers_and_quoted_or_block_texts_are_comments() -> None:
+    m = manifest.loads(
+        textwrap.dedent("""\
+        version: 1  # the format
+        tests:
+          - name: checkout  # owned by payments: a test's name is a label, a comment after it is fine
+            task: "Check that order #1001 is listed"  # quoted: whole
+            start: /orders  # the list
+            max_steps: 5  # more for checkout
+            expect:
+              text: ['Order #1001']
+          - name: steps
+            steps:
+              - do: Add the anvil to the cart   # a comment as one writes it: two spaces before, one after
+              - click: {role: button, name: Pay}  # flow
+              - do: Pay  #
+          - name: folded
+            task: >
+              Check that order #1001
+              is listed
+            expect: {text: "#1001"}
+        """),
+        "qa.yml",
+    )
+    assert [t.task for t in m.tests] == ["Check that order #1001 is listed", None, "Check that order #1001 is listed\n"]
+    assert [s.do for s in m.tests[1].steps or []] == ["Add the anvil to the cart", None, "Pay"]
+    assert (m.tests[0].name, m.tests[0].start, m.tests[0].max_steps, m.tests[0].expect.text) == (
+        "checkout",
+        "/orders",
+        5,
+        ["Order #1001"],
+    )
 
 
 def test_a_valid_manifest_merges_defaults_and_keeps_each_tests_line() -> None:
@@ -352,6 +422,19 @@ def test_cli_validate(tmp_path: Path) -> None:
         2,
         f"preview-qa: error: {path}:5: tests[0].task: duplicate key 'task' (first given on line 4); keep one.\n",
     )
+
+
+def test_validate_and_run_refuse_a_goal_a_comment_cut(tmp_path: Path, site: DemoSite) -> None:
+    text = "version: 1\ntests:\n  - name: a\n    task: Check that order #1001 is listed\n"
+    code, stderr, path = _cli(tmp_path, site, text, "--api-key", "k")
+    said = (
+        f"preview-qa: error: {path}:4: tests[0].task: the text ends at ' #', which starts a YAML comment, so it reads "
+        "'Check that order'; quote the whole text (task: \"Check that order #1001 is listed\"), or put the comment on a "
+        "line of its own.\n"
+    )
+    assert (code, stderr) == (2, said)
+    checked = run_in_process(["validate", str(path), "--offline"])
+    assert (checked.returncode, checked.stderr) == (2, said)
 
 
 SECRET_TEST = "version: 1\ntests:\n  - name: login\n    task: Log in with <secret>pw</secret>\n    secrets: {pw: QA_PASSWORD}\n"

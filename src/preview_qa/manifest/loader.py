@@ -4,6 +4,8 @@ tests' secret values from the environment."""
 from __future__ import annotations
 
 import difflib
+import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,10 +30,19 @@ def loads(text: str, file: str = "<manifest>") -> Manifest:
     return parse(YamlSource.parse(text, file))
 
 
+# The texts the agent reads, a check looks for or an exact step finds its element by: YAML ends an unquoted one at ' #'
+# (a comment), so a cut one would test something else without a word. A test's or step's own `name` is only a label.
+CUT_TEXTS = frozenset({"task", "do", "text", "not_text", "appeared", "not_appeared", "title", "label", "option", "value"})
+ELEMENT_KEYS = frozenset({"click", "fill", "select", "press", "element"})  # where `name` is an element's accessible name
+# A comment as people write one on purpose (yamllint's rule): two spaces or more before the '#' and one after it.
+DELIBERATE_COMMENT = re.compile(r"[ \t]{2,}#(\s|$)")
+
+
 def parse(source: YamlSource) -> Manifest:
     data = source.data
     if not isinstance(data, dict):
         raise source.error((), "the manifest must be a mapping with 'version' and 'tests' keys.")
+    _refuse_cut_texts(source)
     _refuse_internal_keys(data, source)
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
@@ -67,6 +78,31 @@ def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
         kept = {k: default_expect[k] for k in ("timeout", "visual") if k in default_expect and k not in own_expect}
         merged["expect"] = {**own_expect, **kept}
     return merged
+
+
+def _refuse_cut_texts(source: YamlSource) -> None:
+    """An error, never a warning, for a text a comment may have cut (`do: Check that order #1001 is listed`): the goal
+    or check would be another one, a cut goal may well pass, and a warning scrolls past in CI. A comment written as
+    one (`do: Pay  # the last goal`: two spaces before the '#', one after) is a comment."""
+    for loc, comment in source.commented.items():
+        keys = [part for part in loc if isinstance(part, str)]
+        element_name = keys[-1:] == ["name"] and len(keys) > 1 and keys[-2] in ELEMENT_KEYS
+        if not keys or (keys[-1] not in CUT_TEXTS and not element_name) or DELIBERATE_COMMENT.match(comment):
+            continue
+        value = _at(source.data, loc)
+        whole = json.dumps(f"{value}{comment.replace(chr(9), ' ')}", ensure_ascii=False)
+        written = f"- {whole}" if isinstance(loc[-1], int) else f"{loc[-1]}: {whole}"
+        raise source.error(
+            loc,
+            f"the text ends at ' #', which starts a YAML comment, so it reads {value!r}; quote the whole text "
+            f"({written}), or put the comment on a line of its own.",
+        )
+
+
+def _at(data: Any, loc: Loc) -> Any:
+    for part in loc:
+        data = data[part]
+    return data
 
 
 def _refuse_internal_keys(data: dict[str, Any], source: YamlSource) -> None:

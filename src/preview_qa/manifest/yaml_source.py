@@ -1,7 +1,9 @@
-"""Load YAML safely while remembering the line of every key, so errors can point at it."""
+"""Load YAML safely while remembering the line of every key, so errors can point at it, and every unquoted text a
+comment on its line may have cut short."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +16,17 @@ MAX_NODES = 100_000
 MAX_DEPTH = 40
 
 Loc = tuple[str | int, ...]
+_COMMENT_AFTER = re.compile(r"[ \t]+#[^\n]*")  # what follows a plain value on its line when YAML reads a comment there
 
 
 class YamlSource:
     """A YAML document turned into plain Python values, plus the line where each value's key stands."""
 
-    def __init__(self, file: str, data: Any, lines: dict[Loc, int]):
+    def __init__(self, file: str, data: Any, lines: dict[Loc, int], commented: dict[Loc, str] | None = None):
         self.file, self.data, self._lines = file, data, lines
+        # An unquoted text followed by a comment on its line -> that comment (' #1001 is listed'): YAML ends a plain
+        # value at ' #', so `task: Check that order #1001 is listed` reads 'Check that order'.
+        self.commented = commented or {}
 
     @classmethod
     def read(cls, path: Path) -> YamlSource:
@@ -47,12 +53,13 @@ class YamlSource:
             line = mark.line + 1 if mark else None
             problem = (e.problem or str(e)).strip()
             hint = " (YAML does not allow tabs for indentation; use spaces)" if "\\t" in problem or "tab" in problem else ""
+            hint = hint or _comment_hint(text, e)
             raise ManifestError(file, line, None, f"invalid YAML: {problem}{hint}.") from None
         except yaml.YAMLError as e:
             raise ManifestError(file, None, None, f"invalid YAML: {e}.") from None
         builder = _Builder(file)
         data = builder.build(node, ()) if node is not None else None
-        return cls(file, data, builder.lines)
+        return cls(file, data, builder.lines, builder.commented)
 
     def line(self, loc: Loc) -> int | None:
         """The line of the deepest known key on the way to `loc`."""
@@ -64,6 +71,18 @@ class YamlSource:
     def error(self, loc: Loc, message: str) -> ManifestError:
         # An empty document has no lines to point at; its line 1 is where the missing content belongs.
         return ManifestError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
+
+
+def _comment_hint(text: str, error: yaml.MarkedYAMLError) -> str:
+    """For a flow collection left open (`text: [Order #1001, Paid]`): the ' #' that made the rest of its line a comment."""
+    start, end = error.context_mark, error.problem_mark
+    if start is None or end is None or not (error.problem or "").startswith("expected ','"):
+        return ""
+    lines = text.splitlines()
+    for number in range(start.line, min(end.line + 1, len(lines))):
+        if _COMMENT_AFTER.search(lines[number][start.column if number == start.line else 0 :]):
+            return f" (line {number + 1} has ' #', which starts a YAML comment there: quote a text that holds one)"
+    return ""
 
 
 def format_loc(loc: Loc) -> str:
@@ -80,6 +99,7 @@ class _Builder:
     def __init__(self, file: str):
         self.file = file
         self.lines: dict[Loc, int] = {}
+        self.commented: dict[Loc, str] = {}
         self.nodes = 0
         self._scalars = yaml.SafeLoader("")  # YAML 1.1 safe scalar rules: ints, floats, bools, nulls, strings
 
@@ -105,12 +125,15 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*loc, i)) for i, child in enumerate(node.value)]
         try:
-            return self._scalars.construct_object(node, deep=True)
+            value = self._scalars.construct_object(node, deep=True)
         except yaml.YAMLError as e:  # an unknown tag (`!foo`, `!!python/object`) or a malformed !!binary, !!timestamp...
             problem = (getattr(e, "problem", None) or str(e)).strip()
             raise ManifestError(
                 self.file, node.start_mark.line + 1, format_loc(loc) or None, f"invalid YAML value: {problem}."
             ) from None
+        if isinstance(value, str) and (comment := _comment_after(node)) is not None:
+            self.commented[loc] = comment
+        return value
 
     def _mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -136,6 +159,18 @@ class _Builder:
             out[name] = self.build(value_node, child)
             self.lines[child] = key_node.start_mark.line + 1
         return out
+
+
+def _comment_after(node: yaml.Node) -> str | None:
+    """The comment on the line of a plain (unquoted) value, right after it (' #1001 is listed'), or None."""
+    if not isinstance(node, yaml.ScalarNode) or node.style is not None:
+        return None
+    end = node.end_mark
+    buffer = getattr(end, "buffer", None)
+    if not isinstance(buffer, str):
+        return None
+    found = _COMMENT_AFTER.match(buffer, end.pointer)
+    return found.group().rstrip("\x00").rstrip() if found else None
 
 
 def _merged_pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.accessibility import axe_version, violations_on
 from preview_qa.agent.page.nearest import (
@@ -19,7 +18,8 @@ from preview_qa.agent.page.nearest import (
     where_text_is,
 )
 from preview_qa.agent.page.shown import look_for_text
-from preview_qa.agent.page.state import check_attribute, check_css, check_element
+from preview_qa.agent.page.sightings import Appearance, appeared, not_appeared
+from preview_qa.agent.page.state import check_attribute, check_css, check_element, expect_that, holds, ms
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
 from preview_qa.verdict.accessibility import accessibility_outcome
@@ -49,8 +49,8 @@ async def check_page(
     checks += [_text(page, text, wait, sightings) for text in expect.text]
     checks += [_not_text(page, text, wait) for text in expect.not_text]
     if sightings is not None:
-        checks += [_appeared(sightings, text, wait) for text in expect.appeared]
-        checks += [_not_appeared(sightings, text, expect.timeout, wait) for text in expect.not_appeared]
+        checks += [_appeared(page, sightings, text, wait) for text in expect.appeared]
+        checks += [_not_appeared(page, sightings, text, expect.timeout, wait) for text in expect.not_appeared]
     checks += [check_element(page, element, wait) for element in expect.element]
     checks += [check_attribute(page, attribute, wait) for attribute in expect.attribute]
     checks += [check_css(page, css, wait) for css in expect.css]
@@ -62,14 +62,14 @@ async def check_page(
 
 
 async def _url(page: Page, url: str, wait: float) -> ExpectationOutcome:
-    ok, waited = await _holds(_assert_that(page).to_have_url(re.compile(re.escape(url)), timeout=_ms(wait)))
+    ok, waited = await holds(expect_that(page).to_have_url(re.compile(re.escape(url)), timeout=ms(wait)))
     return ExpectationOutcome(
         check="url", expected=f"URL containing {url!r}", found=page.url if ok else await found_url(page), ok=ok, waited_s=waited
     )
 
 
 async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
-    ok, waited = await _holds(_assert_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=_ms(wait)))
+    ok, waited = await holds(expect_that(page).to_have_title(re.compile(re.escape(wanted), re.IGNORECASE), timeout=ms(wait)))
     found = repr(clip(await page.title(), SHOWN)) if ok else await found_title(page)
     return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok, waited_s=waited)
 
@@ -108,58 +108,43 @@ def _came_and_went(sightings: Sightings | None, text: str) -> str:
     )
 
 
-async def _appeared(sightings: Sightings, text: str, wait: float) -> ExpectationOutcome:
-    seen, waited = await sightings.appeared(text, wait)
+async def _appeared(page: Page, sightings: Sightings, text: str, wait: float) -> ExpectationOutcome:
+    seen = await appeared(page, sightings, text, wait)
     expected = f"text {text!r} visible at some moment after the last action"
-    if seen is not None:
-        found = f"it was visible {max(0.0, seen.since - sightings.marked_at):.1f} s after it, in {clip(seen.text, SHOWN)!r}"
+    if seen.seen:
+        found = f"it was visible {_when_seen(sightings, seen)}"
     else:
         found = f"it was not visible at any moment after it{_nearest_since(sightings, text)}"
-    return ExpectationOutcome(check="appeared", expected=expected, found=found, ok=seen is not None, waited_s=waited)
+    return ExpectationOutcome(check="appeared", expected=expected, found=found, ok=seen.seen, waited_s=seen.waited_s)
 
 
-async def _not_appeared(sightings: Sightings, text: str, window: float, wait: float) -> ExpectationOutcome:
-    seen, waited = await sightings.not_appeared(text, window, wait)
+async def _not_appeared(page: Page, sightings: Sightings, text: str, window: float, wait: float) -> ExpectationOutcome:
+    seen = await not_appeared(page, sightings, text, window, wait)
     watched = time.time() - sightings.marked_at
-    if seen is None:
-        found = f"it was not visible at any moment in the {watched:.1f} s after it"
-    else:
-        lasted = f" for {seen.until - seen.since:.1f} s" if seen.until is not None else ""
-        after = max(0.0, seen.since - sightings.marked_at)
-        found = f"it was visible {after:.1f} s after it{lasted}, in {clip(seen.text, SHOWN)!r}"
+    found = f"it was not visible at any moment in the {watched:.1f} s after it"
+    if seen.seen:
+        found = f"it was visible {_when_seen(sightings, seen)}"
     return ExpectationOutcome(
         check="not_appeared",
         expected=f"no visible text {text!r} at any moment after the last action",
         found=found,
-        ok=seen is None,
-        waited_s=waited,
+        ok=not seen.seen,
+        waited_s=seen.waited_s,
     )
+
+
+def _when_seen(sightings: Sightings, seen: Appearance) -> str:
+    """`0.4 s after it for 1.0 s, in 'Saved!'`: when the record saw it after the mark, and for how long; or where the
+    page showed it when the record has no line of it."""
+    if seen.sighting is None:
+        assert seen.hit is not None
+        return f"after it{frame_name(seen.hit.frame)}, in {clip(seen.hit.line, SHOWN)!r}"
+    line = seen.sighting
+    lasted = f" for {line.until - line.since:.1f} s" if line.until is not None else ""
+    return f"{max(0.0, line.since - sightings.marked_at):.1f} s after it{lasted}, in {clip(line.text, SHOWN)!r}"
 
 
 def _nearest_since(sightings: Sightings, text: str) -> str:
     lines = [s.text for s in sightings.lines if s.until is None or s.until >= sightings.marked_at]
     nearest = nearest_line(text, visible_lines("\n".join(lines)))
     return f" (the closest text it showed: {nearest.line!r})" if nearest is not None else ""
-
-
-def _assert_that(target: Any) -> Any:
-    """Playwright's `expect`, imported on first use like the Page types above: loading this module loads no browser library."""
-    from playwright.async_api import expect
-
-    return expect(target)
-
-
-async def _holds(assertion: Awaitable[None]) -> tuple[bool, float]:
-    """Whether a Playwright assertion held within its timeout (it retries until then, then raises AssertionError), and
-    the seconds it took to tell."""
-    start = time.monotonic()
-    try:
-        await assertion
-    except AssertionError:
-        return False, round(time.monotonic() - start, 2)
-    return True, round(time.monotonic() - start, 2)
-
-
-def _ms(seconds: float) -> float:
-    """Playwright's timeout in ms; it reads 0 as "wait forever", while 1 ms still checks once."""
-    return max(1.0, seconds * 1000)

@@ -3,9 +3,10 @@
 A MutationObserver is installed in every document of the page before its own scripts run
 (`Page.addScriptToEvaluateOnNewDocument` into an isolated world, as agent/guards/masking.py masks): the page's scripts can
 neither see it nor stop it, and it shares only the DOM with them. Each look asks that world (`Runtime.evaluate`) for the
-moments the DOM changed since the last look, and whether the page's <main> (its body, when it has none) shows anything a
-person could see, by the rule of agent/page/shown.js: a shell holding only its stylesheet has not drawn. Only the top
-frame's document is watched: a frame's own changes are not seen."""
+moments the DOM changed since the last look, in the document and its open shadow roots (agent/page/roots.js: where a
+Panel app draws its answer), and whether the page's <main> (its body, when it has none) shows anything a person could
+see, by the rule of agent/page/shown.js: a shell holding only its stylesheet has not drawn. Only the top frame's
+document is watched: a frame's own changes are not seen, nor what a canvas draws."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from preview_qa.agent.page import roots
 from preview_qa.agent.page.shown import rule_in_world
 
 if TYPE_CHECKING:
@@ -23,15 +25,17 @@ if TYPE_CHECKING:
 WORLD = "preview-qa-settle"
 READ_TIMEOUT_S = 1.0  # a look at a page that does not answer (a dialog open) is skipped, not waited for
 
-# Each change of the DOM as a moment on the document's clock (performance.now(), ms); at most the last 200 are kept.
-# The rule of what a person sees (agent/page/shown.js) is made once in this world, for the reads below.
+# Each change of the DOM, in the document or one of its open shadow roots (agent/page/roots.js), as a moment on the
+# document's clock (performance.now(), ms); at most the last 200 are kept. The rule of what a person sees
+# (agent/page/shown.js) is made once in this world, for the reads below.
 _OBSERVER = """(() => {
   if (globalThis.__settle) return;
   const state = globalThis.__settle = {drawn: [], changed: true, shown: null};
-  new MutationObserver(() => {
+  state.drew = () => {
     state.drawn.push(performance.now()); state.changed = true;
     if (state.drawn.length > 200) state.drawn.shift();
-  }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  };
+  state.sweep = (%s)(state.drew, {subtree: true, childList: true, characterData: true, attributes: true});
 })()"""
 
 # Whether the main content shows something a person could see (text outside <style>, <script> and <template>, or an
@@ -39,6 +43,7 @@ _OBSERVER = """(() => {
 # drawn. Looked at again only when the DOM changed since (the read lays the page out).
 _READ = """(() => {
   const state = globalThis.__settle;
+  if (state.sweep()) state.drew();  // a shadow root attached to a host already in the page: content drawn since
   if (state.changed || state.shown === null) {
     const main = document.querySelector("main, [role=main]") || document.body;
     state.shown = !!main && globalThis.__pqaRule.shows(main); state.changed = false;
@@ -50,7 +55,7 @@ _READ = """(() => {
 
 @functools.cache
 def _observer() -> str:
-    return f"{rule_in_world('__pqaRule')}\n{_OBSERVER}"
+    return f"{rule_in_world('__pqaRule')}\n{_OBSERVER % roots()}"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ ANSWER = "the answer on WebSocket"
 REPLY_S = 0.2  # a frame sent this soon after one received on that socket replies to it (Blazor's render ack): asks nothing
 ANSWER_LAG_S = 0.3  # on a busy machine Playwright tells of a received frame this much after the page drew it
 # The first frame back may only acknowledge the message (Panel's OK; its patch comes when the callback ends): the answer
-# has this long after it to arrive, drawn or not (Bokeh draws in shadow roots and canvases, which no look sees change)
+# has this long after it to arrive, drawn or not (on a canvas, or in a closed shadow root, no look sees it change)
 ANSWER_FOLLOW_S = 1.5
 
 

@@ -3,11 +3,14 @@ and went, in every page, its same-process frames and open shadow roots (and each
 of its own), and the pictures in view that text could be drawn in.
 
 A watcher runs in a world of our own in each document (`Page.addScriptToEvaluateOnNewDocument`, as
-agent/page/drawing.py watches drawing): whenever the DOM changed, a field was typed into or an animation ran (a toast
-fading in), it reads what shows and hands what came and went to us through a binding only that world has
-(`Runtime.addBinding`), so a navigation loses nothing and the page's scripts can neither see nor feed it. This is the
-one read of each step's page the quotes need, and what `expect.appeared` and `expect.not_appeared` judge: the window
-starts at the last action that changed the page (the mark the server-error rule uses, agent/evidence/evidence.py)."""
+agent/page/drawing.py watches drawing): whenever the DOM changed (in the document or one of its open shadow roots,
+agent/page/roots.js), a field was typed into or an animation ran (a toast fading in), it reads what shows and hands
+what came and went to us through a binding only that world has (`Runtime.addBinding`), so a navigation loses nothing
+and the page's scripts can neither see nor feed it. This is the one read of each step's page the quotes need, and what
+`expect.appeared` and `expect.not_appeared` judge: the window starts at the last action that changed the page (the mark
+the server-error rule uses, agent/evidence/evidence.py). Those checks are told by two watchers at once: this record (a
+toast that came and went before the checks began, across a navigation too) and the page itself, looked at by the text
+checks' own call in each frame (agent/page/shown.py), the check's one Playwright call in the trace."""
 
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from preview_qa.agent.page import every_page
-from preview_qa.agent.page.shown import rule
+from preview_qa.agent.page import every_page, roots
+from preview_qa.agent.page.shown import Hit, look_for_text, rule
 from preview_qa.verdict.quotes import PagesShown, ShownText, shows_text
 
 if TYPE_CHECKING:
@@ -53,6 +56,7 @@ _WATCHER = """(() => {
   const schedule = (ms) => { if (!state.timer) state.timer = setTimeout(sample, Math.max(ms, 6 * state.cost)); };
   const sample = () => {
     clearTimeout(state.timer); state.timer = 0;
+    state.sweep();  // a shadow root attached to a host already in the page: watched from now, read below
     const t0 = performance.now(), seen = new Set();
     const read = document.documentElement ? rule.read(document) : {lines: [], pictures: []};
     for (const line of read.lines) seen.add(line.text);
@@ -65,7 +69,7 @@ _WATCHER = """(() => {
   };
   const changed = () => { state.changed = performance.now(); schedule(FAST_MS); };
   state.sample = sample;
-  new MutationObserver(changed).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+  state.sweep = (%(roots)s)(changed, {subtree: true, childList: true, characterData: true, attributes: true});
   for (const type of ["input", "change", "resize", "load"]) addEventListener(type, changed, true);
   for (const type of ["transitionrun", "animationstart"]) addEventListener(type, () => { state.moving++; changed(); }, true);
   for (const type of ["transitionend", "transitioncancel", "animationend", "animationcancel"])
@@ -78,7 +82,7 @@ _LOOK = "globalThis.__pqaSightings && globalThis.__pqaSightings.sample()"
 
 @functools.cache
 def _watcher() -> str:
-    return _WATCHER % {"rule": rule(), "binding": BINDING}
+    return _WATCHER % {"rule": rule(), "roots": roots(), "binding": BINDING}
 
 
 @dataclass
@@ -206,25 +210,11 @@ class Sightings:
         """The first line that showed `text` (a text check's rule) at some moment from `since` on."""
         return next((s for s in self.lines if (s.until is None or s.until >= since) and shows_text(s.text, text)), None)
 
-    async def appeared(self, text: str, wait: float) -> tuple[Sighting | None, float]:
-        """expect.appeared: the line that showed `text` after the mark, waiting up to `wait` seconds for it."""
-        start = time.monotonic()
-        await self.look()
-        while (found := self.shown_since(text, self.marked_at)) is None and time.monotonic() - start < wait:
-            await asyncio.sleep(POLL_S)
-        return found, round(time.monotonic() - start, 2)
-
-    async def not_appeared(self, text: str, window: float, wait: float) -> tuple[Sighting | None, float]:
-        """expect.not_appeared: a line that showed `text` after the mark, watching until `window` seconds after the
-        mark (at most `wait` from now); the first one seen ends the watch."""
-        start = time.monotonic()
-        until = start + min(wait, max(0.0, self.marked_at + window - time.time()))
+    async def seen(self, text: str, until: float) -> Sighting | None:
+        """The first line that showed `text` after the mark, waiting for one until `until` (time.monotonic())."""
         while (found := self.shown_since(text, self.marked_at)) is None and time.monotonic() < until:
             await asyncio.sleep(POLL_S)
-        if found is None:
-            await self.look()
-            found = self.shown_since(text, self.marked_at)
-        return found, round(time.monotonic() - start, 2)
+        return found
 
     def final_lines(self) -> list[str]:
         """The lines the top document shows now, in the order they came."""
@@ -255,3 +245,54 @@ def _place(url: str, origin: str) -> str:
         return url.split("?")[0] or "a blank page"
     here = f"{parts.scheme}://{parts.netloc}" == origin.rstrip("/")
     return (parts.path or "/") if here else f"{parts.netloc}{parts.path or '/'}"
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """What the watch saw: the line the record kept (from when, until when), else the page's own line that showed it
+    (a frame whose watcher could not be installed), else nothing; and how long it watched."""
+
+    sighting: Sighting | None
+    hit: Hit | None
+    waited_s: float
+
+    @property
+    def seen(self) -> bool:
+        return self.sighting is not None or self.hit is not None
+
+
+async def appeared(page: Page, sightings: Sightings, text: str, wait: float) -> Appearance:
+    """expect.appeared: `text` showed after the mark, or shows within `wait` seconds. When the record already has it,
+    the page is looked at once, without waiting."""
+    start = time.monotonic()
+    await sightings.look()
+    already = sightings.shown_since(text, sightings.marked_at) is not None
+    return await _watch(page, sightings, text, 0.0 if already else wait, start)
+
+
+async def not_appeared(page: Page, sightings: Sightings, text: str, window: float, wait: float) -> Appearance:
+    """expect.not_appeared: watched until `window` seconds after the mark (at most `wait` from now); the first sighting
+    ends the watch."""
+    start = time.monotonic()
+    left = min(wait, max(0.0, sightings.marked_at + window - time.time()))
+    return await _watch(page, sightings, text, left, start)
+
+
+async def _watch(page: Page, sightings: Sightings, text: str, wait: float, start: float) -> Appearance:
+    """Until the record or the page shows `text`, or `wait` has passed; then the record brought up to date."""
+    record = asyncio.ensure_future(sightings.seen(text, time.monotonic() + wait))
+    look = asyncio.ensure_future(look_for_text(page, text, wait, shown=True))
+    try:
+        done, _ = await asyncio.wait({record, look}, return_when=asyncio.FIRST_COMPLETED)
+        if not (record in done and record.result() is not None) and not (look in done and look.result().hit is not None):
+            await asyncio.wait({record, look})  # one ended seeing nothing: the other ends by the same bound
+    finally:
+        for task in (record, look):
+            task.cancel()
+    hit = None
+    if look.done() and not look.cancelled():
+        with contextlib.suppress(Exception):
+            hit = look.result().hit
+    await sightings.look()
+    sighting = sightings.shown_since(text, sightings.marked_at)
+    return Appearance(sighting, None if sighting is not None else hit, round(time.monotonic() - start, 2))

@@ -1,15 +1,15 @@
-"""The state checks on the live page, through Playwright's own locators: an element by role and accessible name
-(get_by_role, its state read through the role selector's own filters), an attribute and a computed CSS property of the
-element a selector finds. Each waits for its condition, as Playwright's expect does, and reports the page as it was
-when its wait ended."""
+"""The state checks on the live page, through Playwright's own locators and assertions: an element by role and
+accessible name (get_by_role, its state read through the role selector's own filters), an attribute and a computed CSS
+property of the element a selector finds. Each waits for its condition in one Playwright `expect` call (one row of the
+trace, as a Playwright test's assertion), then reports the page as it was when its wait ended: a check that held found
+what it asked for; one that failed reads what was there instead."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import ExpectationOutcome
@@ -18,7 +18,7 @@ from preview_qa.verdict.page_state import (
     State,
     attribute_outcome,
     css_outcome,
-    element_holds,
+    element_expected,
     element_outcome,
     parse_aria_snapshot,
 )
@@ -26,46 +26,76 @@ from preview_qa.verdict.page_state import (
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
-POLL_S = 0.1  # between two looks, as Playwright's own expect retries
 READ_TIMEOUT_MS = 2000
 _MIXED = {"checked": "mixed", "pressed": "mixed"}  # neither true nor false: "mixed"; expanded without aria-expanded: unset
-Found = TypeVar("Found")
+_ATTRIBUTES = "(elements, name) => elements.map((e) => e.getAttribute(name))"
+_CSS = "(elements, property) => elements.map((e) => getComputedStyle(e).getPropertyValue(property))"
 
 
 async def check_element(page: Page, check: ElementCheck, wait: float) -> ExpectationOutcome:
-    found, waited = await _until(lambda: _element(page, check), lambda f: element_holds(check, f), wait)
-    if found.count == 0 and check.visible is not False:
+    if check.visible is False:  # hidden ones too: none of them may be shown
+        shown = _by_role(page, check, include_hidden=True).filter(visible=True)
+        held, waited = await holds(expect_that(shown.describe(element_expected(check))).to_have_count(0, timeout=ms(wait)))
+        found = ElementFound(0) if held else ElementFound(await shown.count())
+        return element_outcome(check, found).model_copy(update={"waited_s": waited})
+    states = {s: v for s, v in check.states.items() if s != "visible"}
+    holding = _by_role(page, check, **states)
+    if "visible" in check.states:
+        holding = holding.filter(visible=check.states["visible"])
+    wanted = only_one(page, _by_role(page, check)).and_(holding).describe(element_expected(check))
+    held, waited = await holds(expect_that(wanted).to_be_attached(timeout=ms(wait)))
+    found = ElementFound(1, dict(check.states)) if held else await _element(page, check)
+    if found.count == 0:
         found = ElementFound(0, roles=await _roles(page))
     return element_outcome(check, found).model_copy(update={"waited_s": waited})
 
 
 async def check_attribute(page: Page, check: AttributeCheck, wait: float) -> ExpectationOutcome:
-    def read(element: Locator) -> Awaitable[str | None]:
-        return element.get_attribute(check.name, timeout=READ_TIMEOUT_MS)
-
-    (count, value), waited = await _until(lambda: _one(page, check.selector, read), lambda f: f == (1, check.value), wait)
+    found = page.locator(check.selector)
+    wanted = only_one(page, found).describe(f"{check.name} of {check.selector!r}")
+    assertion = expect_that(wanted).to_have_attribute(check.name, check.value, timeout=ms(wait))
+    held, waited = await _holding(check.selector, found, assertion)
+    count, value = (1, check.value) if held else await _read(found, _ATTRIBUTES, check.name)
     return attribute_outcome(check, count, value).model_copy(update={"waited_s": waited})
 
 
 async def check_css(page: Page, check: CssCheck, wait: float) -> ExpectationOutcome:
-    """The computed value, read as Playwright's to_have_css reads it (getComputedStyle's getPropertyValue)."""
-
-    def read(element: Locator) -> Awaitable[Any]:
-        script = "(e, p) => getComputedStyle(e).getPropertyValue(p)"
-        return element.evaluate(script, check.property, timeout=READ_TIMEOUT_MS)
-
-    (count, value), waited = await _until(lambda: _one(page, check.selector, read), lambda f: f == (1, check.value), wait)
+    """The computed value, as Playwright's to_have_css reads it (getComputedStyle's getPropertyValue)."""
+    found = page.locator(check.selector)
+    wanted = only_one(page, found).describe(f"CSS {check.property} of {check.selector!r}")
+    assertion = expect_that(wanted).to_have_css(check.property, check.value, timeout=ms(wait))
+    held, waited = await _holding(check.selector, found, assertion)
+    count, value = (1, check.value) if held else await _read(found, _CSS, check.property)
     return css_outcome(check, count, value).model_copy(update={"waited_s": waited})
 
 
-async def _until(look: Callable[[], Awaitable[Found]], holds: Callable[[Found], bool], wait: float) -> tuple[Found, float]:
-    """Look until what is found holds, or `wait` seconds have passed: the last look, and how long it took."""
-    start = time.monotonic()
-    while True:
-        found = await look()
-        if holds(found) or time.monotonic() - start >= wait:
-            return found, round(time.monotonic() - start, 2)
-        await asyncio.sleep(POLL_S)
+def only_one(page: Page, found: Locator) -> Locator:
+    """`found`'s element while it finds exactly one, and nothing while it finds two or more: a check of one element
+    waits through a moment of two (an old row beside its replacement) where Playwright's strict mode would fail at once.
+    The page's root is kept while `found` has no second element; `found` inside it, or the root itself."""
+    alone = page.locator(":root").filter(has_not=found.nth(1))
+    return alone.locator(found).or_(found.and_(alone))
+
+
+async def _holding(selector: str, found: Locator, assertion: Awaitable[None]) -> tuple[bool, float]:
+    """`holds`, where an error other than the assertion's is a selector Playwright cannot parse: the page was not
+    checked, which is no failure of it."""
+    try:
+        return await holds(assertion)
+    except Exception as e:
+        try:
+            await found.count()
+        except Exception:
+            raise ValueError(f"the selector {selector!r} cannot be used: {str(e).splitlines()[0]}") from None
+        raise
+
+
+async def _read(found: Locator, script: str, arg: str) -> tuple[int, str | None]:
+    """How many elements the selector finds, and what `script` reads of the one (None unless exactly one)."""
+    values: list[Any] = []
+    with contextlib.suppress(Exception):  # the page went away meanwhile: it showed none
+        values = await found.evaluate_all(script, arg)
+    return len(values), None if len(values) != 1 or values[0] is None else str(values[0])
 
 
 def _by_role(page: Page, check: ElementCheck, **state: bool) -> Locator:
@@ -73,8 +103,7 @@ def _by_role(page: Page, check: ElementCheck, **state: bool) -> Locator:
 
 
 async def _element(page: Page, check: ElementCheck) -> ElementFound:
-    if check.visible is False:  # hidden ones too: none of them may be shown
-        return ElementFound(await _by_role(page, check, include_hidden=True).filter(visible=True).count())
+    """What the page holds for a check that did not hold: how many match, and the states of the one."""
     element = _by_role(page, check)
     count = await element.count()
     if count != 1:
@@ -93,24 +122,32 @@ async def _state(page: Page, check: ElementCheck, element: Locator, state: str) 
     return _MIXED.get(state)
 
 
-async def _one(page: Page, selector: str, read: Callable[[Locator], Awaitable[Any]]) -> tuple[int, str | None]:
-    """How many elements the selector finds, and what `read` gives of the one (None unless exactly one)."""
-    element = page.locator(selector)
-    try:
-        count = await element.count()
-    except Exception as e:  # a selector Playwright cannot parse: the page was not checked, which is no failure of it
-        raise ValueError(f"the selector {selector!r} cannot be used: {str(e).splitlines()[0]}") from None
-    if count != 1:
-        return count, None
-    try:
-        value = await read(element)
-    except Exception:  # replaced between the count and the read: the next look sees the new one
-        return 0, None
-    return 1, None if value is None else str(value)
-
-
 async def _roles(page: Page) -> list[tuple[str, str]]:
     """The page's elements by role and name, from Playwright's aria snapshot (none if it cannot be read)."""
     with contextlib.suppress(Exception):
         return parse_aria_snapshot(await page.locator("body").aria_snapshot(timeout=READ_TIMEOUT_MS))
     return []
+
+
+def expect_that(target: Any) -> Any:
+    """Playwright's `expect`, imported on first use like the Page types above: loading this module loads no browser
+    library."""
+    from playwright.async_api import expect
+
+    return expect(target)
+
+
+async def holds(assertion: Awaitable[None]) -> tuple[bool, float]:
+    """Whether a Playwright assertion held within its timeout (it retries until then, then raises AssertionError), and
+    the seconds it took to tell."""
+    start = time.monotonic()
+    try:
+        await assertion
+    except AssertionError:
+        return False, round(time.monotonic() - start, 2)
+    return True, round(time.monotonic() - start, 2)
+
+
+def ms(seconds: float) -> float:
+    """Playwright's timeout in ms; it reads 0 as "wait forever", while 1 ms still checks once."""
+    return max(1.0, seconds * 1000)
