@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
@@ -51,22 +52,36 @@ async def check_element(page: Page, check: ElementCheck, wait: float) -> Expecta
 
 
 async def check_attribute(page: Page, check: AttributeCheck, wait: float) -> ExpectationOutcome:
-    found = page.locator(check.selector)
-    wanted = only_one(page, found).describe(f"{check.name} of {check.selector!r}")
-    assertion = expect_that(wanted).to_have_attribute(check.name, check.value, timeout=ms(wait))
-    held, waited = await _holding(check.selector, found, assertion)
-    count, value = (1, check.value) if held else await _read(found, _ATTRIBUTES, check.name)
-    return attribute_outcome(check, count, value).model_copy(update={"waited_s": waited})
+    label, outcome = f"{check.name} of {check.selector!r}", partial(attribute_outcome, check)
+    return await _property(
+        page, check.selector, label, ("to_have_attribute", _ATTRIBUTES), check.name, check.value, wait, outcome
+    )
 
 
 async def check_css(page: Page, check: CssCheck, wait: float) -> ExpectationOutcome:
     """The computed value, as Playwright's to_have_css reads it (getComputedStyle's getPropertyValue)."""
-    found = page.locator(check.selector)
-    wanted = only_one(page, found).describe(f"CSS {check.property} of {check.selector!r}")
-    assertion = expect_that(wanted).to_have_css(check.property, check.value, timeout=ms(wait))
-    held, waited = await _holding(check.selector, found, assertion)
-    count, value = (1, check.value) if held else await _read(found, _CSS, check.property)
-    return css_outcome(check, count, value).model_copy(update={"waited_s": waited})
+    label, outcome = f"CSS {check.property} of {check.selector!r}", partial(css_outcome, check)
+    return await _property(page, check.selector, label, ("to_have_css", _CSS), check.property, check.value, wait, outcome)
+
+
+async def _property(
+    page: Page,
+    selector: str,
+    label: str,
+    how: tuple[str, str],
+    key: str,
+    expected: str,
+    wait: float,
+    outcome: Callable[[int, str | None], ExpectationOutcome],
+) -> ExpectationOutcome:
+    """A named property of the one element `selector` finds: Playwright's assertion `how[0]` waits for it, and only a
+    check that failed reads what the element held instead (script `how[1]`)."""
+    found = page.locator(selector)
+    wanted = only_one(page, found).describe(label)
+    assertion = getattr(expect_that(wanted), how[0])(key, expected, timeout=ms(wait))
+    held, waited = await _holding(selector, found, assertion)
+    count, value = (1, expected) if held else await _read(found, how[1], key)
+    return outcome(count, value).model_copy(update={"waited_s": waited})
 
 
 def only_one(page: Page, found: Locator) -> Locator:
