@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.agent.browsers.launch import AGENT_ARGS, BROWSER_ARGS, WINDOW
+from preview_qa.agent.browsers.launch import (
+    AGENT_ARGS,
+    BROWSER_ARGS,
+    DISABLED_FEATURES,
+    PLAYWRIGHT_DISABLED_FEATURES,
+    WINDOW,
+)
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, run_preview_qa
 from tests.e2e.outside_hosts import OutsideHosts, host_of
@@ -49,9 +55,10 @@ def launches(folder: Path) -> list[list[str]]:
 
 
 def disabled_features(args: list[str]) -> set[str]:
-    """The features Chromium disables: its last --disable-features (Chromium keeps a switch's last value)."""
-    last = [a.split("=", 1)[1] for a in args if a.startswith("--disable-features=")][-1]
-    return set(last.split(","))
+    """The features Chromium disables: from the one --disable-features (Chromium keeps a switch's last value, so a
+    second would drop the first's)."""
+    [features] = [a.split("=", 1)[1] for a in args if a.startswith("--disable-features=")]
+    return set(features.split(","))
 
 
 def test_a_run_of_replays_never_imports_browser_use_and_its_browser_has_the_agents_flags(
@@ -81,9 +88,8 @@ def test_a_run_of_replays_never_imports_browser_use_and_its_browser_has_the_agen
     [replay_launch] = launches(log)
     for launch in (agent_launch, replay_launch):  # the same launch: Playwright's pipe, and a port for browser-use
         assert "--remote-debugging-pipe" in launch and "--enable-automation" not in launch
-        ours = [a for a in BROWSER_ARGS if not a.startswith("--disable-features=")]
-        assert set(ours + AGENT_ARGS) <= set(launch)
-        assert disabled_features(BROWSER_ARGS) <= disabled_features(launch)
+        assert set(BROWSER_ARGS + AGENT_ARGS) <= set(launch)
+        assert set(PLAYWRIGHT_DISABLED_FEATURES + DISABLED_FEATURES) <= disabled_features(launch)
         assert f"--window-size={WINDOW['width']},{WINDOW['height']}" in launch
         [profile] = [a.split("=", 1)[1] for a in launch if a.startswith("--user-data-dir=")]
         assert profile.startswith(str(browser_tmp) + "/")  # under the run's temp folder: found, killed and removed

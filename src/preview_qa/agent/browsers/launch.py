@@ -35,7 +35,6 @@ BROWSER_ARGS = [
     "--no-startup-window",
     "--disable-background-networking",
     "--disable-component-update",
-    "--disable-features=NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
     # Chromium's own sign-in (accounts.google.com) and on-demand component updates (update.googleapis.com) start even
     # with --disable-background-networking and --disable-component-update: both are pointed at port 9, which Chromium
     # refuses to connect to (ERR_UNSAFE_PORT), so nothing leaves. A page's own links to these hosts are not affected.
@@ -47,6 +46,34 @@ BROWSER_ARGS = [
     "--disable-dev-shm-usage",
     "--enable-blink-features=ComputedAccessibilityInfo",
 ]  # accessible names for the replay (agent/replay/player.py)
+# Chromium keeps only a switch's last value, so our --disable-features carries Playwright's list too (its
+# chromiumSwitches.ts, for the Playwright we pin) and Playwright's own is left out by its exact text: if an upgrade
+# changes it, the test of the launch (tests/e2e/test_replay_launch.py) sees two and fails.
+PLAYWRIGHT_DISABLED_FEATURES = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+]
+DISABLED_FEATURES = [
+    "NetworkTimeServiceQuerying",  # else Chromium asks Google for the time on its own
+    # Every window of a headless Chromium (one a browser context) loaded the address bar's popup, twice over, in
+    # renderers of its own: 0.5 CPU-s a context, most of what a context cost (docs/performance.md), for a UI never shown
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+]
 WINDOW = {
     "width": 1280,
     "height": 800,
@@ -86,13 +113,19 @@ PORT_FILE = "DevToolsActivePort"
 BROWSER_PATH = re.compile(r"/devtools/browser/[0-9a-f-]{36}")
 
 
+def disable_features(features: list[str]) -> str:
+    return "--disable-features=" + ",".join(features)
+
+
 def playwright_args() -> list[str]:
-    """Our flags for a browser Playwright launches. Playwright disables its own list of Chromium features (the network
-    time service among them) with one --disable-features, which a second one would replace (Chromium keeps a switch's
-    last value): ours is left out (tests/e2e/test_replay_launch.py checks that each feature we disable is disabled)."""
+    """Our flags for a browser Playwright launches, with one --disable-features: Playwright's features and ours."""
     size = f"--window-size={WINDOW['width']},{WINDOW['height']}"
-    ours = [arg for arg in BROWSER_ARGS if not arg.startswith("--disable-features=")]
-    return [*ours, *AGENT_ARGS, size]
+    features = list(dict.fromkeys(PLAYWRIGHT_DISABLED_FEATURES + DISABLED_FEATURES))
+    return [*BROWSER_ARGS, disable_features(features), *AGENT_ARGS, size]
+
+
+# Playwright's own --disable-features, replaced by ours (playwright_args)
+PLAYWRIGHT_IGNORED_ARGS = ["--enable-automation", disable_features(PLAYWRIGHT_DISABLED_FEATURES)]
 
 
 class BrowserStartError(Exception):
@@ -263,7 +296,7 @@ class PlaywrightLaunch:
         self.browser = await self.playwright.chromium.launch(
             executable_path=self.setup.chromium,
             args=playwright_args(),
-            ignore_default_args=["--enable-automation"],
+            ignore_default_args=PLAYWRIGHT_IGNORED_ARGS,
             headless=self.setup.headless,
             chromium_sandbox=sandboxed(),
             timeout=(self.setup.start_timeout_s - 1) * 1000,
