@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -244,10 +245,11 @@ def _root(error: BaseException) -> BaseException:
 
 def _http_status(cause: BaseException | None) -> int | None:
     """The HTTP status of the provider's answer, from its SDK's own exception: `status_code` (OpenAI, Anthropic,
-    Ollama) or google-genai's `code`."""
-    from google.genai.errors import APIError
-
-    status = cause.code if isinstance(cause, APIError) else getattr(cause, "status_code", None)
+    Ollama) or google-genai's `code` (its module is loaded if the error is its own: importing it costs 2 CPU-s)."""
+    genai_error = getattr(sys.modules.get("google.genai.errors"), "APIError", None)
+    if genai_error is not None and isinstance(cause, genai_error):
+        return cause.code if isinstance(cause.code, int) else None
+    status = getattr(cause, "status_code", None)
     return status if isinstance(status, int) else None
 
 
