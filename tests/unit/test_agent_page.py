@@ -34,3 +34,10 @@ def test_a_tab_whose_url_the_session_has_not_learned_yet_is_waited_for_not_guess
 def test_without_a_session_the_last_tab_is_the_page() -> None:
     lease = _lease("http://shop.test/a", "http://shop.test/b")
     assert asyncio.run(agent_page(None, lease)) is lease.context.pages[1]
+
+
+def test_a_tab_sent_to_about_blank_is_the_page_at_once() -> None:
+    lease = _lease("about:blank")  # browser-use blocked its navigation to another host and sent it there
+    session = _Session(["about:blank"])
+    page = asyncio.run(asyncio.wait_for(agent_page(session, lease), 1.0))  # type: ignore[arg-type]
+    assert page is lease.context.pages[0]  # not after the 5 s bound

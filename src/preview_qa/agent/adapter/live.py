@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 SHOT_TIMEOUT_S = 5.0
 URL_POLL_S = 0.05
+BLANK = ("", "about:blank")
 
 
 async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | None:
@@ -29,16 +30,19 @@ async def agent_page(session: BrowserSession | None, lease: Lease) -> Page | Non
     current = ""
     with contextlib.suppress(Exception):  # no session (none started): its last tab
         assert session is not None
-        current = await asyncio.wait_for(_known_url(session), SHOT_TIMEOUT_S)
+        current = await asyncio.wait_for(_known_url(session, pages), SHOT_TIMEOUT_S)
     return next((p for p in reversed(pages) if p.url == current), pages[-1])
 
 
-async def _known_url(session: BrowserSession) -> str:
+async def _known_url(session: BrowserSession, pages: list[Page]) -> str:
     """The URL of the tab the session is on, once the session knows where it goes. A tab a click opened is switched to
     before its URL reaches the session's records: until then browser-use sees it as '' or about:blank and reads its
     page as an empty DOM (no http page), so the next step's model would see nothing on it; on a busy machine that
-    lasts long enough to span the step's start."""
-    while (url := await session.get_current_page_url()) in ("", "about:blank"):
+    lasts long enough to span the step's start. When every tab is blank (browser-use sends a tab whose navigation it
+    blocked to about:blank), there is nothing to learn: waiting would only wait out the bound."""
+    while (url := await session.get_current_page_url()) in BLANK:
+        if url and all(page.url in BLANK for page in pages):
+            break
         await asyncio.sleep(URL_POLL_S)
     return url
 
