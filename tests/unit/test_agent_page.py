@@ -41,3 +41,10 @@ def test_a_tab_sent_to_about_blank_is_the_page_at_once() -> None:
     session = _Session(["about:blank"])
     page = asyncio.run(asyncio.wait_for(agent_page(session, lease), 1.0))  # type: ignore[arg-type]
     assert page is lease.context.pages[0]  # not after the 5 s bound
+
+
+def test_a_popup_sent_to_about_blank_is_the_page_at_once() -> None:
+    lease = _lease("http://shop.test/checkout", "about:blank")  # the popup's navigation was blocked
+    session = _Session(["about:blank"])
+    page = asyncio.run(asyncio.wait_for(agent_page(session, lease), 1.0))  # type: ignore[arg-type]
+    assert page is lease.context.pages[1]

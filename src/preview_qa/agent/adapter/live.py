@@ -38,10 +38,11 @@ async def _known_url(session: BrowserSession, pages: list[Page]) -> str:
     """The URL of the tab the session is on, once the session knows where it goes. A tab a click opened is switched to
     before its URL reaches the session's records: until then browser-use sees it as '' or about:blank and reads its
     page as an empty DOM (no http page), so the next step's model would see nothing on it; on a busy machine that
-    lasts long enough to span the step's start. When every tab is blank (browser-use sends a tab whose navigation it
-    blocked to about:blank), there is nothing to learn: waiting would only wait out the bound."""
+    lasts long enough to span the step's start. A tab that is at about:blank (where browser-use sends a tab whose
+    navigation it blocked, a popup's too) is where the session is: waiting would only wait out the bound. (A new
+    tab's own navigation has committed by then: the step's settling waited for it.)"""
     while (url := await session.get_current_page_url()) in BLANK:
-        if url and all(page.url in BLANK for page in pages):
+        if url and any(page.url == url for page in pages):
             break
         await asyncio.sleep(URL_POLL_S)
     return url
