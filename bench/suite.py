@@ -78,9 +78,10 @@ def one_run(extra: list[str], top: int, costs: Path | None) -> tuple[int, float]
     env = dict(os.environ, PREVIEW_QA_FILE_COSTS=str(path.resolve()))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "bench"), env.get("PYTHONPATH", "")) if p)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "file_costs", *extra]
-    start, clock, cpu = time.time(), time.monotonic(), children_cpu_s()
+    start, clock, cpu, machine = time.time(), time.monotonic(), children_cpu_s(), machine_ticks()
     code = subprocess.call(command, cwd=ROOT, env=env)
     seconds, cpu_s = time.monotonic() - clock, children_cpu_s() - cpu
+    busy_share = busy_between(machine, machine_ticks())
     cores = os.cpu_count() or 1
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if not costs:
@@ -93,7 +94,25 @@ def one_run(extra: list[str], top: int, costs: Path | None) -> tuple[int, float]
         f"{cpu_s / (seconds * cores):.0%} of {cores} cores; load average {os.getloadavg()[0]:.1f} at the end; "
         f"pytest exited {code}"
     )
+    if busy_share is not None:  # what rusage misses: a killed browser's helpers are re-parented, their CPU not ours
+        print(f"the machine's cores were busy {busy_share:.0%} of the wall (every process, /proc/stat)")
     return code, seconds
+
+
+def machine_ticks() -> tuple[int, int] | None:
+    """(busy, all) clock ticks of every core since boot, from /proc/stat; None where there is none."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text(encoding="utf-8").split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + fields[4]  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_between(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
 
 
 def busy(processes: int) -> list[subprocess.Popen[bytes]]:
