@@ -6,6 +6,8 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from preview_qa.agent.adapter.live import agent_page
 
 
@@ -36,15 +38,15 @@ def test_without_a_session_the_last_tab_is_the_page() -> None:
     assert asyncio.run(agent_page(None, lease)) is lease.context.pages[1]
 
 
-def test_a_tab_sent_to_about_blank_is_the_page_at_once() -> None:
-    lease = _lease("about:blank")  # browser-use blocked its navigation to another host and sent it there
+@pytest.mark.parametrize(
+    ("urls", "blank"),
+    [
+        (["about:blank"], 0),  # browser-use blocked the tab's navigation to another host and sent it there
+        (["http://shop.test/checkout", "about:blank"], 1),  # the same for a popup
+    ],
+)
+def test_a_tab_sent_to_about_blank_is_the_page_at_once(urls: list[str], blank: int) -> None:
+    lease = _lease(*urls)
     session = _Session(["about:blank"])
     page = asyncio.run(asyncio.wait_for(agent_page(session, lease), 1.0))  # type: ignore[arg-type]
-    assert page is lease.context.pages[0]  # not after the 5 s bound
-
-
-def test_a_popup_sent_to_about_blank_is_the_page_at_once() -> None:
-    lease = _lease("http://shop.test/checkout", "about:blank")  # the popup's navigation was blocked
-    session = _Session(["about:blank"])
-    page = asyncio.run(asyncio.wait_for(agent_page(session, lease), 1.0))  # type: ignore[arg-type]
-    assert page is lease.context.pages[1]
+    assert page is lease.context.pages[blank]  # not after the 5 s bound
