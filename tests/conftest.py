@@ -60,6 +60,10 @@ def clean_env(**extra: str) -> dict[str, str]:
     # A busy machine's browser start, as a slow runner's: at load 16 one took 23 s of the default 30 s a try, and a test
     # whose browser missed it twice errored. The tests of the start itself pass --browser-start-timeout (flags first).
     env.update(PREVIEW_QA_BROWSER_START_TIMEOUT="90")
+    # No Playwright trace unless a test reads one (tests/e2e/test_trace.py, test_grounded.py, test_cache_replay.py, the
+    # action's run): its screencast was a quarter of an agent test's CPU, and the suite is CPU-bound. As the action's
+    # `trace: off`; a --trace flag wins over it.
+    env.update({"INPUT_TRACE": "off"})
     env.update(extra)
     return env
 

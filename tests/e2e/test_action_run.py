@@ -87,6 +87,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
                     "INPUT_FAIL-ON": "errored",
                     "INPUT_WAIT-TIMEOUT": "30",
                     "INPUT_CONCURRENCY": "2",
+                    "INPUT_TRACE": "retain-on-failure",  # action.yml's default
                     "INPUT_MANIFEST": "qa.yml",
                     "INPUT_EXTRA-HEADERS": f"x-vercel-protection-bypass: {BYPASS}\n\nX-Preview-QA: e2e\n",
                 },

@@ -61,7 +61,7 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def traced_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("trace"), site, MANIFEST, SCENARIOS, "--concurrency", "2") as run:
+    with scripted_run(tmp_path_factory.mktemp("trace"), site, MANIFEST, SCENARIOS, "--concurrency", "2", "--trace", "retain-on-failure") as run:
         yield run
 
 
