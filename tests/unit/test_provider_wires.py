@@ -5,6 +5,7 @@ the real provider would refuse is refused."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 from typing import Any
 
 import httpx
@@ -83,3 +84,13 @@ def test_a_request_the_real_provider_would_refuse_is_refused_in_its_own_words(
         answer = _post(server, path, headers)
     assert answer.status_code == status and error in answer.text
     assert server.calls == [{"scenario": None, "kind": "refused", "step": None, "status": status, "path": path}]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "azure"])
+def test_each_tests_client_verifies_certificates_with_the_tls_settings_made_once(provider: Provider) -> None:
+    """Every test has a client of its own (its meter's hooks); the CAs they trust are loaded once a run, not once a test,
+    and certificates are still verified."""
+    contexts = [make_llm(LLMSettings(provider, "m", "k", "https://llm.test")).chat.http_client for _ in range(2)]
+    first, second = (client._transport._pool._ssl_context for client in contexts)  # type: ignore[union-attr]
+    assert first is second
+    assert (first.verify_mode, first.check_hostname) == (ssl.CERT_REQUIRED, True)

@@ -4,7 +4,9 @@ structured call outside a test (planning's drafts, issue #39) through that wrapp
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import ssl
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +46,20 @@ def make_llm(settings: LLMSettings) -> MeteredChat:
     return MeteredChat(_chat(settings, meter), meter)
 
 
+@functools.cache
+def _tls(make: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
+    """The TLS settings `make` gives an SDK's default client (the CAs it trusts), made once a run: each test has a client
+    of its own (its meter's hooks), and loading the CAs again cost 30 to 60 ms of CPU a test."""
+    return make()
+
+
+def _tls_of_the_sdks() -> ssl.SSLContext:
+    """What the OpenAI and Anthropic SDKs' default clients (httpx2, which both depend on) verify with."""
+    from httpx2 import create_ssl_context
+
+    return _tls(create_ssl_context)
+
+
 def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
     provider, model, key, base_url = settings.provider, settings.model, settings.api_key, settings.base_url
     if provider == "openai":
@@ -55,7 +71,7 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
             api_key=key,
             base_url=base_url,
             max_retries=RETRIES,
-            http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()),
+            http_client=DefaultAsyncHttpxClient(verify=_tls_of_the_sdks(), event_hooks=meter.event_hooks()),
         )
     if provider == "anthropic":
         from anthropic import DefaultAsyncHttpxClient as AnthropicHttpxClient
@@ -67,7 +83,7 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
             base_url=base_url,
             max_retries=RETRIES,
             # the SDK's own client (httpx2), which browser-use's annotation (httpx) predates
-            http_client=AnthropicHttpxClient(event_hooks=meter.event_hooks()),  # type: ignore[arg-type]
+            http_client=AnthropicHttpxClient(verify=_tls_of_the_sdks(), event_hooks=meter.event_hooks()),  # type: ignore[arg-type]
         )
     if provider == "google":
         return _google(model, key, base_url, meter)
@@ -80,7 +96,7 @@ def _chat(settings: LLMSettings, meter: TokenMeter) -> BaseChatModel:
             api_key=key,
             azure_endpoint=base_url,
             max_retries=RETRIES,
-            http_client=DefaultAsyncHttpxClient(event_hooks=meter.event_hooks()),
+            http_client=DefaultAsyncHttpxClient(verify=_tls_of_the_sdks(), event_hooks=meter.event_hooks()),
         )
     if provider == "ollama":
         from browser_use.llm.ollama.chat import ChatOllama
@@ -98,7 +114,7 @@ def _google(model: str, key: str | None, base_url: str | None, meter: TokenMeter
     options = types.HttpOptions(
         base_url=base_url,
         # a client of our own, hooked, instead of google-genai's default aiohttp session, which takes no hook
-        httpx_async_client=httpx.AsyncClient(event_hooks=meter.event_hooks()),
+        httpx_async_client=httpx.AsyncClient(verify=_tls(httpx.create_ssl_context), event_hooks=meter.event_hooks()),
         retry_options=types.HttpRetryOptions(attempts=RETRIES + 1),  # HTTP errors: retried by the SDK, as the others'
     )
     # max_retries=1: browser-use's own loop would only ask again after an answer it could not parse, which no other
