@@ -6,9 +6,11 @@ module imports another; what they share lives in helper modules (tests/builders.
 from __future__ import annotations
 
 import ast
+import json
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,20 +39,50 @@ WITHOUT_BROWSER_USE = [
     *(p.__name__ for p in PACKAGES),
     *(m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, f"{p.__name__}.")),
 ]
-LOADED = (
-    "import sys, importlib; importlib.import_module(sys.argv[1]); "
-    "print(sorted(m for m in sys.modules if m.split('.')[0] == 'browser_use' or m.startswith('preview_qa.agent')))"
-)
+# One Python per worker imports the libraries the probes share, then forks a child for each module to import: each
+# probe sees a fresh interpreter's modules, without a new interpreter importing pydantic, click and the MCP SDK again
+# (86 interpreters of their own were 17 to 25 CPU-s). None of these libraries imports browser-use or preview_qa.
+SHARED = ("asyncio", "pydantic", "click", "yaml", "rich.console", "anyio", "mcp.server.lowlevel", "mcp_types")
+FORKING = """
+import importlib, json, os, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module(line.strip())
+            found = sorted(m for m in sys.modules if m.split(".")[0] == "browser_use" or m.startswith("preview_qa.agent"))
+        except BaseException as e:
+            found = {"error": repr(e)}
+        os.write(1, (json.dumps(found) + "\\n").encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
 
 
-def loaded_by(module: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", LOADED, module], capture_output=True, text=True, check=True, timeout=120)
-    return proc.stdout.strip()
+@pytest.fixture(scope="session")
+def loaded_by() -> Iterator[Callable[[str], list[str]]]:
+    """`loaded_by(module)`: the browser-use and preview_qa.agent modules that importing `module` loads."""
+    probe = subprocess.Popen([sys.executable, "-c", FORKING, *SHARED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    to, back = probe.stdin, probe.stdout
+    assert to is not None and back is not None
+
+    def loaded(module: str) -> list[str]:
+        to.write(module + "\n")
+        to.flush()
+        found = json.loads(back.readline())
+        assert isinstance(found, list), f"importing {module}: {found}"
+        return found
+
+    yield loaded
+    to.close()
+    probe.wait(timeout=60)
 
 
 @pytest.mark.parametrize("module", WITHOUT_BROWSER_USE)
-def test_importing_does_not_load_browser_use_or_the_agent(module: str) -> None:
-    assert loaded_by(module) == "[]"
+def test_importing_does_not_load_browser_use_or_the_agent(module: str, loaded_by: Callable[[str], list[str]]) -> None:
+    assert loaded_by(module) == []
 
 
 REPLAY_PATH = [
@@ -64,14 +96,14 @@ REPLAY_PATH = [
 
 
 @pytest.mark.parametrize("module", REPLAY_PATH)
-def test_what_a_replay_runs_on_does_not_load_browser_use(module: str) -> None:
+def test_what_a_replay_runs_on_does_not_load_browser_use(module: str, loaded_by: Callable[[str], list[str]]) -> None:
     """browser-use is imported the first time a test needs the agent (tests/e2e/test_replay_launch.py runs it)."""
-    assert "'browser_use" not in loaded_by(module)
+    assert [m for m in loaded_by(module) if m.split(".")[0] == "browser_use"] == []
 
 
-def test_the_agent_package_does_load_browser_use() -> None:
+def test_the_agent_package_does_load_browser_use(loaded_by: Callable[[str], list[str]]) -> None:
     """The checks above can fail: the one package allowed to import browser-use shows up in the same probe."""
-    assert "'browser_use'" in loaded_by("preview_qa.agent.adapter.connect")
+    assert "browser_use" in loaded_by("preview_qa.agent.adapter.connect")
 
 
 # What a run's start imports, before its first browser starts; and libraries only some runs need (a visual comparison, a
