@@ -61,7 +61,8 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def traced_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    with scripted_run(tmp_path_factory.mktemp("trace"), site, MANIFEST, SCENARIOS, "--concurrency", "2", "--trace", "retain-on-failure") as run:
+    every = ("--concurrency", "2", "--trace", "retain-on-failure")  # the product's default, which clean_env turns off
+    with scripted_run(tmp_path_factory.mktemp("trace"), site, MANIFEST, SCENARIOS, *every) as run:
         yield run
 
 
