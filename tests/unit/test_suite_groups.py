@@ -3,6 +3,9 @@ worker (one xdist_group), the others are spread one by one; a file's two shared 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,26 @@ def test_the_e2e_files_are_grouped_by_the_runs_their_tests_read() -> None:
     assert marks[f"{budgets}test_a_test_over_its_cost_budget_is_errored_naming_it"] == [f"{budgets}budget_run"]
     # its own CLI run, nothing shared (the session's fixture site is cheap): spread on its own
     assert marks[f"{budgets}test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run"] == []
+
+
+def test_pytest_xdist_runs_a_group_on_one_worker(tmp_path: Path) -> None:
+    """The marks above only help if pytest-xdist honours them: pytest 9.2 broke that silently (pytest-xdist#1386), and
+    every shared run then ran once on each worker. Eight tests of one group and eight others, on two real workers."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "test_spread.py").write_text(
+        "import os, pathlib, pytest\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "def test_alone(i): pass\n"
+        "@pytest.mark.xdist_group('shared')\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "def test_grouped(i):\n"
+        "    pathlib.Path(f'ran-{i}').write_text(os.environ['PYTEST_XDIST_WORKER'])\n",
+        encoding="utf-8",
+    )
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist=loadgroup"]
+    proc = subprocess.run(
+        args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=os.environ | {"PYTEST_ADDOPTS": ""}
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    workers = {path.read_text(encoding="utf-8") for path in tmp_path.glob("ran-*")}
+    assert len(list(tmp_path.glob("ran-*"))) == 8 and len(workers) == 1, workers
