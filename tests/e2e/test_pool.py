@@ -5,12 +5,15 @@ anything outside its own context, or that died, is retired and replaced; nothing
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+import cdp_use.client
 import psutil
 import pytest
+import websockets
 from playwright.async_api import Dialog, Page, Playwright, async_playwright
 
 from preview_qa.agent.adapter import patches
@@ -223,10 +226,12 @@ def test_a_replay_and_an_agent_share_the_browser_playwright_launched_with_a_port
 
 
 def test_a_browser_browser_use_cannot_connect_to_errors_the_test_after_two_tries_and_is_retired(
-    site: DemoSite, tmp_path: Path
+    site: DemoSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A DevTools endpoint that never completes its WebSocket handshake (as on a machine too busy to answer)."""
+    """A DevTools endpoint that never completes its WebSocket handshake (as on a machine too busy to answer). Each try
+    gives up after 2 s, not the websockets library's 10: the handshake never completes, so only the wait is shorter."""
     patches.apply()
+    monkeypatch.setattr(cdp_use.client.websockets, "connect", functools.partial(websockets.connect, open_timeout=2))
     server = ThreadingHTTPServer(("127.0.0.1", 0), NoHandshake)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
