@@ -36,13 +36,16 @@ def test_every_toast_on_a_restless_page_is_seen() -> None:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=find_chromium())
             context = await browser.new_context()
-            sightings.attach(context)
 
             async def serve(route: Route) -> None:
                 await route.fulfill(content_type="text/html", body=PAGE)
 
             await context.route("http://shop.test/**", serve)
             page = await context.new_page()
+            # As a test's session does (agent/session.py): attached on the context's first page, and installed before
+            # it shows anything. Without the wait, at load 12, the first toast came and went before the watcher ran.
+            sightings.attach(context)
+            await sightings.installed()
             await page.goto("http://shop.test/orders", wait_until="load")
             for text in TOASTS:  # one after another: each shows 0.3 s, then the next one is shown
                 await page.evaluate("text => toast(text)", text)

@@ -153,6 +153,7 @@ class TestSession:
         if self.tools.browser.trace:
             self.trace = TestTrace(run.spec.name, with_screenshots=not run.secrets, emit=run.emit)
             await self.trace.start(lease.context)
+        await self.sightings.installed()  # before the test's first page: a toast it shows at once is in the record
 
     async def drive(self) -> None:
         """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""

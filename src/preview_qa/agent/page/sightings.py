@@ -135,6 +135,13 @@ class Sightings:
         self._context = context
         every_page(context, self._watch)
 
+    async def installed(self) -> None:
+        """Until the watcher is in every page being watched (those of the context when attached, and any since): from
+        then on, nothing their documents show is missed. Before, what a page showed while the watcher was still being
+        installed (a few round trips to the browser, long on a busy machine) and was gone once it ran went unseen."""
+        while self._installing:
+            await asyncio.wait(set(self._installing))
+
     def mark(self) -> None:
         """An action that changes the page is about to run: the window of expect.appeared/not_appeared starts now."""
         self.marked_at = time.time()
