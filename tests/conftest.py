@@ -36,6 +36,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_shared_runs(items)  # tests reading one shared run go to one worker (tests/groups.py); the rest one by one
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Two workers a core for `--numprocesses=logical` (the README's command): an e2e test spends much of its wall
+    waiting on a browser, a page or the scripted LLM, and two workers left a quarter of two cores idle (9.8 min with
+    four, 12.5 to 13.7 with two: docs/dev/suite-time.md). PYTEST_XDIST_AUTO_NUM_WORKERS, if set, decides instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own hook reads it
+    return 2 * len(os.sched_getaffinity(0))
+
+
 DEMO_PASSWORD = "s3cr3t-Pa55-word-4242"  # distinctive, so a leak anywhere is easy to find
 ISOLATED_PREFIXES = (
     "OPENAI_",

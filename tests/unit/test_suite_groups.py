@@ -88,3 +88,12 @@ def test_pytest_xdist_runs_a_group_on_one_worker(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ran = [path.read_text(encoding="utf-8") for path in tmp_path.glob("ran-*")]
     assert len(ran) == 8 and len(set(ran)) == 1, ran
+
+
+def test_the_suite_starts_two_workers_a_core_unless_told(pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--numprocesses=logical` (pyproject's addopts) asks this hook, and tests/conftest.py answers before
+    pytest-xdist's own (one a core); PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    assert pytestconfig.hook.pytest_xdist_auto_num_workers(config=pytestconfig) == 2 * len(os.sched_getaffinity(0))
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert pytestconfig.hook.pytest_xdist_auto_num_workers(config=pytestconfig) == 3
