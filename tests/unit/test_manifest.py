@@ -93,6 +93,11 @@ ERRORS = [
         "qa.yml:3: tests[0]: give the test a task (what the agent does and checks) or steps.",
     ),
     (
+        "an empty key beside a task",  # YAML reads `steps:` with nothing after it as null: a key left empty
+        "version: 1\ntests:\n  - name: a\n    task: check it\n    steps:\n",
+        "qa.yml:5: tests[0].steps: 'steps' is empty (null): give it a value, or remove the key (got None).",
+    ),
+    (
         "no tests",
         "version: 1\ntests: []\n",
         "qa.yml:2: tests: list should have at least 1 item after validation, not 0 (got []).",

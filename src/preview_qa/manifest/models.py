@@ -397,6 +397,14 @@ class TestSpec(TestOptions):
 
     _save_state_name = field_validator("save_state")(_state_name)
 
+    @field_validator("task", "steps", mode="before")
+    @classmethod
+    def _not_null_when_given(cls, value: Any, info: ValidationInfo) -> Any:
+        """`task:` or `steps:` with nothing after it is a key left empty, not a test without one (the schema agrees)."""
+        if value is None:
+            raise ValueError(f"'{info.field_name}' is empty (null): give it a value, or remove the key")
+        return value
+
     @model_validator(mode="after")
     def _task_or_steps(self) -> TestSpec:
         if self.task is not None and self.steps is not None:
