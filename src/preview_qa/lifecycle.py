@@ -188,8 +188,11 @@ def _exit_soon(code: int, within_s: float) -> None:
     atexit.register(gc.freeze)
 
     def hard_exit() -> None:
-        if threading.main_thread().is_alive():  # no shutdown under way: the host process (a test) goes on
-            return
+        # Python's shutdown first calls its threading atexit functions, concurrent.futures' among them, which joins
+        # every thread-pool worker (asyncio.to_thread's: one still importing browser-use under load took 25 s) while
+        # the main thread still counts as alive; only the flag it sets tells that phase from a host that went on.
+        if threading.main_thread().is_alive() and not getattr(threading, "_SHUTTING_DOWN", False):
+            return  # no shutdown under way: the host process (a test) goes on
         alive = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         log.info(
             "the interpreter did not exit within %g s (threads still running: %s); exiting with %d",

@@ -84,20 +84,25 @@ def test_without_a_signal_the_previous_handlers_come_back(restore_signals: None)
 
 
 EXIT_SCRIPT = """
-import threading, time
+import concurrent.futures, threading, time
 from preview_qa.lifecycle import exit_with
-threading.Thread(target=time.sleep, args=(600,), name="stuck-library-thread").start()  # not a daemon: exit joins it
+{stuck}
 print("result written", flush=True)
 exit_with({code}, within_s=1.0)
 """
+STUCK = {  # neither is a daemon: the interpreter's exit joins it
+    "a library's thread": 'threading.Thread(target=time.sleep, args=(600,), name="stuck-library-thread").start()',
+    # asyncio.to_thread's pool: joined by concurrent.futures before the main thread counts as ended
+    "a thread-pool worker": "concurrent.futures.ThreadPoolExecutor(1).submit(time.sleep, 600)",
+}
 
 
+@pytest.mark.parametrize("stuck", list(STUCK))
 @pytest.mark.parametrize("code", [0, 1, 2, 3, 130])
-def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(code: int) -> None:
+def test_the_process_exits_with_its_code_although_a_thread_would_keep_it_alive(code: int, stuck: str) -> None:
     clock = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT.format(code=code))], capture_output=True, text=True, timeout=60
-    )
+    script = textwrap.dedent(EXIT_SCRIPT.format(code=code, stuck=STUCK[stuck]))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout) == (code, "result written\n")
     assert time.monotonic() - clock < 30
 
