@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 DESKTOP = Viewport(width=1280, height=800)  # the default desktop's page, for the agent and its replay alike
 SEEN = "() => [navigator.userAgent, navigator.language]"
+DIED = "it disconnected or crashed"
+DISCONNECT_WAIT_S = 1.0  # for a browser whose check failed to be heard of as disconnected, if that is why it failed
 
 
 def context_options(emulation: Emulation | None) -> dict[str, Any]:
@@ -283,7 +285,7 @@ class BrowserPool:
             return
         why = [pooled.doomed] if pooled.doomed else []
         if not pooled.connected:
-            why.append("it disconnected or crashed")
+            why.append(DIED)
         if not why and (last or closed is not None):  # a lease whose context was never made left none
             why += await _leftovers(pooled.browser, None if last else closed)
         if not last:
@@ -354,6 +356,24 @@ class BrowserPool:
         await close_browser(pooled.browser, pooled.processes)
 
 
+async def _disconnects(browser: Browser, within_s: float = DISCONNECT_WAIT_S) -> bool:
+    """Whether the browser is disconnected, or is within `within_s`: a request cut off by its death (TargetClosedError)
+    can reach us before the disconnection does, on a busy machine."""
+    gone = asyncio.Event()
+
+    def heard(_: Browser) -> None:
+        gone.set()
+
+    browser.on("disconnected", heard)
+    try:
+        if browser.is_connected():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(gone.wait(), within_s)
+    finally:
+        browser.remove_listener("disconnected", heard)
+    return not browser.is_connected()
+
+
 async def _leftovers(browser: Browser, closed: str | None) -> list[str]:
     """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
     contexts still open. Either could carry its cookies or storage into the next test. With other tests still in the
@@ -368,6 +388,8 @@ async def _leftovers(browser: Browser, closed: str | None) -> list[str]:
                 with contextlib.suppress(Exception):
                     await session.detach()
     except Exception as e:
+        if await _disconnects(browser):  # the check failed because the browser died before Playwright had heard of it
+            return [DIED]
         return [f"it could not be inspected ({type(e).__name__})"]
     found = []
     pages = [t for t in targets if t.get("type") in ("page", "iframe", "worker", "service_worker", "shared_worker")]
