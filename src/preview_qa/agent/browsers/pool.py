@@ -25,6 +25,7 @@ from preview_qa.agent.browsers.launch import (
     close_browser,
     start_browser,
 )
+from preview_qa.agent.browsers.leftovers import DIED, leftovers
 from preview_qa.results import Emulation, Viewport
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 DESKTOP = Viewport(width=1280, height=800)  # the default desktop's page, for the agent and its replay alike
 SEEN = "() => [navigator.userAgent, navigator.language]"
-DIED = "it disconnected or crashed"
-DISCONNECT_WAIT_S = 1.0  # for a browser whose check failed to be heard of as disconnected, if that is why it failed
 
 
 def context_options(emulation: Emulation | None) -> dict[str, Any]:
@@ -167,7 +166,7 @@ class BrowserPool:
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         try:
             if ready is not None and environment(emulation, ready.seen) != environment(None, ready.seen):
-                with contextlib.suppress(Exception):  # one left open retires the browser after the test (_leftovers)
+                with contextlib.suppress(Exception):  # one left open retires the browser after the test (leftovers)
                     await ready.context.close()
                 ready = None
             fresh = ready or await self._new_context(pooled, context_options(emulation))
@@ -287,7 +286,7 @@ class BrowserPool:
         if not pooled.connected:
             why.append(DIED)
         if not why and (last or closed is not None):  # a lease whose context was never made left none
-            why += await _leftovers(pooled.browser, None if last else closed)
+            why += await leftovers(pooled.browser, None if last else closed)
         if not last:
             async with self._changed:
                 pooled.doomed = pooled.doomed or "; ".join(why) or None
@@ -354,50 +353,3 @@ class BrowserPool:
     @staticmethod
     async def _stop(pooled: PooledBrowser) -> None:
         await close_browser(pooled.browser, pooled.processes)
-
-
-async def _disconnects(browser: Browser, within_s: float = DISCONNECT_WAIT_S) -> bool:
-    """Whether the browser is disconnected, or is within `within_s`: a request cut off by its death (TargetClosedError)
-    can reach us before the disconnection does, on a busy machine."""
-    gone = asyncio.Event()
-
-    def heard(_: Browser) -> None:
-        gone.set()
-
-    browser.on("disconnected", heard)
-    try:
-        if browser.is_connected():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(gone.wait(), within_s)
-    finally:
-        browser.remove_listener("disconnected", heard)
-    return not browser.is_connected()
-
-
-async def _leftovers(browser: Browser, closed: str | None) -> list[str]:
-    """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
-    contexts still open. Either could carry its cookies or storage into the next test. With other tests still in the
-    browser, their contexts are theirs: only the closed context `closed` counts as left open."""
-    try:  # bounded, and never raising: the next tests wait for this check
-        async with asyncio.timeout(CLOSE_TIMEOUT_S * 2):
-            session = await browser.new_browser_cdp_session()
-            try:
-                targets = (await session.send("Target.getTargets"))["targetInfos"]
-                contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
-            finally:
-                with contextlib.suppress(Exception):
-                    await session.detach()
-    except Exception as e:
-        if await _disconnects(browser):  # the check failed because the browser died before Playwright had heard of it
-            return [DIED]
-        return [f"it could not be inspected ({type(e).__name__})"]
-    found = []
-    pages = [t for t in targets if t.get("type") in ("page", "iframe", "worker", "service_worker", "shared_worker")]
-    if closed is not None:
-        pages = [t for t in pages if t.get("browserContextId") not in contexts]
-        contexts = [c for c in contexts if c == closed]
-    if pages:
-        found.append(f"{len(pages)} page(s) or worker(s) were left open")
-    if contexts:
-        found.append(f"{len(contexts)} browser context(s) were left open")
-    return found

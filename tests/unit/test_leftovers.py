@@ -1,4 +1,4 @@
-"""The check a pooled browser gets after a test (agent/browsers/pool.py's _leftovers) names the true cause when it
+"""The check a pooled browser gets after a test (agent/browsers/leftovers.py) names the true cause when it
 fails: a browser that died says so, though the request it cut off reached us before its disconnection did."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.agent.browsers import pool
+from preview_qa.agent.browsers.leftovers import leftovers
 
 
 class DyingBrowser:
@@ -50,6 +50,6 @@ class DyingBrowser:
 )
 def test_a_failed_check_names_a_death_heard_of_just_after_it(disconnects_after: float | None, reason: str) -> None:
     browser = DyingBrowser(disconnects_after)
-    found = asyncio.run(pool._leftovers(browser, None))  # type: ignore[arg-type]
+    found = asyncio.run(leftovers(browser, None))  # type: ignore[arg-type]
     assert found == [reason]
     assert browser.listeners == []  # nothing of the check stays on the browser
