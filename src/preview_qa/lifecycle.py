@@ -13,13 +13,14 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from enum import IntEnum
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
 LEFTOVER_GRACE_S = 1.0  # for leftover tasks to finish cancelling (a well-behaved one needs a few ms) before abandoning
+ABANDON_GRACE_S = 10.0  # for one test's task, cut short, to end its teardown (closing a browser takes at most 7 s)
 EXIT_GRACE_S = 5.0  # for the interpreter's own shutdown (it joins every thread a library left running)
 SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how CI cancels a job (GitHub: SIGINT, then SIGTERM, then SIGKILL)
 
@@ -134,6 +135,25 @@ def _blocked(signals: tuple[signal.Signals, ...]) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
+async def within(main: Awaitable[T], limit_s: float, grace_s: float = ABANDON_GRACE_S) -> T:
+    """`main`'s result, or TimeoutError once `limit_s` has passed, as asyncio.wait_for; but `main`, then cancelled, is
+    given at most `grace_s` to end and is abandoned past it (asyncio.wait_for waits for it without a bound, so a
+    teardown hanging on a browser that no longer answers would hang the whole run). Cancelling the caller does the same."""
+    task = asyncio.ensure_future(main)
+    try:
+        await asyncio.wait({task}, timeout=limit_s)
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=grace_s)  # cancelled again itself: the run is ending, it ends at once
+            if not task.done():
+                _abandon(task, grace_s)
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())  # nobody reads how it ends
+    if task.done() and not task.cancelled():  # in time, or it ended its own way although cancelled (as wait_for)
+        return task.result()
+    raise TimeoutError
+
+
 def _abandon_leftovers(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
     """Cancel every task still pending, wait at most `grace_s` for them, and abandon the ones that do not end."""
     leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
@@ -143,13 +163,17 @@ def _abandon_leftovers(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
         loop.run_until_complete(asyncio.wait(leftovers, timeout=grace_s))
     stuck = [t for t in leftovers if not t.done()]
     for t in stuck:
-        log.info("abandoned a task that did not finish cancelling within %g s: %s", grace_s, _describe(t))
-        # Destroying a pending task is expected here: do not let asyncio report it at interpreter exit.
-        t._log_destroy_pending = False  # type: ignore[attr-defined]
+        _abandon(t, grace_s)
     for t in leftovers:
         if t.done() and not t.cancelled() and t.exception() is not None:
             log.info("a leftover task had failed: %s: %r", _describe(t), t.exception())
     _bounded(loop, loop.shutdown_asyncgens(), grace_s, "closing async generators")
+
+
+def _abandon(task: asyncio.Task[Any], grace_s: float) -> None:
+    log.info("abandoned a task that did not finish cancelling within %g s: %s", grace_s, _describe(task))
+    # Destroying a pending task is expected here: do not let asyncio report it at interpreter exit.
+    task._log_destroy_pending = False  # type: ignore[attr-defined]
 
 
 def _bounded(loop: asyncio.AbstractEventLoop, step: Coroutine[Any, Any, None], grace_s: float, what: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from bubus import BaseEvent, EventBus
 
-from preview_qa.lifecycle import SIGNALS, exit_with, own_temp_folder, run_bounded
+from preview_qa.lifecycle import SIGNALS, exit_with, own_temp_folder, run_bounded, within
 
 
 class Ping(BaseEvent):
@@ -52,6 +52,46 @@ def test_a_task_that_never_finishes_cancelling_is_abandoned_after_the_grace(
     assert run_bounded(leaves_an_event_bus_running(), grace_s=0.5) == "the result"
     assert time.monotonic() - clock < 10
     assert any("abandoned a task" in r.getMessage() and "_run_loop" in r.getMessage() for r in caplog.records)
+
+
+async def hangs_in_its_teardown(never: asyncio.Event, torn_down: list[str]) -> str:
+    """A test whose teardown awaits a browser that no longer answers: it never ends once cancelled."""
+    try:
+        await never.wait()
+        return "the result"
+    finally:
+        torn_down.append("started")
+        await asyncio.shield(never.wait())
+
+
+@pytest.mark.timeout(60)
+def test_a_bound_holds_even_when_the_cancelled_work_hangs_in_its_teardown(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="preview_qa.lifecycle")
+
+    async def main() -> tuple[str, list[str], float]:
+        torn_down: list[str] = []
+        clock = time.monotonic()
+        try:
+            await within(hangs_in_its_teardown(asyncio.Event(), torn_down), 0.2, grace_s=0.3)
+        except TimeoutError:
+            return "timed out", torn_down, time.monotonic() - clock
+        return "returned", torn_down, time.monotonic() - clock
+
+    outcome, torn_down, took = run_bounded(main(), grace_s=0.1)
+    assert (outcome, torn_down) == ("timed out", ["started"]) and 0.5 <= took < 5  # asyncio.wait_for: never
+    assert any("abandoned a task" in r.getMessage() and "hangs_in_its_teardown" in r.getMessage() for r in caplog.records)
+
+
+def test_within_its_bound_the_result_or_the_error_is_the_works_own() -> None:
+    async def fails() -> None:
+        raise ValueError("its own")
+
+    async def main() -> str:
+        with pytest.raises(ValueError, match="its own"):
+            await within(fails(), 5)
+        return await within(asyncio.sleep(0, "in time"), 5)
+
+    assert asyncio.run(main()) == "in time"
 
 
 @pytest.mark.timeout(60)

@@ -5,7 +5,6 @@ test's verdict never changes; its proof joins its result, and is cached by the r
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import json
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, Recording, replaying
 from preview_qa.engine.pricing import budget_exceeded
 from preview_qa.events import Event, Observed
+from preview_qa.lifecycle import within
 from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import write_atomic
@@ -110,7 +110,7 @@ class Prover:
             request, proof=ProofRun(mutation, tuple(own.requests)), emit=_silent, keep_state=None, log_requests=False
         )
         try:
-            run = await asyncio.wait_for(self._agent(mutated), limit_s)
+            run = await within(self._agent(mutated), limit_s)
         except Exception as e:  # a timeout too: the mutation is not judged, never counted as caught
             run = AgentRun(execution=Execution.REPLAYED, infrastructure_error=f"{type(e).__name__}: {e}")
         tried = judge_replay(spec, mutation, run, own.held_before)

@@ -38,6 +38,7 @@ from preview_qa.events import (
     TestStarted,
     attempt_label,
 )
+from preview_qa.lifecycle import within
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import setup_of
 from preview_qa.results import (
@@ -332,7 +333,7 @@ class Runner:
     ) -> AgentRun:
         self._kept.pop(spec.name, None)
         try:
-            return await asyncio.wait_for(
+            return await within(
                 self._agent(self._request(spec, target, recording, emit)),
                 self._browser_start_s + spec.timeout + TEARDOWN_GRACE_S,
             )
