@@ -19,6 +19,7 @@ from playwright.async_api import Dialog, Page, Playwright, async_playwright
 from preview_qa.agent.adapter import patches
 from preview_qa.agent.adapter.build import session_profile
 from preview_qa.agent.adapter.connect import start_session
+from preview_qa.agent.browsers import launch, leftovers
 from preview_qa.agent.browsers.context_scope import OutOfContext
 from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError, start_gate
 from preview_qa.agent.browsers.pool import BrowserPool
@@ -129,6 +130,28 @@ def test_a_browser_that_died_is_replaced(site: DemoSite, tmp_path: Path) -> None
             await second.page.goto(f"{site.url}/basket")
             assert await second.page.inner_text("#items") == "Cart: 0 item(s)"
         assert pool.launches == 2 and pool.retired == ["it disconnected or crashed"]
+
+    asyncio.run(with_pool(1, test, tmp_path))
+
+
+def test_a_browser_that_stops_answering_is_retired_in_bounded_time(
+    site: DemoSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in (launch, leftovers):  # the polite steps' bound, smaller: what is tested is that each step has one
+        monkeypatch.setattr(module, "CLOSE_TIMEOUT_S", 0.5)
+
+    async def test(pool: BrowserPool, pids: list[int]) -> None:
+        async with pool.lease() as first:
+            pids += running(pool)
+            for proc in first.pooled.processes.find():  # wedged: its processes alive, none of them answering
+                proc.suspend()
+        clock = asyncio.get_running_loop().time()
+        async with pool.lease() as second:
+            assert asyncio.get_running_loop().time() - clock < 20
+            pids += running(pool)
+            await second.page.goto(f"{site.url}/basket")
+            assert await second.page.inner_text("#items") == "Cart: 0 item(s)"
+        assert pool.launches == 2 and pool.retired == ["it could not be inspected (TimeoutError)"]
 
     asyncio.run(with_pool(1, test, tmp_path))
 

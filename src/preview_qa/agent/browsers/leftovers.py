@@ -45,9 +45,9 @@ async def leftovers(browser: Browser, closed: str | None) -> list[str]:
             try:
                 targets = (await session.send("Target.getTargets"))["targetInfos"]
                 contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
-            finally:
+            finally:  # bounded on its own: once the timeout has cut the check short, nothing would cut this short
                 with contextlib.suppress(Exception):
-                    await session.detach()
+                    await asyncio.wait_for(session.detach(), CLOSE_TIMEOUT_S)
     except Exception as e:
         if await _disconnects(browser):  # the check failed because the browser died before Playwright had heard of it
             return [DIED]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.browsers.launch import (
+    CLOSE_BUDGET_S,
     CLOSE_TIMEOUT_S,
     BrowserProcesses,
     BrowserSetup,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 DESKTOP = Viewport(width=1280, height=800)  # the default desktop's page, for the agent and its replay alike
 SEEN = "() => [navigator.userAgent, navigator.language]"
+CONTEXT_TIMEOUT_S = 30.0  # a browser that makes no new context by then is wedged: its test errors, the browser is retired
 
 
 def context_options(emulation: Emulation | None) -> dict[str, Any]:
@@ -227,7 +229,7 @@ class BrowserPool:
         for making in [*self._making, *([self._warming] if self._warming is not None else [])]:
             making.cancel()
         if self._warming is not None:
-            await asyncio.wait({self._warming})
+            await asyncio.wait({self._warming}, timeout=CLOSE_BUDGET_S)
         if self._cleanups:
             await asyncio.wait(list(self._cleanups), timeout=CLOSE_TIMEOUT_S * 2)
         for pooled in list(self._running):
@@ -318,13 +320,20 @@ class BrowserPool:
         return None if making.cancelled() or making.exception() is not None else making.result()
 
     async def _new_context(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
+        try:
+            async with asyncio.timeout(CONTEXT_TIMEOUT_S):  # Playwright bounds none of these calls
+                return await self._opened(pooled, options)
+        except TimeoutError:
+            raise TimeoutError(f"the browser made no new context within {CONTEXT_TIMEOUT_S:g} s") from None
+
+    async def _opened(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
         context = await pooled.browser.new_context(**options)  # preview credentials: agent/guards/network.py
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
         try:
             info = await cdp.send("Target.getTargetInfo")
-        finally:
-            await cdp.detach()
+        finally:  # bounded on its own: past the timeout, nothing would cut this short
+            await asyncio.wait_for(cdp.detach(), CLOSE_TIMEOUT_S)
         key = (options.get("user_agent"), options.get("locale"))
         if key not in pooled.seen:
             user_agent, locale = await page.evaluate(SEEN)
