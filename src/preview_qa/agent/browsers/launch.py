@@ -10,10 +10,10 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -21,7 +21,7 @@ from preview_qa.config import BROWSER_START_TIMEOUT_S
 from preview_qa.results import error_line
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Playwright
+    from playwright.async_api import Browser, CDPSession, Playwright
 
 START_TRIES = 2
 # Starting Chromium takes seconds of CPU: started all at once on 2 cores, 8 browsers each needed over 30 s (load 15).
@@ -313,13 +313,21 @@ class PlaywrightLaunch:
             await close_browser(self.browser, self.processes)
 
 
+async def ask(opening: Awaitable[CDPSession], *methods: str) -> list[dict[str, Any]]:
+    """Each CDP method's answer, in turn, on a session of its own, detached afterwards. The detach is bounded on its own
+    (a failed one is of no consequence): once a caller's timeout has cut the calls short, nothing else would cut it short."""
+    session = await opening
+    try:
+        return [await session.send(method) for method in methods]
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.detach(), CLOSE_TIMEOUT_S)
+
+
 async def _profile_folder(browser: Browser) -> str:
     """The profile folder of a running browser: from its browser process's command line (its id asked over CDP)."""
-    cdp = await browser.new_browser_cdp_session()
-    try:
-        processes = (await cdp.send("SystemInfo.getProcessInfo"))["processInfo"]
-    finally:
-        await cdp.detach()
+    [info] = await ask(browser.new_browser_cdp_session(), "SystemInfo.getProcessInfo")
+    processes = info["processInfo"]
     [pid] = [p["id"] for p in processes if p["type"] == "browser"]
     [folder] = [arg[len(PROFILE_FLAG) :] for arg in psutil.Process(pid).cmdline() if arg.startswith(PROFILE_FLAG)]
     return folder

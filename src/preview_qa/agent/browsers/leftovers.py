@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
-from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S
+from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, ask
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -41,13 +41,8 @@ async def leftovers(browser: Browser, closed: str | None) -> list[str]:
     browser, their contexts are theirs: only the closed context `closed` counts as left open."""
     try:  # bounded, and never raising: the next tests wait for this check
         async with asyncio.timeout(CLOSE_TIMEOUT_S * 2):
-            session = await browser.new_browser_cdp_session()
-            try:
-                targets = (await session.send("Target.getTargets"))["targetInfos"]
-                contexts = (await session.send("Target.getBrowserContexts"))["browserContextIds"]
-            finally:  # bounded on its own: once the timeout has cut the check short, nothing would cut this short
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(session.detach(), CLOSE_TIMEOUT_S)
+            answers = await ask(browser.new_browser_cdp_session(), "Target.getTargets", "Target.getBrowserContexts")
+        targets, contexts = answers[0]["targetInfos"], answers[1]["browserContextIds"]
     except Exception as e:
         if await _disconnects(browser):  # the check failed because the browser died before Playwright had heard of it
             return [DIED]

@@ -23,6 +23,7 @@ from preview_qa.agent.browsers.launch import (
     CLOSE_TIMEOUT_S,
     BrowserProcesses,
     BrowserSetup,
+    ask,
     close_browser,
     start_browser,
 )
@@ -329,11 +330,7 @@ class BrowserPool:
     async def _opened(self, pooled: PooledBrowser, options: dict[str, Any]) -> FreshContext:
         context = await pooled.browser.new_context(**options)  # preview credentials: agent/guards/network.py
         page = await context.new_page()
-        cdp = await context.new_cdp_session(page)
-        try:
-            info = await cdp.send("Target.getTargetInfo")
-        finally:  # bounded on its own: past the timeout, nothing would cut this short
-            await asyncio.wait_for(cdp.detach(), CLOSE_TIMEOUT_S)
+        [info] = await ask(context.new_cdp_session(page), "Target.getTargetInfo")
         key = (options.get("user_agent"), options.get("locale"))
         if key not in pooled.seen:
             user_agent, locale = await page.evaluate(SEEN)
