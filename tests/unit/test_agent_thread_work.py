@@ -18,14 +18,16 @@ from browser_use.llm.openai.chat import ChatOpenAI
 from browser_use.llm.schema import SchemaOptimizer
 
 from preview_qa.agent.adapter import patches
+from preview_qa.agent.adapter.build import report_model
 
 STEP_MODELS = ("ActionModel", "AgentOutput", "DoneActionModel", "DoneAgentOutput")
 
 
-def agent(tmp_path: Path) -> Agent:
+def agent(tmp_path: Path, output_schema: dict[str, Any] | None = None) -> Agent:
     patches.apply()
     llm = ChatOpenAI(model="scripted", api_key="never-used", base_url="http://127.0.0.1:9/")
-    return Agent(task="Read the price.", llm=llm, tools=Tools(), file_system_path=str(tmp_path))
+    answer = report_model(output_schema)
+    return Agent(task="Read the price.", llm=llm, tools=Tools(), file_system_path=str(tmp_path), output_model_schema=answer)
 
 
 def models(of: Agent) -> list[object]:
@@ -38,6 +40,40 @@ def test_an_agent_keeps_its_step_models_from_page_to_page(tmp_path: Path) -> Non
     asyncio.run(a._update_action_models_for_page("http://shop.test/"))
     asyncio.run(a._update_action_models_for_page("http://shop.test/cart"))
     assert models(a) == made and all(x is y for x, y in zip(models(a), made, strict=True))
+
+
+def test_agents_with_the_same_actions_and_answer_share_their_step_models(tmp_path: Path, monkeypatch: Any) -> None:
+    """Each agent's tools are new, and some of their parameter models too (browser-use makes them from the action's
+    signature): the second agent takes the models the first one made, and they still read an action it asks for."""
+    first = agent(tmp_path)
+    made: list[object] = []
+    monkeypatch.setattr(patches, "_setup_action_models", lambda a: made.append(a))
+    second = agent(tmp_path)
+    assert made == [] and all(x is y for x, y in zip(models(second), models(first), strict=True))
+    assert (
+        second.tools.registry.registry.actions["wait"].param_model
+        is not first.tools.registry.registry.actions["wait"].param_model
+    )
+    asked = second.AgentOutput.model_validate(
+        {"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": [{"wait": {"seconds": 2}}]}
+    )
+    assert asked.action[0].model_dump(exclude_unset=True) == {"wait": {"seconds": 2}}
+
+
+def test_agents_whose_answers_differ_get_answer_models_of_their_own(tmp_path: Path) -> None:
+    """A test's output_schema types its answer's `data`: an agent never gets the answer model of another test's schema,
+    and the same schema gives the same class (so its agents share their models)."""
+    price = {"type": "object", "properties": {"price": {"type": "string"}}, "required": ["price"]}
+    count = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+    plain, priced, counted, priced_again = (agent(tmp_path, schema) for schema in (None, price, count, dict(price)))
+
+    def data(of: Agent) -> str:
+        return str(SchemaOptimizer.create_optimized_json_schema(of.DoneAgentOutput))
+
+    assert "price" in data(priced) and "count" not in data(priced)
+    assert "count" in data(counted) and "price" not in data(counted)
+    assert "price" not in data(plain) and "count" not in data(plain)
+    assert priced_again.DoneAgentOutput is priced.DoneAgentOutput and counted.DoneAgentOutput is not priced.DoneAgentOutput
 
 
 def test_the_next_step_after_a_forced_answer_has_every_action_again(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -143,11 +145,17 @@ def build_agent(
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:
     """The model the agent's structured done action must fill: AgentReport's status and reason and, only when the
-    test asks for data, `data` typed by its output_schema."""
+    test asks for data, `data` typed by its output_schema. One class a schema in a process, so that the agents of tests
+    with the same schema share their step models (agent/adapter/patches.py, item 11)."""
+    return _report_model(None if output_schema is None else json.dumps(output_schema, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _report_model(output_schema: str | None) -> type[BaseModel]:
     fields: dict[str, Any] = {name: (f.annotation, f) for name, f in AgentReport.model_fields.items() if name != "data"}
     if output_schema is not None:
         data = AgentReport.model_fields["data"]
-        fields["data"] = (schema_dict_to_pydantic_model(output_schema), Field(description=data.description))
+        fields["data"] = (schema_dict_to_pydantic_model(json.loads(output_schema)), Field(description=data.description))
     return create_model("TestReport", __config__=AgentReport.model_config, **fields)
 
 

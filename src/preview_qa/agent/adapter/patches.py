@@ -35,9 +35,10 @@ Read this module (and agent/adapter/env.py) when upgrading browser-use: each ite
    before every step (its private `_setup_action_models` and `_update_action_models_for_page`), only so that actions
    restricted to some domains come and go with the page; and its chat classes make each model's JSON schema for every
    request (`SchemaOptimizer.create_optimized_json_schema`). Both were about a fifth of the Python a concurrent run
-   does on its one thread. An agent now keeps its models while its registry's actions are the same ones and none is
-   restricted to domains (else they are made for each page, as before), and a model's schema is made once (a copy
-   each request).
+   does on its one thread. The models are now made once for what they are made of (each action's name, description,
+   domains and parameters, and the page's URL only if an action is restricted to domains), and every agent of the
+   process with the same actions and answer model takes them (an agent test made them anew: about 80 ms of CPU as it
+   started); a model's schema is made once (a copy each request).
 12. `apply`: bubus checks each handler's result against its event's result type through a pydantic `TypeAdapter` it
    makes anew for every result (`EventResult.update`, through its module's `TypeAdapter`), building the type's
    validator each time: about a sixth of the Python on the run's one thread with 4 agent tests at once. Its module now
@@ -50,11 +51,13 @@ Read this module (and agent/adapter/env.py) when upgrading browser-use: each ite
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import functools
 import gc
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable, Iterator
@@ -71,7 +74,7 @@ from bubus import models as bubus_models
 from bubus import service as bubus_service
 from bubus.service import EventBus, ReentrantLock
 from cdp_use import CDPClient
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic._internal import _fields as pydantic_fields
 
 from preview_qa.agent.adapter.context_session import ContextSession
@@ -252,34 +255,74 @@ _setup_action_models = agent_service.Agent._setup_action_models
 _update_action_models_for_page = agent_service.Agent._update_action_models_for_page
 _optimized_schema = SchemaOptimizer.create_optimized_json_schema
 _schemas: weakref.WeakKeyDictionary[type, dict[tuple[bool, bool], dict[str, Any]]] = weakref.WeakKeyDictionary()
+MODELS_KEPT = 32  # sets of step models, the most recently used: one a distinct answer model (a test's output_schema)
+_made: collections.OrderedDict[tuple[object, ...], list[type[Any]]] = collections.OrderedDict()
+_made_lock = threading.Lock()  # a process may run its runs on threads of their own (the MCP server)
+_param_shapes: weakref.WeakKeyDictionary[type, tuple[object, ...]] = weakref.WeakKeyDictionary()
 
 
-def _models_key(agent: agent_service.Agent, page_url: str | None) -> tuple[object, ...]:
-    """11. What an agent's step models depend on: its registry's actions (held, so that a replaced one is never taken
-    for another at its freed address) and, only if one is kept to some domains, the page's URL."""
+def _params_shape(model: type[BaseModel]) -> tuple[object, ...]:
+    """An action's parameters by what they accept: browser-use makes some anew for each agent's tools, from the action
+    function's signature (`wait_Params`, `read_file_Params`: the same fields each time); a class in a field is itself
+    (two tests' answer models with different `data` are two keys)."""
+    shape = _param_shapes.get(model)
+    if shape is None:
+        fields = tuple((name, f.annotation, repr(f)) for name, f in model.model_fields.items())
+        shape = _param_shapes[model] = (model.__name__, model.__bases__, fields)
+    return shape
+
+
+def _models_key(agent: agent_service.Agent, page_url: str | None) -> tuple[object, ...] | None:
+    """11. What an agent's step models are made of: its registry's actions (each one's name, description, domains and
+    parameters) and, only if one is kept to some domains, the page's URL; None if a part cannot be a key."""
     actions = agent.tools.registry.registry.actions
     by_page = any(action.domains for action in actions.values())
-    return (*actions.values(), page_url if by_page else None)
+    settings = agent.settings
+    key: tuple[object, ...] = (settings.flash_mode, settings.use_thinking, page_url if by_page else None)
+    try:
+        key += tuple((name, a.description, tuple(a.domains or ()), _params_shape(a.param_model)) for name, a in actions.items())
+        hash(key)
+    except TypeError:  # a parameter typed by something unhashable
+        return None
+    return key
 
 
-def _keep_models(agent: agent_service.Agent, key: tuple[object, ...]) -> None:
-    agent._preview_qa_models = key, [getattr(agent, name) for name in _STEP_MODELS]  # type: ignore[attr-defined]
+def _made_before(agent: agent_service.Agent, key: tuple[object, ...] | None) -> bool:
+    """Give `agent` the step models made for `key` before (by any agent of the process), if any were."""
+    if key is None:
+        return False
+    with _made_lock:
+        models = _made.get(key)
+        if models is not None:
+            _made.move_to_end(key)
+    if models is None:
+        return False
+    for name, model in zip(_STEP_MODELS, models, strict=True):
+        setattr(agent, name, model)
+    return True
+
+
+def _keep_models(agent: agent_service.Agent, key: tuple[object, ...] | None) -> None:
+    if key is not None:
+        with _made_lock:
+            _made[key] = [getattr(agent, name) for name in _STEP_MODELS]
+            while len(_made) > MODELS_KEPT:
+                _made.popitem(last=False)
 
 
 def _setup_once(agent: agent_service.Agent) -> None:
-    _setup_action_models(agent)
-    _keep_models(agent, _models_key(agent, None))
+    key = _models_key(agent, None)
+    if not _made_before(agent, key):
+        _setup_action_models(agent)
+        _keep_models(agent, key)
 
 
 async def _update_if_changed(agent: agent_service.Agent, page_url: str) -> None:
     key = _models_key(agent, page_url)
-    kept, models = getattr(agent, "_preview_qa_models", (None, []))
-    if kept == key:  # the models it made: also undoes a forced last step's answer model, as browser-use's remake does
-        for name, model in zip(_STEP_MODELS, models, strict=True):
-            setattr(agent, name, model)
-        return
-    await _update_action_models_for_page(agent, page_url)
-    _keep_models(agent, key)
+    # the models made before: also undoes a forced last step's answer model, as browser-use's remake does
+    if not _made_before(agent, key):
+        await _update_action_models_for_page(agent, page_url)
+        _keep_models(agent, key)
 
 
 def _schema_once(model: type[Any], *, remove_min_items: bool = False, remove_defaults: bool = False) -> dict[str, Any]:
