@@ -84,7 +84,10 @@ def test_a_browser_that_does_not_start_gets_a_second_try_then_errors_naming_it(s
     assert "Traceback" not in stderr
     assert launches == 2
     assert test["status"] == "errored", test
-    assert re.fullmatch(rf"the browser did not start: {REASONS[mode]} \(2 tries\)", test["reason"]), test["reason"]
+    # each try's reason, once if both tries gave the same: on a busy machine one try can end on our bound (5 s) and the
+    # other on Playwright's own, a second before it (4 s)
+    each = f"(?:{REASONS[mode]})"
+    assert re.fullmatch(rf"the browser did not start: {each}(?:; {each})? \(2 tries\)", test["reason"]), test["reason"]
     assert "timed out after 200 s" not in test["reason"]
     seconds = [int(s) for s in re.findall(r"within (\d+) s", test["reason"])]
     assert test["duration_s"] >= sum(seconds), test  # the duration and the reason tell the same story
