@@ -37,8 +37,9 @@ Read this module (and agent/adapter/env.py) when upgrading browser-use: each ite
    request (`SchemaOptimizer.create_optimized_json_schema`). Both were about a fifth of the Python a concurrent run
    does on its one thread. The models are now made once for what they are made of (each action's name, description,
    domains and parameters, and the page's URL only if an action is restricted to domains), and every agent of the
-   process with the same actions and answer model takes them (an agent test made them anew: about 80 ms of CPU as it
-   started); a model's schema is made once (a copy each request).
+   process with the same actions and answer model takes them (each agent test made them anew as it started: about 80
+   ms by py-spy's samples, 12 to 40 ms of CPU in turns with the code before); a model's schema is made once (a copy
+   each request).
 12. `apply`: bubus checks each handler's result against its event's result type through a pydantic `TypeAdapter` it
    makes anew for every result (`EventResult.update`, through its module's `TypeAdapter`), building the type's
    validator each time: about a sixth of the Python on the run's one thread with 4 agent tests at once. Its module now
