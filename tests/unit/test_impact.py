@@ -32,7 +32,7 @@ VISITS = {  # each test's recording: the preview it was recorded on, and the pag
 }
 
 
-def tests() -> list[TestSpec]:
+def specs() -> list[TestSpec]:
     return [
         spec("Login", 1, save_state="user"),
         spec("Buy", 2, use_state="user"),
@@ -49,14 +49,14 @@ async def agent(request: AgentRequest) -> AgentRun:
 
 
 def impacted(changed: list[str], cached: bool = True, visits: dict[str, list[str]] | None = None) -> RunResult:
-    """The runner over tests() with --impacted, `changed` and the recordings of `visits` (VISITS by default)."""
+    """The runner over specs() with --impacted, `changed` and the recordings of `visits` (VISITS by default)."""
     seen = VISITS if visits is None else visits
 
     def recordings(spec: TestSpec, target: str = "preview") -> Recording | None:
         visited = seen.get(spec.name)
         return None if visited is None else Recording("http://old-preview.test", {}, visited=visited)
 
-    manifest = Manifest(version=1, tests=tests(), routes=ROUTES)
+    manifest = Manifest(version=1, tests=specs(), routes=ROUTES)
     config = RunConfig(manifest=Path("qa.yml"), base_url="http://preview.test", chromium="/bin/true", changed_files=changed,
                        impacted=True)  # fmt: skip
     runner = Runner(manifest, config, {}, agent, lambda _e: None, Redactor({}), recordings if cached else None)
