@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import shutil
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +18,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, clean_env, preview_qa_run, run_in_process
+from tests.e2e.exported import NO_PLAYWRIGHT_TEST, npx_run, playwright_test, pytest_run
 from tests.site import DemoSite
 
 pytestmark = pytest.mark.e2e
@@ -77,13 +74,6 @@ SCENARIOS = [
     {"name": "unsaved", "match": "[unsaved]", "turns": [PASS]},
     {"name": "contrast", "match": "[contrast]", "turns": [PASS]},
 ]
-CONFTEST = """import pytest
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": "/usr/bin/chromium", "args": ["--no-sandbox"]}
-"""
 
 
 @dataclass
@@ -218,11 +208,7 @@ def test_the_exported_test_asserts_the_same_states_with_playwrights_own_assertio
         'expect(page.locator("body")).to_have_css("background-color", "rgb(17, 17, 17)", timeout=2000)',
     ):
         assert line in source, source
-    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    pytest_args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path), "--base-url", site.url]
-    ran = subprocess.run(
-        [sys.executable, *pytest_args, str(tmp_path)], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300
-    )
+    ran = pytest_run(tmp_path, site.url)
     assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
 
 
@@ -246,40 +232,16 @@ def test_a_contrast_violation_names_every_element_its_ratio_and_its_colours(runs
     assert "contrast 2.12:1, #b2b2b2 on #ffffff, 12.0pt (16px) normal, 4.5:1 expected" in report
 
 
-def test_the_exported_typescript_spec_passes_likewise(runs: Runs, site: DemoSite) -> None:
-    folder = os.environ.get("PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
-    if not shutil.which("npx") or not folder or not (Path(folder) / "node_modules" / "@playwright" / "test").is_dir():
-        pytest.skip("needs npx and a folder with @playwright/test installed, named by PREVIEW_QA_PLAYWRIGHT_TEST_DIR")
-    project = Path(folder) / "state-checks"  # beside its node_modules, named so that no other spec run collects it
-    shutil.rmtree(project, ignore_errors=True)
-    project.mkdir()
-    try:
-        ran = _npx_playwright_test(runs, project, site.url)
-    finally:
-        shutil.rmtree(project, ignore_errors=True)
-    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
-
-
-def _npx_playwright_test(runs: Runs, project: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+def test_the_exported_typescript_spec_passes_likewise(runs: Runs, site: DemoSite, tmp_path: Path) -> None:
+    project = playwright_test()
+    if project is None:
+        pytest.skip(NO_PLAYWRIGHT_TEST)
     done = run_in_process(
         ["export", str(runs.manifest), "--test", "settings saved", "--results", str(runs.record.out), "--lang", "ts"],
-        cwd=project,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    spec = project / "settings-saved.spec.ts"
-    source = spec.read_text(encoding="utf-8")
+    source = (tmp_path / "settings-saved.spec.ts").read_text(encoding="utf-8")
     assert 'await expect(page.getByRole("switch", { name: "Dark mode" })).toBeChecked({ timeout: 2000 });' in source
-    spec.rename(project / "settings-saved.states.ts")
-    config = (
-        "import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', testMatch: "
-        f"'*.states.ts', use: {{ baseURL: '{base_url}', launchOptions: {{ executablePath: '/usr/bin/chromium' }} }} }});\n"
-    )
-    (project / "playwright.config.ts").write_text(config, encoding="utf-8")
-    return subprocess.run(
-        ["npx", "playwright", "test", "--reporter=line"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=clean_env(),
-    )
+    ran = npx_run(project, tmp_path, site.url)
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
