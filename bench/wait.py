@@ -84,7 +84,11 @@ def timed(command: list[str], out: Path | None = None, env: dict[str, str] | Non
                     try:
                         t, key = p.cpu_times(), (p.pid, p.create_time())
                         seen[key] = t.user + t.system
-                        kinds.setdefault(key, process_kind(p))
+                        # Named again at every sample: Debian's `chromium` is a shell script that execs the
+                        # browser, so a first sight may be `sh`.
+                        kind = process_kind(p)
+                        if kind != "unknown" or key not in kinds:
+                            kinds[key] = kind
                     except psutil.Error:
                         pass
             except psutil.Error:
