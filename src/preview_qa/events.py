@@ -103,6 +103,7 @@ class StepRecorded(Evidence):
     before_png: bytes | None = None  # the page as the step found it (what the agent saw when it chose the actions)
     elements: list[dict[str, Any] | None] = field(default_factory=list)  # per action: the element's role, name, index
     form_screenshot_png: bytes | None = None  # the filled-in form, just before the step submitted it
+    form_screenshot_at: float | None = None  # when (time.time()): the trace's film strip places it there
     settled: str | None = None  # what settling after the step waited for (`waited 1.6 s for the answer on WebSocket /ws`)
 
 
@@ -265,7 +266,7 @@ class TraceRecorded(Evidence):
 
     name: str
     zip: bytes | None
-    with_screenshots: bool  # false in a run with secrets: the screencast is not masked (agent/evidence/tracing.py)
+    with_screenshots: bool  # whether its film strip shows the test's pictures: not in a run with secrets (tracing.py)
 
 
 @dataclass(frozen=True)

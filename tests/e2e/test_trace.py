@@ -90,7 +90,23 @@ def test_the_trace_lists_each_agent_step_as_a_group_then_the_checks(traced_run: 
     events = trace_events(trace_of(traced_run, "price is wrong"))
     groups = [e.get("title") for e in events if e.get("type") == "before" and e.get("method") == "tracingGroup"]
     assert groups == ["agent step 1", "agent step 2", "expectation checks"], sorted({e.get("method") for e in events})
-    assert any(e.get("type") == "screencast-frame" for e in events)  # a test without secrets has its film strip
+
+
+def test_the_film_strip_is_the_tests_own_pictures_at_the_moments_they_were_taken(traced_run: CliRun) -> None:
+    """No screencast is recorded (a third of an agent run's CPU): the trace's frames are the step pictures and the
+    final page the test's folder holds, in the order taken, within the trace's own span."""
+    path = trace_of(traced_run, "price is wrong")
+    events = trace_events(path)
+    frames = [e for e in events if e.get("type") == "screencast-frame"]
+    pictures = sorted(p.name for p in path.parent.glob("*.png"))
+    assert pictures == ["final.png", "step-01.png", "step-02.png"] and len(frames) == len(pictures), (pictures, frames)
+    times = [f["timestamp"] for f in frames]
+    spans = [e["startTime"] for e in events if e.get("type") == "before"] + [
+        e["endTime"] for e in events if e.get("type") == "after"
+    ]
+    assert times == sorted(times) and min(spans) <= times[0] and times[-1] <= max(spans) + 1000, (times, min(spans), max(spans))
+    with zipfile.ZipFile(path) as z:
+        assert all(z.read(f["file"]).startswith(b"\xff\xd8") for f in frames)  # JPEG, as the viewer's own frames
 
 
 def test_no_secret_in_the_trace_raw_encoded_or_in_pictures(traced_run: CliRun) -> None:
@@ -151,8 +167,15 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
             page.goto(url, timeout=30_000)
             page.get_by_text("agent step 2").first.wait_for(timeout=30_000)
             listed = page.locator("body").inner_text()
+            strip = page.locator(".film-strip-frame").first
+            strip.wait_for(timeout=30_000)
+            image = strip.evaluate(
+                "async e => { const url = getComputedStyle(e).backgroundImage.slice(5, -2);"
+                " const r = await fetch(url); return [r.status, ...new Uint8Array(await r.arrayBuffer()).slice(0, 2)]; }"
+            )
             browser.close()
         assert "agent step 1" in listed and "price is wrong" in listed
+        assert image == [200, 0xFF, 0xD8], image  # the film strip shows the test's pictures (JPEG)
     finally:
         os.killpg(viewer.pid, signal.SIGKILL)
         viewer.wait(timeout=10)

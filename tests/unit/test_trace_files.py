@@ -9,11 +9,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from preview_qa.config import TraceMode
 from preview_qa.engine.agent_port import AgentRequest
-from preview_qa.events import RunFinished, RunStarted, TestFinished, TraceRecorded
+from preview_qa.events import FinalScreenshot, RunFinished, RunStarted, StepRecorded, TestFinished, TraceRecorded
 from preview_qa.reporters.artifacts import ArtifactsReporter
+from preview_qa.reporters.output.film_strip import with_film_strip
 from preview_qa.results import Status
 from preview_qa.secrets.redact import Redactor, base64_forms, forms
 from preview_qa.secrets.trace_zip import redact_trace
@@ -115,3 +117,61 @@ def test_a_trace_not_written_for_a_passing_run_is_said_so_if_its_test_ends_faile
     [line] = lines["failed later"]
     assert (line["type"], line["error"]) == ("trace_not_written", True)
     assert line["why"] == "the run passed when its trace was stopped, so it was not written; the test ended failed"
+
+
+def a_picture(colour: str) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (1280, 800), colour).save(out, "PNG")
+    return out.getvalue()
+
+
+CLOCK = {"type": "context-options", "version": 8, "wallTime": 1_700_000_000_000, "monotonicTime": 500.0}
+PAGE = {"type": "event", "time": 501.0, "class": "BrowserContext", "method": "page", "params": {"pageId": "page@abc"}}
+A_TRACE = a_zip({"trace.trace": (json.dumps(CLOCK) + "\n" + json.dumps(PAGE) + "\n").encode(), "trace.network": b""})
+
+
+def film_strip(path: Path) -> list[tuple[dict, tuple[int, int, int]]]:
+    """A trace's screencast frames, each with its image's middle pixel (red, green, blue)."""
+    with zipfile.ZipFile(path) as z:
+        frames = [json.loads(line) for line in z.read("trace.trace").splitlines() if b"screencast-frame" in line]
+        return [(f, Image.open(io.BytesIO(z.read(f["file"]))).convert("RGB").getpixel((400, 250))) for f in frames]
+
+
+@pytest.mark.parametrize("with_screenshots", [True, False])
+def test_a_kept_trace_shows_the_runs_own_pictures_as_its_film_strip(tmp_path: Path, with_screenshots: bool) -> None:
+    """No screencast is recorded: the trace viewer's film strip is the pictures the run took, placed at the moments they
+    were taken on the trace's own clock, on its page; none in a run with secrets (with_screenshots false)."""
+    reporter = ArtifactsReporter(tmp_path, TraceMode.RETAIN_ON_FAILURE)
+    reporter.handle(RunStarted(manifest="qa.yml", base_url="http://x", test_names=[]))
+    wall = CLOCK["wallTime"] / 1000
+    step = dict(name="failing", goal="", actions=[], url="http://x/", error=None)
+    reporter.handle(
+        StepRecorded(
+            **step,
+            number=1,
+            screenshot_png=a_picture("red"),
+            form_screenshot_png=a_picture("blue"),
+            form_screenshot_at=wall + 1.2,
+            at=wall + 1.5,
+        )
+    )
+    reporter.handle(StepRecorded(**step, number=2, screenshot_png=None, at=wall + 2.0))  # a step whose picture was withheld
+    reporter.handle(FinalScreenshot(name="failing", png=a_picture("lime"), at=wall + 3.25))
+    reporter.handle(TraceRecorded(name="failing", zip=A_TRACE, with_screenshots=with_screenshots))
+    failing = result("failing", Status.FAILED)
+    reporter.handle(TestFinished(result=failing))
+    reporter.handle(RunFinished(result=run_of(failing)))
+    reporter.finish()
+    [test] = json.loads((tmp_path / "results.json").read_text())["tests"]
+    frames = film_strip(tmp_path / test["artifacts"]["trace"])
+    if not with_screenshots:
+        assert frames == []
+        return
+    brightest = [max(range(3), key=pixel.__getitem__) for _, pixel in frames]  # JPEG: 254 for 255
+    assert brightest == [2, 0, 1]  # blue, red, green: the form, its step, the final page
+    assert [f["timestamp"] for f, _ in frames] == [1700.0, 2000.0, 3750.0]  # 500 ms on the trace's clock at its wallTime
+    assert {(f["pageId"], f["width"], f["height"]) for f, _ in frames} == {("page@abc", 1280, 800)}
+
+
+def test_a_trace_without_its_clock_is_written_as_it_came() -> None:
+    assert with_film_strip(a_zip({"trace.trace": b"{}"}), [(1.0, a_picture("red"))]) == a_zip({"trace.trace": b"{}"})

@@ -44,6 +44,7 @@ from preview_qa.reporters.output.files import (
     with_test_artifacts,
     write_atomic,
 )
+from preview_qa.reporters.output.film_strip import with_film_strip
 from preview_qa.reporters.output.images import animation, shrink_screenshot
 from preview_qa.reporters.output.visual import visual_images
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
@@ -64,14 +65,18 @@ class ArtifactsReporter(Reporter):
     def __init__(self, out: Path, trace: TraceMode = TraceMode.RETAIN_ON_FAILURE):
         self.out = out
         self.trace = trace
-        # held until the run they belong to has its status; None: recorded, not written (its run's own verdict passed)
-        self._traces: dict[tuple[str, str | None], bytes | None] = {}
+        # held until the run they belong to has its status; a zip of None: recorded, not written (its run's own verdict passed)
+        self._traces: dict[tuple[str, str | None], TraceRecorded] = {}
+        # each run's pictures and when they were taken, the film strip of its trace should it be kept (film_strip.py)
+        self._pictures: dict[tuple[str, str | None], list[tuple[float, bytes]]] = {}
         self._run: RunResult | None = None
         self._finished: list[TestResult] = []
         self._writer: ThreadPoolExecutor | None = None
         self._final_is_a_step: set[Path] = set()  # folders whose final.png is also the last step's picture (a replay's)
 
     def handle(self, event: Event) -> None:
+        if self.trace is not TraceMode.OFF:
+            self._picture(event)
         if isinstance(event, RunStarted):
             self.out.mkdir(parents=True, exist_ok=True)
             self._run = RunResult(
@@ -109,7 +114,7 @@ class ArtifactsReporter(Reporter):
             for path, png in visual_images(test_dir(event.name), event):
                 self._in_background(write_atomic, self.out / path, png)
         elif isinstance(event, TraceRecorded):
-            self._traces[(event.name, event.label)] = event.zip
+            self._traces[(event.name, event.label)] = event
         elif isinstance(event, AttemptFinished):
             self._keep_traces(event.name, event.label, event.result.status)
             folder = self._dir(event.name, event.label)
@@ -117,6 +122,8 @@ class ArtifactsReporter(Reporter):
         elif isinstance(event, TestFinished):
             for name, label in [k for k in self._traces if k[0] == event.result.name]:
                 self._keep_traces(name, label, event.result.status)
+            for key in [k for k in self._pictures if k[0] == event.result.name]:  # a run that recorded no trace
+                del self._pictures[key]
             self._finished.append(event.result)
             # After the test's screenshots (same thread, in order): its animation, then results.json listing it.
             snapshot = [t.model_copy(deep=True) for t in self._finished]
@@ -163,15 +170,29 @@ class ArtifactsReporter(Reporter):
         agent did not write, its run having passed, is said so should the test's final status want it after all."""
         if (name, label) not in self._traces:
             return
-        data = self._traces.pop((name, label))
+        trace, pictures = self._traces.pop((name, label)), self._pictures.pop((name, label), [])
         failed = status in (Status.FAILED, Status.ERRORED)
         if not (self.trace is TraceMode.ON or (self.trace is TraceMode.RETAIN_ON_FAILURE and failed)):
             return
-        if data is None:
+        if trace.zip is None:
             why = {"why": f"the run passed when its trace was stopped, so it was not written; the test ended {status.value}"}
             self._log(self._dir(name, label), "trace_not_written", True, time.time(), why)
         else:
-            self._in_background(write_atomic, self._dir(name, label) / TRACE, data)
+            self._in_background(
+                _write_trace, self._dir(name, label) / TRACE, trace.zip, pictures if trace.with_screenshots else []
+            )
+
+    def _picture(self, event: Event) -> None:
+        """Keep a picture a run took, with its time, for its trace's film strip."""
+        if isinstance(event, StepRecorded):
+            taken = [(event.form_screenshot_at or event.at, event.form_screenshot_png), (event.at, event.screenshot_png)]
+        elif isinstance(event, (FinalScreenshot, TestStepEnded)):
+            taken = [(event.at, event.png)]
+        elif isinstance(event, ReplayDrifted):
+            taken = [(event.at, event.live_png)]
+        else:
+            return
+        self._pictures.setdefault((event.name, event.label), []).extend((at, png) for at, png in taken if png)
 
     def _log(self, folder: Path, kind: str, error: bool, at: float, detail: dict[str, Any]) -> None:
         line = {"ts": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"), "type": kind, "error": error, **detail}
@@ -219,6 +240,10 @@ def _save_screenshot(path: Path, png: bytes, *also: Path) -> None:
         log.warning("could not shrink %s, kept as taken: %s: %s", path.name, type(e).__name__, e)
     for where in (path, *also):
         write_atomic(where, png)
+
+
+def _write_trace(path: Path, data: bytes, pictures: list[tuple[float, bytes]]) -> None:
+    write_atomic(path, with_film_strip(data, pictures))
 
 
 def _logged(job: Callable[..., None], *args: Any) -> None:

@@ -95,6 +95,7 @@ class AgentSteps:
             error=errors[0] if errors else None,
             screenshot_png=picture,
             form_screenshot_png=facts.form_png,
+            form_screenshot_at=facts.form_at,
             before_png=seen,
             settled=settled.line() if settled is not None else None,
         )

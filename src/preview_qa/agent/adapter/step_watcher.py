@@ -4,6 +4,7 @@ it has settled (agent/page/settle.py's rule, as for the final page's checks)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ class StepFacts:
     elements: list[dict[str, Any] | None]
     dropped: list[Dropped] = field(default_factory=list)
     form_png: bytes | None = None  # the page after the step's form was filled in, just before it was submitted
+    form_at: float | None = None  # when it was taken (time.time())
 
 
 @dataclass
@@ -72,6 +74,7 @@ class StepWatcher:
         self._plan: _Plan | None = None
         self._filled = False
         self._form_png: bytes | None = None
+        self._form_at: float | None = None
         self._context: BrowserContext | None = None
         self.located: dict[tuple[int, int], dict[str, Any]] = {}  # (step, action's position) -> its locator's facts
 
@@ -109,7 +112,7 @@ class StepWatcher:
         if name in FILLS:
             self._filled = True
         elif name in SUBMITS and self._filled and self._form_png is None:
-            self._form_png = await self._shoot()
+            self._form_at, self._form_png = time.time(), await self._shoot()
 
     def facts(self, agent: Agent) -> StepFacts:
         """The step that just ended; its plan is used up."""
@@ -120,7 +123,9 @@ class StepWatcher:
         results = item.result if item else []
         if plan is None or plan.answer[: len(kept)] != kept:  # the step ended before its actions were planned
             return StepFacts(actions=[_dump(a) for a in kept], elements=[None] * len(kept))
-        facts = StepFacts(actions=[_dump(a) for a in kept], elements=plan.elements[: len(kept)], form_png=self._form_png)
+        facts = StepFacts(
+            actions=[_dump(a) for a in kept], elements=plan.elements[: len(kept)], form_png=self._form_png, form_at=self._form_at
+        )
         if len(plan.answer) > len(kept):
             limit = agent.settings.max_actions_per_step
             facts.dropped.append(

@@ -22,9 +22,10 @@ T = TypeVar("T")
 class TestTrace:
     """Playwright's tracing on one test's context. browser-use drives the page over CDP, not through Playwright, so
     its actions are not Playwright actions: each agent step becomes a group the trace viewer lists, around the
-    screencast frames, network and console of that step; a replay's actions are Playwright's own, with DOM snapshots.
-    With secrets in the run the trace has no screenshots: the screencast goes around the mask that covers
-    Page.captureScreenshot (agent/guards/masking.py); the text in it is redacted on its way out (secrets/trace_zip.py)."""
+    network and console of that step; a replay's actions are Playwright's own, with DOM snapshots. No screencast:
+    Chromium would encode a frame at each repaint, a third of an agent run's CPU; a written trace's film strip is the
+    test's own pictures instead (reporters/output/film_strip.py); a run with secrets keeps no pixels in its trace
+    (`with_screenshots`). The text in the trace is redacted on its way out (secrets/trace_zip.py)."""
 
     __test__ = False
 
@@ -38,7 +39,7 @@ class TestTrace:
     async def start(self, context: BrowserContext) -> None:
         """Trace the context from here on; a trace that cannot start is an event, and the test runs on without one."""
         try:
-            await context.tracing.start(title=self.name, screenshots=self.with_screenshots, snapshots=True, sources=False)
+            await context.tracing.start(title=self.name, screenshots=False, snapshots=True, sources=False)
             self._context = context
         except Exception as e:
             self._not_written(e)

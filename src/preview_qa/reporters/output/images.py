@@ -14,6 +14,8 @@ GIF_WIDTH = 400
 GIF_MAX_FRAMES = 30
 FRAME_MS = 1000
 LAST_FRAME_MS = 3000
+TRACE_FRAME_WIDTH = 800  # Playwright's own screencast frames: 800 px on the longer side, JPEG at 90
+TRACE_FRAME_QUALITY = 90
 
 
 def shrink_screenshot(png: bytes) -> bytes:
@@ -30,6 +32,19 @@ def shrink_screenshot(png: bytes) -> bytes:
     out = io.BytesIO()
     small.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG")
     return out.getvalue() if out.tell() < len(png) else png
+
+
+def trace_frame(png: bytes) -> tuple[bytes, int, int]:
+    """A picture as a trace viewer's film-strip frame: a JPEG at most TRACE_FRAME_WIDTH wide, as Playwright's own
+    screencast frames are, with the picture's own size (the viewer's aspect ratio)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        size = image.size
+        small = _fit(image.convert("RGB"), TRACE_FRAME_WIDTH)
+    out = io.BytesIO()
+    small.save(out, "JPEG", quality=TRACE_FRAME_QUALITY)
+    return out.getvalue(), *size
 
 
 def animation(frames: list[bytes]) -> bytes | None:
