@@ -103,8 +103,8 @@ def main() -> None:
         print(f"  of which stopping the trace and reading the zip: median {statistics.median(on[1]):.2f} s")
     if on[2]:
         print(
-            f"  trace.zip size: median {statistics.median(on[2]) / 1024:.0f} KiB (screencast frames included: "
-            "these tests have no secrets)"
+            f"  trace.zip size: median {statistics.median(on[2]) / 1024:.0f} KiB (its film strip, the tests' own pictures, "
+            "included: these tests have no secrets)"
         )
 
 
