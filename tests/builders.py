@@ -66,8 +66,8 @@ def run_of(*tests: TestResult, **kw: Any) -> RunResult:
     )
 
 
-def plain_png() -> bytes:
-    """A screenshot-sized PNG of a blank white page."""
+def plain_png(colour: str = "white") -> bytes:
+    """A screenshot-sized PNG of a blank page, white unless told."""
     out = io.BytesIO()
-    Image.new("RGB", (1280, 800), "white").save(out, "PNG")
+    Image.new("RGB", (1280, 800), colour).save(out, "PNG")
     return out.getvalue()

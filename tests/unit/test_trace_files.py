@@ -20,7 +20,7 @@ from preview_qa.results import Status
 from preview_qa.secrets.redact import Redactor, base64_forms, forms
 from preview_qa.secrets.trace_zip import redact_trace
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
-from tests.builders import PASS, result, run, run_of, specs_named
+from tests.builders import PASS, plain_png, result, run, run_of, specs_named
 
 SECRET = "s3cr3t-Pa55-word-4242"
 FAIL_REPORT = DoneReport(text=json.dumps({"status": "fail", "reason": "the cart is empty"}), success=True)
@@ -119,12 +119,6 @@ def test_a_trace_not_written_for_a_passing_run_is_said_so_if_its_test_ends_faile
     assert line["why"] == "the run passed when its trace was stopped, so it was not written; the test ended failed"
 
 
-def a_picture(colour: str) -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (1280, 800), colour).save(out, "PNG")
-    return out.getvalue()
-
-
 CLOCK = {"type": "context-options", "version": 8, "wallTime": 1_700_000_000_000, "monotonicTime": 500.0}
 PAGE = {"type": "event", "time": 501.0, "class": "BrowserContext", "method": "page", "params": {"pageId": "page@abc"}}
 A_TRACE = a_zip({"trace.trace": (json.dumps(CLOCK) + "\n" + json.dumps(PAGE) + "\n").encode(), "trace.network": b""})
@@ -149,14 +143,14 @@ def test_a_kept_trace_shows_the_runs_own_pictures_as_its_film_strip(tmp_path: Pa
         StepRecorded(
             **step,
             number=1,
-            screenshot_png=a_picture("red"),
-            form_screenshot_png=a_picture("blue"),
+            screenshot_png=plain_png("red"),
+            form_screenshot_png=plain_png("blue"),
             form_screenshot_at=wall + 1.2,
             at=wall + 1.5,
         )
     )
     reporter.handle(StepRecorded(**step, number=2, screenshot_png=None, at=wall + 2.0))  # a step whose picture was withheld
-    reporter.handle(FinalScreenshot(name="failing", png=a_picture("lime"), at=wall + 3.25))
+    reporter.handle(FinalScreenshot(name="failing", png=plain_png("lime"), at=wall + 3.25))
     reporter.handle(TraceRecorded(name="failing", zip=A_TRACE, with_screenshots=with_screenshots))
     failing = result("failing", Status.FAILED)
     reporter.handle(TestFinished(result=failing))
@@ -175,4 +169,4 @@ def test_a_kept_trace_shows_the_runs_own_pictures_as_its_film_strip(tmp_path: Pa
 
 def test_a_trace_without_its_clock_is_written_as_it_came() -> None:
     data = a_zip({"trace.trace": b"{}"})  # made once: a zip's entries carry the time they were written
-    assert with_film_strip(data, [(1.0, a_picture("red"))]) == data
+    assert with_film_strip(data, [(1.0, plain_png("red"))]) == data
