@@ -45,6 +45,7 @@ from speed import HERE, PASSWORD, STEPS, TASK, goal, manifest, services
 from preview_qa.config import find_chromium
 
 TESTS = 8
+LATENCY_S = 1.0  # every scripted LLM answer's wait
 
 
 @dataclass
@@ -194,7 +195,7 @@ def side_by_side(runs: dict[str, list[Timed]], anchor: str, limit: float) -> Non
 def replay(repeat: int, work: Path) -> None:
     print(f"replay: {TESTS} login tests replayed at --concurrency 4 vs bare Playwright (--plain), {load()}")
     runs: dict[str, list[Timed]] = {label: [] for label in [*SOURCES, "bare Playwright"]}
-    with services(1.0) as (site, llm):
+    with services(LATENCY_S) as (site, llm):
         qa, cache = manifest(work, TESTS), work / "cache"
         replaying = ("--cache", str(cache), "--concurrency", "4")
         for n, src in enumerate(SOURCES.values()):  # each code's own recording: its cache key may differ
@@ -283,9 +284,11 @@ def test_phases(run: Timed) -> dict[str, float]:
 
 def concurrency(repeat: int, work: Path) -> None:
     cores = os.cpu_count() or 1
-    print(f"concurrency: {TESTS} agent tests, every answer after 1 s, at --concurrency 1 and 4, {cores} cores, {load()}")
+    print(
+        f"concurrency: {TESTS} agent tests, every answer after {LATENCY_S:g} s, at --concurrency 1 and 4, {cores} cores, {load()}"
+    )
     runs: dict[tuple[str, int], list[Timed]] = {(label, n): [] for label in SOURCES for n in (1, 4)}
-    with services(1.0) as (site, llm):
+    with services(LATENCY_S) as (site, llm):
         qa = manifest(work, TESTS)
         for i in range(repeat):
             for (label, n), runs_of in runs.items():
@@ -322,21 +325,21 @@ def ideal_s(one: Timed, cores: int) -> float:
 
 
 def ceiling_s(four: Timed, cores: int) -> float:
-    """The fastest the run at 4 could end with its tests in step, as the bench runs them (each answer after 1 s): its
+    """The fastest the run at 4 could end with its tests in step, as the bench runs them (each answer after LATENCY_S): its
     CPU-seconds spread over every core, the answers its waves of 4 wait for together (no CPU work to overlap them), and
     what no test overlaps (the process until its first test starts and after its last ends, the browser's launch)."""
     phases, tests = process_phases(four), test_phases(four)
     waves = -(-TESTS // 4)
-    answers = waves * len(STEPS) * 1.0
+    answers = waves * len(STEPS) * LATENCY_S
     launch = tests.get("of which launching the browser (its worker's first test only)", 0.0) * TESTS
     alone = phases["the whole process"] - phases["the tests (the first started to the last finished)"] + launch
     return four.cpu_s / cores + answers + alone
 
 
 def agent(repeat: int, work: Path) -> None:
-    print(f"agent: one agent test (every answer after 1 s) vs a bare browser-use Agent script, {load()}")
+    print(f"agent: one agent test (every answer after {LATENCY_S:g} s) vs a bare browser-use Agent script, {load()}")
     runs: dict[str, list[Timed]] = {label: [] for label in [*SOURCES, "bare browser-use"]}
-    with services(1.0) as (site, llm):
+    with services(LATENCY_S) as (site, llm):
         qa = manifest(work, 1)
         bare_command = [sys.executable, str(HERE / "bare_agent.py"), "--llm-url", llm.url, "--start", f"{site.url}/login"]
         bare_command += ["--task", TASK.format(n=1), "--chromium", find_chromium() or ""]
