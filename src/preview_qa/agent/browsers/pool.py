@@ -104,6 +104,7 @@ class PooledBrowser:
     # of this browser made with them, so read once (a round trip and a script fewer per test)
     seen: dict[tuple[str | None, str | None], tuple[str, str]] = field(default_factory=dict)
     failed_tries: list[tuple[int, str]] = field(default_factory=list)  # of a start no test asked for: told to its first
+    gone: set[str] = field(default_factory=set)  # its contexts closed (or being closed): Chromium lists their pages a while
 
     @property
     def connected(self) -> bool:
@@ -169,6 +170,7 @@ class BrowserPool:
         ready, pooled.ready = pooled.ready, None  # taken at once: two shared leases never get the same context
         try:
             if ready is not None and environment(emulation, ready.seen) != environment(None, ready.seen):
+                pooled.gone.add(ready.context_id)
                 with contextlib.suppress(Exception):  # one left open retires the browser after the test (leftovers)
                     await ready.context.close()
                 ready = None
@@ -271,6 +273,7 @@ class BrowserPool:
         for close in lease.before_close:  # first: a session would open a blank page (in no context of ours) once its tab closes
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(close(), CLOSE_TIMEOUT_S * 2)
+        lease.pooled.gone.add(lease.context_id)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.context.close(), CLOSE_TIMEOUT_S)
         if lease.tainted:
@@ -289,7 +292,7 @@ class BrowserPool:
         if not pooled.connected:
             why.append(DIED)
         if not why and (last or closed is not None):  # a lease whose context was never made left none
-            why += await leftovers(pooled.browser, None if last else closed)
+            why += await leftovers(pooled.browser, None if last else closed, pooled.gone)
         if not last:
             async with self._changed:
                 pooled.doomed = pooled.doomed or "; ".join(why) or None
