@@ -17,7 +17,7 @@ from preview_qa.agent.page.nearest import (
     visible_lines,
     where_text_is,
 )
-from preview_qa.agent.page.shown import look_for_text
+from preview_qa.agent.page.shown import ClosedRoots, look_for_text
 from preview_qa.agent.page.sightings import Appearance, appeared, not_appeared
 from preview_qa.agent.page.state import check_attribute, check_css, check_element, expect_that, holds, ms
 from preview_qa.manifest.models import Expectations
@@ -41,20 +41,24 @@ async def check_page(
     really was. Text counts where a person could see it (agent/page/shown.js); appeared and not_appeared judge what
     the pages showed since the last action that changed them (`sightings`)."""
     wait = expect.timeout if wait_s is None else wait_s
+    closed = ClosedRoots(page)
     checks = []
     if expect.url is not None:
         checks.append(_url(page, expect.url, wait))
     if expect.title is not None:
         checks.append(_title(page, expect.title, wait))
-    checks += [_text(page, text, wait, sightings) for text in expect.text]
-    checks += [_not_text(page, text, wait) for text in expect.not_text]
+    checks += [_text(page, text, wait, sightings, closed) for text in expect.text]
+    checks += [_not_text(page, text, wait, closed) for text in expect.not_text]
     if sightings is not None:
         checks += [_appeared(page, sightings, text, wait) for text in expect.appeared]
         checks += [_not_appeared(page, sightings, text, expect.timeout, wait) for text in expect.not_appeared]
     checks += [check_element(page, element, wait) for element in expect.element]
     checks += [check_attribute(page, attribute, wait) for attribute in expect.attribute]
     checks += [check_css(page, css, wait) for css in expect.css]
-    outcomes = [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in await asyncio.gather(*checks)]
+    try:
+        outcomes = [o.model_copy(update={"timeout_s": round(wait, 2)}) for o in await asyncio.gather(*checks)]
+    finally:
+        await closed.close()
     if expect.accessibility is not None:  # after the waits: on the page the other checks saw settle
         violations = await violations_on(page, expect.accessibility)
         outcomes.append(accessibility_outcome(expect.accessibility, violations, axe_version()))
@@ -74,8 +78,8 @@ async def _title(page: Page, wanted: str, wait: float) -> ExpectationOutcome:
     return ExpectationOutcome(check="title", expected=f"title containing {wanted!r}", found=found, ok=ok, waited_s=waited)
 
 
-async def _text(page: Page, text: str, wait: float, sightings: Sightings | None) -> ExpectationOutcome:
-    look = await look_for_text(page, text, wait, shown=True)
+async def _text(page: Page, text: str, wait: float, sightings: Sightings | None, closed: ClosedRoots) -> ExpectationOutcome:
+    look = await look_for_text(page, text, wait, shown=True, closed=closed)
     if look.hit is not None:
         found = f"it is visible{frame_name(look.hit.frame)}"
     else:
@@ -85,8 +89,8 @@ async def _text(page: Page, text: str, wait: float, sightings: Sightings | None)
     )
 
 
-async def _not_text(page: Page, text: str, wait: float) -> ExpectationOutcome:
-    look = await look_for_text(page, text, wait, shown=False)
+async def _not_text(page: Page, text: str, wait: float, closed: ClosedRoots) -> ExpectationOutcome:
+    look = await look_for_text(page, text, wait, shown=False, closed=closed)
     return ExpectationOutcome(
         check="not_text",
         expected=f"no visible text {text!r}",

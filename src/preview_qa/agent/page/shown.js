@@ -1,18 +1,22 @@
 // Text as a person sees it: the visibility rule of the text checks, the agent's quotes and the drawn test.
-// One expression, a factory: `(FACTORY)()` returns the rule's functions. It is evaluated in the page's own world for the
+// One expression, a factory of the layers' factory (agent/page/shown.py's rule() joins them): `(RULE)()` returns the
+// rule's functions. It is evaluated in the page's own world for the
 // checks (one Playwright call each) and in worlds of our own for what the run's pages showed (agent/page/sightings.py)
 // and whether a page has drawn (agent/page/drawing.py). It defines no global of its own.
 //
 // Text counts where a person could see it: rendered (not display: none, visibility: hidden, closed content), not at
 // opacity 0 (its own or an ancestor's), not clipped to nothing (clip: rect(0 0 0 0), clip-path: inset(50%), a box of
 // 1 px or none with overflow hidden), not placed off the page's left or top edge (left: -9999px, text-indent: -9999px;
-// below the fold is fine), not transparent (color: transparent, unless a background or stroke draws it) and not at
-// font-size 0. A visible form field shows its value (or its placeholder when empty), a select its chosen option.
+// below the fold is fine), not transparent (color: transparent, unless a background or stroke draws it), not at
+// font-size 0, not unreadable against what is behind it (a contrast under 1.5:1, WCAG's formula: white on white), and
+// not covered: a line counts only where some of it is on top when a person looks (both in agent/page/layers.js). A visible form
+// field shows its value (or its placeholder when empty), a select its chosen option; an element's ::before and ::after
+// show their string `content` in place.
 //
 // One walk down the page (through open shadow roots and slots, as it renders) carries what the ancestors do to their
 // content (a reason it cannot be seen, the opacity so far, the box it is clipped to): each element's style is read
 // once, and a text is placed by its element's box (by its own only under a negative text-indent).
-(() => {
+((makeLayers) => {
   const MIN_OPACITY = 0.1;  // below this no one reads it: a toast fading in from 0 counts once it is legible
   const MIN_SIDE = 2;  // px: a box clipped to less than this on either side shows nothing
   const LINE_LIMIT = 2000;  // characters a line keeps
@@ -27,7 +31,7 @@
   const PICTURES = new Set(["img", "canvas", "video", "object", "embed"]);
   const MEDIA = new Set(["img", "svg", "canvas", "video", "iframe", "object", "embed", "input", "select", "textarea", "button"]);
   const INLINE = /^(inline|contents|ruby)/;  // display values that keep their text on the line around them
-  const TOP = {why: "", opacity: 1, clip: null, absClip: null, fixed: false};
+  const TOP = {why: "", opacity: 1, clip: null, absClip: null, fixed: false, bg: null, loose: false, view: null};
 
   const fold = (s) => String(s).replace(/\s+/g, " ").trim().toLowerCase();
   const parentOf = (node) =>
@@ -39,7 +43,8 @@
     bottom: Math.min(a.bottom, b.bottom), what: b.what || a.what,
   });
   const box = (r) => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
-  const hides = (s) => [s.overflowX, s.overflowY].some((o) => o === "hidden" || o === "clip");
+  const hides = (o) => o === "hidden" || o === "clip";
+  const scrolls = (o) => o === "auto" || o === "scroll";
 
   const zeroClip = (s, position) => {
     if ((position === "absolute" || position === "fixed") && s.clip !== "auto") {
@@ -79,13 +84,19 @@
     else if (opacity < MIN_OPACITY) why = mine < MIN_OPACITY ? at(`opacity ${round(mine)}`) : `opacity ${round(opacity)} (its ancestors')`;
     else if ((zero = zeroClip(s, position))) why = at(`clipped to nothing (${zero})`);
     let clip = own;
-    if (!why && !top && !INLINE.test(display) && hides(s)) clip = meet(own, paddingBox(el, s));
+    const ox = s.overflowX, oy = s.overflowY;
+    if (!why && !top && !INLINE.test(display) && (hides(ox) || hides(oy))) clip = meet(own, paddingBox(el, s));
     // Absolutely placed content is clipped by its containing block's clip; with no clip above, there is none to find.
     const absClip = !clip && !ctx.absClip ? null : position !== "static" || s.transform !== "none" ? clip : ctx.absClip;
     const closed = display !== "contents" && s.contentVisibility === "hidden";
-    return {why, opacity, clip, absClip, fixed: ctx.fixed || position === "fixed", box: own, s, display, closed};
+    const {bg, loose} = layers.background(ctx.bg, ctx.loose, el, s);
+    let view = position === "fixed" ? null : ctx.view;  // the box of the scrolling boxes it is in: the rest scrolls to
+    if (!why && !top && (scrolls(ox) || scrolls(oy))) view = meet(view, box(el.getBoundingClientRect()));
+    const fixed = ctx.fixed || position === "fixed";
+    return {why, opacity, clip, absClip, fixed, box: own, s, display, closed, bg, loose, view, shadow: ctx.shadow};
   };
   const on = (el, what) => `${what} (on ${named(el)})`;
+  const layers = makeLayers({parentOf, named});
   // What a parent does to one of its children beyond its style: closed content hides all but a closed <details>' summary.
   const child = (ctx, parent, node) => {
     if (ctx.why) return ctx;
@@ -141,9 +152,9 @@
     else if (transparent(el, s)) why = "transparent text (color: transparent)";
     ctx.indented = ctx.display === "contents" || parseFloat(s.textIndent) < 0;  // no box of its own to place it by
     if (!why) {
-      let rect = el.getBoundingClientRect();
+      let rect = ctx.rect = el.getBoundingClientRect();
       if (ctx.indented) { const range = document.createRange(); range.selectNodeContents(node); rect = range.getBoundingClientRect(); }
-      why = placed(box(rect), ctx.clip, ctx.fixed);
+      why = placed(box(rect), ctx.clip, ctx.fixed) || layers.unreadable(el, s, ctx.bg, ctx.loose, () => middleIn(rect, ctx.view));
     }
     ctx.text = why;
     return why;
@@ -161,28 +172,102 @@
     return TEXT_INPUTS.has(type) ? [el.value || el.placeholder] : [];
   };
   const inView = (r) => r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
+  const middleIn = (r, view) => {  // the middle of a box, if a person sees that point now ([] if not)
+    const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+    return x >= 0 && y >= 0 && x < innerWidth && y < innerHeight && (!view || layers.inBox(view, x, y)) ? [[x, y]] : [];
+  };
+  // The boxes of a line's pieces, for the cover test: a text's own boxes while its element is in view, else its
+  // element's box (enough to know it is out of view); a field's or generated content's, its element's.
+  const boxesOf = (pieces) => {
+    const out = [], range = document.createRange();
+    for (const {node, el, ctx} of pieces.slice(0, 6)) {
+      const r = ctx.rect || el.getBoundingClientRect();
+      if (node && inView(r)) {
+        range.selectNodeContents(node);
+        for (const rect of Array.from(range.getClientRects()).slice(0, 3)) out.push({rect, el, view: ctx.view});
+      } else out.push({rect: r, el, view: ctx.view});
+    }
+    return out;
+  };
+  // The elements of the document some rule may give ::before or ::after string content (null: not known, a stylesheet
+  // we may not read or a nested rule: every element is asked); read once a walk, so that only they pay for the look.
+  let hosts;
+  const pseudoHosts = () => {
+    const selectors = [];
+    const scan = (rules) => {
+      for (const r of rules) {
+        if (r.selectorText !== undefined) {
+          if (r.cssRules && r.cssRules.length) throw new Error("nested");
+          if (/:(before|after)/i.test(r.selectorText) && /["']|attr\(/.test(r.style.content)) selectors.push(r.selectorText);
+        } else if (r.cssRules) scan(r.cssRules);  // @media, @supports, @layer, @container
+      }
+    };
+    try {
+      for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) scan(sheet.cssRules);
+      const bare = selectors.flatMap((s) => s.split(",")).map((s) => s.replace(/::?(before|after)\b/gi, "").trim() || "*");
+      return new Set(bare.length ? document.querySelectorAll(bare.join(",")) : []);
+    } catch (e) {
+      return null;
+    }
+  };
+  // Why no one sees a line for something over it ("" if some of it is on top): a piece out of view with nothing pinned
+  // over the middle of the viewport is enough, without measuring the rest.
+  const coverOf = (pieces) => {
+    for (const {el, ctx} of pieces.slice(0, 6)) {
+      const r = ctx.rect;
+      if (r && !ctx.view && !inView(r) && layers.clearAtMiddle(el, (r.left + r.right) / 2)) return "";
+    }
+    return layers.covered(boxesOf(pieces));
+  };
+  // A pseudo-element's string content ("" if none, none shown, or no words: an icon font's glyph, a bullet).
+  const generated = (el, pseudo, ctx) => {
+    if (hosts === undefined) hosts = pseudoHosts();
+    if (hosts && !ctx.shadow && !hosts.has(el)) return "";
+    const s = getComputedStyle(el, pseudo), content = s.content;
+    if (!content || content === "none" || content === "normal" || !/["']|attr\(/.test(content)) return "";
+    if (s.display === "none" || s.visibility !== "visible" || parseFloat(s.opacity) < MIN_OPACITY) return "";
+    if (parseFloat(s.fontSize) < 1 || transparent(el, s)) return "";
+    let text = "";
+    for (const m of content.matchAll(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|attr\(\s*([\w-]+)\s*\)/g)) {
+      if (m[3]) text += el.getAttribute(m[3]) || "";
+      else text += (m[1] ?? m[2]).replace(/\\([0-9a-fA-F]{1,6}) ?|\\(.)/g, (_, hex, ch) => hex ? String.fromCodePoint(parseInt(hex, 16)) : ch);
+    }
+    text = text.replace(/[\uE000-\uF8FF]/g, "");  // an icon font's private-use glyphs
+    return /[\p{L}\p{N}]/u.test(text) ? text : "";
+  };
 
   // One walk of `root` (a document or a shadow root): the lines a person reads, in order, each {text, tag} (tag: the
-  // block or field that holds it); the pictures of some size in view (`pictures`); and whether anything shows at all
-  // (`shows`: a line, or a medium of some size). `limit` stops at that many lines, or (0) at the first thing shown.
+  // block or field that holds it); the lines no one sees for something over them (`covered`, each {text, why}); the
+  // pictures of some size in view (`pictures`); and whether anything shows at all (`shows`: a line, or a medium of
+  // some size). `limit` stops at that many lines, or (0) at the first thing shown: whether a page has drawn, which
+  // asks nothing of what covers it (a consent dialog over a page that has drawn).
   const read = (root, limit = MAX_LINES) => {
     clipsX = null;
-    const out = {lines: [], cur: "", blocks: [], pictures: new Set(), shows: false};
+    hosts = undefined;
+    layers.fresh();
+    const blocks = root instanceof ShadowRoot ? [root.host.localName] : [];  // a closed root read on its own: its host
+    const out = {lines: [], covered: [], cur: "", pieces: [], blocks, pictures: new Set(), shows: false};
+    const add = (text, el, ctx, node = null) => { out.cur += text; out.pieces.push({node, el, ctx}); };
     const flush = () => {
-      const text = out.cur.replace(/\s+/g, " ").trim();
-      out.cur = "";
-      if (text) { out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body"}); out.shows = true; }
+      const text = out.cur.replace(/\s+/g, " ").trim(), pieces = out.pieces;
+      out.cur = ""; out.pieces = [];
+      if (!text) return;
+      const why = limit === 0 ? "" : coverOf(pieces);
+      if (why) { if (out.covered.length < MAX_LINES) out.covered.push({text: text.slice(0, LINE_LIMIT), why}); return; }
+      out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body"});
+      out.shows = true;
     };
     const done = () => (limit === 0 ? out.shows : out.lines.length >= limit);
     const walk = (node, ctx, parent) => {
       if (done()) return;
       if (node.nodeType === Node.TEXT_NODE) {
         if (!node.data.trim()) out.cur += " ";
-        else if (parent && !textWhy(ctx, parent, node)) out.cur += node.data;
+        else if (parent && !textWhy(ctx, parent, node)) add(node.data, parent, ctx, node);
         return;
       }
       if (node.nodeType === Node.DOCUMENT_NODE || node.nodeType === Node.DOCUMENT_FRAGMENT_NODE) {
-        for (const c of node.childNodes) walk(c, ctx, node instanceof ShadowRoot ? node.host : parent);
+        const shadow = node instanceof ShadowRoot;  // its stylesheets are its own: every element's ::before is asked
+        for (const c of node.childNodes) walk(c, shadow ? {...ctx, shadow} : ctx, shadow ? node.host : parent);
         return;
       }
       if (node.nodeType !== Node.ELEMENT_NODE) return;
@@ -204,21 +289,25 @@
         if (!boxWhy(inner, el) && (texts.length || el.getBoundingClientRect().width > 0)) out.shows = true;
         if (texts.length && !boxWhy(inner, el)) {
           flush();
-          for (const t of texts) { out.cur = t; out.blocks.push(tag); flush(); out.blocks.pop(); }
+          for (const t of texts) { add(t, el, inner); out.blocks.push(tag); flush(); out.blocks.pop(); }
         }
         return;
       }
       const block = !INLINE.test(inner.display);
       if (block) { flush(); out.blocks.push(tag); }
+      const before = generated(el, "::before", inner), after = generated(el, "::after", inner);
+      if (before && !textWhy(inner, el, el)) add(before, el, inner);
       if (el.shadowRoot) walk(el.shadowRoot, inner, el);
       else if (tag === "slot") for (const c of el.assignedNodes({flatten: true})) walk(c, inner, el);
       else for (const c of el.childNodes) walk(c, inner, el);
+      if (after && !textWhy(inner, el, el)) add(after, el, inner);
       if (block) { flush(); out.blocks.pop(); }
     };
     const above = root instanceof ShadowRoot ? root.host : root.nodeType === Node.ELEMENT_NODE ? parentOf(root) : null;
     walk(root, above ? contextOf(above) : TOP, above);
     flush();
-    return {lines: out.lines.slice(0, limit || MAX_LINES), pictures: Array.from(out.pictures).sort(), shows: out.shows};
+    const pictures = Array.from(out.pictures).sort();
+    return {lines: out.lines.slice(0, limit || MAX_LINES), covered: out.covered, pictures, shows: out.shows};
   };
   const lines = (root, limit = MAX_LINES) => read(root, limit).lines;
   const shows = (root) => read(root, 0).shows;
@@ -269,15 +358,16 @@
     return null;
   };
 
-  // A text check in this frame, waiting in the page (one call): resolves once the text is shown (`shown`) or nowhere
+  // A text check in this frame (or in `root`: a closed shadow root handed over by DevTools), waiting in the page (one
+  // call): resolves once the text is shown (`shown`) or nowhere
   // (not `shown`), or `waitMs` has passed; with what it found. Polls every `pollMs`, or less often on a page whose read
   // takes long (a 7 500-element table: about 0.1 s), so that a check never keeps a core busy.
-  const check = async ({text, shown, waitMs, pollMs}) => {
+  const check = async ({text, shown, waitMs, pollMs}, root = document) => {
     const want = fold(text);
     const start = performance.now();
     for (;;) {
       const t0 = performance.now();
-      const all = document.documentElement ? lines(document) : [];
+      const seen = root !== document || document.documentElement ? read(root) : {lines: [], covered: []}, all = seen.lines;
       const cost = performance.now() - t0;
       const hit = all.find((l) => fold(l.text).includes(want));
       const done = performance.now() - start >= waitMs;
@@ -286,7 +376,7 @@
           ok: !!hit === shown,
           waited: (performance.now() - start) / 1000,
           hit: hit ? {text: hit.text, tag: hit.tag, count: all.filter((l) => fold(l.text).includes(want)).length} : null,
-          why: hit || !shown ? null : explain(text),
+          why: hit || !shown ? null : (seen.covered.find((l) => fold(l.text).includes(want)) || {}).why || explain(text),
           lines: hit ? [] : all.map((l) => l.text),
         };
       }

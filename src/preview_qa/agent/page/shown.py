@@ -1,6 +1,8 @@
 """Text as a person sees it, read on the live page by the rule in agent/page/shown.js: the text checks, each one
 Playwright call per frame that waits in the page itself (one row in the trace, not one a poll), what each found, and
-why a text no one can see is hidden."""
+why a text no one can see is hidden. Closed shadow roots (a design system's web components), which no script of the
+page can reach and Playwright does not pierce, are found over DevTools (`DOM.getDocument` with `pierce`) and read by
+the same rule."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playwright.async_api import Frame, Page
+    from playwright.async_api import CDPSession, Frame, Page
 
 POLL_MS = 100  # between two looks in the page, as Playwright's own expect retries
 ANSWER_SLACK_S = 5.0  # past its wait, a frame that has not answered (a dialog holds it) is given up on
@@ -21,8 +23,11 @@ ANSWER_SLACK_S = 5.0  # past its wait, a frame that has not answered (a dialog h
 
 @functools.cache
 def rule() -> str:
-    """The rule's factory, a JavaScript expression: `(rule())()` returns its functions."""
-    return resources.files(__package__).joinpath("shown.js").read_text(encoding="utf-8")
+    """The rule's factory, a JavaScript expression: `(rule())()` returns its functions (shown.js, given the factory of
+    what lies over and behind a text, layers.js)."""
+    here = resources.files(__package__)
+    shown, layers = (here.joinpath(name).read_text(encoding="utf-8") for name in ("shown.js", "layers.js"))
+    return f"(() => ({shown.strip()})({layers.strip()}))"
 
 
 def rule_in_world(name: str) -> str:
@@ -56,13 +61,84 @@ class TextLook:
     waited_s: float = 0.0
 
 
-async def look_for_text(page: Page, text: str, wait: float, shown: bool) -> TextLook:
+class ClosedRoots:
+    """The closed shadow roots of a page, found once (the page has settled when its checks run) and read by the rule
+    whenever a check asks; every call is bounded and never raises (a page without them costs one DevTools call)."""
+
+    def __init__(self, page: Page):
+        self._page = page
+        self._found: asyncio.Task[tuple[CDPSession, list[str]] | None] | None = None
+
+    async def look(self, text: str, shown: bool) -> dict[str, Any] | None:
+        """What the rule's check finds of `text` in the closed roots now, merged (None: there are none)."""
+        self._found = self._found or asyncio.ensure_future(self._find())
+        found = await self._found
+        if found is None:
+            return None
+        cdp, roots = found
+        merged: dict[str, Any] = {"hit": None, "lines": []}
+        arg = {"text": text, "shown": shown, "waitMs": 0, "pollMs": POLL_MS}
+        for root in roots:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(ANSWER_SLACK_S):
+                    answer = await cdp.send(
+                        "Runtime.callFunctionOn",
+                        {
+                            "objectId": root,
+                            "functionDeclaration": f"function (arg) {{ return ({rule()})().check(arg, this); }}",
+                            "arguments": [{"value": arg}],
+                            "returnByValue": True,
+                            "awaitPromise": True,
+                        },
+                    )
+                value = answer["result"].get("value") or {}
+                merged["hit"] = merged["hit"] or value.get("hit")
+                merged["lines"] += value.get("lines") or []
+        return merged
+
+    async def _find(self) -> tuple[CDPSession, list[str]] | None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(ANSWER_SLACK_S):
+                cdp = await self._page.context.new_cdp_session(self._page)
+                tree = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
+                closed = [node["backendNodeId"] for node in _closed_roots(tree["root"])]
+                roots = [(await cdp.send("DOM.resolveNode", {"backendNodeId": node}))["object"]["objectId"] for node in closed]
+                return (cdp, roots) if roots else None
+        return None
+
+    async def close(self) -> None:
+        if self._found is not None and self._found.done() and (found := self._found.result()) is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(ANSWER_SLACK_S):
+                    await found[0].detach()
+
+
+def _closed_roots(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every closed shadow root under `node` (a DevTools DOM node), in its frames' documents too, in document order."""
+    found, stack = [], [node]
+    while stack:
+        here = stack.pop()
+        roots = here.get("shadowRoots") or []
+        found += [root for root in roots if root.get("shadowRootType") == "closed"]
+        stack += reversed(
+            [*roots, *(here.get("children") or []), *([here["contentDocument"]] if "contentDocument" in here else [])]
+        )
+    return found
+
+
+async def look_for_text(page: Page, text: str, wait: float, shown: bool, closed: ClosedRoots | None = None) -> TextLook:
     """Wait until `text` shows in some frame of the page (`shown`) or in none, or `wait` seconds have passed. Every
     frame (same- and cross-origin) is looked at by one call that waits in it; for `shown`, the first frame that shows
-    it ends the others' waits."""
+    it ends the others' waits. `closed`: the page's closed shadow roots, looked in at the start and, unless the text
+    showed, once the waits ended."""
     start = time.monotonic()
-    tasks = [asyncio.ensure_future(_in_frame(frame, text, wait, shown)) for frame in page.frames]
     look = TextLook()
+    if closed is not None and shown:
+        _add_closed(look, page, await closed.look(text, shown))
+        if look.hit is not None:
+            look.waited_s = round(time.monotonic() - start, 2)
+            return look
+    tasks = [asyncio.ensure_future(_in_frame(frame, text, wait, shown)) for frame in page.frames]
     try:
         for done in asyncio.as_completed(tasks):
             frame, found = await done
@@ -73,8 +149,15 @@ async def look_for_text(page: Page, text: str, wait: float, shown: bool) -> Text
     finally:
         for task in tasks:
             task.cancel()
+    if closed is not None and look.hit is None:
+        _add_closed(look, page, await closed.look(text, shown))
     look.waited_s = round(time.monotonic() - start, 2)
     return look
+
+
+def _add_closed(look: TextLook, page: Page, found: dict[str, Any] | None) -> None:
+    if found is not None:
+        _add(look, page.main_frame, found)
 
 
 def _add(look: TextLook, frame: Frame, found: dict[str, Any]) -> None:
