@@ -31,6 +31,9 @@ class FailOn(StrEnum):
     VACUOUS = "vacuous"  # as failed, and also a test that --prove found vacuous: it passes with the app broken
     VISUAL = "visual"  # as failed, and also a test that looks different from the default branch (expect.visual)
     UNVERIFIED = "unverified"  # as failed, and also a test that passed on the agent's word alone (verdict/quotes.py)
+    # as failed, and also a test that passed with no deterministic page check of its own that held: what no page can
+    # talk an agent (or a page check's LLM) round, for required checks on pull requests from outside the team
+    UNCHECKED = "unchecked"
     NEVER = "never"
 
     def fails(self, run: RunResult) -> bool:
@@ -50,6 +53,8 @@ class FailOn(StrEnum):
                 return bool(run.changed) or FailOn.FAILED.fails(run)
             case FailOn.UNVERIFIED:
                 return bool(run.unverified) or FailOn.FAILED.fails(run)
+            case FailOn.UNCHECKED:
+                return bool(run.unchecked) or FailOn.FAILED.fails(run)
             case FailOn.NEVER:
                 return False
 

@@ -140,11 +140,13 @@ class ExpectationOutcome(BaseModel):
 
 class QuoteCheck(BaseModel):
     """One text the agent quoted as the evidence for its verdict, looked up in what the run's pages showed a person
-    (verdict/quotes.py): found or not, and where (`after step 2, on /checkout`)."""
+    (verdict/quotes.py): found or not, and where (`after step 2, on /checkout`). `in_instruction`: shown only inside
+    text the page addressed to the agent (an instruction naming the text to cite), so it grounds nothing."""
 
     quote: str
     found: bool
     where: str | None = None
+    in_instruction: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class ColorScheme(StrEnum):
@@ -391,6 +393,10 @@ class TestResult(BaseModel):
 
     quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
     unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
+    # the page text the agent reported as addressed to it (an instruction, a note to "QA agents"), each looked up
+    addressed: list[QuoteCheck] = Field(default_factory=list)
+    steered: str | None = None  # a pass its own checks held although a page addressed the agent: the warning
+    checked: bool = False  # it passed, and a deterministic page check of its own held (--fail-on unchecked)
 
     @property
     def written_as_steps(self) -> bool:
@@ -439,6 +445,8 @@ class TestResult(BaseModel):
             marks.append(f"{self.proof.verdict.value}: {self.proof.reason}")
         if self.unverified and self.status is Status.PASSED:
             marks.append(self.unverified)
+        if self.steered and self.status is Status.PASSED:
+            marks.append(f"warning: {self.steered}; its own checks held")
         if self.changed:
             marks.append(f"changed: {self.changed}")
         if self.regression:
@@ -516,6 +524,12 @@ class RunResult(BaseModel):
     def unverified(self) -> list[TestResult]:
         """The tests that passed on the agent's word alone: no quote found on a page, no page check of their own."""
         return [t for t in self.tests if t.unverified and t.status is Status.PASSED]
+
+    @property
+    def unchecked(self) -> list[TestResult]:
+        """The tests that passed with no deterministic page check of their own that held: on an LLM's word (the agent's,
+        or a replay's page check), its quotes at best."""
+        return [t for t in self.tests if t.status is Status.PASSED and not t.checked]
 
     def proved(self, *verdicts: ProofVerdict) -> list[TestResult]:
         """The tests whose proof (--prove) ended in one of `verdicts`."""

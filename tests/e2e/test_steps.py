@@ -335,7 +335,7 @@ def test_prove_judges_each_mutation_by_the_steps_checks_and_names_the_step_that_
 def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
     test = runs.record.test("a task")
     assert (test["status"], test["path"], test["steps"], test["reason"]) == ("passed", "agent", 2, "In.")
-    assert set(test) == TASK_KEYS | {"step_results", "quotes", "unverified"}  # 10: step_results; 11: the quotes
+    assert set(test) == TASK_KEYS | {"step_results", "quotes", "unverified", "addressed", "steered", "checked"}  # 10, 11, 13
     (step,) = test["step_results"]
     assert (step["index"], step["kind"], step["status"], step["execution"], step["agent_steps"]) == (
         1,
@@ -345,7 +345,7 @@ def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
         [1, 2],
     )
     assert step["screenshot"] == test["artifacts"]["final_screenshot"]
-    assert runs.record.results["schema_version"] == 12
+    assert runs.record.results["schema_version"] == 13
 
 
 TASK_KEYS = {  # results.json's keys of a test before step_results (schema_version 9)

@@ -101,6 +101,8 @@ def test_every_exit_code_and_every_stop_reason_is_reached() -> None:
         (FailOn.ERRORED, {"errored"}),
         (FailOn.REGRESSIONS, {"failed", "errored"}),  # never compared with a baseline: not knowing is no pass
         (FailOn.HEALED, {"failed", "errored", "healed"}),
+        # a pass no deterministic page check of its own held for: on an LLM's word, whatever it quoted
+        (FailOn.UNCHECKED, {"failed", "errored", "healed", "passed"}),
         (FailOn.NEVER, set()),
     ],
 )
@@ -110,6 +112,7 @@ def test_each_fail_on_is_its_own_rule(rule: FailOn, fails: set[str]) -> None:
         "failed": FAILED,
         "errored": run_of(result("a", Status.ERRORED)),
         "healed": run_of(result("a", healed=True)),
+        "checked": run_of(result("a", checked=True), result("b", Status.SKIPPED)),
     }
     assert {name for name, run in runs.items() if rule.fails(run)} == fails
 

@@ -409,5 +409,6 @@ def test_the_model_browser_use_fills_and_the_verdict_parser_share_one_contract()
         "status": "pass",
         "reason": "fine",
         "quotes": [],
+        "addressed": [],
         "blocked_by": None,
     }

@@ -17,7 +17,9 @@ FAIL_ON_HELP = (
     "with --baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
     "drifted replay was healed by the agent (healed) | also when --prove found a test vacuous (vacuous) | also when a "
     "test looks different from the default branch (visual; expect.visual) | also when a test passed on the agent's word "
-    "alone (unverified) | never. Several rules, comma-separated, fail when any does: unverified,vacuous,visual."
+    "alone (unverified) | also when a test passed with no page check of its own that held, on an LLM's word, quotes or "
+    "not (unchecked; for required checks on pull requests from outside the team) | never. Several rules, "
+    "comma-separated, fail when any does: unverified,vacuous,visual."
 )
 
 

@@ -309,6 +309,9 @@ class Runner:
             step_results=decision.steps or [task_step(spec, agent_run, verdict, final.healed, duration_s, agent_run.usage)],
             quotes=decision.quotes,
             unverified=decision.unverified,
+            addressed=decision.addressed,
+            steered=decision.steered,
+            checked=decision.checked,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:

@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 # for a page that changed; 9: proof (--prove), totals.vacuous; visual, visual_accepted, totals.changed (expect.visual);
 # 10: step_results (a test's test steps; a task's one), beside `steps`, its agent steps
 # 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified; 12: path `exact` (exact steps alone)
-SCHEMA_VERSION = 12
+# 13: addressed (page text the agent said addressed it), steered, checked; quotes[].in_instruction
+SCHEMA_VERSION = 13
 
 
 class ArtifactsReporter(Reporter):

@@ -27,7 +27,7 @@ from preview_qa.secrets.redact import describe
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, LLMFault, SecretAttempt
 from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
-from preview_qa.verdict.quotes import grounding
+from preview_qa.verdict.quotes import checks_inside_instructions, grounding, shown_addressed
 from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 
 
@@ -69,13 +69,19 @@ class Decision:
     steps: list[StepResult] = field(default_factory=list)  # a test written as steps: each step's outcome (verdict/steps.py)
     quotes: list[QuoteCheck] = field(default_factory=list)
     unverified: str | None = None
+    addressed: list[QuoteCheck] = field(default_factory=list)  # the page text the agent said addressed it, looked up
+    steered: str | None = None  # a pass whose own checks held although a page addressed the agent: the warning
+    checked: bool = False  # a pass that a deterministic page check of its own held for (--fail-on unchecked)
 
 
-def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
+def decide(spec: TestSpec, agent_run: AgentRun, checked_elsewhere: bool = False) -> Decision:
     """The verdict, the agent's valid report (if any) and every expectation's outcome, page and data alike; a pass
-    holds only where its quotes were shown (verdict/quotes.py)."""
+    holds only where its quotes were shown (verdict/quotes.py), and never on the agent's word alone once a page
+    addressed the agent. `checked_elsewhere`: a goal of a test written as steps whose test has page checks elsewhere
+    (they decide whether it rests on the agent's word)."""
     report, invalid = parse_report(spec, agent_run.done.text) if agent_run.done else (None, None)
-    expectations = list(agent_run.expectations)
+    said = shown_addressed(report.addressed, agent_run.shown) if report is not None else []
+    expectations = checks_inside_instructions(spec.expect, list(agent_run.expectations), agent_run.shown, said)
     if report is not None and spec.expect.data:
         expectations += check_data(spec.expect.data, report.data or {})
     verdict = _verdict(spec, agent_run, report, invalid, expectations)
@@ -85,13 +91,29 @@ def decide(spec: TestSpec, agent_run: AgentRun) -> Decision:
         verdict = _error(blocked_line(BlockedBy.HOST_PROTECTION), [verdict.reason, *verdict.causes])
     unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
     kept = None if unused else report
-    grounded = grounding(spec, kept.quotes if kept is not None else [], agent_run.shown, agent_run.quote_notes)
+    quotes, addressed = (kept.quotes, kept.addressed) if kept is not None else ([], [])
+    grounded = grounding(spec, quotes, agent_run.shown, agent_run.quote_notes, addressed)
+    looked, seen = grounded.quotes, grounded.addressed
     if verdict.status is not Status.PASSED:
-        return Decision(verdict, kept, expectations, quotes=grounded.quotes)
+        return Decision(verdict, kept, expectations, quotes=looked, addressed=seen)
     if grounded.failed is not None:  # the checks held, but the agent's evidence is no page's: no pass
         failed = _fail(grounded.failed, [agent_said_pass_line(verdict.reason)])
-        return Decision(failed, kept, expectations, quotes=grounded.quotes)
-    return Decision(verdict, kept, expectations, quotes=grounded.quotes, unverified=grounded.unverified)
+        return Decision(failed, kept, expectations, quotes=looked, addressed=seen)
+    checked = spec.expect.has_page_checks and any(e.ok for e in expectations)
+    if grounded.steered is not None and not (checked or checked_elsewhere):  # a page talked to the agent: its word is no pass
+        return Decision(
+            _fail(grounded.steered, [agent_said_pass_line(verdict.reason)]), kept, expectations, quotes=looked, addressed=seen
+        )
+    return Decision(
+        verdict,
+        kept,
+        expectations,
+        quotes=looked,
+        addressed=seen,
+        unverified=grounded.unverified,
+        steered=grounded.steered,
+        checked=checked,
+    )
 
 
 def _verdict(

@@ -55,7 +55,11 @@ def final_verdict(facts: Facts) -> Final:
         )
     return Final(
         decision=dataclasses.replace(
-            decision, verdict=verdict, unverified=decision.unverified if verdict.status is Status.PASSED else None
+            decision,
+            verdict=verdict,
+            unverified=decision.unverified if verdict.status is Status.PASSED else None,
+            steered=decision.steered if verdict.status is Status.PASSED else None,
+            checked=decision.checked and verdict.status is Status.PASSED,
         ),
         healed=facts.fell_back is FallBack.PAGE_CHANGED and verdict.status is Status.PASSED,
         drift=drift,

@@ -29,6 +29,7 @@ from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, StepR
 from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
 from preview_qa.verdict.decide import Decision, decide, drift_line, not_healed, secret_line
+from preview_qa.verdict.quotes import checks_inside_instructions
 from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 
 STATUS = {Status.PASSED: StepStatus.PASSED, Status.FAILED: StepStatus.FAILED, Status.ERRORED: StepStatus.ERRORED}
@@ -50,16 +51,21 @@ def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> De
     report: AgentReport | None = None
     expectations: list[ExpectationOutcome] = []
     quotes: list[QuoteCheck] = []
+    addressed: list[QuoteCheck] = []
     word: str | None = None  # the first goal that passed on the agent's word alone
+    steered: str | None = None  # the first goal a page addressed, in a test whose checks decide
+    checked = spec.expect.has_page_checks or any(spec.step_checks(i).has_page_checks for i in range(1, len(spec.steps) + 1))
     for index, step in enumerate(spec.steps, start=1):
         step_run = ran.get(index)
         if first_bad is not None or step_run is None:
             results.append(StepResult(index=index, name=step.title, kind=step.kind.value, status=StepStatus.NOT_RUN))
             continue
-        decision = step_decision(spec, step_run, run, judge_drift)
+        decision = step_decision(spec, step_run, run, judge_drift, checked)
         expectations += [_named(o, index, len(spec.steps)) for o in decision.expectations]
         quotes += decision.quotes
+        addressed += decision.addressed
         word = word or decision.unverified
+        steered = steered or decision.steered
         if index == spec.data_step:
             report = decision.report
         results.append(_result(step.title, step_run, decision.verdict))
@@ -67,15 +73,28 @@ def decide_steps(spec: TestSpec, run: AgentRun, judge_drift: bool = False) -> De
         if decision.verdict.status is not Status.PASSED:
             first_bad = (index, decision.verdict)
     only = reasons[0] if len(spec.steps) == 1 and reasons else None
-    verdict, final = _test_verdict(spec, run, first_bad, report, only)
-    checked = spec.expect.has_page_checks or any(spec.step_checks(i).has_page_checks for i in range(1, len(spec.steps) + 1))
-    unverified = word if verdict.status is Status.PASSED and not checked else None  # no check anywhere grounds it
-    return Decision(verdict, report, expectations + final, results, quotes=quotes, unverified=unverified)
+    said = [a.quote for a in addressed if a.found]  # the test's own checks count no text inside them either
+    final_checks = checks_inside_instructions(spec.expect, list(run.expectations), run.shown, said)
+    verdict, final = _test_verdict(spec, dataclasses.replace(run, expectations=final_checks), first_bad, report, only)
+    passed = verdict.status is Status.PASSED
+    unverified = word if passed and not checked else None  # no check anywhere grounds it
+    return Decision(
+        verdict,
+        report,
+        expectations + final,
+        results,
+        quotes=quotes,
+        unverified=unverified,
+        addressed=addressed,
+        steered=steered if passed else None,
+        checked=passed and checked,
+    )
 
 
-def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bool = False) -> Decision:
+def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bool = False, checked: bool = False) -> Decision:
     """One step's decision; a step the test stopped in (its timeout, a crash) errors with the test's reason. With
-    `judge_drift` (a proof), a goal's drift is judged by its checks where the replay stood, as a task's is."""
+    `judge_drift` (a proof), a goal's drift is judged by its checks where the replay stood, as a task's is; `checked`:
+    the test has page checks somewhere, which a goal a page addressed then rests on."""
     index = step.index
     if not step.finished:
         reason = test.infrastructure_error or "the test stopped during this step"
@@ -83,7 +102,7 @@ def step_decision(spec: TestSpec, step: StepRun, test: AgentRun, judge_drift: bo
     if step.kind is StepKind.DO:  # its quotes are looked up in what the test's pages showed
         goal_run = dataclasses.replace(step.run, shown=test.shown, quote_notes=test.quote_notes)
         goal_run = dataclasses.replace(goal_run, replay_error=None) if judge_drift else goal_run
-        decision = decide(spec.goal(index), goal_run)
+        decision = decide(spec.goal(index), goal_run, checked_elsewhere=checked)
         if step.execution is StepExecution.REPLAY and step.drift is not None and not spec.heal:
             return Decision(not_healed(decision.verdict, drift_line(step.drift)), None, decision.expectations)
         return decision

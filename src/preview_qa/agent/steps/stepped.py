@@ -98,7 +98,9 @@ class SteppedSession(TestSession):
             if expect.checks_anything or compared or self.settler.waiting(self.page):
                 step_run.run.expectations = await self._checks(self.page, expect)
         step_run.finished = True
-        decision = step_decision(spec, step_run, self.result, judge_drift=self.test_run.proof is not None)
+        # checked=True: whether a page that addressed the agent fails its goal is judged at the end, on what the pages
+        # showed (verdict/steps.py), as its quotes are
+        decision = step_decision(spec, step_run, self.result, judge_drift=self.test_run.proof is not None, checked=True)
         await self._ended(step_run, decision.verdict.status)
         return decision.verdict.status is Status.PASSED
 
