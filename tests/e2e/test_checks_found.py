@@ -107,3 +107,21 @@ def test_text_counts_where_a_person_could_see_it_and_a_field_shows_its_value(sit
     assert [o.ok for o in unwanted.values()] == [False, True]
     where = unwanted["not_text:no visible text 'Shown in a textarea'"].found
     assert where == "it is visible in 'Shown in a textarea' (a <textarea> element)"
+
+
+PARTLY = """<body style="margin:0"><p style="margin:20px 0 0 0;font-size:20px">Order confirmed, and a sentence that goes on
+across the page</p><div style="position:fixed;top:0;left:0;width:220px;height:80px;background:#0a0">Saved</div>
+<div style="position:relative;margin-top:40px"><svg width="600" height="200"><rect width="600" height="200" fill="#123"/>
+</svg><h2 style="position:absolute;top:20px;left:20px;margin:0;color:#fff">Summer sale</h2></div>
+<p style="color:#fafafa">Pale as the page</p></body>"""
+
+
+def test_the_words_a_check_names_must_be_on_top_and_readable_not_only_their_line(site: DemoSite) -> None:
+    expect = Expectations(text=["Order confirmed", "goes on across the page", "Summer sale", "Pale as the page"], timeout=0.2)
+    found = {key.split("'")[1]: o.found for key, o in checks_on(f"{site.url}/", expect, PARTLY).items()}
+    assert found == {
+        "Order confirmed": "it is in the page, but no one can see it: covered by a <div> ('Saved')",
+        "goes on across the page": "it is visible",
+        "Summer sale": "it is visible",  # white on the dark picture behind it, not on the white page
+        "Pale as the page": "it is in the page, but no one can see it: unreadable, white on white (contrast 1.04:1)",
+    }

@@ -180,10 +180,11 @@
   // element's box (enough to know it is out of view); a field's or generated content's, its element's.
   const boxesOf = (pieces) => {
     const out = [], range = document.createRange();
-    for (const {node, el, ctx} of pieces.slice(0, 6)) {
+    for (const {node, el, ctx, from, to} of pieces.slice(0, 6)) {
       const r = ctx.rect || el.getBoundingClientRect();
       if (node && inView(r)) {
-        range.selectNodeContents(node);
+        if (from === undefined) range.selectNodeContents(node);
+        else { range.setStart(node, from); range.setEnd(node, to); }
         for (const rect of Array.from(range.getClientRects()).slice(0, 3)) out.push({rect, el, view: ctx.view});
       } else out.push({rect: r, el, view: ctx.view});
     }
@@ -209,6 +210,25 @@
     } catch (e) {
       return null;
     }
+  };
+  // The pieces of a line (from read) that show `want` (folded), a text's cut to its words: so that a check asks
+  // whether those words are on top, not some other part of their line (a toast over its start).
+  const matching = (line, want) => {
+    const raw = line.raw, map = [];
+    let folded = "", space = true;
+    for (let i = 0; i < raw.length; i++) {
+      if (/\s/.test(raw[i])) {
+        if (!space) { folded += " "; map.push(i); space = true; }
+        continue;
+      }
+      space = false;
+      for (const c of raw[i].toLowerCase()) { folded += c; map.push(i); }
+    }
+    const at = folded.indexOf(want);
+    if (at < 0 || !want) return line.pieces;
+    const from = map[at], to = map[at + want.length - 1] + 1;
+    return line.pieces.filter((p) => p.at < to && p.at + p.len > from)
+      .map((p) => (p.node ? {...p, from: Math.max(0, from - p.at), to: Math.min(p.len, to - p.at)} : p));
   };
   // Why no one sees a line for something over it ("" if some of it is on top): a piece out of view with nothing pinned
   // over the middle of the viewport is enough, without measuring the rest.
@@ -247,14 +267,17 @@
     layers.fresh();
     const blocks = root instanceof ShadowRoot ? [root.host.localName] : [];  // a closed root read on its own: its host
     const out = {lines: [], covered: [], cur: "", pieces: [], blocks, pictures: new Set(), shows: false};
-    const add = (text, el, ctx, node = null) => { out.cur += text; out.pieces.push({node, el, ctx}); };
+    const add = (text, el, ctx, node = null) => {
+      out.pieces.push({node, el, ctx, at: out.cur.length, len: text.length});
+      out.cur += text;
+    };
     const flush = () => {
-      const text = out.cur.replace(/\s+/g, " ").trim(), pieces = out.pieces;
+      const raw = out.cur, text = raw.replace(/\s+/g, " ").trim(), pieces = out.pieces;
       out.cur = ""; out.pieces = [];
       if (!text) return;
       const why = limit === 0 ? "" : coverOf(pieces);
       if (why) { if (out.covered.length < MAX_LINES) out.covered.push({text: text.slice(0, LINE_LIMIT), why}); return; }
-      out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body"});
+      out.lines.push({text: text.slice(0, LINE_LIMIT), tag: out.blocks[out.blocks.length - 1] || "body", raw, pieces});
       out.shows = true;
     };
     const done = () => (limit === 0 ? out.shows : out.lines.length >= limit);
@@ -369,14 +392,20 @@
       const t0 = performance.now();
       const seen = root !== document || document.documentElement ? read(root) : {lines: [], covered: []}, all = seen.lines;
       const cost = performance.now() - t0;
-      const hit = all.find((l) => fold(l.text).includes(want));
+      const matches = all.filter((l) => fold(l.text).includes(want));
+      let under = "";  // why the words themselves are covered, in every line that holds them
+      const hit = matches.find((l) => {
+        const why = layers.covered(boxesOf(matching(l, want)));
+        under = under || why;
+        return !why;
+      });
       const done = performance.now() - start >= waitMs;
       if (!!hit === shown || done) {
         return {
           ok: !!hit === shown,
           waited: (performance.now() - start) / 1000,
-          hit: hit ? {text: hit.text, tag: hit.tag, count: all.filter((l) => fold(l.text).includes(want)).length} : null,
-          why: hit || !shown ? null : (seen.covered.find((l) => fold(l.text).includes(want)) || {}).why || explain(text),
+          hit: hit ? {text: hit.text, tag: hit.tag, count: matches.length} : null,
+          why: hit || !shown ? null : under || (seen.covered.find((l) => fold(l.text).includes(want)) || {}).why || explain(text),
           lines: hit ? [] : all.map((l) => l.text),
         };
       }
