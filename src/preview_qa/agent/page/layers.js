@@ -174,9 +174,13 @@
     const text = (e.innerText || e.getAttribute("aria-label") || "").trim().split("\n")[0].trim();
     return text ? ` (${JSON.stringify(text.length > LABEL ? text.slice(0, LABEL - 1) + "…" : text).replace(/^"|"$/g, "'")})` : "";
   };
+  let described = new Map();  // a walk's covers, named once (a dialog over the page covers every line of it)
   const describe = (e) => {
-    const dialog = e.closest && e.closest(DIALOG);
-    return dialog ? `a dialog${label(dialog)}` : `${/^[aeiou]/.test(e.localName) ? "an" : "a"} ${named(e)}${label(e)}`;
+    if (!described.has(e)) {
+      const dialog = e.closest && e.closest(DIALOG);
+      described.set(e, dialog ? `a dialog${label(dialog)}` : `${/^[aeiou]/.test(e.localName) ? "an" : "a"} ${named(e)}${label(e)}`);
+    }
+    return described.get(e);
   };
 
   // The points to hit-test for text in `boxes` (each {rect, el, view}: a box of it, its element, the box it can be
@@ -197,7 +201,7 @@
     return {inView, away};
   };
   // A new walk: the page may have changed since the last.
-  const fresh = () => { modalCache = undefined; canvasCache = null; midCache = new Map(); };
+  const fresh = () => { modalCache = undefined; canvasCache = null; midCache = new Map(); described = new Map(); };
   // Why none of the text in `boxes` is on top where a person looks ("" if some of it is).
   const covered = (boxes) => {
     if (!boxes.length) return "";
@@ -219,9 +223,12 @@
     return cover ? `covered by ${describe(cover)}` : "";
   };
 
-  // Whether text of `el` out of view at x would be uncovered scrolled to the middle: the walk's quick answer for most
-  // of a long page's lines, before their boxes are measured.
-  const clearAtMiddle = (el, x) => !modal() && !coverMid(el, Math.min(Math.max(x, 1), innerWidth - 1));
+  // Why text of `el` out of view at x would be covered scrolled to the middle ("" if it would not): the walk's quick
+  // answer for most of a long page's lines, before their boxes are measured.
+  const middleWhy = (el, x) => {
+    const cover = coverMid(el, Math.min(Math.max(x, 1), innerWidth - 1));
+    return cover ? `covered by ${describe(cover)}` : "";
+  };
 
-  return {fresh, background, unreadable, covered, clearAtMiddle, inBox};
+  return {fresh, background, unreadable, covered, middleWhy, inBox};
 })

@@ -230,14 +230,18 @@
     return line.pieces.filter((p) => p.at < to && p.at + p.len > from)
       .map((p) => (p.node ? {...p, from: Math.max(0, from - p.at), to: Math.min(p.len, to - p.at)} : p));
   };
-  // Why no one sees a line for something over it ("" if some of it is on top): a piece out of view with nothing pinned
-  // over the middle of the viewport is enough, without measuring the rest.
+  // Why no one sees a line for something over it ("" if some of it is on top). A line out of view is judged at the
+  // middle of the viewport by its elements' boxes alone; only a line in view has its words' boxes measured.
   const coverOf = (pieces) => {
+    let why = "";
     for (const {el, ctx} of pieces.slice(0, 6)) {
       const r = ctx.rect;
-      if (r && !ctx.view && !inView(r) && layers.clearAtMiddle(el, (r.left + r.right) / 2)) return "";
+      if (!r || ctx.view || inView(r)) return layers.covered(boxesOf(pieces));
+      const there = layers.middleWhy(el, (r.left + r.right) / 2);
+      if (!there) return "";
+      why = why || there;
     }
-    return layers.covered(boxesOf(pieces));
+    return why;
   };
   // A pseudo-element's string content ("" if none, none shown, or no words: an icon font's glyph, a bullet).
   const generated = (el, pseudo, ctx) => {
