@@ -1,7 +1,7 @@
 """End to end: text counts only where a person could see it on top (issue #63), on the fixture pages of
 tests/site/seen.py, in one run of the CLI with a scripted agent. A text under a dialog over the whole viewport and a
 text the colour of its background fail `text` saying why, and a quote of covered text grounds nothing; a stylesheet's
-::after and a closed shadow root's text pass `text`; a sticky header, a cookie banner over the bottom fifth and a toast
+::after and a closed shadow root's text pass `text` and ground a quote; a sticky header, a cookie banner over the bottom fifth and a toast
 in a corner hide nothing else of the page."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ SCENARIOS = [
     _done("[covered]", []),
     _done("[covered-quote]", ["Order confirmed"]),
     _done("[same-colour]", []),
-    _done("[drawn]", ["Settings saved"]),
+    _done("[drawn]", ["Settings saved", "Plan: Pro"]),
     _done("[drawn-not]", []),
     _done("[overlays]", ["Three orders placed"]),
 ]
@@ -96,7 +96,10 @@ def test_generated_content_and_a_closed_shadow_root_are_read_in_place(run: CliRu
     assert found["visible text 'Settings saved'"] == (True, "it is visible")
     assert found["visible text 'Plan: Pro'"] == (True, "it is visible")
     assert found["no visible text 'Free'"] == (True, "it is not visible")
-    assert t["quotes"] == [{"quote": "Settings saved", "found": True, "where": "at step 1, on /drawn"}]
+    assert t["quotes"] == [
+        {"quote": "Settings saved", "found": True, "where": "at step 1, on /drawn"},
+        {"quote": "Plan: Pro", "found": True, "where": "on the final page, in a closed shadow root"},
+    ]
 
 
 def test_not_text_sees_a_closed_shadow_root_too(run: CliRun) -> None:

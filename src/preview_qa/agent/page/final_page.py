@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 
 from preview_qa.agent.page.checks import check_page
 from preview_qa.agent.page.settle import PageSettler, Settled
-from preview_qa.agent.page.shown import shown_text, why_hidden
+from preview_qa.agent.page.shown import ClosedRoots, shown_text, why_hidden
 from preview_qa.events import Observed
 from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import ExpectationOutcome
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import parse_report
-from preview_qa.verdict.quotes import look_up
+from preview_qa.verdict.quotes import PagesShown, ShownText, look_up
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from preview_qa.agent.page.sightings import Sightings
 
 ABSENCES = frozenset({"not_text", "not_appeared"})  # hold when something is missing: never on a page showing nothing
+CLOSED_ROOT = "on the final page, in a closed shadow root"  # where a quote the record could not read was found
 NOTHING_SHOWN = (
     "the app never rendered: its page shows nothing a person could see (no text outside <style> and <script>, no "
     "image, canvas or field in its <main>, or its body, when the wait ended), and an absence is judged only on a page "
@@ -67,19 +68,34 @@ async def check_settled_page(
 
 async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, sightings: Sightings, redact: Callable[[str], str]) -> None:
     """What the run's pages showed (`sightings`, through `redact`), for the agent's quotes (verdict/quotes.py). For a
-    quote they never showed: why no one can see it on the final page, if it is there, and the final page's text in page
-    order (one look a quote, and one more, only then)."""
+    quote they never showed: the final page's closed shadow roots, which the record cannot read; why no one can see it
+    on the final page, if it is there; and the final page's text in page order (a look or two a quote, only then)."""
     run.shown = shown = sightings.shown(redact)
     quotes = reported_quotes(spec, run)
     if not quotes or not shown.read:
         return
     missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
+    if missing:
+        await _closed_roots_shown(page, missing, shown, redact)
+        missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
     for quote in missing:
         if (why := await why_hidden(page, quote)) is not None:
             run.quote_notes[quote] = why
     if missing:
         with contextlib.suppress(Exception):  # else the lines in the order they came
             shown.final = [redact(line) for line in (await shown_text(page)).splitlines()]
+
+
+async def _closed_roots_shown(page: Page, quotes: list[str], shown: PagesShown, redact: Callable[[str], str]) -> None:
+    """The lines of the final page's closed shadow roots that hold one of `quotes`, added to what the pages showed."""
+    closed = ClosedRoots(page)
+    try:
+        for quote in quotes:
+            found = await closed.look(quote, shown=True)
+            if found is not None and found.get("hit"):
+                shown.texts.append(ShownText(redact(str(found["hit"]["text"])), CLOSED_ROOT))
+    finally:
+        await closed.close()
 
 
 def reported_quotes(spec: TestSpec, run: AgentRun) -> list[str]:
