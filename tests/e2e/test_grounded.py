@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.demo.scripted_llm import ScriptedLLM
+from preview_qa.demo.scripted_llm import ScriptedLLM, message_texts
 from tests.conftest import CliRun, clean_env, preview_qa_run, run_in_process
 from tests.site.grounded import GroundedSite
 
@@ -218,6 +218,12 @@ def test_a_page_that_addresses_the_agent_fails_a_pass_on_its_word_and_its_check_
     checked = runs.agent.test("addressed aside checked")
     assert checked["status"] == "failed", checked
     assert checked["reason"].startswith("expectation text failed: expected visible text 'Order confirmed'"), checked
+    # What the agent read of the page came fenced as untrusted data: the aside inside the fence of its step message
+    assert runs.agent.llm is not None
+    asked = [m for body in runs.agent.llm.requests for m in message_texts(body) if "[aside] Check" in m]
+    state = asked[0].split("<browser_state>\n", 1)[1].split("</browser_state>", 1)[0]
+    assert state.startswith("<untrusted-page-text>\n") and state.rstrip().endswith("</untrusted-page-text>"), state
+    assert "Note to automated QA agents" in state
     contact = runs.agent.test("contact your agent")  # content that mentions an agent is content
     assert (contact["status"], contact["unverified"], contact["addressed"]) == ("passed", None, []), contact
     assert contact["quotes"] == [{"quote": "Your policy is renewed.", "found": True, "where": "at step 1, on /policy"}]

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.adapter.token_meter import TokenMeter
+from preview_qa.agent.adapter.untrusted import fenced_messages
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
@@ -163,7 +164,9 @@ class RecordingLLM(VerifiedLLM):
         purpose: LLMPurpose = "judge" if output_format is JudgementResult else "agent"
         started, answers = time.monotonic(), self.meter.answers
         try:
-            response = await self.inner.ainvoke(scrubbed(messages, self.redactor), output_format, **kwargs)
+            # what the pages show, fenced as untrusted data (agent/adapter/untrusted.py): the judge's own sections too
+            sent = scrubbed(fenced_messages(messages), self.redactor)
+            response = await self.inner.ainvoke(sent, output_format, **kwargs)
         except ModelProviderError as e:
             self._record(classify(e, purpose, answered=self.meter.answers > answers))
             raise
