@@ -152,6 +152,7 @@ class PageSettled(Detail):
     moved: bool = False
     polls: list[str] = []
     rendered: bool | None = None
+    busy: list[str] = []  # what the page still said was work in progress at the bound ("progressbar 'Saving'")
     summary: str = ""  # `waited 3.1 s for POST /api/save`: what the report shows
 
 

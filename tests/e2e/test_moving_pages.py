@@ -2,7 +2,9 @@
 judged: an optimistic "Saved!" whose request fails later, a dashboard that bounces after a slow 401 (each request is
 held until the scripted LLM has served the test's `done` turn, then HOLD_MS more: so it is still in flight when the
 final page settles, however slow the agent's steps, and only settling sees it end), a page that polls forever (settled
-quiet apart from its polls, not held to the bound). Checks (text and not_text) see into frames and shadow roots;
+quiet apart from its polls, not held to the bound), a payment page that says it is busy while its server computes
+(waited for, never judged: it fails on the answer it gives, or errors if still busy at the bound; a bar fixed at 70%
+holds nothing). Checks (text and not_text) see into frames and shadow roots;
 dialogs are answered one way, by the agent and by a replay, at concurrency, repeated, each shown in its step's
 evidence."""
 
@@ -43,6 +45,7 @@ DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before d
         [{"click": {"element": "Edit draft"}}, {"click": {"element": "Go home"}}],
     ),
 }
+PAYMENTS = ("busy then declined", "busy at the bound")  # each clicks Pay: its page says it is busy until its server answers
 ANSWERS = {
     "alert": ("alert", "Invite sent to Ada", "ok"),
     "confirm": ("confirm", "Delete Anvil?", "ok"),
@@ -75,6 +78,18 @@ tests:
     start: /moving/frames
     allowed_domains: [localhost]
     expect: {text: Refund pending, not_text: [Payment received, Card verified], timeout: 1}
+  - name: busy then declined
+    task: "[busy then declined] Pay."
+    start: /moving/pay?after=declined&ms={hold}
+    expect: {not_text: [declined], timeout: 8}
+  - name: busy at the bound
+    task: "[busy at the bound] Pay."
+    start: /moving/pay?after=never
+    expect: {not_text: [declined], timeout: 2}
+  - name: a bar fixed at 70%
+    task: "[a bar fixed at 70%] Look at the profile."
+    start: /moving/pay
+    expect: {text: Profile 70% complete, timeout: 3}
 """
 
 
@@ -91,8 +106,10 @@ def _dialog_tests(copies: int) -> str:
 
 
 def _scenarios() -> list[dict[str, Any]]:
-    clicks = {"optimistic save": [{"actions": [{"click": {"element": "Save"}}]}]}
-    signals = {"optimistic save": "save", "bounce": "bounce"}  # the scenario's name: the signal its done turn gives
+    pay = [{"actions": [{"click": {"element": "Pay"}}]}]
+    clicks = {"optimistic save": [{"actions": [{"click": {"element": "Save"}}]}], **dict.fromkeys(PAYMENTS, pay)}
+    # the scenario's name: the signal its done turn gives
+    signals = {"optimistic save": "save", "bounce": "bounce", "busy then declined": "declined"}
     return [
         *(
             {"match": f"[{flow}]", "turns": [*({"actions": [a]} for a in actions), DONE]}
@@ -100,7 +117,15 @@ def _scenarios() -> list[dict[str, Any]]:
         ),
         *(
             {"name": signals.get(name, name), "match": f"[{name}]", "turns": [*clicks.get(name, []), DONE]}
-            for name in ("optimistic save", "bounce", "polls forever", "frames", "hidden in a frame")
+            for name in (
+                "optimistic save",
+                "bounce",
+                "polls forever",
+                "frames",
+                "hidden in a frame",
+                *PAYMENTS,
+                "a bar fixed at 70%",
+            )
         ),
     ]
 
@@ -170,6 +195,31 @@ def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_fra
     assert not card[0] and card[1].startswith(
         f"it is visible in 'Card verified' (a <p> element) (in the frame at {other}/moving/card)"
     ), card
+
+
+def test_a_page_busy_while_its_server_computes_is_waited_for_and_fails_on_its_answer(moving: CliRun) -> None:
+    t = moving.test("busy then declined")
+    assert t["status"] == "failed", t
+    assert "Payment declined by your bank." in t["reason"], t["reason"]
+    settled = [e for e in _events(moving, "busy then declined") if e["type"] == "settled"]
+    waited = "the page to stop saying it was busy (progressbar 'Processing payment…')"
+    assert settled and settled[0]["outcome"] == "settled" and waited in settled[0]["waited_for"], settled
+
+
+def test_a_page_still_busy_at_the_bound_errors_with_what_said_so(moving: CliRun) -> None:
+    t = moving.test("busy at the bound")
+    assert t["status"] == "errored", t
+    assert t["reason"].startswith("the page still said it was busy after "), t["reason"]  # its bound: 2 s
+    assert ": progressbar 'Processing payment…'; it is not judged while it does" in t["reason"], t["reason"]
+    assert t["expectations"] == [], t  # never judged on the half-done page
+
+
+def test_a_bar_fixed_at_70_percent_and_a_hidden_spinner_hold_nothing(moving: CliRun) -> None:
+    t = moving.test("a bar fixed at 70%")
+    assert t["status"] == "passed", t
+    settled = [e for e in _events(moving, "a bar fixed at 70%") if e["type"] == "settled"]
+    assert settled and settled[0]["outcome"] == "settled" and settled[0]["busy"] == [], settled
+    assert not any("busy" in w for w in settled[0]["waited_for"]), settled
 
 
 def _answered_as_asked(run: CliRun, flow: str, name: str) -> None:

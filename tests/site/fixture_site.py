@@ -245,7 +245,8 @@ class _Handler(ShopHandler):
     def _moving(self) -> None:
         other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
         status, body, ctype = moving.reply(self.command, self.path, other, page, self.site._stop, self.site.signals)
-        self._send(status, body, ctype=ctype)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # an answer held past its page's close
+            self._send(status, body, ctype=ctype)
 
     def _server_errors(self) -> None:
         sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))

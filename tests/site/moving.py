@@ -1,7 +1,9 @@
 """Fixture pages that keep moving after the first paint (/moving/...): an optimistic save that fails later, a session
-check that bounces, a page that polls forever, text in frames and shadow roots, and alert/confirm/prompt/beforeunload
-flows. The save and the session check answer when the test says (`?after=<signal>`, tests/site/signals.py), then
-`?ms=` later; without a signal, `ms` (or SLOW_MS) after they were asked."""
+check that bounces, a page that polls forever, text in frames and shadow roots, alert/confirm/prompt/beforeunload
+flows, and a payment that says it is busy (a progressbar) while its server computes, nothing in flight on the network
+(its answer comes on an EventSource, which settling never waits on). The save, the session check and the payment
+answer when the test says (`?after=<signal>`, tests/site/signals.py), then `?ms=` later; without a signal, `ms` (or
+SLOW_MS) after they were asked."""
 
 from __future__ import annotations
 
@@ -75,6 +77,18 @@ _EDITOR = (
 };""",
 )
 _LEFT = ("<h1>Home</h1><p>You left the editor</p>", "")
+# Beside the payment, what says nothing is in progress: a determinate bar that sits at 70%, a spinner that is hidden.
+_PAY = (
+    """<h1>Checkout</h1><div role=progressbar aria-valuenow=70 aria-valuemin=0 aria-valuemax=100>Profile 70% complete</div>
+<div role=progressbar aria-busy=true style="display:none">Loading…</div>
+<button type=button id=pay>Pay</button><div id=state></div>""",
+    """document.getElementById('pay').onclick = function () {
+  var state = document.getElementById('state');
+  state.innerHTML = '<div role=progressbar aria-busy=true>Processing payment…</div>';
+  var answer = new EventSource('/moving/api/pay' + location.search);
+  answer.onmessage = function (e) { answer.close(); state.textContent = e.data; };
+};""",
+)
 
 
 def frames_page(other_origin: str) -> tuple[str, str]:
@@ -99,6 +113,7 @@ PAGES = {
     "rename": ("Project - Acme", _RENAME),
     "editor": ("Editor - Acme", _EDITOR),
     "left": ("Home - Acme", _LEFT),
+    "pay": ("Checkout - Acme", _PAY),
 }
 
 
@@ -121,6 +136,9 @@ def reply(method: str, url: str, other_origin: str, page: Callable[..., bytes], 
     if path == "api/session":
         _slowly(url, stop, signals)
         return 401, b'{"error": "session expired"}', JSON
+    if path == "api/pay":  # the server's verdict on the payment, on the page's EventSource; `retry`: never asked again
+        _slowly(url, stop, signals)
+        return 200, b"retry: 600000\ndata: Payment declined by your bank.\n\n", "text/event-stream"
     if path == "api/poll":  # a slow backend: a poll is always in flight, even if the tab's timers are throttled to 1 s
         stop.wait(0.7)
         return 200, b'{"ok": true}', JSON

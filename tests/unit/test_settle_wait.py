@@ -109,6 +109,7 @@ def test_the_settle_line_says_how_long_for_what_and_where_the_page_went() -> Non
         "moved": True,
         "polls": [],
         "rendered": None,
+        "busy": [],
         "summary": bounced.line(),
     }
 

@@ -1,6 +1,6 @@
 """The settle rule's bookkeeping, pure: a page is settled once nothing it waits on is in flight (a request, a navigation,
-the answer to the action's WebSocket message), its content has rendered, and it has stopped changing for a quiet
-window; its polls and what they draw do not count."""
+the answer to the action's WebSocket message), its content has rendered, it no longer says it is busy, and it has
+stopped changing for a quiet window; its polls and what they draw do not count."""
 
 from __future__ import annotations
 
@@ -27,6 +27,34 @@ ANSWER_LAG_S = 0.3  # on a busy machine Playwright tells of a received frame thi
 # The first frame back may only acknowledge the message (Panel's OK; its patch comes when the callback ends): the answer
 # has this long after it to arrive, drawn or not (on a canvas, or in a closed shadow root, no look sees it change)
 ANSWER_FOLLOW_S = 1.5
+BUSY_WAIT = "the page to stop saying it was busy"
+NAME_LIMIT = 60  # characters of a busy element's name kept for the report
+
+
+class Announced(StrEnum):
+    """How a visible element of the page says that work is in progress, by the platform's own semantics."""
+
+    BUSY = "busy"  # aria-busy="true"
+    INDETERMINATE = "indeterminate"  # a progressbar without aria-valuenow, a <progress> without a value
+    MOVING = "moving"  # a progress value set within the last second, short of its maximum
+
+
+@dataclass(frozen=True)
+class Busy:
+    """One visible element announcing work in progress: how, what it is (`progressbar`, `<progress>`, `<section>`) and
+    its accessible name or first line of text ("" if none)."""
+
+    how: Announced
+    what: str
+    name: str = ""
+
+    def label(self) -> str:
+        """`progressbar 'Processing payment…'`, `<section> 'Results' (aria-busy="true")`: for reasons and events."""
+        name = self.name if len(self.name) <= NAME_LIMIT else self.name[: NAME_LIMIT - 1].rstrip() + "…"
+        said = f"{self.what} '{name}'" if name else self.what
+        if self.how is Announced.MOVING:
+            return f"{said} (its value still changing)"
+        return f'{said} (aria-busy="true")' if self.how is Announced.BUSY else said
 
 
 class Settling(StrEnum):
@@ -75,6 +103,7 @@ class QuietRule:
     moved: bool = False  # a settle waited on a new document: the page it judges is another than the agent left
     drawn_at: float | None = None  # when the DOM last changed
     judged: bool = False  # a settle has ended since the last action: later messages are the page's own, not the action's
+    busy: tuple[str, ...] = ()  # what the page said was work in progress at the last look (Busy labels)
     _free_since: float | None = None  # during a settle, since when the page has waited on nothing (it may still change)
 
     def started(self, key: Hashable, label: str, resource_type: str, now: float, repeat: str = "") -> None:
@@ -178,6 +207,14 @@ class QuietRule:
         """Whether the page's main content (its <main>, else its body) shows any text or element now."""
         self.shown = shown
 
+    def announced(self, busy: list[Busy], now: float) -> None:
+        """What the page says is work in progress now (none: it says nothing of the kind); while it says so, the page
+        is waited for, whatever its network and DOM do (a server computing over a socket, a worker)."""
+        labels = tuple(dict.fromkeys(b.label() for b in busy))
+        if labels != self.busy:
+            self._active(DRAWING, now)
+        self.busy = labels
+
     def is_poll(self, repeat: str) -> bool:
         return len(self.starts.get(repeat, ())) >= POLL_REPEATS
 
@@ -202,6 +239,7 @@ class QuietRule:
         waits += [f"{ANSWER} {s.label}" for s in self.sockets.values() if s.awaiting(now)]
         if self.shown is False:
             waits.append(UNRENDERED)
+        waits += [f"{BUSY_WAIT} ({label})" for label in self.busy]
         return list(dict.fromkeys(waits))
 
     def state(self, now: float, since: float, bound_s: float, restless_s: float | None = None) -> Settling:

@@ -1,6 +1,7 @@
 // A document and every open shadow root in it, watched as one: the watchers of our own worlds (agent/page/drawing.py,
 // agent/page/sightings.py) see what a page draws inside shadow roots (a Panel or Bokeh app's widgets, a web component).
-// One expression, a factory: `(FACTORY)(onChange, options)` observes `document` with `options` and returns `sweep`.
+// One expression, a factory: `(FACTORY)(onChange, options)` observes `document` with `options` and returns `sweep`;
+// `sweep.roots()` lists the open shadow roots found so far whose host is in the document (the busy read's, drawing.py).
 //
 // All of it runs in our world, where the page's scripts can neither see it nor feed it. A shadow root is found where it
 // can be: in each subtree the page adds (a Bokeh view's host arrives with its root attached), and by `sweep`, which
@@ -12,6 +13,7 @@
 (onChange, options) => {
   const SWEEP_MS = 200;  // at most this often, or 20 times the last sweep's cost
   const watched = new WeakSet();
+  const known = new Set();  // the open roots found, for `sweep.roots()`; one whose host left the page is dropped there
   let lastSweep = -Infinity, sweepCost = 0;
   const observer = new MutationObserver((records) => {
     for (const record of records) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) within(node);
@@ -29,6 +31,7 @@
     const roots = [];
     const visit = (el) => {
       if (el.shadowRoot) {
+        known.add(el.shadowRoot);
         found = observe(el.shadowRoot) || found;
         roots.push(el.shadowRoot);
       }
@@ -45,6 +48,10 @@
     lastSweep = performance.now();
     sweepCost = lastSweep - t0;
     return found;
+  };
+  sweep.roots = () => {
+    for (const root of known) if (!root.host.isConnected) known.delete(root);  // found again by a later sweep if it returns
+    return Array.from(known);
   };
   observe(document);
   within(document);

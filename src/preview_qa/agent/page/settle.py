@@ -1,6 +1,6 @@
 """Settle, then judge: follows every page's requests, navigations, WebSockets and DOM changes from the test's start,
-and waits (bounded) until a page has rendered and is quiet apart from its polls: before the final page's checks and
-screenshot, after each agent step, before a replay's page check."""
+and waits (bounded) until a page has rendered, no longer says it is busy, and is quiet apart from its polls: before
+the final page's checks and screenshot, after each agent step, before a replay's page check."""
 
 from __future__ import annotations
 
@@ -38,6 +38,17 @@ class Settled:
     polls: list[str] = field(default_factory=list)  # requests repeating on a timer, not waited for ("GET /api/tick")
     rendered: bool | None = None  # whether the main content showed something at the end (None: not known)
     restless: bool = False  # the bound was reached with nothing in flight: the page never stopped changing
+    busy: list[str] = field(default_factory=list)  # what the page still said was work in progress at the bound
+
+    def busy_error(self) -> str | None:
+        """Why the page is not judged, if it still said it was busy at the bound: the test's error, never a verdict
+        on a half-done page."""
+        if not self.busy:
+            return None
+        return (
+            f"the page still said it was busy after {round(self.waited_s, 1):g} s: {', '.join(self.busy)}; it is not "
+            "judged while it does (give the test a larger expect.timeout if its work takes longer)"
+        )
 
     def line(self) -> str:
         """`waited 3.1 s for POST /api/save`, or that the page was already quiet; for events, reasons and the report."""
@@ -47,7 +58,9 @@ class Settled:
         said = f"waited {self.waited_s:.1f} s{what}" if waited else quiet
         if self.outcome is Settling.SETTLED and waited and self.polls:
             said += f"; {quiet}"
-        if self.outcome is Settling.BOUND_REACHED:
+        if self.busy:
+            said += f"; at the bound the page still said it was busy ({', '.join(self.busy)})"
+        elif self.outcome is Settling.BOUND_REACHED:
             said += " and judged the page as it was at the bound"
             if self.rendered is False:
                 said += ": its content never rendered"
@@ -67,6 +80,7 @@ class Settled:
             moved=self.moved,
             polls=self.polls,
             rendered=self.rendered,
+            busy=self.busy,
             summary=self.line(),
         )
 
@@ -173,17 +187,19 @@ class PageSettler:
             polls=sorted(rule.polls_seen),
             rendered=rule.shown,
             restless=outcome is Settling.BOUND_REACHED and not waiting,
+            busy=list(rule.busy) if outcome is Settling.BOUND_REACHED else [],
         )
 
     async def _feed(self, rule: QuietRule, page: Page) -> None:
-        """What the page drew since the last look, and whether its content shows (a page that is no web page, such as
-        about:blank, will never show more: it is not waited for)."""
+        """What the page drew since the last look, whether its content shows (a page that is no web page, such as
+        about:blank, will never show more: it is not waited for), and what it says is work in progress."""
         seen = None if page.is_closed() else await self.look(page)
         if seen is not None:
             now = _now()
             for ago in seen.drawn_ago:
                 rule.drew(now - ago)
             rule.content(seen.shown or not seen.web)
+            rule.announced(seen.busy, now)
 
 
 def _label(request: Request, page_url: str) -> str:

@@ -96,7 +96,11 @@ class SteppedSession(TestSession):
             # step's picture compared on the baseline (expect.visual steps: true) is of a settled page
             compared = self.visual is not None and self.visual.visual.steps
             if expect.checks_anything or compared or self.settler.waiting(self.page):
-                step_run.run.expectations = await self._checks(self.page, expect)
+                checked = await self._checks(self.page, expect)
+                if checked is None:  # its page still said it was busy at the bound: the test errors in this step
+                    await self._ended(step_run, Status.ERRORED)
+                    return False
+                step_run.run.expectations = checked
         step_run.finished = True
         # checked=True: whether a page that addressed the agent fails its goal is judged at the end, on what the pages
         # showed (verdict/steps.py), as its quotes are
@@ -139,7 +143,12 @@ class SteppedSession(TestSession):
         self.page = page or (self.replayer.page if self.replayer is not None else self.page)
         self.replayer = None
         if (replayed.replay_error is None or run.proof is not None) and self.page is not None:  # a proof judges a drift
-            replayed.expectations = await self._checks(self.page, goal.expect)
+            checked = await self._checks(self.page, goal.expect)
+            replayed.expectations = checked or []
+            if checked is None:  # its page still said it was busy at the bound: an error, no agent taking over
+                replayed.infrastructure_error = self.result.infrastructure_error
+                step_run.run, step_run.drift = replayed, replayed.replay_error
+                return
         step_run.run, step_run.drift = replayed, replayed.replay_error
         handover = None if run.proof is not None else fall_back(goal, replayed)
         if handover is None:
@@ -189,12 +198,16 @@ class SteppedSession(TestSession):
         done.usage = _spent(self._llm().usage(), usage)
         return done
 
-    async def _checks(self, page: Page, expect: Expectations) -> list[ExpectationOutcome]:
-        """The step's page checks once its page has settled, bounded by its expect.timeout and the test's deadline."""
+    async def _checks(self, page: Page, expect: Expectations) -> list[ExpectationOutcome] | None:
+        """The step's page checks once its page has settled, bounded by its expect.timeout and the test's deadline;
+        None, and the test's error, if the page still said it was busy at the bound."""
         run = self.test_run
         wait = check_wait(expect, self.deadline - time.monotonic())
         with self.phases("a step's checks (settling, then the checks)"):
             settled = await settle(run.spec, page, self.settler, wait, run.emit)
+            if (busy := settled.busy_error()) is not None:
+                self.result.infrastructure_error = busy
+                return None
             outcomes = await check_settled_page(expect, page, self.settler, settled, wait, self.sightings, final=False)
         for outcome in outcomes:
             detail = outcome.model_dump()
