@@ -30,7 +30,7 @@ from preview_qa.agent.guards import masking
 from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
 from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, ground_quotes, settle
-from preview_qa.agent.page.settle import PageSettler
+from preview_qa.agent.page.settle import PageSettler, Settled
 from preview_qa.agent.page.sightings import Sightings
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
@@ -319,15 +319,18 @@ class TestSession:
             from preview_qa.agent.adapter.page_check import check_page_against_task
 
             with self.phases("page check (one LLM call)"):
-                await self._settle_step(outcome.page)
+                settled = await self._settle_step(outcome.page)
+                if (busy := settled.busy_error()) is not None:  # no verdict, by code or model, on a half-done page
+                    into.infrastructure_error = busy
+                    return outcome.page
                 into.done, usage = await check_page_against_task(
                     spec, outcome.page, self._llm(), report_model(spec.output_schema), self.tools.redactor, self._shoot
                 )
             into.usage = usage
         return outcome.page
 
-    async def _settle_step(self, page: Page) -> None:  # as an agent's step waits for its page (the same rule)
-        await self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
+    async def _settle_step(self, page: Page) -> Settled:  # as an agent's step waits for its page (the same rule)
+        return await self.settler.settle(page, SETTLE_S, restless_s=RESTLESS_S)
 
     async def _shoot(self, page: Page) -> bytes | None:
         return await page_screenshot(page, self.mask)
@@ -343,9 +346,12 @@ class TestSession:
                 result.final_url = page.url  # where settling led: a bounce to the sign-in page is judged there
                 # The checks wait `wait`, then say what they found: on a busy machine, until the final screenshot's turn
                 cap = max(wait + CLEANUP_RESERVE_S / 2, self.deadline - time.monotonic() - SHOT_TIMEOUT_S)
-                with self.phases("expectation checks"):  # one group in the trace, each check one Playwright call a frame
-                    checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
-                    result.expectations = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
+                if (busy := settled.busy_error()) is not None:  # still at work at the bound: no verdict on a half-done page
+                    result.infrastructure_error = busy
+                else:
+                    with self.phases("expectation checks"):  # one group in the trace, each check one Playwright call a frame
+                        checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
+                        result.expectations = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
             except TimeoutError:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:
