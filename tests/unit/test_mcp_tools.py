@@ -232,3 +232,62 @@ def test_a_crash_is_one_sentence_and_its_traceback_goes_to_the_servers_log(
     sentence = _error(call(_settings(project), "test_evidence", {"name": "Checkout"}))
     assert sentence.startswith("internal error in preview-qa's test_evidence: KeyError: 'boom' (a bug in preview-qa")
     assert "Traceback" in caplog.text and "KeyError: 'boom'" in caplog.text  # on stderr, the server's log
+
+
+def _answers(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, types.CallToolResult]:
+    """Each tool's answers on its success path, its empty one and a refusal; run_tests and plan_tests with their child
+    process stood in for by one that writes what `run` and `plan` write."""
+    results = project / ".preview-qa" / "mcp-runs" / "1" / "results.json"
+    plan_yaml = "version: 1\ntests:\n  - {name: Help's button, start: /help/, task: Press it.}\n"
+    children: list[tuple[int, str, str | None]] = []  # exit code, stderr, plan.yml: what the next child writes
+
+    async def child(argv: list[str], _cwd: Path, _env: Any, logs: Path, _tick: Any) -> runs.Ended:
+        code, stderr, plan = children.pop(0)
+        (logs / runs.STDERR).write_text(stderr, encoding="utf-8")
+        if argv[3] == "run":
+            (logs / "results.json").write_text(results.read_text(encoding="utf-8"), encoding="utf-8")
+        elif plan is not None:
+            (logs / runs.PLAN_FILE).write_text(plan, encoding="utf-8")
+        return runs.Ended(code, stderr.strip().splitlines()[-1] if stderr.strip() else "")
+
+    monkeypatch.setattr(runs, "run_child", child)
+    settings = _settings(project)
+    children[:] = [
+        (1, "", None),
+        (0, "plan: /help: drafted 1 test\n", plan_yaml),
+        (0, "plan: nothing to plan: src/x.py maps to no route\nplan: /login: already covered\n", None),
+    ]
+    return {
+        "list": call(settings, "list_tests", {}),
+        "evidence failed": call(settings, "test_evidence", {"name": "Checkout"}),
+        "evidence passed": call(settings, "test_evidence", {"name": "Log in"}),
+        "run": call(settings, "run_tests", {"base_url": "http://preview.test"}),
+        "plan": call(settings, "plan_tests", {"base_url": "http://preview.test", "routes": ["/help/"]}),
+        "plan nothing": call(settings, "plan_tests", {"base_url": "http://preview.test", "routes": ["/login"]}),
+        "export refused": call(settings, "export_test", {"name": "Checkout"}),
+        "plan refused": call(settings, "plan_tests", {"base_url": "http://preview.test"}),
+        "unpriced": call(_settings(project, model="my-finetune"), "run_tests", {"base_url": "http://preview.test"}),
+    }
+
+
+def test_every_answer_of_every_tool_validates_against_its_declared_output_schema(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    schemas = {tool.name: tool.listed().output_schema for tool in TOOLS}
+    answers = _answers(project, monkeypatch)
+    tool_of = {"list": "list_tests", "run": "run_tests", "unpriced": "run_tests", "export refused": "export_test"}
+    for key, answer in answers.items():
+        tool = tool_of.get(key) or ("test_evidence" if key.startswith("evidence") else "plan_tests")
+        if answer.is_error:  # a refusal is an error result: one sentence, no structured content to validate
+            assert answer.structured_content is None and len(answer.content) == 1, key
+            continue
+        errors = [e.message for e in Draft202012Validator(schemas[tool] or {}).iter_errors(answer.structured_content)]
+        assert errors == [], (key, errors)
+        assert json.loads(answer.content[0].text) == answer.structured_content  # type: ignore[union-attr]
+    assert {k for k, a in answers.items() if a.is_error} == {"export refused", "plan refused", "unpriced"}
+    empty = answers["plan nothing"].structured_content or {}
+    assert empty["plan"] is None and empty["yaml"] == ""
+    assert empty["notes"] == [f"{OPEN}nothing to plan: src/x.py maps to no route{CLOSE}", f"{OPEN}/login: already covered{CLOSE}"]
+    assert (answers["plan"].structured_content or {})["plan"] == ".preview-qa/mcp-runs/3/plan.yml"

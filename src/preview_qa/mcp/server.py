@@ -183,7 +183,7 @@ class Tools:
         return app.tool_redactor(manifest, self.settings.env)
 
     def _result(self, result: BaseModel, image: bytes | None) -> types.CallToolResult:
-        structured = result.model_dump(mode="json", exclude_none=True)
+        structured = result.model_dump(mode="json", exclude=_absent_nones(result))
         content: list[types.TextContent | types.ImageContent] = [
             types.TextContent(type="text", text=json.dumps(structured, ensure_ascii=False))
         ]
@@ -194,6 +194,23 @@ class Tools:
     def _error(self, sentence: str) -> types.CallToolResult:
         text = self.redactor.text(" ".join(sentence.split()))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _absent_nones(model: BaseModel) -> dict[Any, Any]:
+    """What a result leaves out: each None whose field may be absent (it has a default), in nested models too. A
+    required field stays, as null: the answer must validate against the tool's output schema, which requires it."""
+    exclude: dict[Any, Any] = {}
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        if value is None and not field.is_required():
+            exclude[name] = True
+        elif isinstance(value, BaseModel) and (inner := _absent_nones(value)):
+            exclude[name] = inner
+        elif isinstance(value, list):
+            items = {i: e for i, v in enumerate(value) if isinstance(v, BaseModel) and (e := _absent_nones(v))}
+            if items:
+                exclude[name] = items
+    return exclude
 
 
 def _argument_problem(error: ValidationError) -> str:
