@@ -51,7 +51,8 @@ _OBSERVER = """(() => {
 # aria-busy="true", each visible progressbar (role, or <progress>) without a value or whose value was set within the
 # last second short of its maximum. Visible by the rule of the text checks (it shows text or a picture), or, for a bar
 # or spinner drawing no text (a native <progress>, a CSS spinner), by its own box: rendered, not transparent, of some
-# size, not off the page's left or top. One querySelectorAll in the document and each open shadow root; at most 3.
+# size, not off the page's left or top. One querySelectorAll in the document and each open shadow root; at most 3; read
+# again only when the DOM changed since the last look (or a bar was moving: its second runs out).
 _BUSY = """(state) => {
   const SELECTOR = "[aria-busy=true], [role~=progressbar], progress", MOVING_MS = 1000, MOST = 3;
   const text = (s) => (s || "").replace(/\\s+/g, " ").trim();
@@ -79,8 +80,10 @@ _BUSY = """(state) => {
     const first = (rule.lines(el, 1)[0] || {}).text;
     return text(el.getAttribute("aria-label") || by || labels || first || el.getAttribute("title")).slice(0, 200);
   };
-  return () => {
-    const rule = globalThis.__pqaRule, now = performance.now(), found = [];
+  let last = null;  // the last read's finding: the same until the DOM changes, unless a bar was moving
+  return (changed) => {
+    if (!changed && last && !last.some((b) => b.how === "moving")) return last;
+    const rule = globalThis.__pqaRule, now = performance.now(), found = last = [];
     for (const root of [document, ...state.sweep.roots()]) {
       for (const el of root.querySelectorAll(SELECTOR)) {
         const kind = how(el, now);
@@ -100,12 +103,13 @@ _BUSY = """(state) => {
 _READ = """(() => {
   const state = globalThis.__settle;
   if (state.sweep()) state.drew();  // a shadow root attached to a host already in the page: content drawn since
-  if (state.changed || state.shown === null) {
+  const changed = state.changed || state.shown === null;
+  if (changed) {
     const main = document.querySelector("main, [role=main]") || document.body;
     state.shown = !!main && globalThis.__pqaRule.shows(main); state.changed = false;
   }
   const drawn = state.drawn; state.drawn = [];
-  const busy = state.busy();
+  const busy = state.busy(changed);
   return {now: performance.now(), drawn, shown: state.shown, web: /^https?:$/.test(location.protocol), busy};
 })()"""
 
