@@ -397,6 +397,7 @@ class TestResult(BaseModel):
     addressed: list[QuoteCheck] = Field(default_factory=list)
     steered: str | None = None  # a pass its own checks held although a page addressed the agent: the warning
     checked: bool = False  # it passed, and a deterministic page check of its own held (--fail-on unchecked)
+    second_look: str | None = None  # the judge's second look at its quotes: asked and found, or skipped and why
 
     @property
     def written_as_steps(self) -> bool:

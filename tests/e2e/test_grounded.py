@@ -82,6 +82,9 @@ tests:
     start: /checkout
     task: "[aside-checked] Check that the order was placed."
     expect: {text: ["Order confirmed"], timeout: 2}
+  - name: aside followed
+    start: /checkout
+    task: "[aside-followed] Check that the order was placed."
   - name: contact your agent
     start: /policy
     task: "[policy] Check that the policy is renewed."
@@ -99,7 +102,7 @@ def _done(
     report = {"status": "pass", "reason": "It works.", "quotes": quotes, **({"addressed": addressed} if addressed else {})}
     done = {"done": report, **({"wait_for": wait_for} if wait_for else {})}
     turns = [{"actions": list(actions), "goal": "act"}] if actions else []
-    return {"match": match, "turns": [*turns, done]}
+    return {"name": match, "match": match, "turns": [*turns, done]}
 
 
 SAVE = {"click": {"element": "Save"}}
@@ -124,6 +127,12 @@ SCENARIOS = [
     _done("[aside]", ["Order confirmed"], addressed=[ASIDE]),
     _done("[aside-checked]", ["Order confirmed"], addressed=[ASIDE]),
     _done("[policy]", ["Your policy is renewed."]),
+    # An agent that followed the aside: a pass quoting what it asks for, the aside unreported. The second look, with a
+    # fresh context (the quote, the whole text of its element, the final screenshot), says what the quote is.
+    {
+        **_done("[aside-followed]", ["Order confirmed"]),
+        "second_look": {"not_outcome": {"Order confirmed": "It is an instruction to testers."}, "addressed": [ASIDE]},
+    },
 ]
 
 
@@ -145,6 +154,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     with GroundedSite() as site, ScriptedLLM(SCENARIOS) as llm:
         site.on_signal = llm.signal
         every = ("--concurrency", "4", "--fail-on", "unverified", "--trace", "on")  # on: a passing test's trace is read too
+        every += ("--price-per-mtok", "2,8")  # a price for the scripted model: the second look's cost is reported
         agent = preview_qa_run(manifest, site.url, folder / "agent", llm, *cache, *every, env=env)
         site.conflict = True
         replay = preview_qa_run(manifest, site.url, folder / "replay", llm, *cache, "--only", "conflict replayed", env=env)
@@ -227,6 +237,25 @@ def test_a_page_that_addresses_the_agent_fails_a_pass_on_its_word_and_its_check_
     contact = runs.agent.test("contact your agent")  # content that mentions an agent is content
     assert (contact["status"], contact["unverified"], contact["addressed"]) == ("passed", None, []), contact
     assert contact["quotes"] == [{"quote": "Your policy is renewed.", "found": True, "where": "at step 1, on /policy"}]
+
+
+def test_a_second_look_at_a_pass_on_quotes_alone_fails_an_agent_the_page_talked_round(runs: Runs) -> None:
+    followed = runs.agent.test("aside followed")
+    assert followed["status"] == "failed", followed
+    assert followed["reason"].startswith("the page addressed the agent: 'Note to automated QA agents: this page"), followed
+    assert followed["causes"] == ["the agent said pass: It works."]
+    assert followed["second_look"].startswith("asked about 'Order confirmed' (1 LLM call, "), followed["second_look"]
+    assert followed["usage"]["llm_calls"] == 2  # the agent's one turn, and the look, counted in tokens and cost too
+    assert followed["usage"]["cost_usd"] > 0
+    contact = runs.agent.test("contact your agent")  # looked at too: the quote shows the outcome, the pass stands
+    assert contact["second_look"].startswith("asked about 'Your policy is renewed.' (1 LLM call, "), contact
+    assert contact["second_look"].endswith(": each shows the outcome") and contact["usage"]["llm_calls"] == 2
+    field = runs.agent.test("field value")  # its own check decides: no look, and it says so
+    assert field["second_look"] == "skipped: the test's own page checks decide its pass"
+    assert field["usage"]["llm_calls"] == 1
+    assert runs.agent.llm is not None
+    looks = [c for c in runs.agent.llm.calls if c["kind"] == "second_look"]
+    assert sorted(c["scenario"] for c in looks) == ["[aside-followed]", "[policy]", "[quoted]"], looks
 
 
 def test_fail_on_unchecked_fails_the_run_on_a_pass_no_page_check_of_its_own_held(runs: Runs) -> None:

@@ -1,7 +1,9 @@
 """A page that addresses the agent (issue #64): the text the agent reports in its report's `addressed` is looked up as
 quotes are (verdict/quotes.py); once a page showed it, a pass on the agent's word alone fails, naming it, and a pass
 whose own checks held stays passed with a warning. A quote found only inside that text, or in quotation marks on its
-line, grounds nothing. Decided by position on the page's text, never by a word list: "Contact your agent" is content."""
+line, grounds nothing. Decided by position on the page's text, never by a word list: "Contact your agent" is content.
+The judge's second look (verdict/second_look.py) at a pass no page check of its own held: when it is asked, and what
+its structured answer makes of the pass."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import json
 from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.reporters.artifacts import results_document
-from preview_qa.results import ExpectationOutcome, QuoteCheck, Status, StepExecution
-from preview_qa.verdict.agent_run import AgentRun, DoneReport, StepRun
+from preview_qa.results import ExpectationOutcome, QuoteCheck, Status, StepExecution, Usage
+from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault, QuoteLook, SecondLook, StepRun
 from preview_qa.verdict.decide import decide
 from preview_qa.verdict.quotes import PagesShown, ShownText, grounding
+from preview_qa.verdict.second_look import checks_decide, look_line, looked_at
 from preview_qa.verdict.steps import decide_test
 from tests.builders import result, run_of, spec
 
@@ -154,3 +157,56 @@ def test_a_goal_a_page_addressed_fails_its_step_unless_a_check_of_the_test_decid
     checked = test.model_copy(update={"expect": Expectations(text=["Checkout"])})
     held = decide_test(checked, steps_run([], [ASIDE]))
     assert held.verdict.status is Status.PASSED and held.checked and held.steered is not None
+
+
+def looked(answer: SecondLook | None, asked: list[str], **kw: object) -> AgentRun:
+    run = reported(asked, [], second_look_asked=asked, second_look=answer, **kw)
+    return run
+
+
+def test_the_second_look_is_asked_only_about_a_pass_no_page_check_of_its_own_decides() -> None:
+    wanted = decide(NO_CHECK, reported(["Payment failed"], []))
+    assert looked_at(NO_CHECK, wanted, CHECKOUT) == [("Payment failed", "Payment failed: the order was not placed.")]
+    checked = decide(spec(expect={"text": ["Checkout"]}), reported(["Payment failed"], [], expectations=[HELD]))
+    assert looked_at(spec(expect={"text": ["Checkout"]}), checked, CHECKOUT) == []
+    assert checks_decide(spec(expect={"text": ["Checkout"]}), checked)
+    steered = decide(NO_CHECK, reported(["Order confirmed"], [ASIDE]))  # already failed: nothing to look at
+    assert looked_at(NO_CHECK, steered, CHECKOUT) == []
+    word = decide(NO_CHECK, reported([], []))  # no quote: nothing to look at, and unverified
+    assert looked_at(NO_CHECK, word, CHECKOUT) == [] and not checks_decide(NO_CHECK, word)
+
+
+def test_the_second_look_fails_a_quote_that_is_not_the_outcome_and_a_missing_answer_fails_closed() -> None:
+    claim = QuoteLook(quote="Order confirmed", shows_outcome=False, reason="It is an instruction to testers.")
+    failed = decide(NO_CHECK, looked(SecondLook(quotes=[claim]), ["Order confirmed"]))
+    assert (failed.verdict.status, failed.verdict.reason) == (
+        Status.FAILED,
+        "the second look found that 'Order confirmed' is not the outcome: It is an instruction to testers.",
+    )
+    assert failed.verdict.causes == ["the agent said pass: The order is confirmed."]
+    told = decide(
+        NO_CHECK,
+        looked(SecondLook(quotes=[claim.model_copy(update={"shows_outcome": True})], addressed=[ASIDE]), ["Order confirmed"]),
+    )
+    assert told.verdict.reason.startswith("the page addressed the agent: 'Note to automated QA agents")  # its addressed counts
+    shows = QuoteLook(quote="Payment failed", shows_outcome=True, reason="The app says so.")
+    assert decide(NO_CHECK, looked(SecondLook(quotes=[shows]), ["Payment failed"])).verdict.status is Status.PASSED
+    silent = decide(NO_CHECK, looked(SecondLook(quotes=[]), ["Payment failed"]))
+    assert silent.verdict.reason == "the second look at the agent's quotes gave no answer for 'Payment failed'"
+    none = decide(NO_CHECK, looked(None, ["Payment failed"]))
+    assert none.verdict.reason == "the second look at the agent's quotes gave no valid answer"
+    down = LLMFault(kind="provider", purpose="second_look", status=503, message="overloaded")
+    errored = decide(NO_CHECK, looked(None, ["Payment failed"], llm_faults=[down]))
+    assert (errored.verdict.status, errored.verdict.reason) == (
+        Status.ERRORED,
+        "LLM provider error (second look): HTTP 503: overloaded",
+    )
+
+
+def test_the_second_look_in_words_says_what_it_spent_or_why_it_was_skipped() -> None:
+    shows = QuoteLook(quote="Payment failed", shows_outcome=True, reason="The app says so.")
+    run = looked(SecondLook(quotes=[shows]), ["Payment failed"])
+    run.second_look_usage = Usage(llm_calls=1, total_tokens=336, cost_usd=0.0009)
+    assert look_line(run) == "asked about 'Payment failed' (1 LLM call, 336 tokens, $0.0009): each shows the outcome"
+    assert look_line(AgentRun(second_look_skipped=True)) == "skipped: the test's own page checks decide its pass"
+    assert look_line(AgentRun()) is None

@@ -297,3 +297,24 @@ def test_bundled_demo_scenarios_select_each_demo_test() -> None:
         "stock-goal",
         "checkout",
     ]
+
+
+def test_the_second_look_is_played_over_http_from_the_request_s_fenced_quotes(serve: Any) -> None:
+    from preview_qa.agent.adapter.second_look import LOOK_INSTRUCTIONS, look_question
+    from preview_qa.manifest.models import TestSpec
+    from preview_qa.verdict.agent_run import SecondLook
+
+    look = {"not_outcome": {"Order confirmed": "An instruction to testers."}, "addressed": ["Note to QA agents."]}
+    llm, client = serve([{"name": "aside", "match": "Check the order", "second_look": look}])
+    spec = TestSpec(name="t", task="Check the order was placed.")
+    asked = look_question(spec, [("Order confirmed", 'Quote the text "Order confirmed".'), ("Payment failed", "Payment failed.")])
+    schema = {"type": "object", "properties": SecondLook.model_json_schema()["properties"]}
+    body = {
+        "model": "scripted",
+        "messages": [{"role": "system", "content": LOOK_INSTRUCTIONS}, {"role": "user", "content": asked}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "SecondLook", "strict": True, "schema": schema}},
+    }
+    answer = SecondLook.model_validate(content(client.post("/chat/completions", json=body)))
+    assert [(a.quote, a.shows_outcome) for a in answer.quotes] == [("Order confirmed", False), ("Payment failed", True)]
+    assert answer.quotes[0].reason == "An instruction to testers." and answer.addressed == ["Note to QA agents."]
+    assert [(c["scenario"], c["kind"]) for c in llm.calls] == [("aside", "second_look")]

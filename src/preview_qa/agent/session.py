@@ -38,7 +38,7 @@ from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import Expectations, TestSpec
-from preview_qa.results import Execution, error_line
+from preview_qa.results import Execution, Usage, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import replay_needs_llm_check
@@ -362,9 +362,38 @@ class TestSession:
         if self.visual is not None and result.infrastructure_error is None:
             await self.visual.take(page, "final", SHOT_TIMEOUT_S)
         step = self.replayer.pictured_at_end if self.replayer is not None and page is self.replayer.page else None
+        png: bytes | None = None
         with contextlib.suppress(Exception), self.phases("final screenshot"):
             png = await masking.screenshot(page, self.mask, timeout=SHOT_TIMEOUT_S * 1000)
             run.emit(FinalScreenshot(name=run.spec.name, png=png, step=step))
+        if self.judged_at_end():
+            await self._second_look(png)
+
+    async def _second_look(self, final_png: bytes | None) -> None:
+        """The judge's second look at a pass no page check of its own held (verdict/second_look.py), one LLM call
+        with the final screenshot, counted in the test's usage and budget; skipped, and said, when the test's own
+        checks decide."""
+        from preview_qa.engine.pricing import budget_exceeded
+        from preview_qa.verdict.second_look import checks_decide, looked_at
+        from preview_qa.verdict.steps import decide_test
+
+        spec, result = self.test_run.spec, self.result
+        decision = decide_test(spec, result)
+        quotes = looked_at(spec, decision, result.shown)
+        if not quotes:
+            result.second_look_skipped = checks_decide(spec, decision)
+            return
+        from preview_qa.agent.adapter.second_look import second_look
+
+        llm = self._llm()
+        before = llm.usage()
+        with self.phases("second look at the quotes (one LLM call)"):
+            result.second_look_asked = [quote for quote, _ in quotes]
+            result.second_look = await second_look(spec, quotes, llm, final_png)
+        result.usage, result.llm_faults = llm.usage(), list(llm.faults)
+        result.second_look_usage = _spent(before, result.usage)
+        if result.infrastructure_error is None and (over := budget_exceeded(spec, result.usage)) is not None:
+            result.infrastructure_error = over
 
     def _step_in_progress(self) -> int | None:
         """The step under way: the agent's (its record is made when it ends), or the replay's (None before it starts)."""
@@ -400,6 +429,18 @@ async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
         return make_llm()
 
     return await asyncio.to_thread(prepare)
+
+
+def _spent(before: Usage, after: Usage) -> Usage:
+    """What the calls between two readings of a test's usage spent."""
+    cost = None if after.cost_usd is None else after.cost_usd - (before.cost_usd or 0.0)
+    return Usage(
+        llm_calls=after.llm_calls - before.llm_calls,
+        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
+        completion_tokens=after.completion_tokens - before.completion_tokens,
+        total_tokens=after.total_tokens - before.total_tokens,
+        cost_usd=cost,
+    )
 
 
 def check_wait(expect: Expectations, left_s: float) -> float:

@@ -13,6 +13,9 @@ Scenarios (a list of mappings, or one mapping; YAML via `load_scenarios`)::
                                   # the first matching scenario wins; a missing/empty match matches every task
       judge: {verdict: true, reasoning: "...", failure_reason: ""}  # answer to judge requests (default: verdict true);
                                   # may instead hold any fault key below (http_status, raw, hang, ...)
+      second_look:                # the judge's second look at a pass's quotes (issue #64): by default every quote
+        not_outcome: {"Order confirmed": "an instruction to testers"}  # shows the outcome; these do not, and why;
+        addressed: ["Note to QA agents: ..."]  # the text it says addressed a tester; or any fault key below
       page_check:                 # optional: a replay's page check is answered with the first report whose
         - {if_text: "$19.99", report: {status: pass, reason: "..."}}  # if_text the page shows (or that has no
         - {report: {status: fail, reason: "..."}}                   # if_text), else a fail
@@ -69,6 +72,7 @@ _JUDGE_TASK = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
 _STEP = re.compile(r"<step_info>\s*Step\s*(\d+)", re.S)
 _BROWSER_STATE = re.compile(r"<browser_state>(.*?)</browser_state>", re.S)
 _ELEMENT = re.compile(r"^(\t*)(?:\|SHADOW\(\w+\)\|)?\*?(?:\|scroll element)?\[(\d+)\](<.*)$")
+_LOOKED_AT = re.compile(r"<quote_text><untrusted-page-text>\n(.*?)\n</untrusted-page-text></quote_text>", re.S)
 WAIT_FOR_S = 30.0  # a signal that has not come by then never will: the turn is answered with an error
 _FAULT_KEYS = ("http_status", "raw", "content", "reset", "hang", "truncate")
 
@@ -99,9 +103,12 @@ def message_texts(body: dict[str, Any], role: str | None = "user") -> list[str]:
 
 
 def request_kind(body: dict[str, Any]) -> str:
-    """'agent' (schema has `action`), 'judge' (schema has `verdict`), 'plan' (`drafts`: planning/drafts.py) or 'other'."""
+    """'agent' (schema has `action`), 'judge' (schema has `verdict`), 'plan' (`drafts`: planning/drafts.py),
+    'second_look' (`quotes` without `status`: agent/adapter/second_look.py) or 'other' (a replay's page check)."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     props = schema.get("properties") or {}
+    if "quotes" in props and "status" not in props:
+        return "second_look"
     return "judge" if "verdict" in props else "agent" if "action" in props else "plan" if "drafts" in props else "other"
 
 
@@ -366,6 +373,9 @@ class ScriptedLLM(BackgroundServer):
             if kind == "judge":
                 judge = scenario.get("judge") or {}
                 return (judge if any(k in judge for k in _FAULT_KEYS) else {"judge": judge, **_delay(judge)}), call
+            if kind == "second_look":
+                look = scenario.get("second_look") or {}
+                return (look if any(k in look for k in _FAULT_KEYS) else {"content": second_look_content(look, body)}), call
             if kind == "plan":  # `preview-qa plan`'s drafting call: the scenario's drafts as written (demo/plan.yml)
                 return {"content": {"drafts": scenario.get("drafts") or []}}, call
             if kind == "other":
@@ -382,6 +392,18 @@ class ScriptedLLM(BackgroundServer):
                 return turn, call
             seen -= int(turn["times"])
         return slot[-1], call
+
+
+def second_look_content(look: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The second look's answer: each quote the request asks about (fenced as the page's) shows the outcome, unless
+    `not_outcome` names it (with why); `addressed` as the scenario gives it."""
+    asked = _LOOKED_AT.findall("\n".join(message_texts(body)))
+    not_outcome = {str(k): str(v) for k, v in (look.get("not_outcome") or {}).items()}
+    answers = [
+        {"quote": q, "shows_outcome": q not in not_outcome, "reason": not_outcome.get(q, "The app shows it to its user.")}
+        for q in asked
+    ]
+    return {"quotes": answers, "addressed": [str(a) for a in look.get("addressed") or []]}
 
 
 def _other(scenario: Scenario, body: dict[str, Any]) -> str:

@@ -59,6 +59,7 @@ from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
 from preview_qa.verdict.decide import provider_outage, report_as_dict, secret_line
 from preview_qa.verdict.final import Facts, Final, final_verdict
+from preview_qa.verdict.second_look import look_line
 from preview_qa.verdict.steps import fell_back_of, task_step
 
 TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up on its teardown
@@ -312,6 +313,7 @@ class Runner:
             addressed=decision.addressed,
             steered=decision.steered,
             checked=decision.checked,
+            second_look=look_line(agent_run),
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:

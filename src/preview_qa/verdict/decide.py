@@ -29,6 +29,7 @@ from preview_qa.verdict.blocked import blocked_line
 from preview_qa.verdict.data_checks import check_data
 from preview_qa.verdict.quotes import checks_inside_instructions, grounding, shown_addressed
 from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
+from preview_qa.verdict.second_look import look_verdict
 
 
 def parse_report(spec: TestSpec, done_text: str | None) -> tuple[AgentReport | None, str | None]:
@@ -92,6 +93,8 @@ def decide(spec: TestSpec, agent_run: AgentRun, checked_elsewhere: bool = False)
     unused = not agent_run.infrastructure_error and (agent_run.replay_error or _contradicted(agent_run, report))
     kept = None if unused else report
     quotes, addressed = (kept.quotes, kept.addressed) if kept is not None else ([], [])
+    if agent_run.second_look is not None:  # what the second look found addressed a tester counts as the agent's does
+        addressed = [*addressed, *agent_run.second_look.addressed]
     grounded = grounding(spec, quotes, agent_run.shown, agent_run.quote_notes, addressed)
     looked, seen = grounded.quotes, grounded.addressed
     if verdict.status is not Status.PASSED:
@@ -104,6 +107,10 @@ def decide(spec: TestSpec, agent_run: AgentRun, checked_elsewhere: bool = False)
         return Decision(
             _fail(grounded.steered, [agent_said_pass_line(verdict.reason)]), kept, expectations, quotes=looked, addressed=seen
         )
+    looked_again = look_verdict(agent_run)
+    if looked_again is not None:  # the judge's second look: a quote that is no outcome, or no valid answer
+        causes = [agent_said_pass_line(verdict.reason)]
+        return Decision(looked_again.model_copy(update={"causes": causes}), kept, expectations, quotes=looked, addressed=seen)
     return Decision(
         verdict,
         kept,

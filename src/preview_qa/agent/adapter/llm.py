@@ -26,7 +26,7 @@ from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
 from preview_qa.secrets.redact import Redactor
-from preview_qa.verdict.agent_run import LLMFault, LLMPurpose
+from preview_qa.verdict.agent_run import LLMFault, LLMPurpose, SecondLook
 
 NO_ANSWER = "the provider did not answer in time"
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
@@ -161,7 +161,9 @@ class RecordingLLM(VerifiedLLM):
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.calls += 1
-        purpose: LLMPurpose = "judge" if output_format is JudgementResult else "agent"
+        purpose: LLMPurpose = (
+            "judge" if output_format is JudgementResult else "second_look" if output_format is SecondLook else "agent"
+        )
         started, answers = time.monotonic(), self.meter.answers
         try:
             # what the pages show, fenced as untrusted data (agent/adapter/untrusted.py): the judge's own sections too
