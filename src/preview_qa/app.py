@@ -129,19 +129,22 @@ def preflight(
 
 
 def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) -> providers.LLMSettings:
-    """The settings with the user's price; a cost budget on a model of unknown price is refused (it cannot hold)."""
+    """The settings with the user's price; a cost budget on a model of unknown price is refused (it cannot hold), unless
+    none of the tests the run runs can call the LLM (exact steps only): a budget that nothing can spend holds."""
     from preview_qa.engine.pricing import find_price, unpriced
     from preview_qa.errors import UnpricedBudgetError
+    from preview_qa.selection.select import select
 
     budgets = (("--max-cost-usd", config.max_cost_usd), ("--run-max-cost-usd", config.run_max_cost_usd))
     flags = [flag for flag, value in budgets if value is not None]
     budgeted = flags or any(test.max_cost_usd is not None for test in manifest.tests)
+    spending = {test.name for test in select(manifest, config).spending} if budgeted else set()
     # The price data (about 0.04 s to load) is read here only for a budget that needs it; a call's cost reads it later
-    if budgeted and find_price(llm.provider, llm.model, config.price_per_mtok) is None:
+    if spending and find_price(llm.provider, llm.model, config.price_per_mtok) is None:
         if flags:
             raise UnpricedBudgetError(unpriced(" and ".join(flags), llm.provider, llm.model))
         for i, test in enumerate(manifest.tests):
-            if test.max_cost_usd is not None:
+            if test.max_cost_usd is not None and test.name in spending:
                 raise manifest.error(
                     ("tests", i, "max_cost_usd"), unpriced(f"max_cost_usd of test '{test.name}'", llm.provider, llm.model)
                 )

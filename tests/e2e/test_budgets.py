@@ -88,3 +88,19 @@ def test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run(tmp
         "or drop the budget."
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_budget_on_exact_steps_runs_on_a_model_of_unknown_price(tmp_path: Path, site: DemoSite) -> None:
+    """Exact steps call no LLM (#65, 10): their budgets hold whatever the model's price, and the test passes."""
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text(
+        "version: 1\ntests:\n  - name: exact settings\n    start: /settings\n    max_cost_usd: 0.01\n    steps:\n"
+        "      - {fill: {label: Display name, value: Ada Lovelace}}\n"
+        "      - {click: {role: button, name: Save}, expect: {text: 'Saved display name: Ada Lovelace'}}\n",
+        encoding="utf-8",
+    )
+    args = ["--llm-base-url", "http://127.0.0.1:9/v1", "--model", "my-own-finetune", "--max-cost-usd", "0.01"]
+    run = preview_qa_run(manifest, site.url, tmp_path / "out", None, *args, "--run-max-cost-usd", "1", env=clean_env(**OFFLINE))
+    assert run.exit_code == 0, run.stderr
+    test = run.test("exact settings")
+    assert test["status"] == "passed" and test["usage"]["llm_calls"] == 0, test

@@ -291,3 +291,28 @@ def test_every_answer_of_every_tool_validates_against_its_declared_output_schema
     assert empty["plan"] is None and empty["yaml"] == ""
     assert empty["notes"] == [f"{OPEN}nothing to plan: src/x.py maps to no route{CLOSE}", f"{OPEN}/login: already covered{CLOSE}"]
     assert (answers["plan"].structured_content or {})["plan"] == ".preview-qa/mcp-runs/3/plan.yml"
+
+
+def test_a_run_of_exact_steps_is_not_refused_on_a_model_of_unknown_price(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing in it can spend (#65, 10): the run starts, with the call's cap as its budgets; a task is still refused."""
+    (project / "exact.yml").write_text(
+        "version: 1\ntests:\n  - name: sign up\n    start: /signup\n    steps:\n"
+        "      - {fill: {label: Email, value: ada@example.com}}\n      - {click: {role: button, name: Sign up}}\n",
+        encoding="utf-8",
+    )
+    started: list[list[str]] = []
+    results = (project / ".preview-qa" / "mcp-runs" / "1" / "results.json").read_text(encoding="utf-8")
+
+    async def child(argv: list[str], _cwd: Path, _env: Any, logs: Path, _tick: Any) -> runs.Ended:
+        started.append(argv)
+        (logs / "results.json").write_text(results, encoding="utf-8")
+        return runs.Ended(0, "")
+
+    monkeypatch.setattr(runs, "run_child", child)
+    unpriced = _settings(project, model="my-finetune")
+    answer = call(unpriced, "run_tests", {"manifest": "exact.yml", "base_url": "http://preview.test"})
+    assert not answer.is_error, answer.content
+    assert (answer.structured_content or {})["results"] == ".preview-qa/mcp-runs/2/results.json"
+    assert started and started[0][started[0].index("--run-max-cost-usd") + 1] == "1"
+    refused = call(unpriced, "run_tests", {"base_url": "http://preview.test", "names": ["Checkout"]})
+    assert "--max-cost-usd cannot be enforced" in _error(refused) and len(started) == 1

@@ -160,3 +160,39 @@ def test_an_anthropic_http_500_is_a_provider_fault_with_its_status(httpserver: H
         asyncio.run(llm.ainvoke([UserMessage(content="hi")], AgentOutput))
     assert [(f.kind, f.status) for f in llm.faults] == [("provider", 500)]
     assert llm.usage().total_tokens == 0
+
+
+EXACT_ONLY = """version: 1
+tests:
+  - name: sign up
+    start: /signup
+    max_cost_usd: 0.01
+    steps:
+      - {fill: {label: Email, value: ada@example.com}}
+      - {click: {role: button, name: Sign up}}
+"""
+
+
+@pytest.mark.parametrize("budget", [[], ["--max-cost-usd", "0.5"], ["--run-max-cost-usd", "1"]])
+def test_a_budget_nothing_can_spend_is_not_refused_on_a_model_of_unknown_price(tmp_path: Path, budget: list[str]) -> None:
+    """Exact steps call no LLM (#65, 10): their budget holds whatever the model's price; a `do` step could spend."""
+    from preview_qa import app
+    from preview_qa.config import RunConfig
+    from preview_qa.errors import ManifestError, UnpricedBudgetError
+    from preview_qa.manifest import loader
+
+    (tmp_path / "qa.yml").write_text(EXACT_ONLY, encoding="utf-8")
+    unknown = LLMSettings("openai", "my-own-finetune", "k", "http://127.0.0.1:9/v1")
+    flags = {"max_cost_usd": 0.5} if "--max-cost-usd" in budget else {"run_max_cost_usd": 1.0} if budget else {}
+    config = RunConfig(manifest=tmp_path / "qa.yml", base_url="http://x", **flags)  # type: ignore[arg-type]
+    assert app.priced(unknown, loader.load(tmp_path / "qa.yml"), config).model == "my-own-finetune"
+    (tmp_path / "qa.yml").write_text(EXACT_ONLY + "      - {do: Check the welcome mail.}\n", encoding="utf-8")
+    with pytest.raises(UnpricedBudgetError if budget else ManifestError, match="cannot be enforced"):
+        app.priced(unknown, loader.load(tmp_path / "qa.yml"), config)
+
+
+def test_a_test_that_made_no_llm_call_is_within_its_cost_budget_whatever_the_price() -> None:
+    assert budget_exceeded(spec(max_cost_usd=0.01), Usage()) is None
+    assert budget_exceeded(spec(max_cost_usd=0.01), Usage(llm_calls=1, total_tokens=10)) == (
+        "budget cannot be enforced: max_cost_usd=0.01 but the model's price is unknown"
+    )

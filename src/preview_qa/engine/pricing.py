@@ -94,7 +94,7 @@ def budget_exceeded(spec: TestSpec, used: Usage) -> str | None:
     """Why the test must stop now, if it is over its token or cost budget (a cost that cannot be known is over it)."""
     if spec.max_tokens is not None and used.total_tokens > spec.max_tokens:
         return f"budget exceeded: max_tokens={spec.max_tokens} (used {used.total_tokens})"
-    if spec.max_cost_usd is None:
+    if spec.max_cost_usd is None or (used.llm_calls == 0 and used.total_tokens == 0):  # nothing spent, whatever the price
         return None
     if used.cost_usd is None:
         return f"budget cannot be enforced: max_cost_usd={spec.max_cost_usd:g} but the model's price is unknown"

@@ -419,6 +419,12 @@ class TestSpec(TestOptions):
         goals = [i for i, step in enumerate(self.steps or [], start=1) if step.kind is StepKind.DO]
         return goals[-1] if goals else None
 
+    @property
+    def calls_llm(self) -> bool:
+        """Whether a run of the test may call the LLM: a task or a `do` step (its agent, or the page check after its
+        replay); a test of exact steps only (open, click, fill, select, press) never does."""
+        return self.task is not None or any(step.kind is StepKind.DO for step in self.steps or [])
+
     def step_checks(self, index: int) -> Expectations:
         """Test step `index`'s checks (from 1), waiting as long as the test's own unless the step says otherwise."""
         assert self.steps is not None

@@ -29,10 +29,10 @@ PLAN_NOTE = "plan: "
 async def run_tests(settings: Settings, args: RunTestsArgs, progress: Progress) -> RunSummary:
     """The tests `run` would run with these filters, and the compact summary of their results."""
     manifest, loaded = _manifest(settings, args.manifest)
-    total = len(
-        select(loaded, RunConfig(manifest=manifest, base_url=args.base_url, only=args.names or [], tags=args.tags or [])).tests
-    )
-    settings.refuse_unpriced()
+    chosen = select(loaded, RunConfig(manifest=manifest, base_url=args.base_url, only=args.names or [], tags=args.tags or []))
+    total = len(chosen.tests)
+    if chosen.spending:  # a run of exact steps calls no LLM: its cap holds whatever the model's price
+        settings.refuse_unpriced()
     run = settings.folder.new_run()
     argv = command(
         "run",

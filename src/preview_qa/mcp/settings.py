@@ -31,7 +31,7 @@ class Settings:
 
     def refuse_unpriced(self) -> None:
         """A call that may spend needs the model's price, as `run` does for a cost budget: a cap that cannot hold is
-        refused, never ignored."""
+        refused, never ignored (a run whose tests cannot call the LLM does not ask)."""
         price = parse_override(self.price_per_mtok) if self.price_per_mtok else None
         model = default_model(self.provider, self.model)
         if find_price(self.provider, model, price) is None:

@@ -30,6 +30,12 @@ class Selection:
         """The manifest's own `skip:` first (its reason is the author's), then the selection's."""
         return spec.skip_reason or self.skipped.get(spec.name)
 
+    @property
+    def spending(self) -> list[TestSpec]:
+        """The tests the run runs that may call the LLM: only these can spend a cost budget (a run of exact steps
+        spends nothing, whatever the model's price)."""
+        return [spec for spec in self.tests if spec.calls_llm and self.skip_reason(spec) is None]
+
 
 def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None) -> Selection:
     """The one place that decides, in this order: names and tags choose the tests (the others are not reported);
