@@ -1,8 +1,8 @@
-"""End to end: text counts only where a person could see it on top (issue #63), on the fixture pages of
-tests/site/seen.py, in one run of the CLI with a scripted agent. A text under a dialog over the whole viewport and a
-text the colour of its background fail `text` saying why, and a quote of covered text grounds nothing; a stylesheet's
-::after and a closed shadow root's text pass `text` and ground a quote; a sticky header, a cookie banner over the bottom fifth and a toast
-in a corner hide nothing else of the page."""
+"""End to end: text counts only where a person could see it on top (issue #63), on the fixture pages of tests/site/seen.py,
+in one run of the CLI with a scripted agent. A text under a dialog over the whole viewport and a text the colour of its
+background fail `text` saying why, and a quote of covered text grounds nothing; a stylesheet's ::after and a closed
+shadow root's text pass `text` and ground a quote; a sticky header, a cookie banner over the bottom fifth and a toast in
+a corner hide nothing else of the page."""
 
 from __future__ import annotations
 
