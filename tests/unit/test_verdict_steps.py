@@ -129,9 +129,16 @@ def test_the_tests_own_checks_data_and_server_errors_come_after_its_last_step() 
     assert decide_test(spec, run).verdict.reason == "POST /api/pay answered 500 after Clicked 'Pay'"
 
 
-def test_a_one_step_test_reads_as_a_task() -> None:
+def test_a_one_step_test_passes_as_a_task_and_fails_naming_its_step() -> None:
     decision = decide_test(steps_spec({"do": "Pay", "expect": {"text": "Paid"}}), AgentRun(step_runs=[goal(1, checks=(False,))]))
-    assert decision.verdict.reason == "expectation text failed: expected visible text 'Cart: 1 item', found no"
+    assert (
+        decision.verdict.reason == "step 1 of 1, 'Pay': expectation text failed: expected visible text 'Cart: 1 item', found no"
+    )
+    missing = exact(1, StepKind.FILL, action_error="no element matches the field labelled 'Email'")
+    fill = {"fill": {"label": "Email", "value": "ada@example.com"}}
+    assert decide_test(steps_spec(fill), AgentRun(step_runs=[missing])).verdict.reason == (
+        "step 1 of 1, \"Fill the field labelled 'Email' with 'ada@example.com'\": no element matches the field labelled 'Email'"
+    )
     passed = decide_test(steps_spec({"do": "Pay"}), AgentRun(step_runs=[goal(1, report(reason="Paid."))]))
     assert passed.verdict.reason == "Paid."
 

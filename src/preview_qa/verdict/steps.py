@@ -145,7 +145,7 @@ def _test_verdict(
         return _verdict(Status.FAILED, lines[0], [*lines[1:], *servers, *others]), []
     if first_bad is not None:
         index, verdict = first_bad
-        named = f"{step_words(index, total, spec.steps[index - 1].title)}: " if total > 1 else ""
+        named = f"{step_words(index, total, spec.steps[index - 1].title)}: "  # a one-step test's too (#65, 12)
         causes = [*verdict.causes, *servers, *others]
         if run.protected_start and verdict.status is Status.FAILED:  # the preview itself was never reached
             return _verdict(Status.ERRORED, blocked_line(BlockedBy.HOST_PROTECTION), [named + verdict.reason, *causes]), []
