@@ -41,7 +41,7 @@ async def check_page(
     really was. Text counts where a person could see it (agent/page/shown.js); appeared and not_appeared judge what
     the pages showed since the last action that changed them (`sightings`)."""
     wait = expect.timeout if wait_s is None else wait_s
-    closed = ClosedRoots(page)
+    closed = ClosedRoots(page, sightings.session(page) if sightings is not None else None)
     checks = []
     if expect.url is not None:
         checks.append(_url(page, expect.url, wait))

@@ -76,7 +76,7 @@ async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, sightings: Si
         return
     missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
     if missing:
-        await _closed_roots_shown(page, missing, shown, redact)
+        await _closed_roots_shown(page, sightings, missing, shown, redact)
         missing = [quote for quote, check in zip(quotes, look_up(quotes, shown), strict=True) if not check.found]
     for quote in missing:
         if (why := await why_hidden(page, quote)) is not None:
@@ -86,9 +86,11 @@ async def ground_quotes(spec: TestSpec, run: AgentRun, page: Page, sightings: Si
             shown.final = [redact(line) for line in (await shown_text(page)).splitlines()]
 
 
-async def _closed_roots_shown(page: Page, quotes: list[str], shown: PagesShown, redact: Callable[[str], str]) -> None:
+async def _closed_roots_shown(
+    page: Page, sightings: Sightings, quotes: list[str], shown: PagesShown, redact: Callable[[str], str]
+) -> None:
     """The lines of the final page's closed shadow roots that hold one of `quotes`, added to what the pages showed."""
-    closed = ClosedRoots(page)
+    closed = ClosedRoots(page, sightings.session(page))
     try:
         for quote in quotes:
             found = await closed.look(quote, shown=True)

@@ -65,8 +65,8 @@ class ClosedRoots:
     """The closed shadow roots of a page, found once (the page has settled when its checks run) and read by the rule
     whenever a check asks; every call is bounded and never raises (a page without them costs one DevTools call)."""
 
-    def __init__(self, page: Page):
-        self._page = page
+    def __init__(self, page: Page, session: CDPSession | None = None):
+        self._page, self._lent = page, session  # a session of the page's that another keeps (None: one of our own)
         self._found: asyncio.Task[tuple[CDPSession, list[str]] | None] | None = None
 
     async def look(self, text: str, shown: bool) -> dict[str, Any] | None:
@@ -99,7 +99,7 @@ class ClosedRoots:
     async def _find(self) -> tuple[CDPSession, list[str]] | None:
         with contextlib.suppress(Exception):
             async with asyncio.timeout(ANSWER_SLACK_S):
-                cdp = await self._page.context.new_cdp_session(self._page)
+                cdp = self._lent or await self._page.context.new_cdp_session(self._page)
                 tree = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
                 closed = [node["backendNodeId"] for node in _closed_roots(tree["root"])]
                 roots = [(await cdp.send("DOM.resolveNode", {"backendNodeId": node}))["object"]["objectId"] for node in closed]
@@ -107,7 +107,7 @@ class ClosedRoots:
         return None
 
     async def close(self) -> None:
-        if self._found is not None and self._found.done() and (found := self._found.result()) is not None:
+        if self._lent is None and self._found is not None and self._found.done() and (found := self._found.result()):
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(ANSWER_SLACK_S):
                     await found[0].detach()

@@ -120,6 +120,8 @@ class Sightings:
         self.ending = False  # set once the final page's checks begin: what shows from then on shows on the final page
         self._context: BrowserContext | None = None
         self._watched: list[_Watched] = []
+        self._pages: set[Page] = set()
+        self._sessions: dict[Page, CDPSession] = {}  # each page's own, lent to the checks (agent/page/shown.py)
         self._frames: set[Frame] = set()
         self._installing: set[asyncio.Task[None]] = set()
         self.lines: list[Sighting] = []
@@ -142,11 +144,17 @@ class Sightings:
         while self._installing:
             await asyncio.wait(set(self._installing))
 
+    def session(self, page: Page) -> CDPSession | None:
+        """The DevTools session the record keeps to `page`, for a look of the checks' own (one the trace does not show as
+        a call of the checks)."""
+        return self._sessions.get(page)
+
     def mark(self) -> None:
         """An action that changes the page is about to run: the window of expect.appeared/not_appeared starts now."""
         self.marked_at = time.time()
 
     def _watch(self, page: Page) -> None:
+        self._pages.add(page)
         self._start(page)
         page.on("framenavigated", lambda frame: self._start(frame) if frame.parent_frame is not None else None)
 
@@ -176,6 +184,8 @@ class Sightings:
             script = {"source": _watcher(), "worldName": WORLD, "runImmediately": True}
             await cdp.send("Page.addScriptToEvaluateOnNewDocument", script)
             self._watched.append(watched)
+            if target in self._pages:
+                self._sessions[target] = cdp
 
     def _heard(self, payload: str) -> None:
         """What came and went in one document (its watcher's message)."""
