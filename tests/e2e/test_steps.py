@@ -102,6 +102,11 @@ TESTS: list[dict[str, Any]] = [
         "start": "/twins/",
         "steps": [{"click": {"text": "Copied", "exact": True}, "expect": {"timeout": 1}}, {"open": "/twins/"}],
     },
+    {  # one step: its failure names it too, and the field labelled most like it (#65, 12)
+        "name": "one step, a label mistyped",
+        "start": "/settings",
+        "steps": [{"fill": {"label": "Display nme", "value": "Ada"}, "expect": {"timeout": 1}}],
+    },
     {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
@@ -280,7 +285,15 @@ def test_an_exact_step_acts_on_exactly_one_element_or_fails_saying_what_it_found
         "its role)"
     ), twins
     assert steps_of(twins) == [("failed", "exact"), ("not_run", None)]
-    assert missing["reason"] == "step 1 of 2, \"Click the text 'Copied'\": no element matches the text 'Copied'", missing
+    assert missing["reason"].startswith(
+        "step 1 of 2, \"Click the text 'Copied'\": no element matches the text 'Copied'; nearest: 'npm init Copy' (the "
+        "closest visible line"
+    ), missing
+    mistyped = runs.record.test("one step, a label mistyped")
+    assert mistyped["reason"] == (
+        "step 1 of 1, \"Fill the field labelled 'Display nme' with 'Ada'\": no element matches the field labelled "
+        "'Display nme'; nearest: the field labelled 'Display name'"
+    ), mistyped
 
 
 def test_a_secret_typed_by_a_fill_step_is_in_no_llm_request_output_or_picture(runs: Runs) -> None:

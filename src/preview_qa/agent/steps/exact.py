@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.guards.network import ActionGuard
+from preview_qa.agent.steps.missing import instead
 from preview_qa.manifest.models import TestSpec
 from preview_qa.manifest.steps import WHOLE_SECRET, Located, StepKind, TestStep
 from preview_qa.results import error_line
@@ -150,7 +151,8 @@ async def _one(page: Page, at: Located, deadline: float) -> Locator:
             return found
         if time.monotonic() >= deadline:
             if count == 0:
-                raise ActionFailed(f"no element matches {at.described()}")
+                near = await instead(page, at)
+                raise ActionFailed(f"no element matches {at.described()}" + (f"; {near}" if near else ""))
             raise ActionFailed(f"{count} elements match {at.described()}: name one (a longer name, exact: true, or its role)")
         await asyncio.sleep(POLL_S)
 
