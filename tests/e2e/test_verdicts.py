@@ -132,7 +132,7 @@ def test_real_pass(core_run: CliRun) -> None:
     assert t["reason"] == "Three orders listed."
     assert [e["ok"] for e in t["expectations"]] == [True, True, True]
     assert t["steps"] == 2
-    assert t["agent_report"] == {"status": "pass", "reason": "Three orders listed.", "quotes": []}
+    assert t["agent_report"] == {"status": "pass", "reason": "Three orders listed.", "quotes": [], "addressed": []}
 
 
 def test_negative_words_in_a_pass_reason_do_not_fail_it(core_run: CliRun) -> None:
