@@ -348,7 +348,8 @@ def test_prove_judges_each_mutation_by_the_steps_checks_and_names_the_step_that_
 def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
     test = runs.record.test("a task")
     assert (test["status"], test["path"], test["steps"], test["reason"]) == ("passed", "agent", 2, "In.")
-    assert set(test) == TASK_KEYS | {"step_results", "quotes", "unverified", "addressed", "steered", "checked"}  # 10, 11, 13
+    later = {"step_results", "quotes", "unverified", "addressed", "steered", "checked", "second_look"}  # 10, 11, 13
+    assert set(test) == TASK_KEYS | later
     (step,) = test["step_results"]
     assert (step["index"], step["kind"], step["status"], step["execution"], step["agent_steps"]) == (
         1,
