@@ -92,6 +92,7 @@ def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for
 
 
 LOGIN_MANIFEST = """version: 1
+defaults: {timeout: 120}
 tests:
   - name: Log in
     start: /login
@@ -132,5 +133,6 @@ def test_a_route_behind_the_login_is_read_and_tried_signed_in_with_the_manifest_
         ("Log in", None, "demo"),  # the manifest's login, carried so that the plan runs alone
         ("The dashboard lists the orders", "demo", None),
     ]
+    assert tests[0] == yaml.safe_load(LOGIN_MANIFEST)["tests"][0]  # exactly as written: no default merged in (#65, 9)
     assert DEMO_PASSWORD not in target.read_text(encoding="utf-8") + planned.stderr + planned.stdout
     assert run_in_process(["validate", "--offline", str(target)]).returncode == 0

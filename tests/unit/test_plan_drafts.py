@@ -102,3 +102,15 @@ def test_plan_prove_proves_the_drafts_as_a_run_proves_its_tests(tmp_path: Path, 
         outcome = CliRunner().invoke(cli.main, [*base, *extra])
         assert outcome.exit_code == 0, outcome.output
     assert seen == [False, True]
+
+
+def test_the_login_a_plan_carries_is_the_manifests_test_exactly_as_written(tmp_path: Path) -> None:
+    """Not the test with the manifest's defaults merged in (#65, 9): no `timeout: 120.0` it never had."""
+    written = {"name": "Log in", "start": "/login/", "task": "Log in.", "save_state": "demo", "expect": {"url": "/dashboard"}}
+    (tmp_path / "qa.yml").write_text(yaml.safe_dump({"version": 1, "defaults": {"timeout": 120}, "tests": [written]}))
+    manifest = loader.load(tmp_path / "qa.yml")
+    draft = TestSpec(name="Dashboard", line=0, start="/dashboard", task="Check it.", use_state="demo", expect={"text": "Hi"})
+    text = PlanText("http://preview", [Proposed(draft, "/dashboard", (), "passed")])
+    text.logins = [manifest.as_written(t) for t in manifest.tests]
+    plan = yaml.safe_load(render(text, {"timeout": 120}))
+    assert plan["tests"][0] == written and plan["defaults"] == {"timeout": 120}

@@ -368,3 +368,10 @@ def test_dynamic_optional_and_layout_routes_match_the_pages_they_serve() -> None
     assert layout.matches("/dashboard") and layout.matches("/dashboard/a/b") and not layout.matches("/dashboards")
     assert Route("/", under=True).matches("/anything") and Route("/").matches("/") and not Route("/").matches("/a")
     assert not Route("/about").dynamic and Route("/about").matches("/about/")
+
+
+def test_a_routes_url_keeps_its_trailing_slash() -> None:
+    """`--route /admin/password_change/` is read and drafted there, not at a URL Django redirects (#65, 9)."""
+    assert Route("/admin/password_change/").plain == "/admin/password_change/"
+    assert Route("/[[lang]]/about/").plain == "/about/"
+    assert Route("/settings").plain == "/settings" and Route("/").plain == "/" and Route("/[[lang]]/").plain == "/"

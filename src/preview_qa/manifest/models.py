@@ -524,6 +524,15 @@ class Manifest(Strict):
             raise ValueError("unsupported manifest version; use 'version: 1'")
         return v
 
+    def as_written(self, spec: TestSpec) -> dict[str, Any]:
+        """The test's mapping as the manifest's file has it, without the defaults merged in (else as the model holds it,
+        its defaults left out): what a plan carries unchanged."""
+        raw = self._source.data.get("tests") if self._source is not None and isinstance(self._source.data, dict) else None
+        index = next((i for i, test in enumerate(self.tests) if test is spec), None)
+        if isinstance(raw, list) and index is not None and index < len(raw) and isinstance(raw[index], dict):
+            return dict(raw[index])
+        return spec.model_dump(mode="json", exclude_defaults=True, exclude={"line"})
+
     def error(self, loc: Loc, message: str) -> ManifestError:
         if self._source is None:
             return ManifestError(self.path, None, format_loc(loc), message)

@@ -33,7 +33,7 @@ class PlanText:
     proposed: list[Proposed] = field(default_factory=list)
     dropped: dict[str, str] = field(default_factory=dict)  # draft name -> why
     notes: list[str] = field(default_factory=list)  # unmapped files, covered routes, routes without a value...
-    logins: list[TestSpec] = field(default_factory=list)  # the manifest's login tests the drafts start from
+    logins: list[dict[str, Any]] = field(default_factory=list)  # the login tests the drafts start from, as written
 
 
 def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
@@ -50,9 +50,10 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
         "tests:",
     ]
     for login in plan.logins:
-        why = f"from your manifest, unchanged: the login the drafts below start from ({login.save_state}); paste only the drafts"
+        state = login.get("save_state")
+        why = f"from your manifest, unchanged: the login the drafts below start from ({state}); paste only the drafts"
         lines.append(_comment(why, "  "))
-        lines += ["  " + line for line in _test_yaml(login).splitlines()]
+        lines += ["  " + line for line in _dump([login]).splitlines()]
     for p in plan.proposed:
         lines.append(_comment(f"route: {p.route} (changed: {', '.join(p.files) or 'given with --route'})", "  "))
         lines.append(_comment(f"run: {p.run}; proof: {p.proof}", "  "))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from preview_qa.app import Prepared, browser_setup
@@ -237,10 +237,11 @@ class Planner:
         text.logins = self._logins([d.spec for d in drafted])
         return loader.loads(render(text, self._defaults_yaml()), "<drafts>")
 
-    def _logins(self, specs: list[TestSpec]) -> list[TestSpec]:
-        """The manifest's login tests the drafts start from (use_state): the plan carries them, so that it runs alone."""
+    def _logins(self, specs: list[TestSpec]) -> list[dict[str, Any]]:
+        """The manifest's login tests the drafts start from (use_state), as written: the plan carries them unchanged,
+        so that it runs alone."""
         used = {s.use_state for s in specs if s.use_state is not None}
-        return [t for t in self.manifest.tests if t.save_state in used]
+        return [self.manifest.as_written(t) for t in self.manifest.tests if t.save_state in used]
 
 
 async def try_drafts(

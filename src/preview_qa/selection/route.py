@@ -43,8 +43,10 @@ class Route:
 
     @property
     def plain(self) -> str:
-        """The route's URL without its optional segments (`/[[lang]]/about` -> `/about`); for a route that needs none."""
-        return "/" + "/".join(s for s in _parts(self.path) if not _optional(s))
+        """The route's URL without its optional segments (`/[[lang]]/about` -> `/about`); for a route that needs none. A
+        trailing slash stays (`/admin/password_change/`): Django redirects without it, a strict app answers 404."""
+        plain = "/" + "/".join(s for s in _parts(self.path) if not _optional(s))
+        return plain + "/" if self.path.endswith("/") and plain != "/" else plain
 
     def matches(self, url_path: str) -> bool:
         """Whether a URL's path is a page of this route (a dynamic segment takes any value; a layout's, any page under it)."""
