@@ -27,7 +27,7 @@ from preview_qa.reporters.output import files
 WRITTEN_BEFORE = [
     '{"ts": "t", "type": "settled", "error": false, "outcome": "settled", "waited_s": 0.02, "waited_for": [], "from_url": '
     '"http://127.0.0.1:41437/", "to_url": "http://127.0.0.1:41437/", "moved": false, "polls": [], "rendered": true, '
-    '"summary": "the page was quiet"}',
+    '"busy": [], "summary": "the page was quiet"}',  # busy: #63
     '{"ts": "t", "type": "timings", "error": false, "phases": [{"phase": "agent set-up", "wall_s": 0.093, "cpu_s": null}], '
     '"total_wall_s": 14.2}',
     '{"ts": "t", "type": "dialog", "error": false, "dialog": "confirm", "message": "Delete Anvil?", "answer": "ok", "step": 2}',

@@ -300,7 +300,7 @@ def test_bundled_demo_scenarios_select_each_demo_test() -> None:
 
 
 def test_the_second_look_is_played_over_http_from_the_request_s_fenced_quotes(serve: Any) -> None:
-    from preview_qa.agent.adapter.second_look import LOOK_INSTRUCTIONS, look_question
+    from preview_qa.agent.adapter.page_check import LOOK_INSTRUCTIONS, look_question
     from preview_qa.manifest.models import TestSpec
     from preview_qa.verdict.agent_run import SecondLook
 

@@ -383,7 +383,7 @@ class TestSession:
         if not quotes:
             result.second_look_skipped = checks_decide(spec, decision)
             return
-        from preview_qa.agent.adapter.second_look import second_look
+        from preview_qa.agent.adapter.page_check import second_look
 
         llm = self._llm()
         before = llm.usage()

@@ -104,7 +104,7 @@ def message_texts(body: dict[str, Any], role: str | None = "user") -> list[str]:
 
 def request_kind(body: dict[str, Any]) -> str:
     """'agent' (schema has `action`), 'judge' (schema has `verdict`), 'plan' (`drafts`: planning/drafts.py),
-    'second_look' (`quotes` without `status`: agent/adapter/second_look.py) or 'other' (a replay's page check)."""
+    'second_look' (`quotes` without `status`: agent/adapter/page_check.py) or 'other' (a replay's page check)."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
     props = schema.get("properties") or {}
     if "quotes" in props and "status" not in props:

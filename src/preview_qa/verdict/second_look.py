@@ -5,17 +5,26 @@ that failed errors it. Skipped when the test's own checks decide."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from preview_qa.manifest.models import TestSpec
-from preview_qa.results import REASON_LIMIT, Status, Verdict, one_line
+from preview_qa.results import REASON_LIMIT, QuoteCheck, Status, Verdict, one_line
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.quotes import PagesShown, fold_quote, quoted_in
 
-if TYPE_CHECKING:
-    from preview_qa.verdict.decide import Decision
-
 CONTEXT_LIMIT = 600  # characters of the text around a quote sent to the second look
+
+
+class Decision(Protocol):
+    """What a second look reads of verdict/decide.py's Decision (named here, so that decide.py, which reads the look's
+    verdict, is imported by nothing it imports)."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def quotes(self) -> list[QuoteCheck]: ...
+    @property
+    def checked(self) -> bool: ...
 
 
 def looked_at(spec: TestSpec, decision: Decision, shown: PagesShown) -> list[tuple[str, str]]:

@@ -1,11 +1,18 @@
 """LLM providers through browser-use's own chat classes, a wrapper that records every call's outcome by type, and one
-structured call outside a test (planning's drafts, issue #39) through that wrapper."""
+structured call outside a test (planning's drafts, issue #39) through that wrapper.
+
+Page text as the model reads it (issue #64): fenced as untrusted data, as the MCP server fences it for coding agents
+(mcp/fence.py), so that no page can close the fence and speak as preview-qa. The agent's step message holds the page's
+state in browser-use's own sections (agent/prompts.py's AgentMessagePrompt: `<browser_state>`, `<read_state>`); each is
+fenced from its opening tag to its last closing tag, so a page that writes a closing tag of its own stays inside, and
+every copy of the fence's marker in it is made inert."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import json
+import re
 import ssl
 import sys
 import time
@@ -16,12 +23,11 @@ from typing import Any, TypeVar
 from browser_use.agent.views import JudgementResult
 from browser_use.llm.base import BaseChatModel
 from browser_use.llm.exceptions import ModelOutputTruncatedError, ModelProviderError, ModelRateLimitError
-from browser_use.llm.messages import BaseMessage, ContentPartImageParam, SystemMessage, UserMessage
+from browser_use.llm.messages import BaseMessage, ContentPartImageParam, ContentPartTextParam, SystemMessage, UserMessage
 from pydantic import BaseModel, ValidationError
 
 from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.adapter.token_meter import TokenMeter
-from preview_qa.agent.adapter.untrusted import fenced_messages
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
@@ -166,7 +172,7 @@ class RecordingLLM(VerifiedLLM):
         )
         started, answers = time.monotonic(), self.meter.answers
         try:
-            # what the pages show, fenced as untrusted data (agent/adapter/untrusted.py): the judge's own sections too
+            # what the pages show, fenced as untrusted data (below): the judge's own sections too
             sent = scrubbed(fenced_messages(messages), self.redactor)
             response = await self.inner.ainvoke(sent, output_format, **kwargs)
         except ModelProviderError as e:
@@ -305,3 +311,53 @@ async def ask(llm: RecordingLLM, instructions: str, question: str, answer: type[
         return None
     completion = response.completion
     return completion if isinstance(completion, answer) else None
+
+
+OPEN = "<untrusted-page-text>"
+CLOSE = "</untrusted-page-text>"
+SECTIONS = ("browser_state", "read_state")  # browser-use's sections of the step message that hold what the pages show
+# A copy of either marker inside the text, as a reader might take it for one (mcp/fence.py's rule, with this marker)
+_MARKER = re.compile(r"[<\uff1c\ufe64\u2039\u2329\u27e8\u3008]\s*/?\s*untrusted[\W_]*page[\W_]*text", re.IGNORECASE)
+
+
+def escape(text: str) -> str:
+    """`text` with every copy of the fence's marker made inert (its `<` written `&lt;`)."""
+    return _MARKER.sub(lambda m: "&lt;" + m.group()[1:], text)
+
+
+def fence(text: str) -> str:
+    """The page's text between the markers, each on a line of its own."""
+    return f"{OPEN}\n{escape(text)}\n{CLOSE}"
+
+
+def fence_sections(text: str) -> str:
+    """The step message with each page section's content fenced (a message without them as it is)."""
+    at = 0
+    for name in SECTIONS:
+        opening, closing = f"<{name}>\n", f"\n</{name}>"
+        start = text.find(opening, at)
+        end = text.rfind(closing)
+        if start < 0 or end < start + len(opening):
+            continue
+        inner = text[start + len(opening) : end]
+        text = text[: start + len(opening)] + fence(inner) + text[end:]
+        at = start + len(opening) + len(fence(inner))
+    return text
+
+
+def fenced_messages(messages: list[Any]) -> list[Any]:
+    """Copies of the agent's messages with the page sections of each user message fenced."""
+    out = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            content = message.content
+            if isinstance(content, str):
+                message = message.model_copy(update={"content": fence_sections(content)})
+            else:
+                parts = [
+                    p.model_copy(update={"text": fence_sections(p.text)}) if isinstance(p, ContentPartTextParam) else p
+                    for p in content
+                ]
+                message = message.model_copy(update={"content": parts})
+        out.append(message)
+    return out
