@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
 POLL_S = 0.1  # between two counts of the elements a locator finds, as Playwright's own expect retries
+TYPED_INTO_MS = 5000  # to read which document a secret goes into: 1 s ran out at load 20 (the fill refused, "unknown place")
 TAB_WAIT_S = 1.0  # after a click, for a tab it opened to appear
 
 
@@ -122,7 +123,7 @@ async def _value(value: str, target: Locator, tools: ExactTools) -> str:
 
     async def typed_into() -> str:
         with contextlib.suppress(Exception):
-            return str(await target.evaluate("e => e.ownerDocument.location.href", timeout=1000))
+            return str(await target.evaluate("e => e.ownerDocument.location.href", timeout=TYPED_INTO_MS))
         return ""
 
     refused = await tools.guard.refusal({"input": {"text": value if name is None else f"<secret>{name}</secret>"}}, typed_into)
