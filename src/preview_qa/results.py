@@ -229,6 +229,17 @@ class Usage(BaseModel):
     total_tokens: int = 0
     cost_usd: float | None = None
 
+    def __sub__(self, before: Usage) -> Usage:
+        """What the calls between an earlier reading of the same counter (`before`) and this one spent."""
+        cost = None if self.cost_usd is None else self.cost_usd - (before.cost_usd or 0.0)
+        return Usage(
+            llm_calls=self.llm_calls - before.llm_calls,
+            prompt_tokens=self.prompt_tokens - before.prompt_tokens,
+            completion_tokens=self.completion_tokens - before.completion_tokens,
+            total_tokens=self.total_tokens - before.total_tokens,
+            cost_usd=cost,
+        )
+
     def __add__(self, other: Usage) -> Usage:
         costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(

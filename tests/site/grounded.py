@@ -75,7 +75,8 @@ document.getElementById('save').onclick = async () => {
 </script>"""
 
 
-def _page(body: str) -> bytes:
+def page_html(body: str) -> bytes:
+    """A fixture page: `body` in a plain HTML document titled Acme."""
     return f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Acme</title></head><body>{body}</body></html>".encode()
 
 
@@ -100,13 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
         if path in _PAGES:
-            self._send(200, _page(_PAGES[path]))
+            self._send(200, page_html(_PAGES[path]))
         elif path == "/toast":
-            self._send(200, _page(_TOAST % TOAST_MS))
+            self._send(200, page_html(_TOAST % TOAST_MS))
         elif path == "/conflict":
-            self._send(200, _page(_CONFLICT % TOAST_MS))
+            self._send(200, page_html(_CONFLICT % TOAST_MS))
         else:
-            self._send(404, _page("<h1>Not found</h1>"))
+            self._send(404, page_html("<h1>Not found</h1>"))
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 from preview_qa.demo.server import BackgroundServer, OwnedHTTPServer
+from tests.site.grounded import page_html
 
 _LONG = "".join(f"<p>Order line {i}: Widget model {i}</p>" for i in range(60))  # a page taller than the window
 
@@ -40,10 +41,6 @@ _PAGES = {
 }
 
 
-def _page(body: str) -> bytes:
-    return f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Acme</title></head><body>{body}</body></html>".encode()
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: OwnedHTTPServer
 
@@ -52,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         body = _PAGES.get(urlsplit(self.path).path)
-        page = _page(body if body is not None else "<h1>Not found</h1>")
+        page = page_html(body if body is not None else "<h1>Not found</h1>")
         self.send_response(200 if body is not None else 404)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(page)))

@@ -38,7 +38,7 @@ from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import Expectations, TestSpec
-from preview_qa.results import Execution, Usage, error_line
+from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.decide import replay_needs_llm_check
@@ -391,7 +391,7 @@ class TestSession:
             result.second_look_asked = [quote for quote, _ in quotes]
             result.second_look = await second_look(spec, quotes, llm, final_png)
         result.usage, result.llm_faults = llm.usage(), list(llm.faults)
-        result.second_look_usage = _spent(before, result.usage)
+        result.second_look_usage = result.usage - before
         if result.infrastructure_error is None and (over := budget_exceeded(spec, result.usage)) is not None:
             result.infrastructure_error = over
 
@@ -429,18 +429,6 @@ async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:
         return make_llm()
 
     return await asyncio.to_thread(prepare)
-
-
-def _spent(before: Usage, after: Usage) -> Usage:
-    """What the calls between two readings of a test's usage spent."""
-    cost = None if after.cost_usd is None else after.cost_usd - (before.cost_usd or 0.0)
-    return Usage(
-        llm_calls=after.llm_calls - before.llm_calls,
-        prompt_tokens=after.prompt_tokens - before.prompt_tokens,
-        completion_tokens=after.completion_tokens - before.completion_tokens,
-        total_tokens=after.total_tokens - before.total_tokens,
-        cost_usd=cost,
-    )
 
 
 def check_wait(expect: Expectations, left_s: float) -> float:

@@ -195,7 +195,7 @@ class SteppedSession(TestSession):
         self.steps.located.clear()  # keyed by browser-use's step numbers, which the next goal's agent starts again
         done.steps = self.result.steps - before
         step_run.agent_steps = (before + 1, self.result.steps) if done.steps else None
-        done.usage = _spent(self._llm().usage(), usage)
+        done.usage = self._llm().usage() - usage
         return done
 
     async def _checks(self, page: Page, expect: Expectations) -> list[ExpectationOutcome] | None:
@@ -285,15 +285,3 @@ def _how_run(result: AgentRun) -> Execution:
     if StepExecution.AGENT in executions:
         return Execution.AGENT
     return Execution.REPLAYED if StepExecution.REPLAY in executions else Execution.EXACT
-
-
-def _spent(now: Usage, then: Usage) -> Usage:
-    """The usage between two readings of the test's counter."""
-    cost = None if now.cost_usd is None else now.cost_usd - (then.cost_usd or 0)
-    return Usage(
-        llm_calls=now.llm_calls - then.llm_calls,
-        prompt_tokens=now.prompt_tokens - then.prompt_tokens,
-        completion_tokens=now.completion_tokens - then.completion_tokens,
-        total_tokens=now.total_tokens - then.total_tokens,
-        cost_usd=cost,
-    )
