@@ -416,6 +416,20 @@ class TestResult(BaseModel):
         return len(self.step_results) > 1
 
     @property
+    def healed_line(self) -> str:
+        """What the agent did in place of the replay, from the steps it took itself (a healed goal's, never the
+        replayed ones before it): "the agent passed in 2 step(s) of its own", and in a test written as steps "the agent
+        passed step 5 of 7 in 2 agent step(s) of its own"; "" for a test that did not heal."""
+        healed = [s for s in self.step_results if s.execution is StepExecution.HEALED]
+        if not self.healed or not healed:
+            return ""
+        made = sum(s.agent_steps[1] - s.agent_steps[0] + 1 for s in healed if s.agent_steps)
+        if not self.written_as_steps:
+            return f"the agent passed in {made} step(s) of its own"
+        which = ", ".join(f"step {s.index} of {len(self.step_results)}" for s in healed)
+        return f"the agent passed {which} in {made} agent step(s) of its own"
+
+    @property
     def how_run(self) -> str:
         """How it ran, with its LLM calls, for the console and the job summary: "replayed (0 LLM calls)", "agent (6 LLM
         calls)", "replay → agent (7 LLM calls)"; "" for a test that never ran."""

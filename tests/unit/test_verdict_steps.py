@@ -156,7 +156,22 @@ def test_a_drifted_goal_under_heal_false_fails_with_the_drift_and_a_healed_one_m
     healed.execution = StepExecution.HEALED
     spec = steps_spec(FOUR[0], {"do": "Add it again"})
     final = final_verdict(Facts(spec, AgentRun(step_runs=[goal(1), healed]), fell_back=FallBack.PAGE_CHANGED))
-    assert final.healed and final.drift == "replay drifted at agent step 3: click button 'Add': element not found"
+    assert final.healed and final.drift == (
+        "replay drifted at step 2 of 2, 'Add it again', agent step 3: click button 'Add': element not found"
+    )
+    assert [s.execution for s in final.decision.steps] == [StepExecution.AGENT, StepExecution.HEALED]
+
+
+def test_a_goal_the_agent_took_over_and_failed_is_not_healed_and_its_drift_names_the_step() -> None:
+    """#65, 8: a failed step is never `healed`, and the drift names the manifest's step, not only the agent step."""
+    taken_over = goal(5, report("fail", "The Save button is gone"), drift="agent step 1: click button 'Save': not found")
+    taken_over.execution, taken_over.fell_back = StepExecution.HEALED, FallBack.PAGE_CHANGED
+    spec = steps_spec(*(({"open": f"/p{i}"}) for i in range(1, 5)), {"do": "Save the form", "name": "Save"}, {"do": "x"})
+    run = AgentRun(step_runs=[exact(1), exact(2), exact(3), exact(4), taken_over])
+    final = final_verdict(Facts(spec, run, fell_back=FallBack.PAGE_CHANGED))
+    assert (final.verdict.status, final.healed) == (Status.FAILED, False)
+    assert final.decision.steps[4].execution is StepExecution.AGENT
+    assert final.drift == "replay drifted at step 5 of 6, 'Save', agent step 1: click button 'Save': not found"
 
 
 def test_a_task_is_its_own_one_step() -> None:

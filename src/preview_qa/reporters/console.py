@@ -43,8 +43,8 @@ class ConsoleReporter(Reporter):
             )
             if r.replay_drift:
                 self.console.print(f"      {escape(r.replay_drift)}", style="yellow")
-            if r.healed:  # the recorded step above, against what replaced it
-                self.console.print(f"      healed: instead, the agent passed in {r.steps} step(s) of its own", style="yellow")
+            if r.healed_line:  # the recorded step above, against what replaced it
+                self.console.print(f"      healed: instead, {escape(r.healed_line)}", style="yellow")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
 

@@ -45,7 +45,7 @@ def final_verdict(facts: Facts) -> Final:
     whose replay drifted and whose agent then passed is healed; one that passed on the baseline is a regression."""
     spec, replay = facts.spec, facts.replay
     decision = decide_test(spec, facts.run)
-    drift = drift_line(replay.replay_error) if replay is not None and replay.replay_error else steps_drift(facts.run)
+    drift = drift_line(replay.replay_error) if replay is not None and replay.replay_error else steps_drift(spec, facts.run)
     verdict = decision.verdict
     if replay is not None and facts.fell_back is None and not spec.heal:
         verdict = not_healed(verdict, drift)

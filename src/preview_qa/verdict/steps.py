@@ -127,8 +127,15 @@ def _result(title: str, step: StepRun, verdict: Verdict) -> StepResult:
         duration_s=round(step.duration_s, 2),
         agent_steps=step.agent_steps,
         usage=step.run.usage,
-        execution=step.execution,
+        execution=step_execution(step, verdict.status),
     )
+
+
+def step_execution(step: StepRun, status: Status) -> StepExecution:
+    """How the step ran as its result says it: a goal the agent took over from its replay is healed only if it then
+    passed (a failed step is never healed: the agent ran it, and it failed)."""
+    healed = step.execution is StepExecution.HEALED
+    return StepExecution.AGENT if healed and status is not Status.PASSED else step.execution
 
 
 def _test_verdict(
@@ -179,9 +186,14 @@ def fell_back_of(run: AgentRun) -> FallBack | None:
     return FallBack.PAGE_CHANGED if FallBack.PAGE_CHANGED in causes else (causes[0] if causes else None)
 
 
-def steps_drift(run: AgentRun) -> str | None:
-    """The first goal replay of a step test that stopped matching the app, as every report words a drift."""
-    return next((drift_line(s.drift) for s in run.step_runs if s.drift), None)
+def steps_drift(spec: TestSpec, run: AgentRun) -> str | None:
+    """The first goal replay of a step test that stopped matching the app, as every report words a drift, naming the
+    manifest's step and the agent step in it: "replay drifted at step 5 of 7, 'Pay', agent step 1: click ..."."""
+    steps = spec.steps or []
+    drifted = next((s for s in run.step_runs if s.drift and s.index <= len(steps)), None)
+    if drifted is None or drifted.drift is None:
+        return None
+    return drift_line(f"{step_words(drifted.index, len(steps), steps[drifted.index - 1].title)}, {drifted.drift}")
 
 
 def task_step(spec: TestSpec, run: AgentRun, verdict: Verdict, healed: bool, duration_s: float, usage: Usage) -> StepResult:

@@ -24,7 +24,7 @@ from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import Execution, ExpectationOutcome, FallBack, Status, StepExecution, Usage, error_line
 from preview_qa.verdict.agent_run import AgentRun, StepRun
-from preview_qa.verdict.steps import step_decision
+from preview_qa.verdict.steps import step_decision, step_execution
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -229,7 +229,7 @@ class SteppedSession(TestSession):
         detail = {
             "index": step_run.index,
             "kind": step_run.kind.value,
-            "execution": step_run.execution.value,
+            "execution": step_execution(step_run, status).value,
             "status": status.value,
             "agent_steps": list(step_run.agent_steps) if step_run.agent_steps else None,
         }
