@@ -70,6 +70,8 @@ TESTS: list[dict[str, Any]] = [
     },
     {"name": "heals", "steps": [logs_in("login3"), {"open": "/settings"}, sets_grace("grace3")]},
     {"name": "gated", "heal": False, "steps": [logs_in("login4"), {"open": "/settings"}, sets_grace("grace4")]},
+    # its goal heals in the replay run, and the agent then reports a failure (#65, 8): the step failed, never healed
+    {"name": "taken over, failed", "steps": [logs_in("login5"), {"open": "/settings"}, sets_grace("grace5")]},
     peeks("secret fill", "peek", "<secret>code</secret>", secrets={"code": "STEP_CODE"}),
     peeks("literal fill", "peek-control", LITERAL, checked=False),  # its goal has no checks: a replay asks about it
     {
@@ -107,6 +109,19 @@ TESTS: list[dict[str, Any]] = [
         "start": "/settings",
         "steps": [{"fill": {"label": "Display nme", "value": "Ada"}, "expect": {"timeout": 1}}],
     },
+    {  # a role without a name: the page's only one of that role, else the count and how to name one (#65, 11)
+        "name": "a button with no name",
+        "start": "/twins/",
+        "steps": [{"click": {"role": "button"}, "expect": {"timeout": 1}}],
+    },
+    {  # a CSS selector, as for an unlabelled <select name=...> (#65, 11)
+        "name": "by css",
+        "start": "/twins/",
+        "steps": [
+            {"click": {"css": "#choose-pro"}, "expect": {"text": "You chose Pro"}},
+            {"click": {"css": "[data-testid=plan-free] button"}, "expect": {"text": "You chose Free"}},
+        ],
+    },
     {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
@@ -127,12 +142,21 @@ GRACE = [{"input": {"element": "Display name", "text": "Grace"}}, {"click": {"el
 SCENARIOS = [
     *(
         {"name": t, "match": f"[{t}]", "turns": [{"actions": LOGIN}, {"done": {"status": "pass", "reason": "In."}}]}
-        for t in ("login", "login2", "login3", "login4", "task")
+        for t in ("login", "login2", "login3", "login4", "login5", "task")
     ),
     *(
         {"name": t, "match": f"[{t}]", "turns": [{"actions": GRACE}, {"done": {"status": "pass", "reason": "Saved."}}]}
         for t in ("grace", "grace3", "grace4")
     ),
+    {  # passes when recorded; taking over from the drifted replay, it reports a failure
+        "name": "grace5",
+        "match": "[grace5]",
+        "turns": [
+            {"actions": GRACE},
+            {"times": 1, "done": {"status": "pass", "reason": "Saved."}},
+            {"done": {"status": "fail", "reason": "The display name did not stick."}},
+        ],
+    },
     *(
         {
             "name": t,
@@ -181,7 +205,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[R
         record = cli("record")
         for path in cache.glob("*.json"):
             entry = json.loads(path.read_text(encoding="utf-8"))
-            if entry.get("test") in ("heals", "gated") and entry.get("step") == 3:
+            if entry.get("test") in ("heals", "gated", "taken over, failed") and entry.get("step") == 3:
                 move_elements(path)
         first = len(llm.calls)
         replay = cli("replay")
@@ -253,11 +277,26 @@ def test_a_drifted_goal_heals_from_the_current_page_while_the_others_replay(runs
     test = runs.replay.test("heals")
     assert (test["status"], test["healed"], test["path"]) == ("passed", True, "replay-fell-back"), test
     assert steps_of(test) == [("passed", "replay"), ("passed", "exact"), ("passed", "healed")]
-    assert test["replay_drift"].startswith("replay drifted at agent step 3: input 'Grace' into textbox 'gone'")
+    assert test["replay_drift"].startswith(
+        "replay drifted at step 3 of 3, '[grace3] Set the display name to Grace and save.', agent step 3: input 'Grace' "
+        "into textbox 'gone'"
+    )  # the manifest's step, then the agent step in it (#65, 8)
+    # the agent made 2 steps of its own (agent steps 3-4); steps 1-2 were the login's replay (#65, 8)
+    assert test["step_results"][2]["agent_steps"] == [3, 4] and test["steps"] >= 4
+    assert "healed: instead, the agent passed step 3 of 3 in 2 agent step(s) of its own" in runs.replay.stdout
     assert made(runs, runs.replay, "login3") == [] and len(made(runs, runs.replay, "grace3")) == 2
     history = runs.replay.out / Path(test["step_results"][2]["screenshot"]).parent / "test-step-3-history.json"
     first = json.loads(history.read_text(encoding="utf-8"))["history"][0]
     assert first["state"]["url"].endswith("/settings")  # handed over where the replay stood, not from the start
+
+
+def test_a_goal_the_agent_took_over_and_failed_is_no_healed_step(runs: Runs) -> None:
+    test = runs.replay.test("taken over, failed")
+    assert (test["status"], test["healed"], test["fell_back"]) == ("failed", False, "page_changed"), test
+    assert steps_of(test) == [("passed", "replay"), ("passed", "exact"), ("failed", "agent")]  # never "healed" (#65, 8)
+    assert test["reason"].startswith("step 3 of 3, '[grace5] Set the display name to Grace and save.': "), test
+    events = [json.loads(line) for line in (runs.replay.out / test["artifacts"]["events"]).read_text().splitlines()]
+    assert [e["execution"] for e in events if e["type"] == "test_step"][-1] == "agent"
 
 
 def test_a_replayed_goal_without_checks_has_its_page_asked_about_that_goal(runs: Runs) -> None:
@@ -289,6 +328,13 @@ def test_an_exact_step_acts_on_exactly_one_element_or_fails_saying_what_it_found
         "step 1 of 2, \"Click the text 'Copied'\": no element matches the text 'Copied'; nearest: 'npm init Copy' (the "
         "closest visible line"
     ), missing
+    nameless = runs.record.test("a button with no name")
+    assert nameless["reason"] == (
+        "step 1 of 1, 'Click button (any name)': 4 elements match button (any name): give its name too, e.g. {role: "
+        "button, name: Choose} (the page's: 'Choose', 'Copy')"
+    ), nameless
+    by_css = runs.record.test("by css")
+    assert (by_css["status"], by_css["usage"]["llm_calls"]) == ("passed", 0), by_css
     mistyped = runs.record.test("one step, a label mistyped")
     assert mistyped["reason"] == (
         "step 1 of 1, \"Fill the field labelled 'Display nme' with 'Ada'\": no element matches the field labelled "

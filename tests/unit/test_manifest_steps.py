@@ -95,12 +95,13 @@ def test_a_goal_is_a_task_with_its_own_checks_max_steps_and_the_tests_timeout() 
         ),
         (
             "[{click: {role: button, label: X}}]",
-            "qa.yml:4: tests[0].steps[0].click: find the element one way: give one of role, label, text (2 given) "
-            "(got {'role': 'button', 'label': 'X'}).",
+            "qa.yml:4: tests[0].steps[0].click: find the element one way: give one of role, label, text, css, test_id "
+            "(2 given) (got {'role': 'button', 'label': 'X'}).",
         ),
         (
             "[{fill: {text: X, value: Y}}]",
-            "qa.yml:4: tests[0].steps[0].fill: find the element by role or label (text given) (got {'text': 'X', 'value': 'Y'}).",
+            "qa.yml:4: tests[0].steps[0].fill: a field is not found by text (that finds what the page shows): find it by "
+            "role, label, css or test_id (got {'text': 'X', 'value': 'Y'}).",
         ),
         (
             "[{press: {key: Entr}}]",
@@ -127,6 +128,16 @@ def test_a_goal_is_a_task_with_its_own_checks_max_steps_and_the_tests_timeout() 
             "under secrets.",
         ),
         ("[{open: /x, expct: {}}]", "qa.yml:4: tests[0].steps[0].expct: unknown key 'expct'; did you mean 'expect'?"),
+        (
+            "[{select: {label: Column, css: select, option: name}}]",
+            "qa.yml:4: tests[0].steps[0].select: find the element one way: give one of role, label, css, test_id (2 "
+            "given) (got {'label': 'Column', 'css': 'select', 'option': 'name'}).",
+        ),
+        (
+            "[{click: {css: 'button.save', exact: true}}]",
+            "qa.yml:4: tests[0].steps[0].click: exact goes with a name, label or text (a css selector or test id matches "
+            "as written) (got {'css': 'button.save', 'exact': True}).",
+        ),
     ],
 )
 def test_a_step_that_cannot_run_is_refused_in_one_sentence_at_its_key(steps: str, message: str) -> None:
@@ -170,3 +181,48 @@ def test_an_absolute_url_on_an_allowed_domain_or_the_start_host_may_be_opened() 
         "    steps: [{open: 'https://pay.test/x'}, {open: 'https://shop.test/cart'}]\n"
     )
     assert loaded.tests[0].steps is not None
+
+
+def test_every_exact_action_finds_its_element_the_same_ways_css_test_id_and_role_included() -> None:
+    """#65, 11: Datasette's `<select name="_filter_column">` has no label; every exact action takes the locators
+    Playwright offers (click also by its text), and a role without a name is the page's only element of that role."""
+    steps = [
+        "{select: {css: 'select[name=_filter_column]', option: name}}",
+        "{select: {role: combobox, name: Sort, option: id, exact: true}}",
+        "{select: {test_id: column, option: name}}",
+        "{fill: {css: 'input[name=_filter_value]', value: Ada}}",
+        "{fill: {test_id: query, value: Ada}}",
+        "{press: {css: 'input[name=_filter_value]', key: Enter}}",
+        "{press: {role: searchbox, name: Search, key: Enter}}",
+        "{click: {css: 'input[type=submit]'}}",
+        "{click: {test_id: apply}}",
+        "{click: {role: button}}",
+    ]
+    test = manifest.loads("version: 1\ntests:\n  - name: a\n    steps:\n" + "".join(f"      - {s}\n" for s in steps)).tests[0]
+    assert [s.title for s in test.steps or []] == [
+        "Select 'name' in the element matching css 'select[name=_filter_column]'",
+        "Select 'id' in combobox 'Sort'",
+        "Select 'name' in the element with test id 'column'",
+        "Fill the element matching css 'input[name=_filter_value]' with 'Ada'",
+        "Fill the element with test id 'query' with 'Ada'",
+        "Press Enter in the element matching css 'input[name=_filter_value]'",
+        "Press Enter in searchbox 'Search'",
+        "Click the element matching css 'input[type=submit]'",
+        "Click the element with test id 'apply'",
+        "Click button (any name)",
+    ]
+
+
+def test_a_steps_expect_lists_every_page_check_it_takes_in_the_schema_and_the_docs() -> None:
+    """`appeared` and `not_appeared` are judged in a step (since its last action): the editor's description and the
+    manifest page name them with the other page checks (#65, 11)."""
+    from pathlib import Path
+
+    from preview_qa.manifest.steps import StepExpectations, TestStep
+
+    checks = sorted(set(StepExpectations.model_json_schema()["properties"]) - {"timeout"})
+    described = TestStep.model_fields["expect"].description or ""
+    assert [c for c in checks if c not in described] == []
+    page = (Path(__file__).parents[2] / "docs" / "manifest.md").read_text(encoding="utf-8")
+    sentence = page.split("**A step's `expect`** takes the page checks (", 1)[1].split(")", 1)[0]
+    assert [c for c in checks if f"`{c}`" not in sentence] == []

@@ -176,7 +176,16 @@ EXPECT = st.fixed_dictionaries(
     },
 )
 LOCATED = st.fixed_dictionaries(
-    {}, optional={"role": st.sampled_from(["button", "link", "buton"]), "name": TEXTS, "label": TEXTS, "text": TEXTS}
+    {},
+    optional={
+        "role": st.sampled_from(["button", "link", "buton", "combobox"]),
+        "name": TEXTS,
+        "label": TEXTS,
+        "text": TEXTS,
+        "css": st.sampled_from(["select[name=q]", ""]),
+        "test_id": TEXTS,
+        "exact": st.booleans(),
+    },
 )
 STEP = st.fixed_dictionaries(
     {},
@@ -188,8 +197,10 @@ STEP = st.fixed_dictionaries(
             st.builds(lambda at, value: {**at, "value": value}, LOCATED, st.sampled_from(["x", "<secret>pw</secret>"])),
             st.one_of(ANY, st.just({"label": "P", "value": "a<secret>pw</secret>"})),
         ),
-        "select": _mostly(st.fixed_dictionaries({"label": st.just("L"), "option": st.just("O")}), ANY),
-        "press": _mostly(st.fixed_dictionaries({"key": st.sampled_from(["Enter", "a", "Control+A"])}), ANY),
+        "select": _mostly(st.builds(lambda at: {**at, "option": "O"}, LOCATED), ANY),
+        "press": _mostly(
+            st.builds(lambda at, key: {**at, "key": key}, LOCATED, st.sampled_from(["Enter", "a", "Control+A"])), ANY
+        ),
         "name": _mostly(st.text(min_size=1, max_size=4), ANY),
         "expect": _mostly(EXPECT, ANY),
         "max_steps": _mostly(st.integers(1, 500), ANY),

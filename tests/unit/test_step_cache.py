@@ -11,7 +11,7 @@ import pytest
 
 from preview_qa.engine.agent_port import Recording, StepRecordings
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
-from preview_qa.engine.step_cache import recordable_goals, steps_visited
+from preview_qa.engine.step_cache import goal_definition, recordable_goals, steps_visited
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
 from preview_qa.export import Language, export_test
 from preview_qa.manifest.models import Manifest, TestSpec
@@ -110,6 +110,37 @@ def test_a_step_test_exports_one_block_per_step_with_its_checks() -> None:
     assert "await test.step(\"step 4 of 4: Click button 'Pay'\", async () => {" in typescript
     assert 'await page.getByLabel("Coupon").fill(secret("COUPON"));' in typescript
     compile(python, "exported.py", "exec")
+
+
+def test_every_exact_action_exports_the_locator_it_ran_with_css_test_id_and_role_alike() -> None:
+    test = steps_spec(
+        {"select": {"css": "select[name=_filter_column]", "option": "name"}},
+        {"select": {"role": "combobox", "name": "Sort", "option": "id"}},
+        {"fill": {"test_id": "query", "value": "x"}},
+        {"press": {"css": "input.q", "key": "Enter"}},
+        {"click": {"test_id": "apply"}},
+    )
+    python = export_test(test, {}, "http://old:1", "qa.yml:3", Language.PYTHON, {})
+    assert 'page.locator("select[name=_filter_column]").select_option("name")' in python
+    assert 'page.get_by_role("combobox", name="Sort").select_option("id")' in python
+    assert 'page.get_by_test_id("query").fill("x")' in python
+    assert 'page.locator("input.q").press("Enter")' in python and 'page.get_by_test_id("apply").click()' in python
+    typescript = export_test(test, {}, "http://old:1", "qa.yml:3", Language.TS, {})
+    assert 'await page.locator("select[name=_filter_column]").selectOption("name");' in typescript
+    assert 'await page.getByTestId("apply").click();' in typescript
+    compile(python, "exported.py", "exec")
+
+
+def test_a_goal_after_exact_steps_keeps_its_key_when_they_use_no_new_locator(tmp_path: Path) -> None:
+    """css and test_id (and select's and press's role) came later: a step that uses none of them keys as before."""
+    test = steps_spec({"select": {"label": "Ship", "option": "Express"}}, {"press": {"key": "Tab"}}, {"do": "Pay"})
+    steps = goal_definition(test, 3)["steps"]
+    assert (steps[0]["select"], steps[1]["press"]) == (
+        {"label": "Ship", "option": "Express", "exact": False},
+        {"key": "Tab", "label": None, "exact": False},
+    )
+    by_css = steps_spec({"select": {"css": "#ship", "option": "Express"}}, {"press": {"key": "Tab"}}, {"do": "Pay"})
+    assert cache(tmp_path, by_css).key(by_css, step=3) != cache(tmp_path, test).key(test, step=3)
 
 
 def test_a_step_tests_pages_are_known_once_every_goal_is_recorded() -> None:

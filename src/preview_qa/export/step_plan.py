@@ -61,12 +61,11 @@ def _exact(spec: TestSpec, step: TestStep) -> Operation:
             return _fill(spec, step.fill.value, _locator(step.fill))
         case StepKind.SELECT:
             assert step.select is not None
-            at = Located(label=step.select.label, exact=step.select.exact)
-            return Operation(Op.SELECT, 0, _locator(at), [step.select.option])
+            return Operation(Op.SELECT, 0, _locator(step.select), [step.select.option])
     assert step.press is not None
-    if step.press.label is None:
+    if not step.press.given:
         return Operation(Op.PRESS, 0, text=[step.press.key])
-    return Operation(Op.PRESS_ON, 0, _locator(Located(label=step.press.label, exact=step.press.exact)), [step.press.key])
+    return Operation(Op.PRESS_ON, 0, _locator(step.press), [step.press.key])
 
 
 def _fill(spec: TestSpec, value: str, locator: Locator) -> Operation:
@@ -82,9 +81,13 @@ def _fill(spec: TestSpec, value: str, locator: Locator) -> Operation:
 
 
 def _locator(at: Located) -> Locator:
-    """The step's own locator: by role and name, label or text, exact only if the step says so."""
+    """The step's own locator: by role and name, label, text, CSS selector or test id, exact only if the step says so."""
     if at.role is not None:
         return Locator(By.ROLE, at.role, at.name, exact=at.exact)
     if at.label is not None:
         return Locator(By.LABEL, at.label, exact=at.exact)
+    if at.css is not None:
+        return Locator(By.CSS, at.css)
+    if at.test_id is not None:
+        return Locator(By.TEST_ID, at.test_id, "data-testid")
     return Locator(By.TEXT, at.text or "", exact=at.exact)

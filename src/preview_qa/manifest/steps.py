@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from pydantic.config import JsonDict
+from pydantic.config import JsonDict, JsonValue
 
 from preview_qa.manifest.expectations import Expectations, Strict
 from preview_qa.manifest.page_state import ROLES, role_problem
@@ -59,27 +59,52 @@ def _one_of(keys: tuple[str, ...]) -> JsonDict:
     return {"oneOf": [{"required": [key]} for key in keys]}
 
 
+FIND = ("role", "label", "text", "css", "test_id")  # the ways an exact step finds its element, as Playwright's locators
+FIELD = ("role", "label", "css", "test_id")  # a field's: its text is its label's, or none (get_by_text finds no field)
+
+
+def _or(keys: tuple[str, ...]) -> str:
+    return ", ".join(keys[:-1]) + f" or {keys[-1]}"
+
+
+def _found_by(schema: JsonDict, keys: tuple[str, ...], needed: bool = True) -> None:
+    """The schema of a target found one of `keys` ways (exactly one; or, not `needed`, at most one); name with role;
+    exact with a name, label or text."""
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key in set(FIND) - set(keys):
+            props.pop(key, None)
+    ways: list[JsonDict] = [{"required": [key]} for key in keys]
+    none: list[JsonDict] = [] if needed else [{"not": {"anyOf": [{"required": [key]} for key in keys]}}]
+    worded: list[JsonValue] = [{"required": [key]} for key in ("name", "label", "text") if key in (*keys, "name")]
+    schema.update({"oneOf": [*ways, *none], "dependentRequired": {"name": ["role"]}})
+    exact: JsonDict = {"const": True, "description": "exact: true matches a name, label or text whole: give one of them."}
+    schema.update({"if": {"properties": {"exact": exact}, "required": ["exact"]}, "then": {"anyOf": worded}})
+
+
 class Located(Strict):
-    """The one element an exact step acts on, found as Playwright's locators find it: by role and accessible name, by
-    its label, or by its text."""
+    """The one element an exact step acts on, found as Playwright's locators find it: by role (and accessible name), by
+    its label, by its text (click only), by a CSS selector, or by its test id."""
 
     role: str | None = Field(
-        default=None, json_schema_extra={"enum": list(ROLES)}, description="Its ARIA role, with `name`, as get_by_role."
+        default=None,
+        json_schema_extra={"enum": list(ROLES)},
+        description="Its ARIA role, as get_by_role; with `name` (else it must be the page's only one of its role).",
     )
     name: str | None = Field(
         default=None, min_length=1, description="With role: its accessible name (contained, case-insensitive, unless exact)."
     )
     label: str | None = Field(default=None, min_length=1, description="The text of its label (get_by_label).")
-    text: str | None = Field(default=None, min_length=1, description="Text it shows (get_by_text).")
+    text: str | None = Field(default=None, min_length=1, description="Text it shows (get_by_text); click only.")
+    css: str | None = Field(
+        default=None, min_length=1, description="A CSS selector (Playwright's page.locator), e.g. select[name=country]."
+    )
+    test_id: str | None = Field(default=None, min_length=1, description="Its data-testid attribute (get_by_test_id).")
     exact: bool = Field(default=False, description="The name, label or text must match whole (case and all).")
 
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        strict=True,
-        json_schema_extra={**_one_of(("role", "label", "text")), "dependentRequired": {"name": ["role"]}},
-    )
-    BY: ClassVar[tuple[str, ...]] = ("role", "label", "text")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=lambda s: _found_by(s, FIND))
+    BY: ClassVar[tuple[str, ...]] = FIND
+    NEEDED: ClassVar[bool] = True  # one way to find it must be given (a press may go to the focused element instead)
 
     @field_validator("role")
     @classmethod
@@ -91,39 +116,45 @@ class Located(Strict):
 
     @model_validator(mode="after")
     def _found_one_way(self) -> Located:
-        given = [key for key in ("role", "label", "text") if getattr(self, key) is not None]
+        given = [key for key in FIND if getattr(self, key) is not None]
         allowed = self.BY
-        if any(key not in allowed for key in given):
-            raise ValueError(f"find the element by {' or '.join(allowed)} ({', '.join(given)} given)")
-        if len(given) != 1:
+        if "text" in given and "text" not in allowed:
+            raise ValueError(f"a field is not found by text (that finds what the page shows): find it by {_or(allowed)}")
+        if len(given) > 1 or (self.NEEDED and not given):
             raise ValueError(f"find the element one way: give one of {', '.join(allowed)} ({len(given)} given)")
         if self.name is not None and self.role is None:
             raise ValueError("name goes with role: {role: button, name: Save}")
+        if self.exact and self.name is None and self.label is None and self.text is None:
+            raise ValueError("exact goes with a name, label or text (a css selector or test id matches as written)")
         return self
 
-    def described(self) -> str:
-        """`button 'Add to cart'`, `the field labelled 'Email'`, `the text 'More'`."""
+    @property
+    def given(self) -> bool:
+        return any(getattr(self, key) is not None for key in FIND)
+
+    def described(self, noun: str = "field") -> str:
+        """`button 'Add to cart'` (`button (any name)`), `the field labelled 'Email'` (`noun`: a select's `list`), `the
+        text 'More'`, `the element matching css 'select[name=q]'`, `the element with test id 'save'`."""
         if self.role is not None:
-            return self.role + (f" {self.name!r}" if self.name is not None else "")
-        return f"the field labelled {self.label!r}" if self.label is not None else f"the text {self.text!r}"
+            return self.role + (f" {self.name!r}" if self.name is not None else " (any name)")
+        if self.label is not None:
+            return f"the {noun} labelled {self.label!r}"
+        if self.css is not None:
+            return f"the element matching css {self.css!r}"
+        if self.test_id is not None:
+            return f"the element with test id {self.test_id!r}"
+        return f"the text {self.text!r}"
 
 
 class Click(Located):
-    """click: the one element found by {role, name}, {label} or {text}."""
-
-
-def _no_text(schema: JsonDict) -> None:
-    props = schema.get("properties")
-    if isinstance(props, dict):
-        props.pop("text", None)
-    schema.update({**_one_of(("role", "label")), "dependentRequired": {"name": ["role"]}})
+    """click: the one element found by {role, name}, {label}, {text}, {css} or {test_id}."""
 
 
 class Fill(Located):
-    """fill: the one field found by {label} or {role, name}, and the value typed into it."""
+    """fill: the one field found by {label}, {role, name}, {css} or {test_id}, and the value typed into it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=_no_text)
-    BY: ClassVar[tuple[str, ...]] = ("role", "label")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=lambda s: _found_by(s, FIELD))
+    BY: ClassVar[tuple[str, ...]] = FIELD
 
     value: str = Field(
         json_schema_extra={"pattern": FILL_VALUE},
@@ -141,24 +172,30 @@ class Fill(Located):
         return v
 
 
-class Select(Strict):
-    """select: an option, by its text, of the one list found by its label."""
+class Select(Located):
+    """select: an option, by its text, of the one list found by {label}, {role: combobox, name}, {css} or {test_id}."""
 
-    label: str = Field(min_length=1, description="The text of the list's label (get_by_label).")
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=lambda s: _found_by(s, FIELD))
+    BY: ClassVar[tuple[str, ...]] = FIELD
+
     option: str = Field(min_length=1, description="The option to choose: its text (or, failing that, its value).")
-    exact: bool = Field(default=False, description="The label must match whole (case and all).")
 
 
-class Press(Strict):
-    """press: a key (or shortcut) on the focused element, or on the one field found by its label."""
+class Press(Located):
+    """press: a key (or shortcut) on the focused element, or on the one field found by {label}, {role, name}, {css} or
+    {test_id}."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, json_schema_extra=lambda s: _found_by(s, FIELD, needed=False)
+    )
+    BY: ClassVar[tuple[str, ...]] = FIELD
+    NEEDED: ClassVar[bool] = False
 
     key: str = Field(
         min_length=1,
         json_schema_extra={"pattern": KEY},
         description="Playwright's key name: Enter, Tab, Escape, ArrowDown, Control+A, a...",
     )
-    label: str | None = Field(default=None, min_length=1, description="Press it in the field with this label.")
-    exact: bool = Field(default=False, description="The label must match whole (case and all).")
 
     @field_validator("key")
     @classmethod
@@ -220,10 +257,18 @@ class TestStep(Strict):
         json_schema_extra={"pattern": PATH_OR_URL, "not": {"pattern": "<secret>"}},
         description="Go to this path under the preview (or an absolute URL on an allowed domain); no LLM.",
     )
-    click: Click | None = Field(default=None, description="Click the one element found by {role, name}, {label} or {text}.")
-    fill: Fill | None = Field(default=None, description="Type `value` into the one field found by {label} or {role, name}.")
-    select: Select | None = Field(default=None, description="Choose `option` in the one list found by `label`.")
-    press: Press | None = Field(default=None, description="Press `key` on the focused element, or in the field with `label`.")
+    click: Click | None = Field(
+        default=None, description="Click the one element found by {role, name}, {label}, {text}, {css} or {test_id}."
+    )
+    fill: Fill | None = Field(
+        default=None, description="Type `value` into the one field found by {label}, {role, name}, {css} or {test_id}."
+    )
+    select: Select | None = Field(
+        default=None, description="Choose `option` in the one list found by {label}, {role, name}, {css} or {test_id}."
+    )
+    press: Press | None = Field(
+        default=None, description="Press `key` on the focused element, or in the one field found as fill finds it."
+    )
     name: str | None = Field(
         default=None,
         min_length=1,
@@ -233,8 +278,9 @@ class TestStep(Strict):
     expect: StepExpectations = Field(
         default_factory=StepExpectations,
         description=(
-            "Page checks (url, title, text, not_text, element, attribute, css) judged by code once this step's page has "
-            "settled: any that fails fails the test at this step."
+            "Page checks (url, title, text, not_text, appeared, not_appeared, element, attribute, css) judged by code "
+            "once this step's page has settled (appeared and not_appeared: since the step's last action): any that "
+            "fails fails the test at this step."
         ),
     )
     max_steps: int | None = Field(
@@ -290,9 +336,9 @@ def described(step: TestStep) -> str:
             return f"Fill {step.fill.described()} with {step.fill.value!r}"
         case StepKind.SELECT:
             assert step.select is not None
-            return f"Select {step.select.option!r} in the list labelled {step.select.label!r}"
+            return f"Select {step.select.option!r} in {step.select.described('list')}"
     assert step.press is not None
-    return f"Press {step.press.key}" + (f" in the field labelled {step.press.label!r}" if step.press.label else "")
+    return f"Press {step.press.key}" + (f" in {step.press.described()}" if step.press.given else "")
 
 
 def step_words(index: int, total: int, title: str) -> str:

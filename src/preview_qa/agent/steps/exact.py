@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from preview_qa.agent.guards.network import ActionGuard
-from preview_qa.agent.steps.missing import instead
+from preview_qa.agent.steps.missing import instead, several
 from preview_qa.manifest.models import TestSpec
-from preview_qa.manifest.steps import WHOLE_SECRET, Located, StepKind, TestStep
+from preview_qa.manifest.steps import WHOLE_SECRET, Located, Press, StepKind, TestStep
 from preview_qa.results import error_line
 from preview_qa.secrets.totp import typed_value
 
@@ -62,13 +62,12 @@ async def act(step: TestStep, page: Page, tools: ExactTools, timeout_s: float) -
             await _acting(target.fill(text, timeout=_ms(deadline)), step.fill.described(), deadline)
         case StepKind.SELECT:
             assert step.select is not None
-            field = Located(label=step.select.label, exact=step.select.exact)
-            target = await _one(page, field, deadline)
-            tools.acting({"select_dropdown": {"text": step.select.option}}, _facts(field))
-            await _select(target, step.select.option, field.described(), deadline)
+            target = await _one(page, step.select, deadline)
+            tools.acting({"select_dropdown": {"text": step.select.option}}, _facts(step.select))
+            await _select(target, step.select.option, step.select.described("list"), deadline)
         case StepKind.PRESS:
             assert step.press is not None
-            await _press(page, step.press.key, step.press.label, step.press.exact, tools, deadline)
+            await _press(page, step.press, tools, deadline)
     return page
 
 
@@ -102,15 +101,14 @@ async def _select(target: Locator, option: str, what: str, deadline: float) -> N
         await _acting(target.select_option(value=option, timeout=_ms(deadline)), f"the option {option!r} of {what}", deadline)
 
 
-async def _press(page: Page, key: str, label: str | None, exact: bool, tools: ExactTools, deadline: float) -> None:
-    if label is None:
-        tools.acting({"send_keys": {"keys": key}}, None)
-        await _acting(page.keyboard.press(key), f"the key {key}", deadline)
+async def _press(page: Page, press: Press, tools: ExactTools, deadline: float) -> None:
+    if not press.given:
+        tools.acting({"send_keys": {"keys": press.key}}, None)
+        await _acting(page.keyboard.press(press.key), f"the key {press.key}", deadline)
         return
-    field = Located(label=label, exact=exact)
-    target = await _one(page, field, deadline)
-    tools.acting({"send_keys": {"keys": key}}, _facts(field))
-    await _acting(target.press(key, timeout=_ms(deadline)), field.described(), deadline)
+    target = await _one(page, press, deadline)
+    tools.acting({"send_keys": {"keys": press.key}}, _facts(press))
+    await _acting(target.press(press.key, timeout=_ms(deadline)), press.described(), deadline)
 
 
 async def _value(value: str, target: Locator, tools: ExactTools) -> str:
@@ -134,12 +132,17 @@ async def _value(value: str, target: Locator, tools: ExactTools) -> str:
 
 def locator(page: Page, at: Located) -> Locator:
     """Playwright's locator for the element: by role and name (hidden ones left out, as get_by_role and expect.element
-    do), or the shown ones with this label or text."""
+    do), or the shown ones with this label, text, CSS selector or test id."""
     if at.role is not None:
         return page.get_by_role(at.role, name=at.name, exact=at.exact)  # type: ignore[arg-type]
-    found = (
-        page.get_by_label(at.label, exact=at.exact) if at.label is not None else page.get_by_text(at.text or "", exact=at.exact)
-    )
+    if at.label is not None:
+        found = page.get_by_label(at.label, exact=at.exact)
+    elif at.css is not None:
+        found = page.locator(at.css)
+    elif at.test_id is not None:
+        found = page.get_by_test_id(at.test_id)
+    else:
+        found = page.get_by_text(at.text or "", exact=at.exact)
     return found.filter(visible=True)
 
 
@@ -154,7 +157,7 @@ async def _one(page: Page, at: Located, deadline: float) -> Locator:
             if count == 0:
                 near = await instead(page, at)
                 raise ActionFailed(f"no element matches {at.described()}" + (f"; {near}" if near else ""))
-            raise ActionFailed(f"{count} elements match {at.described()}: name one (a longer name, exact: true, or its role)")
+            raise ActionFailed(f"{count} elements match {at.described()}: {await several(page, at)}")
         await asyncio.sleep(POLL_S)
 
 
@@ -183,7 +186,8 @@ def _why(error: Exception) -> str:
 
 def _facts(at: Located) -> dict[str, Any]:
     """The element as a step's record names it, for the evidence (a server error `after` it)."""
-    return {"role": at.role or ("field" if at.label is not None else "text"), "name": at.name or at.label or at.text or ""}
+    role = at.role or ("field" if at.label is not None else "text" if at.text is not None else "element")
+    return {"role": role, "name": at.name or at.label or at.text or at.css or at.test_id or ""}
 
 
 def _ms(deadline: float) -> float:
