@@ -122,6 +122,11 @@ TESTS: list[dict[str, Any]] = [
             {"click": {"css": "[data-testid=plan-free] button"}, "expect": {"text": "You chose Free"}},
         ],
     },
+    {  # an option no <option> has, by its text or value: said at once, with the list's options (#65, 11)
+        "name": "no such option",
+        "start": "/todos",
+        "steps": [{"select": {"label": "Priority", "option": "Urgent"}, "expect": {"timeout": 3}}],
+    },
     {
         "name": "a task",
         "task": "[task] Log in as demo@acme.test with password <secret>pw</secret>.",
@@ -333,6 +338,12 @@ def test_an_exact_step_acts_on_exactly_one_element_or_fails_saying_what_it_found
         "step 1 of 1, 'Click button (any name)': 4 elements match button (any name): give its name too, e.g. {role: "
         "button, name: Choose} (the page's: 'Choose', 'Copy')"
     ), nameless
+    option = runs.record.test("no such option")
+    assert option["reason"] == (
+        "step 1 of 1, \"Select 'Urgent' in the list labelled 'Priority'\": the list labelled 'Priority' has no option "
+        "'Urgent' (by its text or value); its options: 'Normal', 'High', 'Low'"
+    ), option
+    assert option["step_results"][0]["duration_s"] < 3  # looked up, not waited for until the step's timeout
     by_css = runs.record.test("by css")
     assert (by_css["status"], by_css["usage"]["llm_calls"]) == ("passed", 0), by_css
     mistyped = runs.record.test("one step, a label mistyped")

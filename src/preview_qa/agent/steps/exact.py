@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 POLL_S = 0.1  # between two counts of the elements a locator finds, as Playwright's own expect retries
 TYPED_INTO_MS = 5000  # to read which document a secret goes into: 1 s ran out at load 20 (the fill refused, "unknown place")
 TAB_WAIT_S = 1.0  # after a click, for a tab it opened to appear
+# How a <select> names the option: "label" (its text, as Playwright's label= matches it), "value", or null; its options
+OPTION_BY = """(s, o) => { const all = [...(s.options || [])];
+  const by = all.some(x => x.label === o) ? "label" : all.some(x => x.value === o) ? "value" : null;
+  return [by, all.map(x => x.label)]; }"""
 
 
 class ActionFailed(Exception):
@@ -95,10 +99,17 @@ async def _click(page: Page, target: Locator, at: Located, tools: ExactTools, de
 
 
 async def _select(target: Locator, option: str, what: str, deadline: float) -> None:
-    try:
-        await target.select_option(label=option, timeout=_ms(deadline))
-    except Exception:  # an option's text, else its value
-        await _acting(target.select_option(value=option, timeout=_ms(deadline)), f"the option {option!r} of {what}", deadline)
+    """The option by its text, else by its value: looked up first, so that an option given by its value does not wait
+    out the step's timeout for a text no option has (Datasette's `<option value="exact">=</option>`)."""
+    by, options = "label", []
+    with contextlib.suppress(Exception):
+        by, options = await target.evaluate(OPTION_BY, option, timeout=_ms(deadline))
+    if by is None:
+        shown = ", ".join(repr(o) for o in options[:10]) + (", ..." if len(options) > 10 else "")
+        raise ActionFailed(f"{what} has no option {option!r} (by its text or value); its options: {shown or 'none'}")
+    chosen = target.select_option(label=option, timeout=_ms(deadline)) if by == "label" else None
+    chosen = chosen or target.select_option(value=option, timeout=_ms(deadline))
+    await _acting(chosen, f"the option {option!r} of {what}", deadline)
 
 
 async def _press(page: Page, press: Press, tools: ExactTools, deadline: float) -> None:
