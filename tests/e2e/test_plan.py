@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from preview_qa.demo.runner import PLAN
@@ -101,6 +102,19 @@ tests:
     save_state: demo
     expect: {url: /dashboard}
 """
+STEPS_LOGIN_MANIFEST = """version: 1
+defaults: {timeout: 120}
+tests:
+  - name: Log in
+    start: /login
+    secrets: {demo_password: DEMO_PASSWORD}
+    save_state: demo
+    steps:
+      - fill: {label: Email, value: demo@acme.test}
+      - fill: {label: Password, value: "<secret>demo_password</secret>"}
+      - click: {role: button, name: Log in}
+        expect: {url: /dashboard}
+"""
 DASHBOARD = [
     {
         "name": "plan-dashboard",
@@ -117,11 +131,13 @@ DASHBOARD = [
 ]
 
 
+@pytest.mark.parametrize("written", [LOGIN_MANIFEST, STEPS_LOGIN_MANIFEST], ids=["task", "steps"])
 def test_a_route_behind_the_login_is_read_and_tried_signed_in_with_the_manifest_s_saved_login(
-    tmp_path: Path, site: DemoSite
+    tmp_path: Path, site: DemoSite, written: str
 ) -> None:
+    """The login as a task (the agent signs in) or as exact steps (Playwright does, as `run` does: #65, 1)."""
     manifest, target = tmp_path / "qa.yml", tmp_path / "drafts.yml"
-    manifest.write_text(LOGIN_MANIFEST, encoding="utf-8")
+    manifest.write_text(written, encoding="utf-8")
     login = load_scenarios(PLAN.parent / "agent.yml")  # the demo's scripted login
     with ScriptedLLM([*DASHBOARD, *login]) as llm:
         args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
@@ -133,6 +149,6 @@ def test_a_route_behind_the_login_is_read_and_tried_signed_in_with_the_manifest_
         ("Log in", None, "demo"),  # the manifest's login, carried so that the plan runs alone
         ("The dashboard lists the orders", "demo", None),
     ]
-    assert tests[0] == yaml.safe_load(LOGIN_MANIFEST)["tests"][0]  # exactly as written: no default merged in (#65, 9)
+    assert tests[0] == yaml.safe_load(written)["tests"][0]  # exactly as written: no default merged in (#65, 9)
     assert DEMO_PASSWORD not in target.read_text(encoding="utf-8") + planned.stderr + planned.stdout
     assert run_in_process(["validate", "--offline", str(target)]).returncode == 0

@@ -14,7 +14,7 @@ from preview_qa.config import RunConfig
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.engine.step_cache import opened, steps_visited
 from preview_qa.errors import UnpricedBudgetError
-from preview_qa.lifecycle import run_bounded
+from preview_qa.lifecycle import run_bounded, within
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.planning.drafts import INSTRUCTIONS, Drafted, Drafts, question, to_test
@@ -26,6 +26,7 @@ from preview_qa.selection.impact import covered_by
 from preview_qa.selection.repository import Repository
 from preview_qa.selection.route import Route
 from preview_qa.selection.routes import map_files
+from preview_qa.verdict.agent_run import AgentRun
 
 if TYPE_CHECKING:
     from preview_qa.agent.adapter.llm import RecordingLLM
@@ -184,12 +185,13 @@ class Planner:
         return found, "" if found else "no draft was a valid test"
 
     async def _signed_in(self, agents: RunAgents, prepared: Prepared) -> tuple[str, BrowserState] | str:
-        """The manifest's saved login (its first `save_state` test, run once through the agent as `run` runs it), for
-        the routes behind it; or why there is none."""
+        """The manifest's saved login (its first `save_state` test, run once as `run` runs it: a task by the agent, exact
+        steps by Playwright, within its timeout, judged by the same final verdict), for the routes behind it; or why
+        there is none."""
         from preview_qa.engine.agent_port import AgentRequest
         from preview_qa.engine.preview import origin_of
-        from preview_qa.engine.runner import allowed_hosts, start_url
-        from preview_qa.verdict.decide import decide
+        from preview_qa.engine.runner import TEARDOWN_GRACE_S, allowed_hosts, start_url
+        from preview_qa.verdict.final import Facts, final_verdict
 
         if self._login is not None:
             return self._login
@@ -207,10 +209,15 @@ class Planner:
             secrets=prepared.secrets.get(setup.name, {}),
             emit=lambda _e: None,
             keep_state=kept.append,
+            base_url=base,  # where a step's `open: /path` leads
         )
-        run = await agents(request)
+        try:
+            limit_s = browser_setup(self.config).start_budget_s + setup.timeout + TEARDOWN_GRACE_S
+            run = await within(agents(request), limit_s)
+        except TimeoutError:
+            run = AgentRun(infrastructure_error=f"timed out after {setup.timeout:g} s (and its teardown hung)")
         self._usage += run.usage
-        verdict = decide(setup, run).verdict
+        verdict = final_verdict(Facts(setup, run, state_read=bool(kept))).verdict
         if verdict.status is not Status.PASSED or not kept:
             self._login = f"its login test '{setup.name}' did not pass: {verdict.reason}"
             return self._login
