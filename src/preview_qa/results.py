@@ -505,7 +505,8 @@ class PlanSummary(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     mapped: int = 0  # routes the change maps to, covered or not
     tried: int = 0  # drafts tried on the preview
-    stopped: str | None = None  # why nothing could be planned: the preview or the LLM did not answer (plan exits 1)
+    stopped: str | None = None  # why nothing could be planned: the preview or the LLM did not answer, or no route got
+    # a draft to try (its login failed, the LLM answered prose...): plan exits 1
 
 
 class RunResult(BaseModel):

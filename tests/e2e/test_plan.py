@@ -152,3 +152,20 @@ def test_a_route_behind_the_login_is_read_and_tried_signed_in_with_the_manifest_
     assert tests[0] == yaml.safe_load(written)["tests"][0]  # exactly as written: no default merged in (#65, 9)
     assert DEMO_PASSWORD not in target.read_text(encoding="utf-8") + planned.stderr + planned.stdout
     assert run_in_process(["validate", "--offline", str(target)]).returncode == 0
+
+
+def test_plan_exits_1_with_the_cause_when_no_route_got_a_draft_to_try(tmp_path: Path, site: DemoSite) -> None:
+    """The only route needed a draft, but the login behind it failed: nothing was planned, so plan fails (#65, 4)."""
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text(STEPS_LOGIN_MANIFEST.replace("label: Email,", "label: Emial,"), encoding="utf-8")
+    with ScriptedLLM(DASHBOARD) as llm:
+        args = ["plan", str(manifest), "--base-url", site.url, "--llm-base-url", llm.url, "--api-key", "k", "--model", "scripted"]
+        planned = run_in_process([*args, "--route", "/dashboard"])
+        assert not llm.requests  # the page was behind the login: nothing was asked of the LLM
+    assert planned.returncode == 1, planned.stderr
+    last = planned.stderr.splitlines()[-1]
+    assert last.startswith(
+        "plan: nothing could be planned: no draft was tried (/dashboard: its page led to /login (behind a login? its login "
+        "test 'Log in' did not pass: step 1 of 3"
+    ), last
+    assert "no element matches the field labelled 'Emial'" in last and not planned.stdout

@@ -327,9 +327,10 @@ def test_a_monorepo_s_apps_are_found_by_their_config_and_paths_resolve_from_the_
     }
     found = mapped(tree, "apps/web/app/pages/about.vue", "apps/shop/src/routes/about/+page.svelte",
                    "apps/docs/src/pages/index.astro", "packages/ui/src/pages/index.vue")  # fmt: skip
-    assert [(r.label, r.files) for r in found.routes] == [
-        ("/about", ("apps/web/app/pages/about.vue", "apps/shop/src/routes/about/+page.svelte")),
-        ("/", ("apps/docs/src/pages/index.astro",)),
+    assert [(r.app, r.label, r.files) for r in found.routes] == [  # each app's /about is a route of its own (#65, 6)
+        ("apps/web", "/about", ("apps/web/app/pages/about.vue",)),
+        ("apps/shop", "/about", ("apps/shop/src/routes/about/+page.svelte",)),
+        ("apps/docs", "/", ("apps/docs/src/pages/index.astro",)),
     ]
     assert found.unmapped == ["packages/ui/src/pages/index.vue"]  # a package, not an app
 
@@ -375,3 +376,56 @@ def test_a_routes_url_keeps_its_trailing_slash() -> None:
     assert Route("/admin/password_change/").plain == "/admin/password_change/"
     assert Route("/[[lang]]/about/").plain == "/about/"
     assert Route("/settings").plain == "/settings" and Route("/").plain == "/" and Route("/[[lang]]/").plain == "/"
+
+
+def test_a_layout_in_a_route_group_maps_to_the_pages_of_its_group_only() -> None:
+    """`src/app/(marketing)/layout.tsx` wraps /pricing, not the whole app (#65, 3), in every reader with groups."""
+    group = ["app/(marketing)/layout.tsx", "app/(marketing)/pricing/page.tsx", "app/(marketing)/about/team/page.tsx",
+             "app/(marketing)/error.tsx", "app/(empty)/layout.tsx"]  # fmt: skip
+    next_app = {**NEXT_APP, **dict.fromkeys(group, "")}
+    assert labels(next_app, "app/(marketing)/layout.tsx") == ["/about/team", "/pricing"]
+    assert labels(next_app, "app/(marketing)/error.tsx") == ["/about/team", "/pricing"]
+    assert labels(next_app, "app/(shop)/cart/page.tsx") == ["/cart"] and labels(next_app, "app/layout.tsx") == ["/**"]
+    assert labels(next_app, "app/(empty)/layout.tsx") == ["/**"]  # a group with no page keeps its folder's reach
+    src = {("src/" + k if k.startswith("app/") else k): v for k, v in next_app.items()}
+    assert labels(src, "src/app/(marketing)/layout.tsx") == ["/about/team", "/pricing"]
+    svelte = {**SVELTEKIT, "src/routes/(marketing)/+layout.svelte": "", "src/routes/(marketing)/+error.svelte": ""}
+    assert labels(svelte, "src/routes/(marketing)/+layout.svelte") == ["/blog/[slug]"]
+    assert labels(svelte, "src/routes/(marketing)/+error.svelte") == ["/blog/[slug]"]
+    remix = {**REMIX, "app/routes/_auth.tsx": "", "app/routes/_auth.signup/route.tsx": ""}
+    assert labels(remix, "app/routes/_auth.tsx") == ["/login", "/signup"]  # a pathless layout: the routes it wraps
+
+
+@pytest.mark.parametrize(
+    ("tree", "file"),
+    [
+        (ASTRO, "src/pages/404.astro"),
+        (ASTRO, "src/pages/500.md"),
+        (NEXT_APP, "app/not-found.tsx"),
+        (NEXT_APP, "app/error.tsx"),
+        (NEXT_APP, "app/global-error.tsx"),
+        (NEXT_PAGES, "src/pages/404.tsx"),
+        (SVELTEKIT, "src/routes/+error.svelte"),
+        (NUXT_4, "app/error.vue"),
+    ],
+)
+def test_not_found_and_error_pages_are_no_routes_of_their_own(tree: dict[str, str], file: str) -> None:
+    """Astro's 404.astro is not a route /404 (#65, 7): an error page is shown for the routes under it."""
+    assert labels({**tree, file: ""}, file) == ["/**"]
+
+
+def test_a_dynamic_route_knows_the_app_s_routes_that_serve_a_page_before_it() -> None:
+    """Nuxt's [...slug].vue does not serve /about when about.vue does (#65, 5): the example value a draft starts on is
+    a page the catch-all renders."""
+    nuxt = {**NUXT_4, "app/pages/[...slug].vue": ""}
+    (slug,) = mapped(nuxt, "app/pages/[...slug].vue").routes
+    assert slug.matches("/about") and not slug.serves("/about") and not slug.serves("/products/1")
+    assert slug.serves("/anvils/heavy") and slug.serves("/docs/a/b")  # /docs/[[section]] takes one segment only
+    (product,) = mapped(nuxt, "app/pages/products/[id].vue").routes
+    assert product.serves("/products/1")
+    next_app = {**NEXT_APP, "app/[...rest]/page.tsx": "", "app/about/page.tsx": ""}
+    (rest,) = mapped(next_app, "app/[...rest]/page.tsx").routes
+    assert not rest.serves("/about") and not rest.serves("/blog/hi") and rest.serves("/contact")
+    rr = {**REACT_ROUTER, "app/routes.ts": ROUTES_TS.replace("] satisfies", '  route("*", "routes/all.tsx"),\n] satisfies')}
+    (every,) = mapped(rr, "app/routes/all.tsx").routes
+    assert not every.serves("/about") and not every.serves("/products/7") and every.serves("/nowhere")

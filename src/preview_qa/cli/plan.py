@@ -155,8 +155,6 @@ def _what_happened(summary: PlanSummary) -> str:
         return "no changed file maps to a route; nothing to draft."
     if not summary.routes:
         return "every changed route has a test; nothing to draft."
-    if not summary.tried:
-        return f"no draft was tried for the {len(summary.routes)} route(s) without a test (each one's reason is above)."
     return f"none of the {summary.tried} draft(s) passed its trial run; nothing to propose."
 
 

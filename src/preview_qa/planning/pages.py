@@ -57,7 +57,7 @@ class Pages:
         origin = urlsplit(self.config.base_url).netloc
         for link in links:
             parts = urlsplit(link)
-            if parts.netloc == origin and route.matches(parts.path):
+            if parts.netloc == origin and route.serves(parts.path):  # not a page a more specific route serves
                 return parts.path
         return None
 

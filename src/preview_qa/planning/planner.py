@@ -100,8 +100,8 @@ class Planner:
         summary.yaml, summary.tried = render(text, self._defaults_yaml()), len(drafted)
         summary.dropped = dict(text.dropped)
         summary.usage = llm.usage() + self._usage + sum((t.usage for t in trials.values()), Usage())
-        if not drafted and stops:  # nothing could be planned, and not for the app's own reasons
-            summary.stopped = stops[0].removeprefix("not drafted: ")
+        if not drafted:  # routes needed a draft and none was tried: plan fails (exit 1) with the first cause
+            summary.stopped = stops[0].removeprefix("not drafted: ") if stops else _none_tried(summary.routes)
         return summary
 
     def _uncovered(self, prepared: Prepared, text: PlanText) -> tuple[list[Route], int]:
@@ -282,6 +282,14 @@ async def try_drafts(
     start_s = browser_setup(config).start_budget_s
     result = await Runner(manifest, trial, secrets, agents, lambda _e: None, prepared.redactor, browser_start_s=start_s).run()
     return {t.name: t for t in result.tests if any(d.spec.name == t.name for d in drafted)}
+
+
+def _none_tried(routes: list[PlannedRoute]) -> str:
+    """Why no route got a draft to try, in one line: the first route's reason (a failed login, an answer that was not
+    usable, a page that answered 404...)."""
+    first = routes[0]
+    more = f"; {len(routes) - 1} more route(s) above" if len(routes) > 1 else ""
+    return f"no draft was tried ({first.route}: {first.note.removeprefix('not drafted: ')}{more})"
 
 
 def _stopped(summary: PlanSummary, why: str) -> PlanSummary:

@@ -1,7 +1,9 @@
 """Each framework's file layout -> routes, inside the app a file belongs to: Next.js (app/ and pages/, with or without
 src/), Nuxt 3 and 4 (its srcDir), SvelteKit, Astro, React Router 7's app/routes.ts and flat routes, Remix's flat
 routes, and Django's urls.py. A layout, template, error page, middleware or root component maps to every route under
-it (`Route.under`)."""
+it (`Route.under`); one in a route group (`app/(marketing)/layout.tsx`, `src/routes/(app)/+layout.svelte`, Remix's
+`_auth.tsx`), which adds no URL segment, to the pages in its group. Not-found and error pages are no routes of their
+own. Each route knows its app, and the app's other routes (which serve a page before it when more specific)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from preview_qa.selection.apps import App, Apps, Framework
-from preview_qa.selection.repository import Repository
+from preview_qa.selection.repository import Repository, walk
 from preview_qa.selection.route import Route
 from preview_qa.selection.routes_ts import RouteConfig, read_route_config
 
@@ -24,6 +26,7 @@ _NEXT_PAGES_EVERY = ("_app", "_document", "_error", "404", "500")
 _SVELTEKIT = re.compile(r"^src/routes/(?:(.*)/)?\+(page|layout|error)(?:@[^.]*)?(?:\.server)?\.(?:svelte|ts|js)$")
 _SVELTEKIT_ROOT = re.compile(r"^src/(?:app\.html|error\.html|hooks(?:\.server|\.client)?\.(?:ts|js))$")
 _ASTRO_PAGE = re.compile(r"^src/pages/(.*)\.(?:astro|md|mdx|html|markdown)$")
+_ASTRO_EVERY = ("404", "500")  # the not-found and error pages: shown for any URL, no route of their own
 _ASTRO_ROOT = re.compile(rf"^src/(?:layouts/.*|middleware(?:/index)?\.{SCRIPT})$")
 _VUE_PAGE = re.compile(r"^(.*)\.(?:vue|tsx|jsx|ts|js|mjs)$")
 _NUXT_EVERY = re.compile(rf"^(?:(?:layouts|middleware|plugins)/.*|(?:app|error)\.vue|app\.config\.{SCRIPT})$")
@@ -33,6 +36,13 @@ _ROOT_MODULE = re.compile(rf"^(?:root|entry\.client|entry\.server)\.{SCRIPT}$")
 _DJANGO_PATH = re.compile(r"""\bpath\(\s*r?["']([^"']*)["']""")
 _DJANGO_PARAM = re.compile(r"<(?:\w+:)?(\w+)>")
 EVERY = Route("/", under=True)
+_ROUTE_FOLDERS = {  # where each framework keeps its page routes, inside the app (React Router: its routes.ts)
+    Framework.NEXT: ("app", "src/app", "pages", "src/pages"),
+    Framework.NUXT: ("pages", "app/pages", "src/pages"),
+    Framework.SVELTEKIT: ("src/routes",),
+    Framework.ASTRO: ("src/pages",),
+    Framework.REMIX: ("app/routes",),
+}
 
 
 class Conventions:
@@ -45,18 +55,52 @@ class Conventions:
         self._by_framework: dict[Framework, Callable[[App, str], list[Route]]] = {
             Framework.NEXT: self._next,
             Framework.NUXT: self._nuxt,
-            Framework.SVELTEKIT: lambda _app, file: _sveltekit(file),
+            Framework.SVELTEKIT: self._sveltekit,
             Framework.ASTRO: lambda _app, file: _astro(file),
             Framework.REACT_ROUTER: self._react_router,
             Framework.REMIX: lambda app, file: _remix(app, file, repo),
         }
+        self._routes_of: dict[str, tuple[str, ...]] = {}  # an app's root -> the paths of all its routes, read once
+        self._expanding = False  # a route group's pages are being read (_in_group)
 
     def routes(self, file: str) -> list[Route]:
-        """The routes `file` serves; none when its app's framework gives it none (or it is in no app we know)."""
+        """The routes `file` serves, each knowing its app; none when its app's framework gives it none (or it is in no
+        app we know). A dynamic route also knows its app's other routes (`Route.serves`)."""
         app = self.apps.of(file)
         if app is None:
             return self._django(file) if file == "urls.py" or file.endswith("/urls.py") else []
-        return self._by_framework[app.framework](app, app.relative(file))
+        found = self._by_framework[app.framework](app, app.relative(file))
+        return [Route(r.path, r.files, r.under, app.root, self._all_routes(app) if r.dynamic or r.under else ()) for r in found]
+
+    def _all_routes(self, app: App) -> tuple[str, ...]:
+        """The paths of every route of `app` (a layout's path too: a more specific route may serve it, which only makes
+        a link there no example of a less specific one), from the files where its framework keeps them."""
+        if app.root not in self._routes_of:
+            if app.framework is Framework.REACT_ROUTER:
+                config = self._route_config(app, _app_directory(app, self.repo))
+                paths = [r.path for routes in config.files.values() for r in routes]
+                folders = [f"{_app_directory(app, self.repo)}/{config.flat_routes}"] if config.flat_routes else []
+            else:
+                paths, folders = [], list(_ROUTE_FOLDERS[app.framework])
+            mapper = self._by_framework[app.framework]
+            files = [app.relative(f) for folder in folders for f in walk(self.repo, app.path(folder))]
+            paths += [r.path for f in files for r in mapper(app, f)]  # a layout's too: a page beside it may serve it
+            self._routes_of[app.root] = tuple(dict.fromkeys(paths))
+        return self._routes_of[app.root]
+
+    def _in_group(self, app: App, folder: str, routes: list[Route]) -> list[Route]:
+        """A layout's (or error page's) routes: every route under its folder, but the pages of its route group when a
+        group adds no URL segment (`app/(marketing)/layout.tsx` wraps /pricing, not the whole app). `folder` is inside
+        the app; a group with no page in it keeps the folder's routes."""
+        if self._expanding or not any(s.startswith("(") and s.endswith(")") for s in folder.split("/")):
+            return routes  # (while a group is read, its own layouts' reach is not wanted: only its pages are kept)
+        mapper, self._expanding = self._by_framework[app.framework], True
+        try:
+            below = [mapper(app, app.relative(f)) for f in walk(self.repo, app.path(folder))]
+        finally:
+            self._expanding = False
+        pages = list(dict.fromkeys(r for found in below for r in found if not r.under))
+        return pages or routes
 
     def _next(self, app: App, file: str) -> list[Route]:
         if _NEXT_ROOT.match(file):
@@ -65,8 +109,10 @@ class Conventions:
             folder = m.group(1) or ""
             if any(s.startswith("_") for s in folder.split("/")):  # a private folder: never a route
                 return []
-            under = _NEXT_PAGE_FILES[m.group(2)]
-            return [Route("/" if m.group(2).startswith("global") else _url(folder), under=under)]
+            if m.group(2).startswith("global"):  # the root layout's own error and not-found pages
+                return [EVERY]
+            route = Route(_url(folder), under=_NEXT_PAGE_FILES[m.group(2)])
+            return self._in_group(app, file.rsplit("/", 1)[0], [route]) if route.under else [route]
         if m := _NEXT_PAGES.match(file):
             name = m.group(1)
             if name in _NEXT_PAGES_EVERY:
@@ -90,6 +136,14 @@ class Conventions:
         # a page beside a folder of its name is their parent: it renders every route in the folder (<NuxtPage/>)
         parent = bool(name) and self.repo.is_dir(app.path(f"{src + '/' if src else ''}pages/{page.group(1)}"))
         return [Route(_url(name), under=parent)]
+
+    def _sveltekit(self, app: App, file: str) -> list[Route]:
+        if _SVELTEKIT_ROOT.match(file):
+            return [EVERY]
+        if m := _SVELTEKIT.match(file):
+            route = Route(_url(m.group(1) or ""), under=m.group(2) != "page")
+            return self._in_group(app, file.rsplit("/", 1)[0], [route]) if route.under else [route]
+        return []
 
     def _react_router(self, app: App, file: str) -> list[Route]:
         appdir = _app_directory(app, self.repo)
@@ -129,20 +183,14 @@ def _url(folder: str) -> str:
     return "/" + "/".join(kept)
 
 
-def _sveltekit(file: str) -> list[Route]:
-    if _SVELTEKIT_ROOT.match(file):
-        return [EVERY]
-    if m := _SVELTEKIT.match(file):
-        return [Route(_url(m.group(1) or ""), under=m.group(2) != "page")]
-    return []
-
-
 def _astro(file: str) -> list[Route]:
     if _ASTRO_ROOT.match(file):
         return [EVERY]
     m = _ASTRO_PAGE.match(file)
     if m is None or any(s.startswith("_") for s in m.group(1).split("/")):
         return []
+    if m.group(1) in _ASTRO_EVERY:
+        return [EVERY]
     # Astro's rest parameter matches no segment too: /[...slug] serves / as well
     name = re.sub(r"\[\.\.\.([^\]]+)\]", r"[[...\1]]", re.sub(r"(^|/)index$", "", m.group(1)))
     return [Route(_url(name))]
@@ -201,5 +249,9 @@ def flat_route(name: str, siblings: list[str]) -> list[Route]:
             segments.append(f"[[{part[1:-1].lstrip('$')}]]")
         else:
             segments.append("[...rest]" if part == "$" else f"[{part[1:]}]" if part.startswith("$") else part)
-    parent = any(s.startswith(stem + ".") for s in siblings if s != head)
-    return [Route(_url("/".join(segments)), under=parent)]
+    children = [s for s in siblings if s != head and s.startswith(stem + ".")]
+    last = text.split("\0")[-1]
+    if children and last.startswith("_") and last not in ("_", "_index"):  # a pathless layout: the routes it wraps
+        files = [c if re.search(rf"\.{SCRIPT}$", c) else f"{c}/route.tsx" for c in children]  # a folder: its route module
+        return list(dict.fromkeys(r for f in files for r in flat_route(f, siblings)))
+    return [Route(_url("/".join(segments)), under=bool(children))]

@@ -52,7 +52,7 @@ def impact(
         pages = visited(test)
         if pages is None:
             unrecorded.append(test.name)
-        elif not any(route.matches(page) for route in touched for page in pages):
+        elif not any(route.serves(page) for route in touched for page in pages):
             change = f"the change touches {_some([r.label for r in touched])}" if touched else "the change touches no page"
             skipped[test.name] = f"not impacted: it visits {_some(pages) or 'no page of the preview'}; {change}"
     if unrecorded:
@@ -68,10 +68,10 @@ def covered_by(route: Route, tests: list[TestSpec], visited: Visited, base_url: 
     host = urlsplit(base_url).netloc
     for test in tests:
         start = urlsplit(test.start)
-        if start.netloc in ("", host) and route.matches(start.path or "/"):
+        if start.netloc in ("", host) and route.serves(start.path or "/"):
             return f"test '{test.name}' starts there"
     for test in tests:
-        if any(route.matches(page) for page in visited(test) or []):
+        if any(route.serves(page) for page in visited(test) or []):
             return f"a recorded run of test '{test.name}' passed through it"
     return None
 

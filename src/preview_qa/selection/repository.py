@@ -68,6 +68,21 @@ class MemoryRepository:
         return sorted({name[len(prefix) :].split("/")[0] for name in self.files if name.startswith(prefix)})
 
 
+SKIPPED = ("node_modules",)  # a folder walk() never enters, as no dot-folder either (.git, .next, .nuxt, .svelte-kit)
+
+
+def walk(repo: Repository, folder: str) -> list[str]:
+    """Every file under `folder` (repository paths, sorted), its installed packages and dot-folders left out."""
+    found = []
+    for name in repo.names(folder):
+        path = f"{folder}/{name}" if folder else name
+        if repo.is_file(path):
+            found.append(path)
+        elif not name.startswith(".") and name not in SKIPPED and repo.is_dir(path):
+            found += walk(repo, path)
+    return found
+
+
 def checkout_root(start: Path) -> Path:
     """The nearest folder at or above `start` holding `.git` (a folder, or a worktree's file); else `start`: git diff
     names files from there, whichever folder preview-qa runs in."""

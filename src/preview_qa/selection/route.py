@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 _BRACKETS = re.compile(r"\[\[?(\.\.\.)?[^\]/]+\]\]?")
@@ -13,12 +13,17 @@ _SEGMENT_PARAM = re.compile(r"\[(\.\.\.)?[^\]/]+\]")
 
 @dataclass(frozen=True)
 class Route:
-    """A route of the app, written as the frameworks write it (`/blog/[slug]`, `/docs/[...path]`, `/[[lang]]/about`),
-    and the changed files behind it. `under`: this route and every route under it (what a layout maps to)."""
+    """A route of an app, written as the frameworks write it (`/blog/[slug]`, `/docs/[...path]`, `/[[lang]]/about`),
+    and the changed files behind it. `under`: this route and every route under it (what a layout maps to). `app`: the
+    folder of the monorepo's app it is a route of ('' for the repository's root, or a route the manifest gives).
+    `others`: the app's other routes, which serve a page before this one when they are more specific (`/about` before
+    `/[...slug]`)."""
 
     path: str
     files: tuple[str, ...] = ()
     under: bool = False
+    app: str = ""
+    others: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def label(self) -> str:
@@ -52,6 +57,14 @@ class Route:
         """Whether a URL's path is a page of this route (a dynamic segment takes any value; a layout's, any page under it)."""
         return bool(self._pattern.fullmatch(url_path.rstrip("/")))
 
+    def serves(self, url_path: str) -> bool:
+        """Whether this route renders the page at `url_path`: it matches, and none of the app's more specific routes
+        does (a static segment wins over a dynamic one, a dynamic one over a catch-all, as every framework ranks them)."""
+        mine = _rank(self.path)
+        return self.matches(url_path) and not any(
+            _rank(other) < mine and Route(other).matches(url_path) for other in self.others if other != self.path
+        )
+
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
         parts = []
@@ -61,6 +74,21 @@ class Route:
             else:
                 parts.append("/" + _segment_pattern(segment))
         return re.compile("".join(parts) + ("(?:/.*)?" if self.under else ""))
+
+
+def _rank(path: str) -> tuple[int, ...]:
+    """How specific a route is, segment by segment (lower wins): static 0, dynamic 1, optional 2, catch-all 3,
+    optional catch-all 4."""
+    ranks = []
+    for segment in _parts(path):
+        catch_all = "[..." in segment or "[[..." in segment
+        if _optional(segment):
+            ranks.append(4 if catch_all else 2)
+        elif _SEGMENT_PARAM.search(segment):
+            ranks.append(3 if catch_all else 1)
+        else:
+            ranks.append(0)
+    return tuple(ranks)
 
 
 def _parts(path: str) -> list[str]:

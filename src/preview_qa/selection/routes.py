@@ -3,6 +3,7 @@ the app each file is in (selection/apps.py, selection/conventions.py); the files
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -29,19 +30,19 @@ def map_files(files: list[str], manifest_routes: Mapping[str, list[str]], repo: 
 
     specs = [(GitIgnoreSpec.from_lines([glob]), routes) for glob, routes in manifest_routes.items()]
     conventions = Conventions(repo if repo is not None else DiskRepository())
-    found: dict[tuple[str, bool], list[str]] = {}
+    found: dict[Route, list[str]] = {}  # a route (its app, path and reach) -> the files behind it
     unmapped, no_page = [], []
     for file in files:
         matched = [routes for spec, routes in specs if spec.match_file(file)]
         given = [Route(_normal(r)) for routes in matched for r in routes]
         routes = given if matched else conventions.routes(file)
         for route in routes:
-            found.setdefault((route.path, route.under), []).append(file)
+            found.setdefault(route, []).append(file)
         if matched and not given:
             no_page.append(file)
         elif not routes:
             unmapped.append(file)
-    mapped = [Route(path, tuple(dict.fromkeys(fs)), under) for (path, under), fs in found.items()]
+    mapped = [dataclasses.replace(route, files=tuple(dict.fromkeys(fs))) for route, fs in found.items()]
     return RouteMap(mapped, unmapped, no_page, conventions.notes)
 
 
