@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.agent.adapter.llm import scrubbed
-from preview_qa.engine.redaction import redacted
 from preview_qa.events import AgentHistory, Observed, StepRecorded, TestFinished
 from preview_qa.results import Status, TestResult
+from preview_qa.secrets.events import redacted
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, Redactor, describe, forms, secret_length
 
 SECRET = "Zebra qu@rtz &=!\"'/~<é🚀> 42"

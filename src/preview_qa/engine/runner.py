@@ -18,7 +18,6 @@ from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, Record
 from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, wait_for_preview
 from preview_qa.engine.proof import Prover
-from preview_qa.engine.redaction import redacted
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.engine.step_cache import steps_visited
@@ -52,6 +51,7 @@ from preview_qa.results import (
     Usage,
     emulation_label,
 )
+from preview_qa.secrets.events import redacted
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.route import Route
 from preview_qa.selection.select import select
