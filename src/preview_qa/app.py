@@ -172,7 +172,7 @@ def tool_redactor(manifest: Manifest | None, env: Mapping[str, str]) -> Redactor
 
 def merge(folders: list[Path], out: Path, comment: bool, env: Mapping[str, str]) -> RunResult:
     """Several shards' results folders as one run: its artifacts copied into `out`, rendered by every reporter."""
-    from preview_qa.engine import merge as merging
+    from preview_qa.reporters.output import merge as merging
 
     shards = [(folder, merging.load_run(folder)) for folder in folders]
     result = merging.merge_runs([run for _, run in shards])

@@ -14,10 +14,10 @@ from preview_qa.cli.exit_codes import CRASH_LOG, Command, Ended, RunEnded, exit_
 from preview_qa.cli.values import UsageError
 from preview_qa.config import FailOn
 from preview_qa.demo.runner import INTENDED, VACUOUS, off_script
-from preview_qa.engine import merge as merging
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.errors import ManifestError
 from preview_qa.lifecycle import ExitCode
+from preview_qa.reporters.output import merge as merging
 from preview_qa.results import Proof, ProofVerdict, RunResult, Status, StopReason
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, result, run, run_of, specs_named

@@ -18,13 +18,13 @@ import pytest
 from preview_qa.config import RunConfig
 from preview_qa.engine import runner as runner_mod
 from preview_qa.engine.agent_port import AgentRequest, Recording
-from preview_qa.engine.merge import copy_artifacts, merge_runs
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.events import Observed, TestFinished, TestStarted
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.manifest.setup_tests import cycle_from, with_setup_tests
 from preview_qa.reporters.output import files
+from preview_qa.reporters.output.merge import copy_artifacts, merge_runs
 from preview_qa.results import Execution, RunResult, Status, StopReason, TestResult
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.shard import in_shard

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentRequest
-from preview_qa.engine.merge import merge_runs
 from preview_qa.errors import SelectionError
 from preview_qa.manifest import loader as manifest
+from preview_qa.reporters.output.merge import merge_runs
 from preview_qa.results import Status
 from preview_qa.selection.select import NOT_CHANGED, select
 from preview_qa.verdict.agent_run import AgentRun
