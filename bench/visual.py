@@ -9,7 +9,7 @@ import time
 
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
-from preview_qa.verdict.visual import compare
+from preview_qa.verdict.checks.visual import compare
 
 ROUNDS = 15
 SIZE = (1280, 800)

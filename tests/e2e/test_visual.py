@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
-from preview_qa.verdict.visual import compare
+from preview_qa.verdict.checks.visual import compare
 from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
 from tests.fakes.github import read_outputs, runner_env
 from tests.site import DemoSite

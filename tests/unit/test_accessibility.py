@@ -13,8 +13,8 @@ from preview_qa.reporters.github.markdown import card_markdown
 from preview_qa.reporters.html import HtmlReporter
 from preview_qa.reporters.output.card import card_text, failure_card
 from preview_qa.results import AccessibilityViolation, RunResult, Status, ViolatingElement, check_line
-from preview_qa.verdict.accessibility import accessibility_outcome
 from preview_qa.verdict.agent_run import AgentRun, DoneReport
+from preview_qa.verdict.checks.accessibility import accessibility_outcome
 from preview_qa.verdict.decide import decide
 from tests.builders import result, spec
 from tests.fakes.github import rendered, visible

@@ -122,7 +122,7 @@ def test_a_runs_start_imports_only_what_every_run_needs() -> None:
     """Each of these is imported where it is needed (0.3 s of imports in all, before the first browser started)."""
     proc = subprocess.run([sys.executable, "-c", STARTED, *RUN_START], capture_output=True, text=True, check=True, timeout=120)
     assert proc.stdout.strip() == "[]"
-    probe = subprocess.run([sys.executable, "-c", STARTED, "preview_qa.verdict.visual"], capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-c", STARTED, "preview_qa.verdict.checks.visual"], capture_output=True, text=True)
     assert "'numpy'" in probe.stdout  # the probe can fail: a module that does import one of them shows up
 
 

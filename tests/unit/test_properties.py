@@ -19,7 +19,7 @@ from preview_qa.manifest.models import TestSpec
 from preview_qa.reporters.junit import render
 from preview_qa.results import ExpectationOutcome, RunResult, Status, TestResult
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport, LLMFault
-from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.checks.data_checks import check_data
 from preview_qa.verdict.decide import decide
 from tests.conftest import run_preview_qa
 from tests.repo import JUNIT_SCHEMA

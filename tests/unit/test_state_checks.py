@@ -14,8 +14,7 @@ from preview_qa.manifest.models import Expectations
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import Execution, Status
 from preview_qa.verdict.agent_run import AgentRun
-from preview_qa.verdict.decide import decide, replay_needs_llm_check
-from preview_qa.verdict.page_state import (
+from preview_qa.verdict.checks.page_state import (
     ElementFound,
     attribute_outcome,
     css_outcome,
@@ -23,6 +22,7 @@ from preview_qa.verdict.page_state import (
     nearest_elements,
     parse_aria_snapshot,
 )
+from preview_qa.verdict.decide import decide, replay_needs_llm_check
 from tests.builders import spec
 
 DARK = ElementCheck(role="switch", name="Dark mode", checked=True)

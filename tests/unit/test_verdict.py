@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import EvidenceSummary, Execution, ExpectationOutcome, Status
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, JudgeReport, LLMFault, SecretAttempt
-from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.checks.data_checks import check_data
 from preview_qa.verdict.decide import REASON_LIMIT, decide, parse_report
 from tests.builders import spec
 

@@ -1,4 +1,4 @@
-"""The verdict's rules on what the app's own requests told (verdict/requests.py, verdict/decide.py): a server error
+"""The verdict's rules on what the app's own requests told (verdict/checks/requests.py, verdict/decide.py): a server error
 after an action fails the test unless it was retried or allowed; a start page that asked for credentials makes a test
 that did not pass errored (blocked by host protection); a blocked navigation is named with its host and action."""
 

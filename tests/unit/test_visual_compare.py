@@ -1,4 +1,4 @@
-"""The screenshot comparison (verdict/visual.py) on synthetic images: identical pictures give 0, a recoloured block
+"""The screenshot comparison (verdict/checks/visual.py) on synthetic images: identical pictures give 0, a recoloured block
 counts every pixel of it and draws it red, anti-aliased edges alone do not count, a small change stays under
 max_diff, sizes that differ are named, steps compare in order; and the run's rule (--fail-on visual,
 --accept-visual)."""
@@ -15,8 +15,8 @@ from pixelmatch import pixelmatch
 from preview_qa.config import FailOn
 from preview_qa.manifest.models import VisualCheck
 from preview_qa.results import RunResult, Status, TestResult, VisualShot
-from preview_qa.verdict import visual
-from preview_qa.verdict.visual import compare, compare_all, not_compared
+from preview_qa.verdict.checks import visual
+from preview_qa.verdict.checks.visual import compare, compare_all, not_compared
 
 
 def png(size: tuple[int, int] = (200, 100), block: str | None = None, text_at: int | None = None) -> bytes:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import FallBack, Status, Verdict
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.checks.requests import server_error_lines
 from preview_qa.verdict.decide import Decision, decide
-from preview_qa.verdict.requests import server_error_lines
 
 
 def may_heal(spec: TestSpec) -> bool:

@@ -48,7 +48,7 @@ def outcome(
     if before is None or not after:
         reason = why_none if before is None else "this PR's run took no screenshot to compare"
         return result, [_not_compared(spec, reason)]
-    from preview_qa.verdict.visual import compare_all, not_compared  # numpy and Pillow: only a run that compares
+    from preview_qa.verdict.checks.visual import compare_all, not_compared  # numpy and Pillow: only a run that compares
 
     images = compare_all(spec.expect.visual, before, after)
     events: list[Event] = [VisualCompared(name=spec.name, images=tuple(images))]

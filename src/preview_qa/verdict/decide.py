@@ -26,9 +26,9 @@ from preview_qa.results import (
 from preview_qa.secrets.redact import describe
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, LLMFault, SecretAttempt
 from preview_qa.verdict.blocked import blocked_line
-from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.checks.data_checks import check_data
+from preview_qa.verdict.checks.requests import blocked_navigation_lines, server_error_lines
 from preview_qa.verdict.quotes import checks_inside_instructions, grounding, shown_addressed
-from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 from preview_qa.verdict.second_look import look_verdict
 
 

@@ -27,10 +27,10 @@ from preview_qa.results import (
 )
 from preview_qa.verdict.agent_run import AgentReport, AgentRun, BlockedBy, StepRun
 from preview_qa.verdict.blocked import blocked_line
-from preview_qa.verdict.data_checks import check_data
+from preview_qa.verdict.checks.data_checks import check_data
+from preview_qa.verdict.checks.requests import blocked_navigation_lines, server_error_lines
 from preview_qa.verdict.decide import Decision, decide, drift_line, not_healed, secret_line
 from preview_qa.verdict.quotes import checks_inside_instructions
-from preview_qa.verdict.requests import blocked_navigation_lines, server_error_lines
 
 STATUS = {Status.PASSED: StepStatus.PASSED, Status.FAILED: StepStatus.FAILED, Status.ERRORED: StepStatus.ERRORED}
 

@@ -22,8 +22,8 @@ from preview_qa.agent.page.sightings import Appearance, appeared, not_appeared
 from preview_qa.agent.page.state import check_attribute, check_css, check_element, expect_that, holds, ms
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome, clip
-from preview_qa.verdict.accessibility import accessibility_outcome
-from preview_qa.verdict.data_checks import SHOWN
+from preview_qa.verdict.checks.accessibility import accessibility_outcome
+from preview_qa.verdict.checks.data_checks import SHOWN
 
 if TYPE_CHECKING:
     from playwright.async_api import Page

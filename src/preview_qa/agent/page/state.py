@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import ExpectationOutcome
-from preview_qa.verdict.page_state import (
+from preview_qa.verdict.checks.page_state import (
     ElementFound,
     State,
     attribute_outcome,

@@ -11,7 +11,7 @@ from preview_qa.agent.page.nearest import describe_nearest, nearest_line, visibl
 from preview_qa.manifest.page_state import ElementCheck
 from preview_qa.manifest.steps import Located
 from preview_qa.results import clip
-from preview_qa.verdict.page_state import NEAREST_SHOWN, RESEMBLES, nearest_elements, parse_aria_snapshot
+from preview_qa.verdict.checks.page_state import NEAREST_SHOWN, RESEMBLES, nearest_elements, parse_aria_snapshot
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
