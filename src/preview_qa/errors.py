@@ -1,4 +1,4 @@
-"""Every error a user can fix, under one base class: the CLI says it in one line and exits 2 (cli.py, in one place)."""
+"""Every error a user can fix, under one base class: the CLI says it in one line and exits 2 (exits.py, in one place)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 class ExitCode(IntEnum):
-    """What a preview-qa process exits with (cli/exit_codes.py decides which, in one place)."""
+    """What a preview-qa process exits with (exits.py decides which, in one place, and what each tells)."""
 
     OK = 0
     FAILED = 1  # a test is at least as bad as --fail-on, or an output is missing

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.cli.exit_codes import CRASH_LOG
 from preview_qa.engine.runner import Runner
+from preview_qa.reporters.output.files import CRASH_LOG
 from preview_qa.results import RunResult
 from tests.conftest import CliRun
 

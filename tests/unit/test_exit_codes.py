@@ -1,4 +1,4 @@
-"""Exit codes in one place: every way a command can end goes through `exit_code` (cli/exit_codes.py), each code has a
+"""Exit codes in one place: every way a command can end goes through `exit_code` (exits.py), each code has a
 way to reach it, our own crash is 3 with one line pointing at its log, and in GitHub Actions the step gets the code as
 `exit-code`."""
 
@@ -10,14 +10,16 @@ import pytest
 
 from preview_qa import app
 from preview_qa.cli import main
-from preview_qa.cli.exit_codes import CRASH_LOG, Command, Ended, RunEnded, exit_code
+from preview_qa.cli.options import Command
 from preview_qa.cli.values import UsageError
 from preview_qa.config import FailOn
 from preview_qa.demo.runner import INTENDED, VACUOUS, off_script
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.errors import ManifestError
+from preview_qa.exits import TOLD, Ended, RunEnded, exit_code, told
 from preview_qa.lifecycle import ExitCode
 from preview_qa.reporters.output import merge as merging
+from preview_qa.reporters.output.files import CRASH_LOG
 from preview_qa.results import Proof, ProofVerdict, RunResult, Status, StopReason
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, result, run, run_of, specs_named
@@ -92,6 +94,12 @@ def test_every_exit_code_and_every_stop_reason_is_reached() -> None:
     assert {code for _, code in WAYS.values()} == set(ExitCode)
     runs = [ended.result for ended, _ in WAYS.values() if isinstance(ended, RunEnded)]
     assert {run.stop_reason for run in runs} == set(StopReason)
+
+
+def test_each_code_tells_the_process_that_started_run_or_plan_what_it_means() -> None:
+    """The MCP server reads its children's codes here (tests/unit/test_mcp_tools.py); a kill is no code of ours."""
+    assert {command: set(codes) for command, codes in TOLD.items()} == {"run": set(ExitCode), "plan": set(ExitCode)}
+    assert told("run", -9) is None
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from preview_qa import cli
-from preview_qa.cli.exit_codes import RunEnded, exit_code
 from preview_qa.config import FailOn, RunConfig
 from preview_qa.events import Observed, RunFinished, RunStarted, StepRecorded, TestFinished
+from preview_qa.exits import RunEnded, exit_code
 from preview_qa.reporters import Dispatcher
 from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.console import ConsoleReporter

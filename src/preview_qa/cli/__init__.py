@@ -1,5 +1,5 @@
-"""The `preview-qa` command: one module per command (flags -> RunConfig -> app), the options they share (options.py),
-their values read (values.py), and how each command ended -> one exit code (exit_codes.py)."""
+"""The `preview-qa` command: one module per command (flags -> RunConfig -> app), the options they share and the
+`Command` each is, ending through the one exit-code ladder (options.py), and their values read (values.py)."""
 
 from __future__ import annotations
 

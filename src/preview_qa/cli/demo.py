@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from preview_qa.cli.exit_codes import RunEnded, command
-from preview_qa.cli.options import run_options
+from preview_qa.cli.options import command, run_options
 from preview_qa.cli.plan import tell_plan
 from preview_qa.config import DEFAULT_OUT
+from preview_qa.exits import RunEnded
 
 
 @command()

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from preview_qa.cli.exit_codes import command
-from preview_qa.cli.options import provider_option
+from preview_qa.cli.options import command, provider_option
 from preview_qa.cli.values import UsageError
 from preview_qa.manifest import loader
 from preview_qa.providers import Provider

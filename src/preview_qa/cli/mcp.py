@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from preview_qa.cli.exit_codes import command
-from preview_qa.cli.options import env, provider_option
+from preview_qa.cli.options import command, env, provider_option
 from preview_qa.cli.values import UsageError
 from preview_qa.providers import Provider
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa.cli.exit_codes import RunEnded, command
-from preview_qa.cli.options import env, fail_on_option
+from preview_qa.cli.options import command, env, fail_on_option
 from preview_qa.config import DEFAULT_OUT, FailRules
+from preview_qa.exits import RunEnded
 
 
 @command()

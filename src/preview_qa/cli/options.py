@@ -1,16 +1,28 @@
-"""The click options several commands share, one decorator each (or one for a set always given together)."""
+"""The click options several commands share, one decorator each (or one for a set always given together), and the
+`Command` each command is: how it ended -> its exit code (preview_qa/exits.py's ladder), said in one line on stderr and,
+in GitHub Actions, as the step's `exit-code` output."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
+from preview_qa import app
 from preview_qa.config import DEFAULT_OUT, FailOn, FailRules, default_concurrency
+from preview_qa.errors import PreviewQaError
+from preview_qa.exits import Ended, RunEnded, exit_code
+from preview_qa.lifecycle import ExitCode, exit_with
 from preview_qa.providers import PROVIDERS
+from preview_qa.reporters.output.files import write_crash_log
+from preview_qa.results import StopReason, error_line
+from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
     "Exit 1 when a test failed or errored (failed) | only when one errored (errored) | only for regressions (regressions; "
@@ -168,3 +180,67 @@ def access_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+class Command(click.Command):
+    """Every command ends here: how it ended becomes the exit code, and anything but its tests' own outcome one line
+    on stderr. A command with a results folder (`out`) also gives GitHub's step its `exit-code` output."""
+
+    def invoke(self, ctx: click.Context) -> NoReturn:
+        ended: Ended
+        try:
+            ended = super().invoke(ctx)
+        except (Exception, KeyboardInterrupt) as e:
+            ended = e
+        code = exit_code(ended)
+        out = ctx.params.get("out")
+        _say(ended, out)
+        if out is not None:
+            _step_output(code)
+        exit_with(code)
+
+
+def command(name: str | None = None) -> Callable[[Callable[..., Any]], Command]:
+    """A preview-qa command: one that ends through `exit_code`."""
+    return click.command(name, cls=Command)
+
+
+def _say(ended: Ended, out: Path | None) -> None:
+    """One line on stderr for an end that is not the tests' own: what the user can fix, or where our crash's log is."""
+    if isinstance(ended, RunEnded):
+        if ended.result.baseline_error is not None and ended.result.stop_reason is not StopReason.CANCELLED:
+            _error(f"{ended.result.baseline_error}; the preview's own results are written.")
+    elif isinstance(ended, PreviewQaError | app.ReportersFailed):
+        _error(str(ended))
+    elif isinstance(ended, Exception):
+        click.echo(_internal_error(ended, out), err=True)
+
+
+def _error(message: str) -> None:
+    click.echo(f"preview-qa: error: {message}", err=True)
+
+
+def _internal_error(error: Exception, out: Path | None) -> str:
+    """Our crash's traceback into a log, its secrets redacted as on stderr; one line that says so and points there."""
+    trace = "".join(traceback.format_exception(error))
+    if isinstance(sys.stderr, SafeStderr):  # the run knew its secrets by then: the log keeps none of them
+        trace = sys.stderr.redactor.text(trace)
+    try:
+        where = f"its traceback is in {write_crash_log(trace, out)}"
+    except OSError:
+        sys.stderr.write(trace)
+        where = "its traceback is above"
+    return (
+        f"preview-qa: internal error: {type(error).__name__}: {error_line(error)} (a bug in preview-qa, not a verdict "
+        f"on your app: {where}; please report it)"
+    )
+
+
+def _step_output(code: ExitCode) -> None:
+    """In GitHub Actions, the step's `exit-code` output (action.yml): known only now, after every reporter."""
+    from preview_qa.reporters.github.commands import append_outputs
+
+    try:
+        append_outputs(os.environ, {"exit-code": str(int(code))})
+    except OSError as e:
+        _error(f"the step's exit-code output could not be written to $GITHUB_OUTPUT: {error_line(e)}")

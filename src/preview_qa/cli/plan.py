@@ -11,8 +11,7 @@ from typing import Any
 import click
 
 from preview_qa import app
-from preview_qa.cli.exit_codes import PlanEnded, command
-from preview_qa.cli.options import access_options, env, headful_option, llm_options, manifest_argument, verbose_option
+from preview_qa.cli.options import access_options, command, env, headful_option, llm_options, manifest_argument, verbose_option
 from preview_qa.cli.values import (
     UsageError,
     parse_base_url,
@@ -22,6 +21,7 @@ from preview_qa.cli.values import (
     speed_config,
 )
 from preview_qa.config import DEFAULT_CACHE, RunConfig
+from preview_qa.exits import PlanEnded
 from preview_qa.manifest import loader
 from preview_qa.results import PlanSummary
 

@@ -11,8 +11,17 @@ from typing import Any
 import click
 
 from preview_qa import app
-from preview_qa.cli.exit_codes import RunEnded, command
-from preview_qa.cli.options import WORDS, access_options, env, fail_on_option, llm_options, manifest_argument, run_options, words
+from preview_qa.cli.options import (
+    WORDS,
+    access_options,
+    command,
+    env,
+    fail_on_option,
+    llm_options,
+    manifest_argument,
+    run_options,
+    words,
+)
 from preview_qa.cli.plan import tell_plan
 from preview_qa.cli.values import UsageError, parse_base_url, parse_credentials, parse_headers, read_changed_files, speed_config
 from preview_qa.config import (
@@ -25,6 +34,7 @@ from preview_qa.config import (
     fall_back_recordings_kept,
     on_default_branch,
 )
+from preview_qa.exits import RunEnded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.providers import Provider

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from preview_qa.cli.exit_codes import command
+from preview_qa.cli.options import command
 
 
 @command()

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa.cli.exit_codes import command
-from preview_qa.cli.options import llm_options, manifest_argument
+from preview_qa.cli.options import command, llm_options, manifest_argument
 from preview_qa.config import find_chromium
 from preview_qa.manifest import loader
 from preview_qa.providers import Provider

@@ -97,3 +97,11 @@ def output_text(values: dict[str, str]) -> str:
         delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
         text += f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
     return text
+
+
+def append_outputs(env: Mapping[str, str], values: dict[str, str]) -> None:
+    """In GitHub Actions, step outputs appended to $GITHUB_OUTPUT (OSError if it could not be written); elsewhere none."""
+    target = env.get("GITHUB_OUTPUT")
+    if in_github_actions(env) and target:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(output_text(values))

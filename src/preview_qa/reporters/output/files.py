@@ -24,6 +24,7 @@ DRIFT_RECORDED = "replay-drift-recorded.png"  # the step's page when it was reco
 DRIFT_LIVE = "replay-drift-live.png"  # ... and the same step's page when the replay stopped matching it
 EVENTS = "events.jsonl"  # in each test's folder
 TRACE = "trace.zip"  # Playwright's trace of the test's run (--trace): `playwright show-trace trace.zip`
+CRASH_LOG = "internal-error.log"  # our own crash's traceback, in the results folder (else the temp folder)
 SLUG_LIMIT = 60
 
 
@@ -190,3 +191,12 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_crash_log(trace: str, out: Path | None) -> Path:
+    """Our own crash's traceback, in the results folder (else the temp folder): where it is (OSError if it could not
+    be written)."""
+    log = (out or Path(tempfile.gettempdir())) / CRASH_LOG
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(trace, encoding="utf-8")
+    return log
