@@ -90,7 +90,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     reporters = [
         *github_reporters(env, config.out, config.comment, redactor),
         *output_reporters(config.out, config.trace),
-        *([CacheReporter(cache, manifest, config.base_url, config.baseline_url, keep)] if cache else []),
+        *([CacheReporter(cache, manifest, config, keep)] if cache else []),
         *([ProofCacheReporter(config.cache)] if config.cache and config.prove else []),  # --prove's proofs
     ]
 

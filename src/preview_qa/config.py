@@ -114,6 +114,11 @@ def find_chromium() -> str | None:
     return None
 
 
+def same_app(a: str, b: str) -> bool:
+    """Whether two names are one app of a monorepo: its folder (apps/web), or that folder's name (web) for either."""
+    return a == b or ("/" not in a and b.rsplit("/", 1)[-1] == a) or ("/" not in b and a.rsplit("/", 1)[-1] == b)
+
+
 def preview_headers(extra_headers: dict[str, str], http_credentials: tuple[str, str] | None) -> dict[str, str]:
     """The extra headers and, with credentials, basic auth's Authorization header (sent at once, unasked)."""
     if http_credentials is None:
@@ -153,6 +158,9 @@ class RunConfig:
 
     manifest: Path
     base_url: str
+    # a monorepo's apps with previews of their own, name (apps/web, or web) -> URL: the manifest's apps:, then
+    # --base-url NAME=URL; a test with `app:` runs on its app's
+    app_urls: dict[str, str] = field(default_factory=dict)
     out: Path = Path(DEFAULT_OUT)
     provider: Provider = "openai"
     model: str | None = None
@@ -186,6 +194,18 @@ class RunConfig:
     keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions
     accept_visual: list[str] = field(default_factory=list)  # --accept-visual: tests whose visual change this PR means
     visual_references: bool = False  # on_default_branch: this run keeps its expect.visual screenshots as the reference
+
+    def url_of(self, app: str | None) -> str | None:
+        """The preview of a monorepo's app (by its folder or the folder's name): --base-url's plain URL for None; None
+        when the app has no URL given."""
+        if app is None:
+            return self.base_url
+        name = self.app_name(app)
+        return None if name is None else self.app_urls[name]
+
+    def app_name(self, app: str) -> str | None:
+        """The name an app's preview URL was given under (`web` for apps/web), if one was."""
+        return next((name for name in self.app_urls if same_app(name, app)), None)
 
     @property
     def basic_auth_password(self) -> str | None:

@@ -1,7 +1,8 @@
 """`preview-qa plan` on the frameworks' own layouts (issue #48), run once on a monorepo laid out in a temp folder: a Nuxt
-4 app (apps/web, pages in app/pages/) and a React Router 7 app (apps/shop, routes declared in app/routes.ts) against a
-small app at the root of its own server. And its ends: a preview that does not answer, or an LLM that does not, exit 1
-with one clean line; --write makes its folder."""
+4 app (apps/web, pages in app/pages/) and a React Router 7 app (apps/shop, routes declared in app/routes.ts), each with
+a preview of its own (#65, 6: the one small app, as 127.0.0.1 for web and as localhost for shop), and an Astro app
+(apps/docs) given none. And its ends: a preview that does not answer, or an LLM that does not, exit 1 with one clean
+line; --write makes its folder."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ TREE = {  # the apps as their starters lay them out (nuxi init -t minimal; creat
     "apps/shop/app/routes.ts": ROUTES_TS,
     "apps/shop/app/routes/home.tsx": "",
     "apps/shop/app/routes/post.tsx": "",
+    "apps/docs/astro.config.mjs": "export default {};\n",
+    "apps/docs/src/pages/guide.md": "# Guide\n",
 }
 CHANGED = [
     "apps/web/app/pages/about.vue",
@@ -45,11 +48,12 @@ CHANGED = [
     "apps/web/app/components/Header.vue",
     "apps/shop/app/routes/home.tsx",
     "apps/shop/app/routes/post.tsx",
+    "apps/docs/src/pages/guide.md",
     "docs/intro.md",
 ]
 MANIFEST = """version: 1
 tests:
-  - {name: Home, start: /, task: Look at the home page.}
+  - {name: Home, app: shop, start: /, task: Look at the home page.}
 routes:
   "docs/**": []
 """
@@ -90,7 +94,9 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planned]:
     (repo / "changed.txt").write_text("\n".join(CHANGED) + "\n", encoding="utf-8")
     written = repo / "new" / "folder" / "drafts.yml"
     with AcmeApp() as app, ScriptedLLM(SCENARIOS) as llm:
-        extra = ["--changed-files", "changed.txt", "--write", str(written)]
+        shop = app.url.replace("127.0.0.1", "localhost")
+        extra = ["--base-url", f"web={app.url}", "--base-url", f"shop={shop}", "--changed-files", "changed.txt"]
+        extra += ["--write", str(written)]
         done = run_in_process(plan_args(repo / "qa.yml", app.url, llm.url, *extra), cwd=repo)
         yield Planned(done.returncode, done.stderr, written, [json.dumps(r) for r in llm.requests])
 
@@ -98,27 +104,33 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planned]:
 def test_each_app_s_framework_maps_its_files_and_only_its_own(planned: Planned) -> None:
     assert planned.exit_code == 0, planned.stderr
     lines = planned.stderr.splitlines()
-    assert "plan: 6 changed file(s) from changed.txt." in lines
+    assert "plan: 7 changed file(s) from changed.txt." in lines
     assert "plan: changed files that map to no route: apps/web/app/components/Header.vue" in lines
     assert "plan: changed files the manifest's routes: says touch no page: docs/intro.md" in lines
-    assert "plan: / is covered: test 'Home' starts there" in lines  # home.tsx is the index in routes.ts
+    assert "plan: / (apps/shop) is covered: test 'Home' starts there" in lines  # home.tsx is the index in routes.ts
     drafted = [line.split(": ", 2)[1] for line in lines if line.endswith("draft(s) passed their trial run")]
-    assert drafted == ["/about", "/products/[id]", "/posts/[postId]"]
+    assert drafted == ["/about (apps/web)", "/products/[id] (apps/web)", "/posts/[postId] (apps/shop)"]
+    # an app with no preview of its own is listed, never tried on another app's
+    assert (
+        "plan: /guide (apps/docs): not drafted: its app apps/docs has no preview URL of its own, and the change "
+        "touches several apps: give --base-url docs=URL (or apps: {docs: URL} in the manifest)" in lines
+    )
     assert not any(guess in planned.stderr for guess in ("/home", "/post:", "/app/pages"))  # no guess from file names
 
 
 def test_the_drafts_start_where_the_preview_links_and_are_written_into_a_new_folder(planned: Planned) -> None:
     assert f"wrote {planned.written}" in planned.stderr
     text = planned.written.read_text(encoding="utf-8")
-    assert "# route: /about (changed: apps/web/app/pages/about.vue)" in text
+    assert "# route: /about (apps/web) (changed: apps/web/app/pages/about.vue)" in text
     tests = yaml.safe_load(text)["tests"]
     # /products/[id]'s value is linked from /products; /posts answers 404, and the start page links to a post
-    assert [(t["name"], t["start"]) for t in tests] == [
-        ("About says hi", "/about"),
-        ("A product's price", "/products/anvil"),
-        ("A post reads", "/posts/hello-world"),
+    assert [(t["name"], t["app"], t["start"]) for t in tests] == [
+        ("About says hi", "web", "/about"),
+        ("A product's price", "web", "/products/anvil"),
+        ("A post reads", "shop", "/posts/hello-world"),
     ]
-    assert sum("<route>" in r for r in planned.requests) == 3
+    asked = [r for r in planned.requests if "<route>" in r]
+    assert len(asked) == 3 and "localhost" in asked[2] and "localhost" not in asked[0]  # each read on its own preview
 
 
 def test_a_preview_that_does_not_answer_exits_1_with_one_clean_line(tmp_path: Path) -> None:

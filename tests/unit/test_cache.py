@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from preview_qa.config import RunConfig
 from preview_qa.engine import replay_cache as cache_mod
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, StepRecorded, TestFinished
@@ -90,7 +91,9 @@ def finished(status: Status, path: str) -> TestFinished:
 )
 def test_only_a_pass_after_an_agent_run_is_written_back(tmp_path: Path, status: Status, path: str, written: bool) -> None:
     cache = store(tmp_path)
-    reporter = CacheReporter(cache, manifest(spec(**LOGIN)), "https://pr-42.preview.example/some/path")
+    reporter = CacheReporter(
+        cache, manifest(spec(**LOGIN)), RunConfig(manifest=Path("qa.yml"), base_url="https://pr-42.preview.example/some/path")
+    )
     reporter.handle(
         StepRecorded(
             name="login", number=1, goal="g", actions=[], url="", error=None, screenshot_png=b"after", before_png=b"seen"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.config import FailOn, fall_back_recordings_kept
+from preview_qa.config import FailOn, RunConfig, fall_back_recordings_kept
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import AgentHistory, RunFinished, TestFinished
@@ -189,7 +189,7 @@ def cache_reporter(tmp_path: Path, keep: bool) -> tuple[CacheReporter, Recording
     spec = specs_named("t", expect={"url": "/x"})[0]
     manifest = Manifest(version=1, tests=[spec])
     cache = RecordingCache(tmp_path, manifest, "openai", "m")
-    return CacheReporter(cache, manifest, "http://preview.test", keep_fall_backs=keep), cache, spec
+    return CacheReporter(cache, manifest, RunConfig(Path("qa.yml"), "http://preview.test"), keep_fall_backs=keep), cache, spec
 
 
 @pytest.mark.parametrize("keep", [True, False])

@@ -18,6 +18,7 @@ from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import RunResult, Status
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.impact import covered_by
+from preview_qa.selection.previews import Previews
 from preview_qa.selection.route import Route
 from preview_qa.selection.select import NOT_CHANGED
 from preview_qa.verdict.agent_run import AgentRun
@@ -112,15 +113,36 @@ def test_the_changed_routes_no_test_visits_are_listed_for_the_pr_comment_pointin
     ]
 
 
+def previews(*routes: Route, **apps: str) -> Previews:
+    return Previews(RunConfig(Path("qa.yml"), "http://preview.test", app_urls=apps), list(routes))
+
+
 def test_coverage_compares_the_host_and_counts_a_recording_s_pages() -> None:
     elsewhere = [spec("Other host", start="https://other.example/products/1"), spec("Here", start="/about")]
     visited = {"Here": ["/about", "/orders/7"]}
-    assert covered_by(Route("/products/[id]"), elsewhere, lambda t: visited.get(t.name), "http://preview.test") is None
-    assert covered_by(Route("/about"), elsewhere, lambda t: None, "http://preview.test") == "test 'Here' starts there"
+    assert covered_by(Route("/products/[id]"), elsewhere, lambda t: visited.get(t.name), previews()) is None
+    assert covered_by(Route("/about"), elsewhere, lambda t: None, previews()) == "test 'Here' starts there"
     on_preview = [spec("Abs", start="http://preview.test/products/2")]
-    assert covered_by(Route("/products/[id]"), on_preview, lambda t: None, "http://preview.test") is not None
-    found = covered_by(Route("/orders/[id]"), elsewhere, lambda t: visited.get(t.name), "http://preview.test")
+    assert covered_by(Route("/products/[id]"), on_preview, lambda t: None, previews()) is not None
+    found = covered_by(Route("/orders/[id]"), elsewhere, lambda t: visited.get(t.name), previews())
     assert found == "a recorded run of test 'Here' passed through it"
+
+
+def test_in_a_monorepo_a_route_is_on_its_own_app_s_preview_and_only_its_tests_cover_it() -> None:
+    """#65, 6: /about of apps/docs is not covered by a test of the web app's /about, and an app with no URL is on no
+    preview when the change touches several apps."""
+    web, docs, shop = Route("/about", app="apps/web"), Route("/about", app="apps/docs"), Route("/cart", app="apps/shop")
+    named = previews(web, docs, shop, web="http://web.test", docs="http://docs.test")
+    assert (named.of_route(web), named.of_route(docs), named.of_route(shop)) == ("http://web.test", "http://docs.test", None)
+    assert "its app apps/shop has no preview URL of its own" in named.unknown(shop) and "--base-url shop=URL" in named.unknown(
+        shop
+    )
+    tests = [spec("Web about", start="/about", app="web"), spec("Plain about", start="/about")]
+    assert covered_by(web, tests, lambda t: None, named) == "test 'Web about' starts there"
+    assert covered_by(docs, tests, lambda t: None, named) is None  # no test runs on the docs preview
+    assert previews(shop).of_route(shop) == "http://preview.test"  # one app touched: the plain preview is its
+    assert previews(Route("/x")).of_route(Route("/x")) == "http://preview.test"  # the repository's root app
+    assert RunConfig(Path("q"), "http://p", app_urls={"apps/web": "http://w"}).url_of("web") == "http://w"
 
 
 def test_a_recording_s_pages_are_its_preview_s_paths() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import Recording, StepRecordings
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.engine.step_cache import goal_definition, recordable_goals, steps_visited
@@ -76,7 +77,9 @@ def test_a_goal_is_kept_once_its_own_checks_or_a_later_steps_held() -> None:
 def test_the_reporter_files_each_kept_goal_under_its_own_key(tmp_path: Path) -> None:
     test = steps_spec()
     store = cache(tmp_path, test)
-    reporter = CacheReporter(store, Manifest(version=1, tests=[test]), "http://old:1")
+    reporter = CacheReporter(
+        store, Manifest(version=1, tests=[test]), RunConfig(manifest=Path("qa.yml"), base_url="http://old:1")
+    )
     reporter.handle(StepRecorded("checkout", 3, "", [], "", None, None, before_png=b"png3"))
     for step, before in ((1, 0), (2, 2)):
         reporter.handle(AgentHistory("checkout", HISTORY, step=step, before=before))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from preview_qa.config import on_default_branch
+from preview_qa.config import RunConfig, on_default_branch
 from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 from preview_qa.events import VisualReference
 from preview_qa.manifest.models import Manifest
@@ -48,7 +48,9 @@ def _manifest(visual: dict[str, object]) -> Manifest:
 def test_a_kept_reference_is_read_back_and_dropped_when_the_mask_changes(tmp_path: Path) -> None:
     manifest = _manifest({"mask": ["#clock"]})
     cache = RecordingCache(tmp_path, manifest, "openai", "scripted")
-    CacheReporter(cache, manifest, "http://preview").handle(VisualReference(name="t", shots=(("final", b"png"), ("2", b"p2"))))
+    CacheReporter(cache, manifest, RunConfig(Path("qa.yml"), "http://preview")).handle(
+        VisualReference(name="t", shots=(("final", b"png"), ("2", b"p2")))
+    )
     assert cache.reference(manifest.tests[0]) == {"final": b"png", "2": b"p2"}
     assert cache.lookup(manifest.tests[0]) is None  # a reference is no recording: the test is not replayed from it
     for changed in ({"mask": ["#other"]}, {"mask": ["#clock"], "full_page": True}):

@@ -70,6 +70,20 @@ def manifest_argument(f: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+def base_url_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--base-url (`run`, `plan`): the preview, and in a monorepo NAME=URL for each app's own (repeatable)."""
+    return click.option(
+        "--base-url",
+        "base_url",
+        multiple=True,
+        required=True,
+        metavar="URL | NAME=URL",
+        envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
+        help=f"{what} In a monorepo, also NAME=URL for each app with a preview of its own (repeatable; NAME: the "
+        "app's folder, apps/web, or its name, web): its tests (app: NAME) run there, and plan reads its routes there.",
+    )
+
+
 def headful_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """--headful (`run`, `demo` and `plan`)."""
     return click.option("--headful", is_flag=True, help="Show the browser windows.")(f)

@@ -11,12 +11,20 @@ from typing import Any
 import click
 
 from preview_qa import app
-from preview_qa.cli.options import access_options, command, env, headful_option, llm_options, manifest_argument, verbose_option
+from preview_qa.cli.options import (
+    access_options,
+    base_url_option,
+    command,
+    headful_option,
+    llm_options,
+    manifest_argument,
+    verbose_option,
+)
 from preview_qa.cli.values import (
     UsageError,
-    parse_base_url,
     parse_credentials,
     parse_headers,
+    parse_previews,
     read_changed_files_to_plan,
     speed_config,
 )
@@ -49,12 +57,7 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @command("plan")
 @manifest_argument
-@click.option(
-    "--base-url",
-    required=True,
-    envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
-    help="The preview to read the pages of and try the drafts on.",
-)
+@base_url_option("The preview to read the pages of and try the drafts on.")
 @llm_options
 @plan_options
 @access_options
@@ -80,7 +83,7 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @verbose_option
 def plan(
     manifest: Path,
-    base_url: str,
+    base_url: tuple[str, ...],
     routes: tuple[str, ...],
     most: int,
     write: Path | None,
@@ -106,9 +109,11 @@ def plan(
     if changed is None and not routes:
         raise UsageError("give the changed files (--changed-files or --changed-only) or a --route to plan for.")
     speed = speed_config(cache, False, None, None, None, None, price_per_mtok, None)
+    plain, app_urls = parse_previews(base_url, loaded.apps)
     config = RunConfig(
         manifest=manifest,
-        base_url=parse_base_url(base_url),
+        base_url=plain,
+        app_urls=app_urls,
         headless=not headful,
         extra_headers=parse_headers(extra_headers),
         http_credentials=parse_credentials(http_credentials),

@@ -14,6 +14,7 @@ from preview_qa import app
 from preview_qa.cli.options import (
     WORDS,
     access_options,
+    base_url_option,
     command,
     env,
     fail_on_option,
@@ -23,7 +24,15 @@ from preview_qa.cli.options import (
     words,
 )
 from preview_qa.cli.plan import tell_plan
-from preview_qa.cli.values import UsageError, parse_base_url, parse_credentials, parse_headers, read_changed_files, speed_config
+from preview_qa.cli.values import (
+    UsageError,
+    parse_base_url,
+    parse_credentials,
+    parse_headers,
+    parse_previews,
+    read_changed_files,
+    speed_config,
+)
 from preview_qa.config import (
     BROWSER_START_TIMEOUT_S,
     DEFAULT_CACHE,
@@ -158,12 +167,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @command()
 @manifest_argument
-@click.option(
-    "--base-url",
-    required=True,
-    envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
-    help="The preview deployment to test, e.g. https://pr-42.preview.example.com",
-)
+@base_url_option("The preview deployment to test, e.g. https://pr-42.preview.example.com.")
 @llm_options
 @click.option(
     "--wait-timeout",
@@ -242,7 +246,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @speed_options
 def run(
     manifest: Path,
-    base_url: str,
+    base_url: tuple[str, ...],
     provider: Provider,
     model: str | None,
     api_key: str | None,
@@ -276,10 +280,11 @@ def run(
     if impacted and changed_files is None and not changed_only:
         raise UsageError("--impacted needs the changed files: give --changed-files FILE (or -) or --changed-only.")
     loaded = loader.load(manifest)
-    base_url = parse_base_url(base_url)
+    plain, app_urls = parse_previews(base_url, loaded.apps)
     config = RunConfig(
         manifest=manifest,
-        base_url=base_url,
+        base_url=plain,
+        app_urls=app_urls,
         out=out,
         provider=provider,
         model=model,
@@ -298,7 +303,7 @@ def run(
         fail_on=fail_on,
         comment=comment,
         retries=retries,
-        baseline_url=_baseline_url(baseline_url, base_url, fail_on),
+        baseline_url=_baseline_url(baseline_url, plain, fail_on),
         trace=TraceMode(trace),
         browser_start_timeout=browser_start_timeout,
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),

@@ -4,6 +4,7 @@ shard; a value the user can fix is a UsageError naming its flag."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from preview_qa.errors import PreviewQaError
+from preview_qa.manifest.models import APP_NAME
 
 if TYPE_CHECKING:
     from preview_qa.selection.changed_files import ChangedFiles
@@ -24,6 +26,26 @@ def parse_base_url(url: str, option: str = "--base-url") -> str:
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"{option} must start with http:// or https:// (got {url!r}).")
     return url.rstrip("/")
+
+
+def parse_previews(values: tuple[str, ...], apps: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """--base-url, repeated: one plain URL (the preview of the tests without app:), and NAME=URL for each app of a
+    monorepo with a preview of its own, over the manifest's `apps:`."""
+    plain, named = [], dict(apps)
+    for value in (v.strip() for v in values if v.strip()):  # the action's input: one per line
+        name, sep, url = value.partition("=")
+        if sep and "://" not in name:
+            if not re.fullmatch(APP_NAME, name):
+                raise UsageError(f"--base-url {value!r}: {name!r} is no app name (a folder, apps/web, or its name, web).")
+            named[name] = parse_base_url(url, f"--base-url {name}=")
+        else:
+            plain.append(parse_base_url(value))
+    if len(plain) != 1:
+        given = "none" if not plain else ", ".join(plain)
+        raise UsageError(
+            f"--base-url: give the preview's URL once (got {given}); NAME=URL values add the previews of a monorepo's apps."
+        )
+    return plain[0], named
 
 
 def parse_credentials(value: str | None) -> tuple[str, str] | None:

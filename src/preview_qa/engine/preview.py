@@ -9,6 +9,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from preview_qa.config import RunConfig
+from preview_qa.events import RunTarget
+from preview_qa.manifest.models import TestSpec
+
 if TYPE_CHECKING:
     import httpx
 
@@ -73,3 +77,11 @@ def origin_of(url: str) -> str:
     """scheme://host[:port]: what the preview is, whatever path a URL on it has."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def target_url(config: RunConfig, spec: TestSpec, target: RunTarget = RunTarget.PREVIEW) -> str:
+    """The deployment a run of the test is on: the baseline's, else its app's preview (checked to be there when the
+    tests were selected), else --base-url's."""
+    if target == RunTarget.BASELINE and config.baseline_url:
+        return config.baseline_url
+    return config.url_of(spec.app) or config.base_url

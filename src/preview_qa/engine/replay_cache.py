@@ -12,8 +12,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import Recorded, RecordedElsewhere, Recording, StepRecordings
-from preview_qa.engine.preview import origin_of
+from preview_qa.engine.preview import origin_of, target_url
 from preview_qa.engine.step_cache import goal_definition, recordable_goals
 from preview_qa.events import (
     AgentHistory,
@@ -175,13 +176,11 @@ class CacheReporter(Reporter):
         self,
         cache: RecordingCache,
         manifest: Manifest,
-        base_url: str,
-        baseline_url: str | None = None,
+        config: RunConfig,
         keep_fall_backs: bool = True,
     ):
-        self.cache = cache
+        self.cache, self.config = cache, config
         self.keep_fall_backs = keep_fall_backs  # config.fall_back_recordings_kept: off in a pull request's run
-        self.origins = {RunTarget.PREVIEW: origin_of(base_url), RunTarget.BASELINE: origin_of(baseline_url or base_url)}
         self._specs = {t.name: t for t in manifest.tests}
         self._histories: dict[tuple[str, str, int | None], AgentHistory] = {}  # a goal's by its test step
         self._seen: dict[tuple[str, str], dict[int, bytes]] = {}
@@ -214,7 +213,7 @@ class CacheReporter(Reporter):
         if result.execution is Execution.REPLAY_FELL_BACK and not self.keep_fall_backs:
             return  # the recording that passed on the default branch stays: a PR's drift may be its regression
         if result.status is Status.PASSED and result.execution in RECORDED_BY_AGENT and run and spec is not None:
-            self.cache.store(spec, self.origins[target], run.history, target, seen, run.environment, run.visited)
+            self.cache.store(spec, self._origin(spec, target), run.history, target, seen, run.environment, run.visited)
 
     def _store_goals(
         self,
@@ -236,7 +235,11 @@ class CacheReporter(Reporter):
                 continue
             first, last = step.agent_steps
             pictures = {n - run.before: png for n, png in seen.items() if first <= n <= last}
-            self.cache.store(spec, self.origins[target], run.history, target, pictures, run.environment, visited, index)
+            self.cache.store(spec, self._origin(spec, target), run.history, target, pictures, run.environment, visited, index)
+
+    def _origin(self, spec: TestSpec, target: RunTarget) -> str:
+        """The origin the test's run was on (its app's preview, or the baseline's), which its recording is made relative to."""
+        return origin_of(target_url(self.config, spec, target))
 
 
 def _shot_options(spec: TestSpec) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from preview_qa.config import RunConfig, TraceMode
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, RecordedElsewhere, Recording, StepRecordings, replaying
 from preview_qa.engine.healing import fall_back
-from preview_qa.engine.preview import origin_of, wait_for_preview
+from preview_qa.engine.preview import origin_of, target_url, wait_for_preview
 from preview_qa.engine.proof import Prover
 from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
@@ -71,11 +71,21 @@ def untested_routes(routes: list[Route] | None) -> PlanSummary | None:
     if routes is None:
         return None
     where = "no test starts on it or visits it: `preview-qa plan` drafts tests for it"
-    return PlanSummary(routes=[PlannedRoute(route=r.label, files=list(r.files), note=where) for r in routes])
+    return PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files), note=where) for r in routes])
 
 
 def start_url(base_url: str, start: str) -> str:
     return start if "://" in start else base_url.rstrip("/") + start
+
+
+def _no_baseline_for(spec: TestSpec) -> str | None:
+    """Why the baseline cannot run the test, if it cannot: a saved login is the preview's (signed out there, a failure
+    would wrongly excuse this one), and --baseline-url is the plain preview's, not an app's."""
+    if spec.use_state is not None:
+        return f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
+    if spec.app is not None:
+        return f"it is for app '{spec.app}', and --baseline-url is the baseline of the tests without app:"
+    return None
 
 
 def allowed_hosts(base_url: str, spec: TestSpec) -> list[str]:
@@ -132,7 +142,8 @@ class Runner:
     def publish(self, event: Event) -> None:
         event = redacted(event, self._redactor)
         if isinstance(event, AgentHistory) and event.label != RunTarget.BASELINE:  # the latest attempt's, as the cache's
-            self._recorded[event.name] = recorded(event, self.config.base_url, self._recorded.get(event.name))
+            spec = next(t for t in self.manifest.tests if t.name == event.name)
+            self._recorded[event.name] = recorded(event, target_url(self.config, spec), self._recorded.get(event.name))
         self._publish_raw(event)
 
     async def run(self) -> RunResult:
@@ -186,11 +197,15 @@ class Runner:
         return found.pages() if isinstance(found, Recording) else steps_visited(spec, found) if spec.steps else None
 
     async def _wait_for_preview(self) -> str | None:
+        """Why a preview the tests run on did not answer in time (the plain one, and each app's a test is for)."""
         if self.config.wait_timeout <= 0:
             return None
-        return await wait_for_preview(
-            self.config.base_url, self.config.wait_timeout, self.config.preview_headers, on_protected=self._protected
-        )
+        urls = dict.fromkeys([self.config.base_url, *(self.config.url_of(t.app) for t in self.selection.tests if t.app)])
+        for url in (u for u in urls if u is not None):
+            why = await wait_for_preview(url, self.config.wait_timeout, self.config.preview_headers, on_protected=self._protected)
+            if why:
+                return why
+        return None
 
     def _protected(self, status: int) -> None:
         self._warnings.append(protected_preview_line(status))
@@ -352,7 +367,7 @@ class Runner:
     ) -> AgentRequest:
         """What the agent is asked for one run of the test; saved states are the preview's alone (the baseline's run
         starts from none and keeps none)."""
-        base_url = self._base_url(target)
+        base_url = target_url(self.config, spec, target)
         on_preview = target == RunTarget.PREVIEW
         request = AgentRequest(
             spec=spec,
@@ -383,9 +398,6 @@ class Runner:
 
         return wanted
 
-    def _base_url(self, target: RunTarget) -> str:
-        return self.config.baseline_url if target == RunTarget.BASELINE and self.config.baseline_url else self.config.base_url
-
     async def _compare_with_baseline(self, semaphore: asyncio.Semaphore) -> str | None:
         """After the run, each test that ran and failed or errored runs once more on the baseline deployment, with the
         same manifest; passing tests are not re-run. None, or why the baseline could not be used."""
@@ -408,15 +420,7 @@ class Runner:
         async with semaphore:
             # A saved login belongs to the preview's host: on the baseline the test would run signed out, and a
             # failure there would wrongly excuse this one.
-            why_not = (
-                self._run_budget_spent()
-                or self._provider_down
-                or (
-                    f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
-                    if spec.use_state is not None
-                    else None
-                )
-            )
+            why_not = self._run_budget_spent() or self._provider_down or _no_baseline_for(spec)
             baseline = (
                 self._unrun(spec, Status.ERRORED, why_not)
                 if why_not
@@ -469,9 +473,7 @@ class Runner:
         """Why the baseline cannot give `spec` its screenshots to compare with, if it cannot."""
         if unreachable:
             return f"--baseline-url is unreachable: {unreachable}"
-        if spec.use_state is not None:
-            return f"it starts from the preview's saved state '{spec.use_state}', which the baseline cannot use"
-        return self._run_budget_spent() or self._provider_down
+        return _no_baseline_for(spec) or self._run_budget_spent() or self._provider_down
 
     async def _wait_for_setup(self, spec: TestSpec) -> str | None:
         """Wait until the test whose state `spec` starts from has finished; why `spec` cannot run, if it did not pass."""

@@ -36,6 +36,8 @@ TAG = "^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$"
 START = PATH_OR_URL
 OUTSIDE_REPO = "(^|/)[.][.](/|$)"  # a `..` path segment
 STATE_NAME = "^[A-Za-z0-9_][A-Za-z0-9_ .:-]{0,99}$"
+APP_NAME = "^[A-Za-z0-9_][A-Za-z0-9_./-]{0,199}$"  # a monorepo app's folder (apps/web) or its last part (web)
+_APP_URL: JsonDict = {"type": "string", "pattern": "^https?://"}
 LOCALE = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"  # a BCP 47 language tag: en, de-DE, zh-Hant-TW
 SERVER_PATH = "^[/*]"  # an allow_server_errors glob: a path, or a glob that starts with *
 _ENV_SCHEMA: JsonDict = {"type": "string", "pattern": ENV_NAME}
@@ -170,6 +172,16 @@ class TestOptions(Strict):
         description=("Seconds for the whole test (browser start, agent, checks, evidence) before it errors."),
     )
     allowed_domains: list[str] = Field(default_factory=list, description=("Hosts the agent may visit besides the preview's own."))
+    app: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": APP_NAME},
+        description=(
+            "In a monorepo whose apps have previews of their own: the app this test is for, by its name in the "
+            "manifest's apps: or in --base-url NAME=URL (its folder, apps/web, or the folder's name, web). Its start "
+            "and open: paths are read on that app's preview, its credentials go to that origin. Without it, the test "
+            "runs on --base-url's plain URL."
+        ),
+    )
     allow_server_errors: list[str] = Field(
         default_factory=list,
         json_schema_extra={"items": {"type": "string", "pattern": SERVER_PATH}},
@@ -503,6 +515,16 @@ class Manifest(Strict):
             "Remix, Django)."
         ),
     )
+    apps: dict[str, str] = Field(
+        default_factory=dict,
+        json_schema_extra={"additionalProperties": _APP_URL, "propertyNames": {"pattern": APP_NAME}},
+        description=(
+            "A monorepo's apps and the preview URL of each, as `name: URL` (name: the app's folder, apps/web, or the "
+            "folder's name, web); --base-url NAME=URL gives or replaces one at run time. A test with `app: NAME` runs "
+            "on that URL; `plan` reads and tries each changed route on its own app's preview, and lists the routes of "
+            "an app with no URL instead of trying them on another app's."
+        ),
+    )
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)
     _source: YamlSource | None = PrivateAttr(default=None)
 
@@ -516,6 +538,16 @@ class Manifest(Strict):
             if problem:
                 raise ValueError(problem)
         return v
+
+    @field_validator("apps")
+    @classmethod
+    def _app_urls(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, url in v.items():
+            if not re.fullmatch(APP_NAME, name):
+                raise ValueError(f"app name {name!r} must be a folder (apps/web) or its name (web)")
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"app {name!r}: its preview URL must start with http:// or https:// (got {url!r})")
+        return {name: url.rstrip("/") for name, url in v.items()}
 
     @field_validator("version", mode="before")
     @classmethod

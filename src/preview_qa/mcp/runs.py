@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from preview_qa.config import RunConfig
-from preview_qa.lifecycle import ExitCode
+from preview_qa.exits import Started, Told, told
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.mcp.child import STDERR, Ended, command, run_child
@@ -29,7 +29,10 @@ PLAN_NOTE = "plan: "
 async def run_tests(settings: Settings, args: RunTestsArgs, progress: Progress) -> RunSummary:
     """The tests `run` would run with these filters, and the compact summary of their results."""
     manifest, loaded = _manifest(settings, args.manifest)
-    chosen = select(loaded, RunConfig(manifest=manifest, base_url=args.base_url, only=args.names or [], tags=args.tags or []))
+    chosen = select(
+        loaded,
+        RunConfig(manifest=manifest, base_url=args.base_url, app_urls=loaded.apps, only=args.names or [], tags=args.tags or []),
+    )
     total = len(chosen.tests)
     if chosen.spending:  # a run of exact steps calls no LLM: its cap holds whatever the model's price
         settings.refuse_unpriced()
@@ -45,7 +48,7 @@ async def run_tests(settings: Settings, args: RunTestsArgs, progress: Progress) 
     )
     ticker = _RunTicker(run / RESULTS, total, progress)
     ended = await run_child(argv, settings.folder.root, settings.child_env(), run, ticker.tick)
-    if ended.code not in (ExitCode.OK, ExitCode.FAILED, ExitCode.CANCELLED) or not (run / RESULTS).is_file():
+    if told("run", ended.code) is not Told.RESULTS or not (run / RESULTS).is_file():
         raise _refused("run", ended, settings.folder.shown(run))
     await progress(total, total, f"{total} of {total} tests done")
     return ResultsFile(settings.folder, run / RESULTS).summary()
@@ -71,9 +74,9 @@ async def plan_tests(settings: Settings, args: PlanTestsArgs, progress: Progress
 
     argv = command("plan", settings.folder.shown(manifest), *flags, "--max-cost-usd", f"{settings.max_cost_usd:g}")
     ended = await run_child(argv, settings.folder.root, settings.child_env(), run, _every(HEARTBEAT_S, tick))
-    if ended.code == ExitCode.FAILED and ended.last_line:  # the preview or the LLM did not answer: said in words
+    if told("plan", ended.code) is Told.STOPPED and ended.last_line:  # the preview or the LLM did not answer
         raise ToolRefused(ended.last_line)
-    if ended.code != ExitCode.OK:
+    if told("plan", ended.code) is not Told.RESULTS:
         raise _refused("plan", ended, settings.folder.shown(run))
     plan = run / PLAN_FILE
     notes = [
@@ -98,10 +101,11 @@ def _cost_flags(settings: Settings, manifest: Manifest) -> list[str]:
     return ["--run-max-cost-usd", cap, *([] if lower else ["--max-cost-usd", cap])]
 
 
-def _refused(what: str, ended: Ended, logs: str) -> ToolRefused:
+def _refused(what: Started, ended: Ended, logs: str) -> ToolRefused:
     """How a child that did not finish its job ended, in one sentence: its own (it refused, or crashed), or its code."""
-    if ended.code in (ExitCode.USAGE, ExitCode.INTERNAL_ERROR) and ended.last_line:
-        return ToolRefused(f"{what} refused: {ended.last_line}" if ended.code == ExitCode.USAGE else ended.last_line)
+    said = told(what, ended.code)
+    if said in (Told.REFUSED, Told.CRASHED) and ended.last_line:
+        return ToolRefused(f"{what} refused: {ended.last_line}" if said is Told.REFUSED else ended.last_line)
     return ToolRefused(f"{what} ended with exit code {ended.code} and no results; its output is in {logs}/.")
 
 

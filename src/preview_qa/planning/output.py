@@ -66,7 +66,7 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
 
 def _test_yaml(spec: TestSpec) -> str:
     data = spec.model_dump(mode="json", exclude_defaults=True, exclude={"line"})
-    ordered = {k: data[k] for k in ("name", "start", "task", "secrets", "expect", "tags") if k in data}
+    ordered = {k: data[k] for k in ("name", "app", "start", "task", "secrets", "expect", "tags") if k in data}
     if "start" not in ordered:
         ordered["start"] = spec.start
     return _dump([ordered | data])

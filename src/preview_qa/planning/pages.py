@@ -33,28 +33,28 @@ class Pages:
 
     def __init__(self, agents: RunAgents, prepared: Prepared, config: RunConfig, manifest: Manifest):
         self.agents, self.prepared, self.config, self.manifest = agents, prepared, config, manifest
-        self.read: dict[str, PageFacts | Unread] = {}  # path -> the page read there signed out
+        self.read: dict[str, PageFacts | Unread] = {}  # URL -> the page read there signed out
 
-    async def url_for(self, route: Route) -> str | Unread:
-        """The URL to read the route at. A dynamic route's value comes from a link to one of its pages on the preview:
-        on its static part's page, the start page, or any page read so far."""
-        base = self.config.base_url
+    async def url_for(self, route: Route, base: str) -> str | Unread:
+        """The URL to read the route at, on `base` (its app's preview). A dynamic route's value comes from a link to one
+        of its pages on that preview: on its static part's page, the start page, or any page of it read so far."""
         if not route.dynamic:
             return base + route.plain
         looked = []
-        for path in dict.fromkeys([route.static_prefix, "/", *self.read]):
-            facts = await self.visit(base + path) if path not in self.read else self.read[path]
+        read_here = [urlsplit(url).path or "/" for url in self.read if url.startswith(base + "/")]
+        for path in dict.fromkeys([route.static_prefix, "/", *read_here]):
+            facts = await self.visit(base + path)
             if isinstance(facts, Unread):
                 looked.append(f"{path} ({facts.why.removeprefix('not drafted: its page ')})")
                 continue
             looked.append(path)
-            if found := self._link_to(route, facts.links):
+            if found := self._link_to(route, facts.links, base):
                 return base + found
         where = ", ".join(looked)
         return Unread(f"needs a value for its dynamic segment: no link to one of its pages on {where}")
 
-    def _link_to(self, route: Route, links: list[str]) -> str | None:
-        origin = urlsplit(self.config.base_url).netloc
+    def _link_to(self, route: Route, links: list[str], base: str) -> str | None:
+        origin = urlsplit(base).netloc
         for link in links:
             parts = urlsplit(link)
             if parts.netloc == origin and route.serves(parts.path):  # not a page a more specific route serves
@@ -64,12 +64,11 @@ class Pages:
     async def visit(self, url: str, state: BrowserState | None = None) -> PageFacts | Unread:
         """The page at `url` in a fresh context of the run's browsers (holding `state`, a saved login, if given), under
         the run's request policy; or why not. A page read signed out is read once."""
-        path = urlsplit(url).path or "/"
-        if state is None and path in self.read:
-            return self.read[path]
+        if state is None and url in self.read:
+            return self.read[url]
         facts = await self._survey(url, state)
         if state is None:
-            self.read[path] = facts
+            self.read[url] = facts
         return facts
 
     async def _survey(self, url: str, state: BrowserState | None) -> PageFacts | Unread:
@@ -78,11 +77,11 @@ class Pages:
         from preview_qa.agent.page.survey import survey
         from preview_qa.engine.preview import origin_of
 
-        hosts = [urlsplit(self.config.base_url).hostname or "", *self.manifest.defaults.allowed_domains]
+        hosts = [urlsplit(url).hostname or "", *self.manifest.defaults.allowed_domains]
         redactor = self.prepared.redactor
         try:
             async with self.agents.pool.lease() as lease:
-                origin, headers = origin_of(self.config.base_url), self.config.preview_headers
+                origin, headers = origin_of(url), self.config.preview_headers  # to the page's own preview only
                 policy = RequestPolicy("preview-qa plan", hosts, redactor, lambda _e: None, origin, headers)
                 await policy.install(lease.context)
                 if state is not None:

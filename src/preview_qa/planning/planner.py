@@ -23,6 +23,7 @@ from preview_qa.planning.pages import Pages, Unread
 from preview_qa.providers import default_model
 from preview_qa.results import PlannedRoute, PlanSummary, ProofVerdict, Status, TestResult, Usage
 from preview_qa.selection.impact import covered_by
+from preview_qa.selection.previews import Previews
 from preview_qa.selection.repository import Repository
 from preview_qa.selection.route import Route
 from preview_qa.selection.routes import map_files
@@ -72,8 +73,8 @@ class Planner:
         from preview_qa.engine.preview import no_answer
 
         text = PlanText(self.config.base_url)
-        routes, mapped = self._uncovered(prepared, text)
-        summary = PlanSummary(routes=[PlannedRoute(route=r.label, files=list(r.files)) for r in routes], notes=text.notes)
+        routes, mapped, previews = self._uncovered(prepared, text)
+        summary = PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files)) for r in routes], notes=text.notes)
         summary.mapped = mapped
         if not routes:
             return summary
@@ -85,7 +86,11 @@ class Planner:
             drafted: list[Drafted] = []
             stops: list[str] = []  # why the preview or the LLM did not answer, route by route
             for route, planned in zip(routes, summary.routes, strict=True):
-                found, why = await self._draft(pages, llm, prepared, route, text.dropped, stops)
+                base = previews.of_route(route)
+                if base is None:  # an app of several with no URL: never tried on another app's preview
+                    planned.note = f"not drafted: {previews.unknown(route)}"
+                    continue
+                found, why = await self._draft(pages, llm, prepared, route, base, text.dropped, stops)
                 planned.note, drafted = why.why if isinstance(why, Unread) else why, drafted + found
                 stops += [why.why] if isinstance(why, Unread) and not why.answered else []
             trials = await try_drafts(drafted, agents, self._trial_manifest(drafted), self.config, prepared, self._left(llm))
@@ -104,12 +109,14 @@ class Planner:
             summary.stopped = stops[0].removeprefix("not drafted: ") if stops else _none_tried(summary.routes)
         return summary
 
-    def _uncovered(self, prepared: Prepared, text: PlanText) -> tuple[list[Route], int]:
+    def _uncovered(self, prepared: Prepared, text: PlanText) -> tuple[list[Route], int, Previews]:
         """The changed (and given) routes no test covers, static ones first (their pages' links give the dynamic ones
-        a value), and how many the change maps to; the others, and the files that map to none, as notes."""
+        a value), how many the change maps to, and the preview each is on; the others, and the files that map to none,
+        as notes."""
         mapped = map_files(self.options.changed_files or [], self.manifest.routes, self.options.repo)
         given = [Route(r if r.startswith("/") else "/" + r) for r in self.options.routes]
-        routes = list({r.label: r for r in [*mapped.routes, *given]}.values())
+        routes = list({r.shown: r for r in [*mapped.routes, *given]}.values())
+        previews = Previews(self.config, routes)
         text.notes.extend(mapped.notes)
         if mapped.unmapped:
             text.notes.append(f"changed files that map to no route: {', '.join(mapped.unmapped)}")
@@ -118,11 +125,11 @@ class Planner:
         visited = self._visited(prepared)
         left = []
         for route in routes:
-            if by := covered_by(route, self.manifest.tests, visited, self.config.base_url):
-                text.notes.append(f"{route.label} is covered: {by}")
+            if by := covered_by(route, self.manifest.tests, visited, previews):
+                text.notes.append(f"{route.shown} is covered: {by}")
             else:
                 left.append(route)
-        return sorted(left, key=lambda r: r.dynamic), len(routes)
+        return sorted(left, key=lambda r: r.dynamic), len(routes), previews
 
     def _visited(self, prepared: Prepared) -> Callable[[TestSpec], list[str] | None]:
         """The pages a test's recording passed through, from the replay cache (none without one)."""
@@ -140,17 +147,24 @@ class Planner:
         return visited
 
     async def _draft(
-        self, pages: Pages, llm: RecordingLLM, prepared: Prepared, route: Route, dropped: dict[str, str], stops: list[str]
+        self,
+        pages: Pages,
+        llm: RecordingLLM,
+        prepared: Prepared,
+        route: Route,
+        base: str,
+        dropped: dict[str, str],
+        stops: list[str],
     ) -> tuple[list[Drafted], str | Unread]:
-        """The route's drafts that are valid tests (the others into `dropped`), and a note on the route (an Unread when
-        the preview or the LLM did not answer)."""
+        """The route's drafts, read and tried on `base` (its app's preview), that are valid tests (the others into
+        `dropped`), and a note on the route (an Unread when the preview or the LLM did not answer)."""
         from preview_qa.agent.adapter.llm import ask
 
         if self._left(llm) == 0:
             return [], f"not drafted: the planning budget ({self.options.budget_flag}) is spent"
         if stops and stops[-1].startswith(LLM_DOWN):  # it did not answer for the route before: no call is worth making
             return [], Unread(stops[-1], answered=False)
-        url = await pages.url_for(route)
+        url = await pages.url_for(route, base)
         if isinstance(url, Unread):
             return [], url
         facts = await pages.visit(url)
@@ -180,8 +194,9 @@ class Planner:
             test = to_test(draft, start, self.manifest, scrub, self._taken)
             if isinstance(test, str):
                 dropped[draft.name or "(unnamed draft)"] = test
-            else:  # a page read signed in starts from the same saved login
-                found.append(Drafted(test.model_copy(update={"use_state": state}), route.label, route.files))
+            else:  # a page read signed in starts from the same saved login; a named app's page, on its app
+                app = self.config.app_name(route.app) if route.app else None
+                found.append(Drafted(test.model_copy(update={"use_state": state, "app": app}), route.shown, route.files))
         return found, "" if found else "no draft was a valid test"
 
     async def _signed_in(self, agents: RunAgents, prepared: Prepared) -> tuple[str, BrowserState] | str:
@@ -200,7 +215,7 @@ class Planner:
             self._login = "planning reads pages signed out: the manifest saves no login (save_state)"
             return self._login
         kept: list[BrowserState] = []
-        base = self.config.base_url
+        base = self.config.url_of(setup.app) or self.config.base_url
         request = AgentRequest(
             spec=setup,
             start_url=start_url(base, setup.start),

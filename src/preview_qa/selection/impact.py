@@ -8,7 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from preview_qa.config import RunConfig
 from preview_qa.manifest.models import TestSpec
+from preview_qa.selection.previews import Previews
 from preview_qa.selection.repository import Repository
 from preview_qa.selection.route import Route
 from preview_qa.selection.routes import map_files
@@ -32,14 +34,16 @@ def impact(
     changed: list[str],
     routes: Mapping[str, list[str]],
     visited: Visited | None,
-    base_url: str,
+    config: RunConfig,
     repo: Repository | None = None,
 ) -> Impact:
     """Which of `tests` the change leaves out, and why (only those without paths: paths decide for the others);
-    `visited` None (--no-cache) reads no recording, so every test runs."""
+    `visited` None (--no-cache) reads no recording, so every test runs. A test is touched by a route of its own
+    preview (or of an app with none: who knows which preview serves it)."""
     mapped = map_files(changed, routes, repo)
     touched = mapped.routes
-    untested = [r for r in touched if covered_by(r, tests, visited or (lambda _t: None), base_url) is None]
+    previews = Previews(config, touched)
+    untested = [r for r in touched if covered_by(r, tests, visited or (lambda _t: None), previews) is None]
     notes = list(mapped.notes)
     if mapped.unmapped:
         notes.append(f"--impacted: changed files that map to no route ({_some(mapped.unmapped)}): every test runs")
@@ -52,7 +56,7 @@ def impact(
         pages = visited(test)
         if pages is None:
             unrecorded.append(test.name)
-        elif not any(route.serves(page) for route in touched for page in pages):
+        elif not any(route.serves(page) for route in touched if _may_be_on(test, route, previews) for page in pages):
             change = f"the change touches {_some([r.label for r in touched])}" if touched else "the change touches no page"
             skipped[test.name] = f"not impacted: it visits {_some(pages) or 'no page of the preview'}; {change}"
     if unrecorded:
@@ -62,18 +66,22 @@ def impact(
     return Impact(skipped, notes, untested)
 
 
-def covered_by(route: Route, tests: list[TestSpec], visited: Visited, base_url: str) -> str | None:
-    """The first test that covers `route`, and how, in words: it starts there (on the preview's own host), or its
+def covered_by(route: Route, tests: list[TestSpec], visited: Visited, previews: Previews) -> str | None:
+    """The first test that covers `route`, and how, in words: it starts there (on the route's preview), or its
     recording passed through it; None when none does."""
-    host = urlsplit(base_url).netloc
-    for test in tests:
-        start = urlsplit(test.start)
-        if start.netloc in ("", host) and route.serves(start.path or "/"):
+    on = [test for test in tests if previews.same(test, route)]
+    for test in on:
+        if route.serves(urlsplit(test.start).path or "/"):
             return f"test '{test.name}' starts there"
-    for test in tests:
+    for test in on:
         if any(route.serves(page) for page in visited(test) or []):
             return f"a recorded run of test '{test.name}' passed through it"
     return None
+
+
+def _may_be_on(test: TestSpec, route: Route, previews: Previews) -> bool:
+    """Whether the test may run on the route's preview: it does, or the route's app has no preview to tell."""
+    return previews.of_route(route) is None or previews.same(test, route)
 
 
 def _some(items: list[str]) -> str:

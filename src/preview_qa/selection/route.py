@@ -31,6 +31,11 @@ class Route:
         return (self.path.rstrip("/") + "/**") if self.under else self.path
 
     @property
+    def shown(self) -> str:
+        """The route as shown, with its app in a monorepo: `/about (apps/web)`."""
+        return f"{self.label} ({self.app})" if self.app else self.label
+
+    @property
     def dynamic(self) -> bool:
         """It has a segment that needs a value (`[slug]`, `[...rest]`): a URL needs one found on the preview. An optional
         one (`[[lang]]`) matches without a value."""

@@ -49,7 +49,7 @@ def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None
     skipped = _not_changed(tests, config.changed_files)
     found = None
     if config.impacted and config.changed_files is not None:
-        found = impact(tests, config.changed_files, manifest.routes, visited, config.base_url)
+        found = impact(tests, config.changed_files, manifest.routes, visited, config)
         skipped |= found.skipped
     if config.shard is not None:
         runs = in_shard([t.name for t in tests if t.name not in skipped], *config.shard)
@@ -57,9 +57,20 @@ def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None
         tests = [t for t in tests if t.name in keep]
         skipped = {name: reason for name, reason in skipped.items() if name in keep}
     selection = _with_setups(manifest, tests, skipped)
+    _on_a_preview(manifest, config, [t for t in selection.tests if selection.skip_reason(t) is None])
     if found is None:
         return selection
     return dataclasses.replace(selection, notes=found.notes, untested=found.untested)
+
+
+def _on_a_preview(manifest: Manifest, config: RunConfig, tests: list[TestSpec]) -> None:
+    """A test for an app with no preview URL cannot run (never on another app's preview): the run is refused first."""
+    for spec in tests:
+        if spec.app is not None and config.url_of(spec.app) is None:
+            raise SelectionError(
+                f"{manifest.path}:{spec.line}: test {spec.name!r} is for app {spec.app!r}, which has no preview URL: give "
+                f"--base-url {spec.app}=URL, or apps: {{{spec.app}: URL}} in the manifest."
+            )
 
 
 def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, str]) -> Selection:

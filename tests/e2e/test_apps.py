@@ -1,0 +1,59 @@
+"""A monorepo's apps with previews of their own (#65, 6): a test with `app:` runs on its app's preview (--base-url
+NAME=URL, or the manifest's `apps:`), and a test whose app has no URL stops the run before anything starts, never run
+on another app's preview. Exact steps only: no LLM is called."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import clean_env, run_in_process
+from tests.site import DemoSite
+
+pytestmark = pytest.mark.e2e
+
+MANIFEST = """version: 1
+apps:
+  docs: http://docs.invalid
+tests:
+  - name: Shop home
+    steps:
+      - open: /
+        expect: {text: Acme demo shop}
+  - name: Docs help
+    app: {app}
+    start: /help
+    steps:
+      - click: {role: button, name: Got it}
+    expect: {text: Thanks!}
+"""
+
+
+def run(tmp_path: Path, site: DemoSite, app: str, *urls: str) -> tuple[int, str, dict[str, dict[str, object]]]:
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text(MANIFEST.replace("{app}", app), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["run", str(manifest), "--base-url", site.url, *[a for u in urls for a in ("--base-url", u)], "--out", str(out)]
+    done = run_in_process([*args, "--no-cache"], env={**clean_env(), "OPENAI_API_KEY": "unused"})
+    results = out / "results.json"
+    tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]} if results.exists() else {}
+    return done.returncode, done.stdout + done.stderr, tests
+
+
+def test_a_test_of_an_app_runs_on_that_app_s_preview(tmp_path: Path, site: DemoSite) -> None:
+    docs = site.url.replace("127.0.0.1", "localhost")  # the same server under another host: another preview
+    code, output, tests = run(tmp_path, site, "docs", f"docs={docs}")  # the flag over the manifest's apps:
+    assert code == 0, output
+    assert str(tests["Shop home"]["final_url"]).startswith(site.url + "/")
+    assert str(tests["Docs help"]["final_url"]) == docs + "/help"
+
+
+def test_a_test_whose_app_has_no_preview_url_stops_the_run_before_it_starts(tmp_path: Path, site: DemoSite) -> None:
+    code, output, tests = run(tmp_path, site, "blog")
+    assert code == 2 and not tests, output
+    assert (
+        f"{tmp_path / 'qa.yml'}:9: test 'Docs help' is for app 'blog', which has no preview URL: give --base-url blog=URL, "
+        "or apps: {blog: URL} in the manifest." in output
+    )
