@@ -58,7 +58,7 @@ def test_a_hidden_text_is_called_hidden_and_nothing_alike_is_not_dressed_up_as_a
     hidden = found["text:visible text 'Payment confirmed'"]
     assert hidden.found == "it is in the page, but no one can see it: display: none (on <p>)"
     assert found["text:visible text 'Refund issued to your card'"].found == (
-        "no visible line resembles it (the page shows 2 line(s) of text)"
+        "no visible line resembles it (the page shows 2 line(s) of text: 'Orders', 'Shipping soon')"
     )
 
 

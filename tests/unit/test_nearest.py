@@ -24,7 +24,7 @@ def test_the_line_nearest_the_expected_text_wins_over_the_header_and_navigation(
     nearest = nearest_line("Cart total: 2 item(s)", lines)
     assert nearest is not None and nearest.line == "Cart total: 1 item(s)"
     assert nearest.before == "Item 40: Widget model 40 — $40.99" and nearest.after == "Checkout"
-    text = describe_nearest(nearest, len(lines))
+    text = describe_nearest(nearest, lines)
     assert text.startswith("'Cart total: 1 item(s)' (the closest visible line, after 'Item 40")
     assert "before 'Checkout'" in text
 
@@ -51,8 +51,17 @@ def test_a_long_line_is_cut_around_its_best_match() -> None:
 def test_nothing_alike_is_said_so_instead_of_naming_noise() -> None:
     lines = ["Home", "About", "Contact"]
     assert nearest_line("Payment confirmed", lines) is None
-    assert describe_nearest(None, 3) == "no visible line resembles it (the page shows 3 line(s) of text)"
-    assert describe_nearest(None, 0) == "the page shows no visible text"
+    assert describe_nearest(None, lines) == (
+        "no visible line resembles it (the page shows 3 line(s) of text: 'Home', 'About', 'Contact')"
+    )
+    assert describe_nearest(None, []) == "the page shows no visible text"
+
+
+def test_with_nothing_alike_the_pages_first_ten_lines_are_listed_each_clipped() -> None:
+    lines = [*HEADER[:9], "x" * 200, *BODY]
+    text = describe_nearest(nearest_line("Payment confirmed", lines), lines)
+    assert text.startswith("no visible line resembles it (the page shows 50 line(s) of text, the first 10: 'Acme', 'Home',")
+    assert text.endswith(f"'Search products', '{'x' * 59}…')") and "Item 1" not in text
 
 
 def test_visible_lines_drop_blank_lines_and_fold_whitespace() -> None:

@@ -16,6 +16,7 @@ RESEMBLES = 60  # rapidfuzz score (0-100) below which a line has too little in c
 LINE_LIMIT = 160
 CONTEXT_LIMIT = 60
 MAX_LINES = 5000  # a page longer than this is searched in its first lines only
+LINES_SHOWN = 10  # when no line resembles the text: the page's first lines, to show what it did show
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,15 @@ def nearest_line(expected: str, lines: list[str]) -> Nearest | None:
     )
 
 
-def describe_nearest(nearest: Nearest | None, line_count: int) -> str:
-    """`'Cart total: 1 item(s)' (the closest visible line, after '…' and before '…')`, or why there is none."""
-    if line_count == 0:
+def describe_nearest(nearest: Nearest | None, lines: list[str]) -> str:
+    """`'Cart total: 1 item(s)' (the closest visible line, after '…' and before '…')`, or why there is none and the
+    page's first lines (`the page shows 4 line(s) of text: 'Acme', 'Home', ...`)."""
+    if not lines:
         return "the page shows no visible text"
     if nearest is None:
-        return f"no visible line resembles it (the page shows {line_count} line(s) of text)"
+        first = ", ".join(repr(clip(line, CONTEXT_LIMIT)) for line in lines[:LINES_SHOWN])
+        which = f", the first {LINES_SHOWN}" if len(lines) > LINES_SHOWN else ""
+        return f"no visible line resembles it (the page shows {len(lines)} line(s) of text{which}: {first})"
     around = [f"after {nearest.before!r}" if nearest.before else "", f"before {nearest.after!r}" if nearest.after else ""]
     where = " and ".join(a for a in around if a)
     return f"{nearest.line!r} (the closest visible line{', ' + where if where else ''})"
@@ -80,16 +84,16 @@ def found_instead_of_text(look: TextLook, text: str) -> str:
         why, frame = look.why
         return f"it is in the page, but no one can see it: {why}{frame_name(frame)}"
     best: tuple[Nearest, Frame] | None = None
-    total = 0
+    shown: list[str] = []  # every frame's lines, the page's first
     for frame, lines in look.lines:
         lines = visible_lines("\n".join(lines))
-        total += len(lines)
+        shown += lines
         near = nearest_line(text, lines)
         if near is not None and (best is None or near.score > best[0].score):
             best = (near, frame)
     if best is None:
-        return describe_nearest(None, total)
-    return describe_nearest(best[0], total) + frame_name(best[1])
+        return describe_nearest(None, shown)
+    return describe_nearest(best[0], shown) + frame_name(best[1])
 
 
 def where_text_is(hit: Hit, text: str) -> str:

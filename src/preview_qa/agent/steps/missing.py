@@ -35,7 +35,7 @@ async def instead(page: Page, at: Located) -> str:
         if at.text is not None:
             lines = visible_lines(await body.inner_text(timeout=READ_TIMEOUT_MS))
             found = nearest_line(at.text, lines)
-            return f"nearest: {describe_nearest(found, len(lines))}" if found else describe_nearest(found, len(lines))
+            return f"nearest: {describe_nearest(found, lines)}" if found else describe_nearest(found, lines)
         roles = parse_aria_snapshot(await body.aria_snapshot(timeout=READ_TIMEOUT_MS))
         if at.role is not None:
             return nearest_elements(ElementCheck(role=at.role, name=at.name), roles)
