@@ -182,8 +182,8 @@ def test_summary_table_and_failure_details_render_hostile_text_inert(workspace: 
     assert "### ❌ preview-qa: failed" in summary
     assert "| ✅ | Log in \\| works | Signed in as &lt;b&gt;demo&lt;/b&gt; | 1.2 s | 4 |" in summary
     row = next(line for line in summary.splitlines() if line.startswith("| ❌ | Pay"))
-    assert "<img" not in row and "@octocat" not in row and "&lt;img src=x&gt;" in row and "@\u200boctocat" in row
-    assert "❌ **Pay @\u200boctocat** · qa/qa.yml\\:8" in summary  # the failure card's title
+    assert "<img" not in row and "&lt;img src=x&gt;" in row and "`@octocat`" in row  # no mention: a code span
+    assert "❌ **Pay `@octocat`** · qa/qa.yml\\:8" in summary  # the failure card's title
     card = rendered(summary.split("#### Failures", 1)[1])
     assert "<img" not in card and "<pre" not in card and "<code>`</code>" not in card  # inert, and no fenced block
     assert "```\nCheckout broke" not in summary and "``` Checkout broke\n" not in visible(card)
@@ -441,7 +441,7 @@ def test_replays_that_drifted_are_listed_inert_with_the_step_and_what_changed(wo
     text = render_markdown(run, lambda f: f, None, 60_000)
     section = text.split("#### Replays that drifted (the agent took over)\n", 1)[1].split("\nScreenshots,", 1)[0]
     assert section.strip().splitlines() == [  # the failed test's drift is told by its own card
-        "- add a todo: replay drifted at step 2\\: click button 'Add &lt;b&gt;todo&lt;/b&gt;' @\u200boctocat\\: element not "
+        "- add a todo: replay drifted at step 2\\: click button 'Add &lt;b&gt;todo&lt;/b&gt;' `@octocat`\\: element not "
         f"found (the recorded and the live page: {folder_of('add a todo')}/replay-drift-recorded.png, replay-drift-live.png)"
     ]
     shown = visible(rendered(section))
@@ -460,3 +460,58 @@ def test_the_pr_comment_counts_and_names_the_healed_tests(workspace: Path, https
     assert "**2 passed · 1 healed (replay drifted, the agent passed)** of 2 test(s)" in comment["body"]
     assert "🩹 **Healed: 1**: add a todo (the replay drifted and the agent passed instead;" in comment["body"]
     assert "| ✅ | add a todo · _healed\\: the replay drifted, the agent passed_ |" in comment["body"]
+
+
+def test_failed_and_errored_tests_come_first_and_the_green_ones_are_folded(workspace: Path) -> None:
+    env = runner_env(workspace)
+    names = [("p1", Status.PASSED), ("f1", Status.FAILED), ("s1", Status.SKIPPED), ("e1", Status.ERRORED), ("p2", Status.PASSED)]
+    report(run_of(workspace, [make_result(workspace, name, status) for name, status in names]), env)
+    page = rendered(Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), raw_html=True)
+    shown, folded = page.split("<details>", 1)
+    cells = re.findall(r"<td>([a-z]\d)</td>", shown)
+    assert cells == ["e1", "f1"]  # the worst first, as in report.html
+    fold = folded.split("</details>", 1)[0]
+    assert fold.startswith("<summary>✅ 2 passed, ⏭️ 1 skipped</summary>") and "<table>" in fold
+    assert re.findall(r"<td>([a-z]\d)</td>", fold) == ["p1", "p2", "s1"]
+
+
+def test_a_cut_inside_the_folded_rows_closes_the_fold(workspace: Path) -> None:
+    green = [make_result(workspace, f"ok {i}", Status.PASSED) for i in range(200)]
+    tests = [make_result(workspace, "broken", Status.FAILED), *green]
+    text = render_markdown(run_of(workspace, tests), str, None, 8_000)
+    assert "more test row(s)" in text and text.count("<details>") == text.count("</details>") == 1
+
+
+def test_an_address_copies_as_it_is_and_links_to_no_one(workspace: Path) -> None:
+    env = runner_env(workspace)
+    reason = "agent: signed up as ann.lee+qa@example.com; @octocat was told"
+    report(run_of(workspace, [make_result(workspace, "sign up", Status.FAILED, reason)]), env)
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert not re.search("[\u200b-\u200d\u2060\ufeff]", summary)  # no zero-width character to break a copy
+    page = rendered(summary, raw_html=True)
+    assert "<code>ann.lee+qa@example.com</code>" in page and "<code>@octocat</code>" in page and "mailto:" not in page
+    assert "signed up as ann.lee+qa@example.com; @octocat was told" in visible(page)
+
+
+def test_a_failures_file_and_line_link_to_that_line_at_the_pull_requests_head(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    checkout = workspace / "shop"  # actions/checkout with `path: shop`
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / "qa").mkdir()
+    manifest = checkout / "qa" / "qa.yml"
+    manifest.write_text("version: 1\ntests: []\n")
+    failing = builders.result("pay", Status.FAILED, "no total", file=str(manifest), line=50)
+    run = builders.run_of(failing, manifest=str(manifest))
+    head = {"number": PR, "pull_request": {"number": PR, "head": {"sha": "b" * 40}}}
+    url = f"https://github.com/acme/shop/blob/{'b' * 40}/qa/qa.yml#L50"
+    for event, sha in ((head, "b"), ({"number": PR, "pull_request": {"number": PR}}, "a")):
+        env = {**runner_env(workspace, event=event), "GITHUB_SHA": "a" * 40}
+        Path(env["GITHUB_STEP_SUMMARY"]).write_text("")  # a fresh one for each step
+        report(run, env)
+        comment = (workspace / "out" / "comment.md").read_text(encoding="utf-8")
+        for text in (Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"), comment):
+            assert f'<a href="{url.replace("b" * 40, sha * 40)}">shop/qa/qa.yml:50</a>' in rendered(text)
+    elsewhere = builders.result("pay", Status.FAILED, "no total", file=str(tmp_path / "qa.yml"), line=50)
+    Path(env["GITHUB_STEP_SUMMARY"]).write_text("")
+    report(builders.run_of(elsewhere, manifest=str(tmp_path / "qa.yml")), env)
+    assert "/blob/" not in Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")  # outside the checkout: no link

@@ -36,7 +36,7 @@ def test_the_section_is_folded_and_lists_the_routes() -> None:
 def test_the_drafts_are_one_yaml_block_page_text_cannot_close() -> None:
     page = rendered(plan_markdown(plan(), md_cell), raw_html=True)
     assert page.count("<pre") == 1 and '<pre lang="yaml"><code>' in page
-    block = page.split("<code>", 1)[1].split("</code>", 1)[0]
+    block = page.split('<pre lang="yaml"><code>', 1)[1].split("</code>", 1)[0]
     assert visible(block) == YAML  # every line of it, the fence and </details> inside included, as written
 
 

@@ -15,32 +15,41 @@ from preview_qa.reporters.output.files import DRIFT_LIVE, DRIFT_RECORDED, test_d
 from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.results import RunResult, Status, TestResult, one_line
 
+SourceLink = Callable[[str, int], str | None]  # a manifest file and line -> its URL on GitHub, or None
 CELL_LIMIT = 300
 FLAGGED_SHOWN = 10  # vacuous and weak tests listed in the summary's head (--prove); the rest in results.json
 CARDS_OPEN = 3  # failure cards shown open; the rest are folded under one <details> that says how many
+TABLE_HEAD = "| | Test | Reason | Duration | Agent steps | Run |\n|:-:|---|---|--:|--:|---|\n"
 EMOJI = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERRORED: "⚠️", Status.SKIPPED: "⏭️"}
 # `:` too, which breaks every GFM autolink with a scheme (http://, mailto:, xmpp:); `www.` gets the same escape below.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]~|!:])")
 _WWW = re.compile(r"(www)\.", re.IGNORECASE)
+# An e-mail address or an @mention: cmark-gfm autolinks an address even with its `@` escaped (`\@`, `&#64;`), and
+# GitHub links mentions in any text but code; in a code span neither happens, and the text copies as it is.
+_ADDRESS = re.compile(r"([\w.+%-]*@[\w.-]*\w)")  # split() keeps each address at an odd index
 
 
 def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
     """Untrusted text as inert Markdown on one line: no HTML, no links (autolinks included) or emphasis, no @mentions
-    (nor e-mail autolinks), no table breaks, no control characters."""
-    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(clean(text), limit), quote=False))
-    return _WWW.sub(r"\1\\.", text).replace("@", "@\u200b")
+    nor e-mail autolinks (each address in a code span), no table breaks, no control characters."""
+    parts = _ADDRESS.split(one_line(clean(text), limit))
+    return "".join(f"`{part}`" if index % 2 else _inert(part) for index, part in enumerate(parts))
 
 
-def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: int) -> str:
-    """The table of tests and a card per failure (the first CARDS_OPEN open, the rest folded), cut (with a note)
-    before `limit` UTF-8 bytes."""
+def _inert(text: str) -> str:
+    return _WWW.sub(r"\1\\.", _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False)))
+
+
+def render_markdown(
+    run: RunResult, relative: Callable[[str], str], run_url: str | None, limit: int, link: SourceLink | None = None
+) -> str:
+    """The table of tests, failed and errored first and the green ones folded, and a card per failure (the first
+    CARDS_OPEN open, the rest folded), cut (with a note) before `limit` UTF-8 bytes; `link` gives a manifest line's URL."""
     head = _head(run, relative)
-    rows = [
-        f"| {EMOJI[t.status]} | {md_cell(t.name, 120)}{_marks(t)} | {md_cell(t.reason)} | {t.duration_s:.1f} s | {t.steps} "
-        f"| {md_cell(t.how_run)} |"
-        for t in run.tests
-    ]
-    failures = [card_markdown(t, relative, run.base_url) for t in run.tests if not t.status.is_green]
+    tests = sorted(run.tests, key=lambda t: -t.status.rank)  # worst first, else manifest order (as report.html)
+    red = [_row(t) for t in tests if not t.status.is_green]
+    green = [t for t in tests if t.status.is_green]
+    failures = [card_markdown(t, relative, run.base_url, link) for t in tests if not t.status.is_green]
     drifts = [
         f"- {md_cell(t.name, 120)}: {md_cell(t.replay_drift)} (the recorded and the live page: "
         f"{md_cell(f'{test_dir(t.name)}/{DRIFT_RECORDED}, {DRIFT_LIVE}')})\n"
@@ -50,7 +59,12 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     evidence = "Screenshots, event logs and results.json: " + (
         f"[the run's artifacts]({run_url}#artifacts)." if run_url else "the results folder."
     )
-    items = [(row + "\n", "row") for row in rows]
+    items = [(TABLE_HEAD, "heading")] if red else []
+    items += [(row, "row") for row in red]
+    if green:
+        counts = ", ".join(f"{EMOJI[s]} {n} {s.value}" for s in (Status.PASSED, Status.SKIPPED) if (n := run.count(s)))
+        items += [(f"\n<details><summary>{counts}</summary>\n\n{TABLE_HEAD}", "fold")]
+        items += [(_row(t), "row") for t in green] + [("\n</details>\n", "unfold")]
     items += [(block, "heading") for block in [_groups(run)] if block]
     items += [("\n#### Failures\n", "heading")] if failures else []
     items += [(block, "failure") for block in failures[:CARDS_OPEN]]
@@ -64,6 +78,7 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
     text = "\n".join(head) + "\n"
     budget = limit - 600 - len(evidence.encode())  # the cut note and the evidence line always fit
     size = len(text.encode())
+    folded_open = False  # inside a <details> when cut: it is closed after the note
     for index, (part, kind) in enumerate(items):
         size += len(part.encode())
         if size > budget:
@@ -73,14 +88,15 @@ def render_markdown(run: RunResult, relative: Any, run_url: str | None, limit: i
                 f"\n_Cut here to stay within GitHub's size limit: {rest.count('row')} more test row(s) and "
                 f"{rest.count('failure')} more failure detail(s){drifts_left} are in results.json._\n"
             )
-            text += "\n</details>\n" if "unfold" in rest and "fold" not in rest else ""
+            text += "\n</details>\n" if folded_open else ""
             break
         text += part
+        folded_open = {"fold": True, "unfold": False}.get(kind, folded_open)
     return text + f"\n{evidence}\n"
 
 
 def _head(run: RunResult, relative: Any) -> list[str]:
-    """The summary's first lines: the run's status and counts, the healed tests, its notices, the table's header."""
+    """The summary's first lines: the run's status and counts, the healed tests, its notices."""
     counts = " · ".join(f"{run.count(s)} {s.value}" for s in Status if run.count(s)) or "no tests"
     counts += f" · {len(run.healed)} healed (replay drifted, the agent passed)" if run.healed else ""
     counts += f" · {len(run.fell_back)} fell back to the agent (not healed)" if run.fell_back else ""
@@ -111,8 +127,14 @@ def _head(run: RunResult, relative: Any) -> list[str]:
     for notice in (run.notice, run.baseline_error):
         if notice:
             head += ["> [!WARNING]", f"> {md_cell(notice, 1000)}", ""]
-    head += ["| | Test | Reason | Duration | Agent steps | Run |", "|:-:|---|---|--:|--:|---|"]
     return head
+
+
+def _row(test: TestResult) -> str:
+    return (
+        f"| {EMOJI[test.status]} | {md_cell(test.name, 120)}{_marks(test)} | {md_cell(test.reason)} | {test.duration_s:.1f} s "
+        f"| {test.steps} | {md_cell(test.how_run)} |\n"
+    )
 
 
 def _proofs(run: RunResult) -> list[str]:
@@ -128,11 +150,13 @@ def _proofs(run: RunResult) -> list[str]:
     return [*lines, ""] if flagged else lines
 
 
-def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: str) -> str:
+def card_markdown(test: TestResult, relative: Callable[[str], str], base_url: str, link: SourceLink | None = None) -> str:
     """One failed or errored test as a card: prose that wraps (no fenced block), a small table of the failed checks,
-    the steps as a numbered list; every untrusted string through md_cell."""
+    the steps as a numbered list; every untrusted string through md_cell; its file:line a link when `link` has one."""
     card = failure_card(test, base_url)
     where = md_cell(f"{relative(test.file)}:{test.line}") if test.file else ""
+    url = link(test.file, test.line) if link is not None and where else None
+    where = f"[{where}]({url})" if url else where
     parts = [
         f"{EMOJI[test.status]} **{md_cell(test.name, 120)}**{f' · {where}' if where else ''}",
         f"**{md_cell(card.headline, 500)}**",

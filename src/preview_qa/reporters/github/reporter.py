@@ -16,6 +16,7 @@ from preview_qa.reporters.github.api import GitHubError, read_event
 from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
 from preview_qa.reporters.github.comments import PullRequestComments
 from preview_qa.reporters.github.markdown import md_cell, render_markdown
+from preview_qa.reporters.github.source import SourceLinks
 from preview_qa.reporters.github.visual import changed_markdown
 from preview_qa.reporters.output.files import with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import RunResult
@@ -92,13 +93,15 @@ class GitHubReporter(Reporter):
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
         run = with_artifacts(self.out, run)  # each test's files and steps in words, for its failure card
         visual = changed_markdown(run, self._run_url())  # expect.visual's section, after the rest (and in its limit)
+        links = SourceLinks(self.env, read_event(self.env.get("GITHUB_EVENT_PATH")), self.workspace)
         self._append(
             "GITHUB_STEP_SUMMARY",
-            render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT - len(visual.encode())) + visual,
+            render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT - len(visual.encode()), links) + visual,
         )
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
-        body = marker + "\n" + render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT - len(visual.encode())) + visual
+        comment = render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT - len(visual.encode()), links)
+        body = marker + "\n" + comment + visual
         write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
         if self.comment:
             self._comment(marker, body)
