@@ -8,7 +8,7 @@ import asyncio
 import dataclasses
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,11 +65,14 @@ def plan_only(manifest: Manifest, config: RunConfig, env: Mapping[str, str], pla
         return plan(prepared)
 
 
-def _prepare(manifest: Manifest, config: RunConfig, env: Mapping[str, str]) -> Prepared:
+def _prepare(manifest: Manifest, config: RunConfig, env: Mapping[str, str], running: Collection[str] | None = None) -> Prepared:
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
-    # before any reporter starts: what is missing is the user's to fix, not a run to report
-    secrets, llm = preflight(manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium)
+    # before any reporter starts: what is missing is the user's to fix, not a run to report; `running`: the tests whose
+    # secrets must be there (None: every test's)
+    secrets, llm = preflight(
+        manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium, running
+    )
     llm = priced(llm, manifest, config)
     # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
     # key the provider really gets (maybe from its usual variable, not --api-key), the headers' values, the GitHub token
@@ -82,8 +85,10 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     from preview_qa.engine.proof import ProofCacheReporter
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
 
-    select(manifest, config)  # the runner selects again; a filter that names nothing must stop the run before it starts
-    prepared = _prepare(manifest, config, env)
+    # the runner selects again; a filter that names nothing must stop the run before it starts, and only the tests the
+    # run runs (and the setup tests they start from) need their secrets
+    selection = select(manifest, config)
+    prepared = _prepare(manifest, config, env, {spec.name for spec in selection.runs})
     secrets, llm, redactor = prepared.secrets, prepared.llm, prepared.redactor
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
@@ -119,10 +124,12 @@ def preflight(
     api_key: str | None,
     llm_base_url: str | None,
     chromium: str | None,
+    running: Collection[str] | None = None,
 ) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
-    """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset
-    (ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium (SetupError)."""
-    secrets = loader.resolve_secrets(manifest, env)
+    """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset for a test
+    in `running` (None: any test; ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium
+    (SetupError)."""
+    secrets = loader.resolve_secrets(manifest, env, running)
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
     _chromium(chromium)
     return secrets, llm
@@ -156,7 +163,7 @@ def tool_redactor(manifest: Manifest | None, env: Mapping[str, str]) -> Redactor
     its environment holds for the manifest's tests (one not set is left out: there is nothing of it to leak), every
     provider's API key it holds, the preview's header values and basic-auth password as `run` reads them from the
     environment (INPUT_EXTRA-HEADERS, PREVIEW_QA_HTTP_CREDENTIALS), and the GitHub token."""
-    secrets = loader.resolve_secrets(manifest, env, strict=False) if manifest is not None else {}
+    secrets = loader.resolve_secrets(manifest, env, required=()) if manifest is not None else {}
     keys = [env[name] for names in providers.API_KEY_ENV.values() for name in names if env.get(name)]
     headers = {
         name.strip(): value.strip()

@@ -24,6 +24,31 @@ class ManifestError(PreviewQaError):
         return _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)  # one line, whatever a key holds
 
 
+MAX_PROBLEMS = 20  # a manifest's problems listed at once: enough for a first draft, not a wall of text
+
+
+class ManifestProblems(ManifestError):
+    """Several problems of one manifest, each a ManifestError of its own, in the order of their lines; as a
+    ManifestError it is the first of them. Only `of` makes one."""
+
+    def __init__(self, problems: list[ManifestError]):
+        first = problems[0]
+        super().__init__(first.file, first.line, first.key, first.message)
+        self.problems = problems
+
+    @staticmethod
+    def of(problems: list[ManifestError]) -> ManifestError:
+        """One problem as itself; several, by line, as one error that lists them (at most MAX_PROBLEMS)."""
+        ordered = sorted(problems, key=lambda p: p.line or 0)
+        return ordered[0] if len(ordered) == 1 else ManifestProblems(ordered)
+
+    def __str__(self) -> str:
+        shown = self.problems[:MAX_PROBLEMS]
+        more = len(self.problems) - len(shown)
+        lines = [f"{len(self.problems)} problems in {self.file}:", *(f"  {p}" for p in shown)]
+        return "\n".join(lines + ([f"  ... and {more} more (fix these first)"] if more else []))
+
+
 class LLMConfigError(PreviewQaError):
     """The provider cannot be set up as configured (unknown provider, missing key)."""
 

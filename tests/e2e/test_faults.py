@@ -32,9 +32,12 @@ tests:
   - {name: truncated response, task: "[truncated] Read the price."}
   - {name: hanging response, task: "[hang] Read the price.", timeout: 60}
   - {name: one 429 then an answer, task: "[p429-once] Read the price."}
-  - {name: connection refused, task: "[unreachable] Read the page.", start: "http://127.0.0.1:{port}/"}
-  - {name: DNS failure, task: "[unreachable] Read the page.", start: "http://preview-qa-test.invalid/"}
-  - {name: TLS error, task: "[unreachable] Read the page.", start: "https://{host}/product"}
+  - {name: connection refused, task: "[unreachable] Read the page.", start: "http://127.0.0.1:{port}/",
+     allowed_domains: [127.0.0.1]}
+  - {name: DNS failure, task: "[unreachable] Read the page.", start: "http://preview-qa-test.invalid/",
+     allowed_domains: [preview-qa-test.invalid]}
+  - {name: TLS error, task: "[unreachable] Read the page.", start: "https://{host}/product",
+     allowed_domains: [127.0.0.1]}
   - {name: 5xx start page, task: "[unreachable] Read the page.", start: /status/500}
   - {name: endless redirect, task: "[unreachable] Read the page.", start: /loop}
   - {name: never finishes loading, task: "[slow] Read the page.", start: /slow}

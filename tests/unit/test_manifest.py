@@ -29,7 +29,8 @@ ERRORS = [
     (
         "typo in a top-level key",
         "version: 1\ntestz:\n" + OK_TEST,
-        "qa.yml:2: testz: unknown key 'testz'; did you mean 'tests'? (and 1 more problem)",
+        "2 problems in qa.yml:\n  qa.yml:1: tests: this required key is missing.\n"
+        "  qa.yml:2: testz: unknown key 'testz'; did you mean 'tests'?",
     ),
     (
         "typo in defaults",
@@ -189,7 +190,11 @@ ERRORS = [
     ),
     ("not a mapping", "- a\n- b\n", "qa.yml:1: the manifest must be a mapping with 'version' and 'tests' keys."),
     ("a list as a key", "version: 1\n? [a, b]\n: 1\n", "qa.yml:2: a key must be a plain value, not a list or mapping."),
-    ("broken YAML", "version: 1\ntests: [\n", "qa.yml:3: invalid YAML: expected the node content, but found '<stream end>'."),
+    (
+        "broken YAML",
+        "version: 1\ntests: [\n",
+        "qa.yml:2: invalid YAML: expected the node content, but found '<stream end>' (the file ends after this line).",
+    ),
     (
         "a goal cut by a comment",
         "version: 1\ntests:\n  - name: a\n    task: Check that order #1001 is listed\n",
@@ -221,9 +226,31 @@ ERRORS = [
         'the whole text (task: "Check the order #1001"), or put the comment on a line of its own.',
     ),
     (
+        "a URL check cut by a comment (#66, 9)",
+        f"version: 1\ntests:\n{OK_TEST}    expect:\n      url: /orders #1001\n",
+        "qa.yml:6: tests[0].expect.url: the text ends at ' #', which starts a YAML comment, so it reads '/orders'; quote "
+        'the whole text (url: "/orders #1001"), or put the comment on a line of its own.',
+    ),
+    (
+        "a test's name cut by a comment (#66, 9)",
+        "version: 1\ntests:\n  - name: Order #1001 is listed\n    task: t\n",
+        "qa.yml:3: tests[0].name: the text ends at ' #', which starts a YAML comment, so it reads 'Order'; quote the "
+        'whole text (name: "Order #1001 is listed"), or put the comment on a line of its own.',
+    ),
+    (
+        "a path to open and a value to fill cut by comments (#66, 9)",
+        "version: 1\ntests:\n  - name: a\n    steps:\n      - open: /orders #1001\n"
+        "      - fill:\n          label: Note\n          value: Gift #2\n",
+        "2 problems in qa.yml:\n"
+        "  qa.yml:5: tests[0].steps[0].open: the text ends at ' #', which starts a YAML comment, so it reads '/orders'; "
+        'quote the whole text (open: "/orders #1001"), or put the comment on a line of its own.\n'
+        "  qa.yml:8: tests[0].steps[1].fill.value: the text ends at ' #', which starts a YAML comment, so it reads "
+        "'Gift'; quote the whole text (value: \"Gift #2\"), or put the comment on a line of its own.",
+    ),
+    (
         "a flow list cut by a comment",
         f"version: 1\ntests:\n{OK_TEST}    expect: {{text: [Order #1001, Paid]}}\n",
-        "qa.yml:6: invalid YAML: expected ',' or ']', but got '<stream end>' (line 5 has ' #', which starts a YAML comment "
+        "qa.yml:5: invalid YAML: expected ',' or ']', but got '<stream end>' (line 5 has ' #', which starts a YAML comment "
         "there: quote a text that holds one).",
     ),
 ]
@@ -466,3 +493,118 @@ def test_cli_validate_refuses_what_run_would_refuse_unless_offline(tmp_path: Pat
     )
     offline = run_in_process(["validate", str(path), "--offline"], env=clean_env())
     assert (offline.returncode, offline.stdout) == (0, f"{path}: 1 test(s), valid.\n")
+
+
+def _validate(tmp_path: Path, text: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, Path]:
+    """`validate`'s exit code, and what it said: its error (stderr), or that the manifest is valid (stdout)."""
+    path = tmp_path / "qa.yml"
+    path.write_text(text, encoding="utf-8")
+    proc = run_in_process(["validate", str(path), *args], env=env or clean_env())
+    return proc.returncode, proc.stderr if proc.returncode else proc.stdout, path
+
+
+def test_validate_refuses_a_start_on_another_host_as_an_open_step_there(tmp_path: Path) -> None:
+    """#66, 9: `start: https://other.example.net/login` was accepted; it is refused with the fix `open:` gets."""
+    text = "version: 1\ntests:\n  - name: a\n    task: t\n    start: https://other.example.net/login\n"
+    assert _validate(tmp_path, text, "--offline")[:2] == (
+        2,
+        f"preview-qa: error: {tmp_path / 'qa.yml'}:5: tests[0].start: 'https://other.example.net/login' is outside the "
+        "preview and this test's allowed_domains; give a path (such as /login) under the preview, or add "
+        "other.example.net to allowed_domains.\n",
+    )
+    allowed = text + "    allowed_domains: ['*.example.net']\n"
+    assert _validate(tmp_path, allowed, "--offline")[:2] == (0, f"{tmp_path / 'qa.yml'}: 1 test(s), valid.\n")
+
+
+def test_validate_refuses_a_url_check_a_comment_cut(tmp_path: Path) -> None:
+    """#66, 9: `url: /orders #1001` was silently read as /orders."""
+    code, stderr, path = _validate(
+        tmp_path, f"version: 1\ntests:\n{OK_TEST}    expect: {{title: Order}}\n    start: /o #1\n", "--offline"
+    )
+    assert (code, stderr) == (
+        2,
+        f"preview-qa: error: {path}:6: tests[0].start: the text ends at ' #', which starts a YAML comment, so it reads "
+        "'/o'; quote the whole text (start: \"/o #1\"), or put the comment on a line of its own.\n",
+    )
+
+
+def test_a_yaml_error_at_the_end_of_the_file_names_a_line_in_it(tmp_path: Path) -> None:
+    """#66, 9: a quote left open in a 5-line file was reported at line 6; it is the line the quote opens on."""
+    text = 'version: 1\ntests:\n  - name: a\n    task: "Open the page\n      and check it\n'
+    code, stderr, path = _validate(tmp_path, text, "--offline")
+    assert (code, stderr) == (
+        2,
+        f"preview-qa: error: {path}:4: invalid YAML: found unexpected end of stream (the file ends before what starts "
+        "on this line is closed).\n",
+    )
+
+
+def test_validate_lists_every_problem_each_at_its_line_and_key(tmp_path: Path) -> None:
+    """#66, 9: two problems showed one and "(and 1 more problem)"; each is listed, in the order of the file, up to 20."""
+    text = (
+        "version: 1\ndefaults:\n  max_step: 3\ntests:\n  - name: a\n    task: t\n    timeout: soon\n"
+        "  - name: b\n    task: t\n    use_state: nobody\n"
+    )
+    code, stderr, path = _validate(tmp_path, text, "--offline")
+    assert (code, stderr) == (
+        2,
+        f"preview-qa: error: 2 problems in {path}:\n"
+        f"  {path}:3: defaults.max_step: unknown key 'max_step'; did you mean 'max_steps'?\n"
+        f"  {path}:7: tests[0].timeout: input should be a valid number (got 'soon').\n",
+    )
+    valid = text.replace("  max_step: 3\n", "  max_steps: 3\n").replace("timeout: soon", "timeout: 30")
+    code, stderr, _ = _validate(tmp_path, valid, "--offline")
+    assert (code, stderr) == (
+        2,
+        f"preview-qa: error: {path}:10: tests[1].use_state: no test saves a state named 'nobody'; add "
+        "'save_state: nobody' to the test that logs in.\n",
+    )
+    many = "version: 1\ntests:\n" + "".join(f"  - name: t{i}\n    task: t\n    max_steps: x\n" for i in range(25))
+    code, stderr, _ = _validate(tmp_path, many, "--offline")
+    assert code == 2 and stderr.startswith(f"preview-qa: error: 25 problems in {path}:\n  {path}:5: tests[0].max_steps: ")
+    assert stderr.count(f"\n  {path}:") == 20 and stderr.endswith("\n  ... and 5 more (fix these first)\n")
+
+
+FIRST_RUN = """\
+version: 1
+tests:
+  - name: Home page loads
+    tags: [smoke]
+    task: Open the home page.
+  - name: Log in works
+    tags: [auth]
+    save_state: signed in
+    task: Log in with <secret>password</secret>
+    secrets: {password: QA_PASSWORD}
+  - name: Account page
+    use_state: signed in
+    task: Open the account page.
+"""
+
+
+def test_a_first_run_needs_only_the_secrets_of_what_it_runs(tmp_path: Path, site: DemoSite) -> None:
+    """#66, 4: `run --only "Home page loads"` exited 2 for QA_PASSWORD, which only the login test needs. What it runs
+    gets that far (here: to the missing API key), while a test that starts from the login's state still needs it."""
+    no_key = "preview-qa: error: no API key for provider 'anthropic'; set ANTHROPIC_API_KEY or pass --api-key.\n"
+    for selected in (["--only", "Home page loads"], ["--tag", "smoke"], ["--skip-tag", "auth", "--only", "Home page loads"]):
+        assert _cli(tmp_path, site, FIRST_RUN, *selected, "--provider", "anthropic")[:2] == (2, no_key)
+    unset = (
+        f"preview-qa: error: {tmp_path / 'qa.yml'}:10: tests[1].secrets.password: environment variable QA_PASSWORD is "
+        "not set; export it (or pass it as a workflow secret).\n"
+    )
+    assert _cli(tmp_path, site, FIRST_RUN, "--only", "Account page", "--provider", "anthropic")[:2] == (2, unset)
+
+
+def test_validate_checks_every_tests_secrets_unless_given_the_run_s_selection(tmp_path: Path) -> None:
+    """#66, 4: validate keeps checking all; with --only/--tag/--skip-tag, what `run` with them would run."""
+    env = clean_env(OPENAI_API_KEY="k")
+    unset = (
+        f"preview-qa: error: {tmp_path / 'qa.yml'}:10: tests[1].secrets.password: environment variable QA_PASSWORD is "
+        "not set; export it (or pass it as a workflow secret).\n"
+    )
+    assert _validate(tmp_path, FIRST_RUN, env=env)[:2] == (2, unset)
+    for needs_login in (["--only", "Account page"], ["--skip-tag", "auth"]):  # Account page starts from the login's state
+        assert _validate(tmp_path, FIRST_RUN, *needs_login, env=env)[:2] == (2, unset), needs_login
+    ready = f"{tmp_path / 'qa.yml'}: 3 test(s), valid, and its secrets, API key and Chromium are there.\n"
+    for selected in (["--only", "Home page loads"], ["--tag", "smoke"], ["--skip-tag", "auth", "--only", "Home page loads"]):
+        assert _validate(tmp_path, FIRST_RUN, *selected, env=env)[:2] == (0, ready), selected

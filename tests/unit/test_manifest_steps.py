@@ -115,7 +115,7 @@ def test_a_goal_is_a_task_with_its_own_checks_max_steps_and_the_tests_timeout() 
         (
             "[{open: 'https://evil.example/x'}]",
             "qa.yml:4: tests[0].steps[0].open: 'https://evil.example/x' is outside the preview and this test's "
-            "allowed_domains; open a path (such as /cart) under the preview, or add evil.example to allowed_domains.",
+            "allowed_domains; give a path (such as /x) under the preview, or add evil.example to allowed_domains.",
         ),
         (
             "[{do: x, expect: {data: {a: 1}}}]",
@@ -175,10 +175,10 @@ def test_the_rules_beyond_one_step(text: str, message: str) -> None:
     assert str(caught.value) == message
 
 
-def test_an_absolute_url_on_an_allowed_domain_or_the_start_host_may_be_opened() -> None:
+def test_an_absolute_url_on_an_allowed_domain_may_be_the_start_or_opened() -> None:
     loaded = manifest.loads(
-        "version: 1\ntests:\n  - name: a\n    start: https://shop.test/\n    allowed_domains: [pay.test]\n"
-        "    steps: [{open: 'https://pay.test/x'}, {open: 'https://shop.test/cart'}]\n"
+        "version: 1\ntests:\n  - name: a\n    start: https://shop.test/\n    allowed_domains: [pay.test, '*.shop.test']\n"
+        "    steps: [{open: 'https://pay.test/x'}, {open: 'https://www.shop.test/cart'}]\n"
     )
     assert loaded.tests[0].steps is not None
 

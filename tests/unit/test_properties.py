@@ -265,7 +265,8 @@ def manifest_like(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-_ONE_LINE = re.compile(r"^qa\.yml(:\d+)?: [^\n]+$")
+# one problem on one line, or several: a line that counts them, then one line each
+_ONE_LINE = re.compile(r"^qa\.yml(:\d+)?: [^\n]+$|^\d+ problems in qa\.yml:(\n  qa\.yml:\d+: [^\n]+)+$")
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -292,4 +293,10 @@ def test_cli_validate_exits_0_or_2_with_one_line(text: str, tmp_path: Path) -> N
     assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr
     if proc.returncode == 2:
-        assert proc.stderr.startswith(f"preview-qa: error: {path}") and proc.stderr.count("\n") == 1, proc.stderr
+        several = re.match(rf"preview-qa: error: (\d+) problems in {re.escape(str(path))}:\n", proc.stderr)
+        if several is None:
+            assert proc.stderr.startswith(f"preview-qa: error: {path}:") and proc.stderr.count("\n") == 1, proc.stderr
+        else:  # a line that counts them, then one line each (the first 20 of them, and a line for the rest)
+            count = int(several.group(1))
+            assert proc.stderr.count(f"\n  {path}:") == min(count, 20), proc.stderr
+            assert proc.stderr.count("\n") == 1 + min(count, 20) + (count > 20), proc.stderr

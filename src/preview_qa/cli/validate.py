@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa.cli.options import command, llm_options, manifest_argument
-from preview_qa.config import find_chromium
+from preview_qa.cli.options import WORDS, command, llm_options, manifest_argument, words
+from preview_qa.config import RunConfig, find_chromium
 from preview_qa.manifest import loader
 from preview_qa.providers import Provider
+from preview_qa.selection.select import chosen
 
 
 @command()
@@ -24,22 +25,32 @@ from preview_qa.providers import Provider
     is_flag=True,
     help="Check the manifest only, not what `run` needs from the environment (secrets, API key, Chromium).",
 )
+@click.option("--only", multiple=True, help="Check the secrets of this test only, as `run --only` runs it (repeatable).")
+@click.option("--tag", "tags", multiple=True, type=WORDS, metavar="TAG", help="Check only the secrets of tests with this tag.")
+@click.option("--skip-tag", "skip_tags", multiple=True, type=WORDS, metavar="TAG", help="Leave these tests' secrets out.")
 @llm_options
 def validate(
     manifest: Path,
     secret_env: bool,
     offline: bool,
+    only: tuple[str, ...],
+    tags: tuple[str, ...],
+    skip_tags: tuple[str, ...],
     provider: Provider,
     model: str | None,
     api_key: str | None,
     llm_base_url: str | None,
 ) -> None:
-    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not)."""
+    """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not): every test's
+    secrets, or with --only, --tag or --skip-tag those of the tests `run` would run with the same flags (and of the
+    setup tests they start from)."""
     loaded = loader.load(manifest)
     if secret_env:  # the action forwards exactly these variables into its container
         click.echo("\n".join(dict.fromkeys(test.secret_env(name) for test in loaded.tests for name in test.secrets)))
         return
     if not offline:
-        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium())
+        selected = RunConfig(manifest=manifest, base_url="", only=list(only), tags=words(tags), skip_tags=words(skip_tags))
+        running = {spec.name for spec in chosen(loaded, selected)} if only or tags or skip_tags else None
+        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium(), running)
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
     click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")

@@ -6,15 +6,16 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from preview_qa.manifest.models import SECRET_TAG, Defaults, Expectations, Manifest
+from preview_qa.errors import ManifestError, ManifestProblems
+from preview_qa.manifest.models import SECRET_TAG, Expectations, Manifest
 from preview_qa.manifest.setup_tests import cycle_from, savers
-from preview_qa.manifest.step_rules import step_texts, steps_problem
+from preview_qa.manifest.step_rules import step_texts, steps_problems
 from preview_qa.manifest.yaml_source import Loc, YamlSource
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.secrets.totp import normal_seed, seed_problem, totp_name
@@ -30,38 +31,49 @@ def loads(text: str, file: str = "<manifest>") -> Manifest:
     return parse(YamlSource.parse(text, file))
 
 
-# The texts the agent reads, a check looks for or an exact step finds its element by: YAML ends an unquoted one at ' #'
-# (a comment), so a cut one would test something else without a word. A test's or step's own `name` is only a label.
-CUT_TEXTS = frozenset({"task", "do", "text", "not_text", "appeared", "not_appeared", "title", "label", "option", "value"})
-ELEMENT_KEYS = frozenset({"click", "fill", "select", "press", "element"})  # where `name` is an element's accessible name
 # A comment as people write one on purpose (yamllint's rule): two spaces or more before the '#' and one after it.
 DELIBERATE_COMMENT = re.compile(r"[ \t]{2,}#(\s|$)")
 
 
 def parse(source: YamlSource) -> Manifest:
+    """The manifest, or every problem it has at once (ManifestProblems): those the YAML shows, the model's, and those
+    of a valid model's tests and states."""
     data = source.data
     if not isinstance(data, dict):
         raise source.error((), "the manifest must be a mapping with 'version' and 'tests' keys.")
-    _refuse_cut_texts(source)
-    _refuse_internal_keys(data, source)
+    problems = [*_cut_texts(source), *_internal_keys(data, source)]
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
-        raise source.error(("defaults",), "must be a mapping of per-test keys.")
+        problems.append(source.error(("defaults",), "must be a mapping of per-test keys."))
+        defaults = {}
     if "steps" in defaults:
-        raise source.error(("defaults", "steps"), "steps cannot be given in defaults: each test lists its own steps.")
-    _validate(Defaults, defaults, source, ("defaults",))
+        problems.append(source.error(("defaults", "steps"), "steps cannot be given in defaults: each test lists its own steps."))
+        defaults = {key: value for key, value in defaults.items() if key != "steps"}  # said: not merged, not said again
     raw_tests = data.get("tests")
-    merged = dict(data)
+    merged = {**data, "defaults": defaults}
     if isinstance(raw_tests, list):
         merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
         merged["tests"] = [
             {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t for i, t in enumerate(merged["tests"])
         ]
-    manifest = _validate(Manifest, {**merged, "path": source.file}, source, ())
-    manifest._source = source
-    _check_tests(manifest)
-    _check_states(manifest)
+    manifest, invalid = _validate(Manifest, {**merged, "path": source.file}, ())
+    if any(loc[:1] == ("defaults",) for loc, _ in invalid):  # what the tests took from invalid defaults: said there once
+        invalid = [(loc, said) for loc, said in invalid if not _from_defaults_at(loc, raw_tests, defaults)]
+    problems += [source.error(loc, said) for loc, said in invalid]
+    if manifest is not None:
+        manifest._source = source
+        problems += [*_test_problems(manifest), *_state_problems(manifest)]
+    if manifest is None or problems:
+        raise ManifestProblems.of(problems)
     return manifest
+
+
+def _from_defaults_at(loc: Loc, raw_tests: Any, defaults: dict[str, Any]) -> bool:
+    """Whether `loc` (tests[i].key...) is a key test i does not set itself, so it holds the defaults' value."""
+    if len(loc) < 3 or loc[0] != "tests" or not isinstance(loc[1], int) or not isinstance(raw_tests, list):
+        return False
+    own = raw_tests[loc[1]] if loc[1] < len(raw_tests) and isinstance(raw_tests[loc[1]], dict) else {}
+    return loc[2] in defaults and loc[2] not in own
 
 
 def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
@@ -80,23 +92,26 @@ def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
     return merged
 
 
-def _refuse_cut_texts(source: YamlSource) -> None:
-    """An error, never a warning, for a text a comment may have cut (`do: Check that order #1001 is listed`): the goal
-    or check would be another one, a cut goal may well pass, and a warning scrolls past in CI. A comment written as
-    one (`do: Pay  # the last goal`: two spaces before the '#', one after) is a comment."""
+def _cut_texts(source: YamlSource) -> list[ManifestError]:
+    """An error, never a warning, for any text a comment may have cut (`do: Check that order #1001 is listed`,
+    `url: /orders #1001`, a name, a value to fill): the goal, check or value would be another one, a cut goal may well
+    pass, and a warning scrolls past in CI. A comment written as one (`do: Pay  # the last goal`: two spaces before
+    the '#', one after) is a comment."""
+    found = []
     for loc, comment in source.commented.items():
-        keys = [part for part in loc if isinstance(part, str)]
-        element_name = keys[-1:] == ["name"] and len(keys) > 1 and keys[-2] in ELEMENT_KEYS
-        if not keys or (keys[-1] not in CUT_TEXTS and not element_name) or DELIBERATE_COMMENT.match(comment):
+        if not loc or DELIBERATE_COMMENT.match(comment):
             continue
         value = _at(source.data, loc)
         whole = json.dumps(f"{value}{comment.replace(chr(9), ' ')}", ensure_ascii=False)
         written = f"- {whole}" if isinstance(loc[-1], int) else f"{loc[-1]}: {whole}"
-        raise source.error(
-            loc,
-            f"the text ends at ' #', which starts a YAML comment, so it reads {value!r}; quote the whole text "
-            f"({written}), or put the comment on a line of its own.",
+        found.append(
+            source.error(
+                loc,
+                f"the text ends at ' #', which starts a YAML comment, so it reads {value!r}; quote the whole text "
+                f"({written}), or put the comment on a line of its own.",
+            )
         )
+    return found
 
 
 def _at(data: Any, loc: Loc) -> Any:
@@ -105,21 +120,21 @@ def _at(data: Any, loc: Loc) -> Any:
     return data
 
 
-def _refuse_internal_keys(data: dict[str, Any], source: YamlSource) -> None:
+def _internal_keys(data: dict[str, Any], source: YamlSource) -> list[ManifestError]:
     """`path` and a test's `line` are set by the loader, never read from the file (it would overwrite them silently)."""
-    if "path" in data:
-        raise source.error(("path",), _unknown_key("path", Manifest, []))
+    found = [source.error(("path",), _unknown_key("path", Manifest, []))] if "path" in data else []
     tests = data.get("tests")
     for i, test in enumerate(tests if isinstance(tests, list) else []):
         if isinstance(test, dict) and "line" in test:
-            raise source.error(("tests", i, "line"), _unknown_key("line", Manifest, ["tests"]))
+            found.append(source.error(("tests", i, "line"), _unknown_key("line", Manifest, ["tests"])))
+    return found
 
 
-def _check_tests(manifest: Manifest) -> None:
+def _test_problems(manifest: Manifest) -> Iterator[ManifestError]:
     seen: dict[str, int] = {}
     for i, test in enumerate(manifest.tests):
         if test.name in seen:
-            raise manifest.error(
+            yield manifest.error(
                 ("tests", i, "name"),
                 f"duplicate test name '{test.name}' (also test {seen[test.name] + 1}); names must be unique.",
             )
@@ -127,7 +142,7 @@ def _check_tests(manifest: Manifest) -> None:
         for loc, text in [(("tests", i, "task"), test.task or ""), *step_texts(test, ("tests", i))]:
             for placeholder in SECRET_TAG.findall(text):
                 if placeholder not in test.secrets:
-                    raise manifest.error(
+                    yield manifest.error(
                         loc,
                         f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'; "
                         "add it under secrets.",
@@ -136,17 +151,15 @@ def _check_tests(manifest: Manifest) -> None:
         expects += [(("tests", i, "steps", j, "expect"), s.expect) for j, s in enumerate(test.steps or [])]
         for loc, expect in expects:
             if "timeout" in expect.model_fields_set and expect.timeout > test.timeout:  # else the test's bounds it
-                raise manifest.error(
+                yield manifest.error(
                     (*loc, "timeout"),
                     f"waits {expect.timeout:g} s, longer than the test's timeout of {test.timeout:g} s; "
                     "lower expect.timeout or raise timeout.",
                 )
-        problem = steps_problem(test, ("tests", i))
-        if problem is not None:
-            raise manifest.error(*problem)
+        yield from (manifest.error(*problem) for problem in steps_problems(test, ("tests", i)))
 
 
-def _check_states(manifest: Manifest) -> None:
+def _state_problems(manifest: Manifest) -> Iterator[ManifestError]:
     """save_state names are unique, every use_state names one of them, and no test ends up waiting for itself."""
     saved: dict[str, int] = {}
     for i, test in enumerate(manifest.tests):
@@ -154,15 +167,17 @@ def _check_states(manifest: Manifest) -> None:
             continue
         if test.save_state in saved:
             first = manifest.tests[saved[test.save_state]]
-            raise manifest.error(
+            yield manifest.error(
                 ("tests", i, "save_state"),
                 f"state '{test.save_state}' is already saved by test "
                 f"'{first.name}' (line {first.line}); give each save_state its own name.",
             )
+            continue
         saved[test.save_state] = i
     saved_by = savers(manifest.tests)
+    in_cycles: set[str] = set()  # a cycle is said once, at its first test
     for i, test in enumerate(manifest.tests):
-        if test.use_state is None:
+        if test.use_state is None or test.name in in_cycles:
             continue
         origin = _from_defaults(manifest, i, "use_state")
         if test.use_state not in saved_by:
@@ -173,18 +188,21 @@ def _check_states(manifest: Manifest) -> None:
                 else f"add 'save_state: {test.use_state}' to the test that logs in"
                 + (f" (saved states: {', '.join(sorted(saved_by))})." if saved_by else ".")
             )
-            raise manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
+            yield manifest.error(("tests", i, "use_state"), f"no test saves a state named '{test.use_state}'{origin}; {hint}")
+            continue
         cycle = cycle_from(manifest.tests, test.name)
         if cycle is None or test.name not in cycle:
             continue
+        in_cycles.update(cycle)
         if len(cycle) == 1:
             fix = "set 'use_state: null' on it" if origin else "remove one of the two keys"
-            raise manifest.error(
+            yield manifest.error(
                 ("tests", i, "use_state"),
                 f"test '{test.name}' starts from state '{test.use_state}'{origin}, which it saves itself; {fix}.",
             )
+            continue
         chain = " -> ".join(f"'{name}'" for name in [*cycle, cycle[0]])
-        raise manifest.error(
+        yield manifest.error(
             ("tests", i, "use_state"),
             f"setup tests wait for each other in a cycle ({chain}, each "
             f"waiting for the test that saves its use_state){origin}; break the cycle.",
@@ -201,16 +219,13 @@ def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
 M = TypeVar("M", bound=BaseModel)
 
 
-def _validate(model: type[M], data: Any, source: YamlSource, base: Loc) -> M:
+def _validate(model: type[M], data: Any, base: Loc) -> tuple[M | None, list[tuple[Loc, str]]]:
+    """The model, or None and each of its problems: where (under `base`) and what, in words."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), []
     except ValidationError as e:
-        # An unknown key first: a typo ("testz") is what explains the required key that is then missing.
-        errors = sorted(e.errors(include_url=False), key=lambda err: err["type"] != "extra_forbidden")
-        first = errors[0]
-        loc: Loc = (*base, *first["loc"])
-        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-        raise source.error(loc, _describe(first, loc, model) + more) from None
+        located = [((*base, *error["loc"]), error) for error in e.errors(include_url=False)]
+        return None, [(loc, _describe(error, loc, model)) for loc, error in located]
 
 
 def _describe(error: Mapping[str, Any], loc: Loc, model: type[BaseModel]) -> str:
@@ -255,11 +270,15 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return next((m for a in getattr(annotation, "__args__", ()) if (m := _model_in(a)) is not None), None)
 
 
-def resolve_secrets(manifest: Manifest, environ: Mapping[str, str], strict: bool = True) -> dict[str, dict[str, str]]:
-    """Each test's secret values, read from the environment; a missing variable is a ManifestError at its key. Not
-    `strict` (what the MCP server redacts its results with, whatever manifest a call names): the values that are set
-    and usable, the others left out without an error."""
+def resolve_secrets(
+    manifest: Manifest, environ: Mapping[str, str], required: Collection[str] | None = None
+) -> dict[str, dict[str, str]]:
+    """Each test's secret values, read from the environment. A variable missing (or unusable) for a test in `required`
+    (names; None: every test) is a ManifestError at its key, all of them at once; the other tests get the values that
+    are set and usable (still redacted), the others left out without an error: a run needs the secrets of the tests it
+    runs, and the MCP server (required=()) redacts its results with what its environment holds."""
     resolved: dict[str, dict[str, str]] = {}
+    problems: list[ManifestError] = []
     for i, test in enumerate(manifest.tests):
         values: dict[str, str] = {}
         for placeholder in test.secrets:
@@ -267,14 +286,16 @@ def resolve_secrets(manifest: Manifest, environ: Mapping[str, str], strict: bool
             value = environ.get(env, "")
             problem = _secret_problem(value, env, totp)
             if problem is not None:
-                if strict:
-                    raise manifest.error(("tests", i, "secrets", placeholder), problem)
+                if required is None or test.name in required:
+                    problems.append(manifest.error(("tests", i, "secrets", placeholder), problem))
                 continue
             if totp:
                 values[totp_name(placeholder)] = normal_seed(value)  # browser-use's name: a code when typed
             else:
                 values[placeholder] = value
         resolved[test.name] = values
+    if problems:
+        raise ManifestProblems.of(problems)
     return resolved
 
 

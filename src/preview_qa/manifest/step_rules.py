@@ -1,8 +1,9 @@
-"""The loader's rules for a test written as steps that no single key can check: where its secrets are used, a literal
-URL it opens, and where its data is read."""
+"""The loader's rules for a test that no single key can check: where its secrets are used, a literal URL it starts on
+or opens, and where its data is read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from urllib.parse import urlsplit
 
 from preview_qa.manifest.models import TestSpec
@@ -20,24 +21,29 @@ def step_texts(test: TestSpec, at: Loc) -> list[tuple[Loc, str]]:
     return found
 
 
-def steps_problem(test: TestSpec, at: Loc) -> tuple[Loc, str] | None:
-    """The first thing wrong with the test's steps as a whole (its key, and the sentence that says so), or None."""
-    if test.steps is None:
-        return None
-    hosts = set(test.allowed_domains) | ({urlsplit(test.start).hostname or ""} if "://" in test.start else set())
-    for j, step in enumerate(test.steps):
-        host = urlsplit(step.open).hostname if step.open is not None and "://" in step.open else None
-        if host is not None and host not in hosts:
-            return (
-                (*at, "steps", j, "open"),
-                f"{step.open!r} is outside the preview and this test's allowed_domains; open a path (such as /cart) "
-                f"under the preview, or add {host} to allowed_domains.",
+def allows_host(hosts: Iterable[str], host: str) -> bool:
+    """Whether `host` is one of `hosts` or a subdomain of an allowed `*.example.com` (names compared without case)."""
+    host = host.lower()
+    return any(host == h or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:]))) for h in map(str.lower, hosts))
+
+
+def steps_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
+    """What is wrong with the test as a whole (each with its key, and the sentence that says so): a start or an
+    `open:` on a host that is neither the preview's nor in allowed_domains, data read with no `do` step to read it."""
+    opened = [((*at, "steps", j, "open"), step.open) for j, step in enumerate(test.steps or []) if step.open is not None]
+    for loc, url in [((*at, "start"), test.start), *opened]:
+        host = urlsplit(url).hostname if "://" in url else None
+        if host is not None and not allows_host(test.allowed_domains, host):
+            path = urlsplit(url).path or "/"
+            yield (
+                loc,
+                f"{url!r} is outside the preview and this test's allowed_domains; give a path (such as {path}) under "
+                f"the preview, or add {host} to allowed_domains.",
             )
-    if test.data_step is None and (test.output_schema is not None or test.expect.data):
+    if test.steps is not None and test.data_step is None and (test.output_schema is not None or test.expect.data):
         key = "output_schema" if test.output_schema is not None else "expect"
-        return (
+        yield (
             (*at, key),
             "the test's data is read by its last `do` step (the agent's report), and this test has no do step; "
             "check the page with expect's page checks instead.",
         )
-    return None

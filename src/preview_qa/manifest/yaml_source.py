@@ -49,11 +49,10 @@ class YamlSource:
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.MarkedYAMLError as e:
-            mark = e.problem_mark or e.context_mark
-            line = mark.line + 1 if mark else None
+            line, at_end = _error_line(text, e)
             problem = (e.problem or str(e)).strip()
             hint = " (YAML does not allow tabs for indentation; use spaces)" if "\\t" in problem or "tab" in problem else ""
-            hint = hint or _comment_hint(text, e)
+            hint = hint or _comment_hint(text, e) or at_end
             raise ManifestError(file, line, None, f"invalid YAML: {problem}{hint}.") from None
         except yaml.YAMLError as e:
             raise ManifestError(file, None, None, f"invalid YAML: {e}.") from None
@@ -71,6 +70,21 @@ class YamlSource:
     def error(self, loc: Loc, message: str) -> ManifestError:
         # An empty document has no lines to point at; its line 1 is where the missing content belongs.
         return ManifestError(self.file, self.line(loc) or 1, format_loc(loc) or None, message)
+
+
+def _error_line(text: str, error: yaml.MarkedYAMLError) -> tuple[int | None, str]:
+    """The line a YAML error is on, always one of the file's: at the file's end (a quote or a list left open), the
+    line where the open thing starts, else the last line with text; and, for such an end, the words that say so."""
+    last = len(text.rstrip().splitlines())
+    marks = [m.line + 1 for m in (error.problem_mark, error.context_mark) if m is not None]
+    if not marks:
+        return None, ""
+    if marks[0] <= last:
+        return marks[0], ""
+    opened = next((line for line in marks[1:] if line <= last), None)
+    if opened is not None:
+        return opened, " (the file ends before what starts on this line is closed)"
+    return max(last, 1), " (the file ends after this line)"
 
 
 def _comment_hint(text: str, error: yaml.MarkedYAMLError) -> str:

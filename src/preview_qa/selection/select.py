@@ -31,10 +31,15 @@ class Selection:
         return spec.skip_reason or self.skipped.get(spec.name)
 
     @property
+    def runs(self) -> list[TestSpec]:
+        """The tests the run runs (the setup tests they start from among them): only these need their secrets."""
+        return [spec for spec in self.tests if self.skip_reason(spec) is None]
+
+    @property
     def spending(self) -> list[TestSpec]:
         """The tests the run runs that may call the LLM: only these can spend a cost budget (a run of exact steps
         spends nothing, whatever the model's price)."""
-        return [spec for spec in self.tests if spec.calls_llm and self.skip_reason(spec) is None]
+        return [spec for spec in self.runs if spec.calls_llm]
 
 
 def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None) -> Selection:
@@ -81,6 +86,12 @@ def _with_setups(manifest: Manifest, tests: list[TestSpec], skipped: dict[str, s
         {name: reason for name, reason in skipped.items() if name not in needed},
         needed - chosen,
     )
+
+
+def chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
+    """The tests --only, --tag and --skip-tag choose and the setup tests they start from, less those the manifest
+    skips: whose secrets `validate` checks when given the same flags (it knows no preview and no changed files)."""
+    return [spec for spec in with_setup_tests(manifest.tests, _chosen(manifest, config)) if spec.skip_reason is None]
 
 
 def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:

@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 
 from preview_qa.events import Observed
 from preview_qa.manifest.models import SECRET_TAG
+from preview_qa.manifest.step_rules import allows_host
 from preview_qa.secrets.redact import Redactor, describe
 from preview_qa.verdict.agent_run import BlockedNavigation, SecretAttempt
 from preview_qa.verdict.decide import secret_line
@@ -59,7 +60,7 @@ class RequestPolicy:
 
     def allows(self, host: str) -> bool:
         """An allowed host, or a subdomain of an allowed `*.example.com`."""
-        return any(host == h or (h.startswith("*.") and (host == h[2:] or host.endswith(h[1:]))) for h in self.hosts)
+        return allows_host(self.hosts, host)
 
     @property
     def elsewhere(self) -> re.Pattern[str]:
