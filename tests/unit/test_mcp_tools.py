@@ -14,6 +14,9 @@ import anyio
 import mcp_types as types
 import pytest
 
+from preview_qa import exits
+from preview_qa.exits import TOLD, Told
+from preview_qa.lifecycle import ExitCode
 from preview_qa.mcp import reading, runs
 from preview_qa.mcp.fence import CLOSE, OPEN
 from preview_qa.mcp.folder import Folder
@@ -316,3 +319,48 @@ def test_a_run_of_exact_steps_is_not_refused_on_a_model_of_unknown_price(project
     assert started and started[0][started[0].index("--run-max-cost-usd") + 1] == "1"
     refused = call(unpriced, "run_tests", {"base_url": "http://preview.test", "names": ["Checkout"]})
     assert "--max-cost-usd cannot be enforced" in _error(refused) and len(started) == 1
+
+
+LAST_LINE = "preview-qa: error: the line a child ends with"
+# What a user sees for each meaning of an exit code: None is the command's own answer (the run's summary, the plan)
+SEEN = {Told.RESULTS: None, Told.STOPPED: LAST_LINE, Told.REFUSED: "{command} refused: " + LAST_LINE, Told.CRASHED: LAST_LINE}
+
+
+def _answer_to_a_child_exiting(project: Path, monkeypatch: pytest.MonkeyPatch, command: str, code: int) -> str | None:
+    """run_tests' or plan_tests' answer when its child wrote its results (results.json, plan.yml) and its last line on
+    stderr, and exited with `code`: None for the tool's own answer, else the one sentence it refused with."""
+    results = (project / ".preview-qa" / "mcp-runs" / "1" / "results.json").read_text(encoding="utf-8")
+
+    async def child(argv: list[str], _cwd: Path, _env: Any, logs: Path, _tick: Any) -> runs.Ended:
+        (logs / runs.STDERR).write_text(LAST_LINE + "\n", encoding="utf-8")
+        (logs / "results.json").write_text(results, encoding="utf-8")
+        (logs / runs.PLAN_FILE).write_text("version: 1\ntests: []\n", encoding="utf-8")
+        return runs.Ended(code, LAST_LINE)
+
+    monkeypatch.setattr(runs, "run_child", child)
+    arguments: dict[str, Any] = {"base_url": "http://preview.test"} | ({"routes": ["/help/"]} if command == "plan" else {})
+    answer = call(_settings(project), f"{command}_tests", arguments)
+    return _error(answer) if answer.is_error else None
+
+
+@pytest.mark.parametrize("code", list(ExitCode))
+@pytest.mark.parametrize("command", list(TOLD))
+def test_the_server_reads_each_exit_code_of_its_children_as_the_ladder_tells_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, command: exits.Started, code: ExitCode
+) -> None:
+    """Every code of run and plan means to the MCP server what exits.py says it means (#65, 13): results to read, the
+    child's own sentence (refused, stopped, crashed), or its code when it said nothing that tells."""
+    told = exits.told(command, code)
+    assert told is not None  # every code preview-qa exits with has a meaning, for each command the server starts
+    unsaid = f"{command} ended with exit code {int(code)} and no results; its output is in .preview-qa/mcp-runs/2/."
+    seen = SEEN.get(told, unsaid)
+    assert _answer_to_a_child_exiting(project, monkeypatch, command, code) == (seen and seen.format(command=command))
+
+
+def test_the_server_follows_the_ladder_not_a_copy_of_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A meaning changed in exits.py is what the server reads: no second reading of the codes in mcp/."""
+    assert _answer_to_a_child_exiting(project, monkeypatch, "run", ExitCode.USAGE) == f"run refused: {LAST_LINE}"
+    monkeypatch.setitem(TOLD["run"], ExitCode.USAGE, Told.RESULTS)
+    assert _answer_to_a_child_exiting(project, monkeypatch, "run", ExitCode.USAGE) is None
+    monkeypatch.setitem(TOLD["plan"], ExitCode.OK, Told.CRASHED)
+    assert _answer_to_a_child_exiting(project, monkeypatch, "plan", ExitCode.OK) == LAST_LINE
