@@ -77,9 +77,10 @@ class Conventions:
         a link there no example of a less specific one), from the files where its framework keeps them."""
         if app.root not in self._routes_of:
             if app.framework is Framework.REACT_ROUTER:
-                config = self._route_config(app, _app_directory(app, self.repo))
+                appdir = _app_directory(app, self.repo)
+                config = self._route_config(app, appdir)
                 paths = [r.path for routes in config.files.values() for r in routes]
-                folders = [f"{_app_directory(app, self.repo)}/{config.flat_routes}"] if config.flat_routes else []
+                folders = [f"{appdir}/{config.flat_routes}"] if config.flat_routes else []
             else:
                 paths, folders = [], list(_ROUTE_FOLDERS[app.framework])
             mapper = self._by_framework[app.framework]

@@ -62,7 +62,7 @@ def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None
         tests = [t for t in tests if t.name in keep]
         skipped = {name: reason for name, reason in skipped.items() if name in keep}
     selection = _with_setups(manifest, tests, skipped)
-    _on_a_preview(manifest, config, [t for t in selection.tests if selection.skip_reason(t) is None])
+    _on_a_preview(manifest, config, selection.runs)
     if found is None:
         return selection
     return dataclasses.replace(selection, notes=found.notes, untested=found.untested)
