@@ -44,22 +44,23 @@ LOOK_TIMEOUT_S = 1.0  # a page that does not answer a last look (a dialog open) 
 _WATCHER = """(() => {
   if (globalThis.__pqaSightings) return;
   const rule = (%(rule)s)();
-  const FAST_MS = 150, SLOW_MS = 500, FOLLOW_MS = 1000;
+  const FAST_MS = 150, SLOW_MS = 500, FOLLOW_MS = 1000, FRAME_MS = 50;
   const doc = Math.random().toString(36).slice(2) + performance.timeOrigin.toString(36);
   const state = globalThis.__pqaSightings = {shown: new Set(), pictures: "", timer: 0, due: 0, changed: 0, moving: 0,
-    costs: []};
+    costs: [], reads: 0, last: -Infinity, frame: 0};
   const send = (message) => {
     try {
       globalThis.%(binding)s(JSON.stringify({doc, url: location.href, top: window === window.top,
         at: performance.timeOrigin + performance.now(), ...message}));
     } catch (e) {}
   };
-  // The next look: `ms` from now, or later on a page whose reads are costly (the cheapest of the last few: a read the
-  // renderer was preempted in costs no more). A change brings a look already due later forward: a toast shown 0.3 s
-  // while a look waits 0.5 s would be missed.
+  // What a read costs: the cheapest of the last few (a read the renderer was preempted in costs no more); a page whose
+  // reads are costly is read at most once in 6 times that, so the watcher takes at most a sixth of its renderer.
+  const spacing = () => 6 * (state.costs.length ? Math.min(...state.costs) : 0);
+  // The next look: `ms` from now, or later on a costly page. A change brings a look already due later forward: a toast
+  // shown 0.3 s while a look waits 0.5 s would be missed.
   const schedule = (ms) => {
-    const cost = state.costs.length ? Math.min(...state.costs) : 0;
-    const wait = Math.max(ms, 6 * cost), due = performance.now() + wait;
+    const wait = Math.max(ms, spacing()), due = performance.now() + wait;
     if (state.timer && state.due <= due) return;
     clearTimeout(state.timer);
     state.due = due; state.timer = setTimeout(sample, wait);
@@ -73,11 +74,26 @@ _WATCHER = """(() => {
     const added = [...seen].filter((t) => !state.shown.has(t)), removed = [...state.shown].filter((t) => !seen.has(t));
     const pictures = read.pictures;
     if (added.length || removed.length || pictures.join() !== state.pictures) send({added, removed, pictures});
-    state.shown = seen; state.pictures = pictures.join(); state.costs = [...state.costs.slice(-3), performance.now() - t0];
+    state.shown = seen; state.pictures = pictures.join(); state.last = performance.now();
+    // the first read of a document is a cold one (its code compiled, its styles computed once): not what reads cost
+    if (state.reads++) state.costs = [...state.costs.slice(-3), state.last - t0];
     const again = added.length || removed.length ? FAST_MS : SLOW_MS;
     if (state.moving > 0 || performance.now() - state.changed < FOLLOW_MS) schedule(again);
   };
-  const changed = () => { state.changed = performance.now(); schedule(FAST_MS); };
+  // A change is read in the frame that would first paint it, before it is painted, or in the first frame FRAME_MS
+  // (or a costly page's spacing) after the last read: a toast is seen however late a timer would fire on a busy
+  // machine, and a page that changes every frame is read 20 times a second, not 60. A hidden page paints no frames:
+  // the timer looks there.
+  const framed = () => {
+    state.frame = 0;
+    if (performance.now() - state.last >= Math.max(FRAME_MS, spacing())) sample();
+    else if (state.changed > state.last) state.frame = requestAnimationFrame(framed);  // a change not read yet
+  };
+  const changed = () => {
+    state.changed = performance.now();
+    schedule(FAST_MS);
+    if (!state.frame) state.frame = requestAnimationFrame(framed);
+  };
   state.sample = sample;
   state.sweep = (%(roots)s)(changed, {subtree: true, childList: true, characterData: true, attributes: true});
   for (const type of ["input", "change", "resize", "load"]) addEventListener(type, changed, true);
