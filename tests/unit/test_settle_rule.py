@@ -156,6 +156,24 @@ def test_a_page_waiting_on_nothing_that_keeps_changing_is_judged_at_its_restless
     assert rule.state(now, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BOUND_REACHED
 
 
+def test_a_page_fetching_its_widgets_code_between_two_looks_is_not_restless() -> None:
+    """Streamlit on a busy machine: the socket's messages are all in, then the page fetches each widget's script (0.3 s
+    apart, each between two looks) and draws. It was cut at 1.5 s as a ticking clock, and a first step saw the title
+    without the widgets."""
+    rule = QuietRule(quiet_s=0.5)
+    rule.loaded(now=0.0)
+    now = 0.0
+    for n in range(10):  # from 0.0 to 3.0 s: a chunk fetched, then drawn, the looks never seeing it in flight
+        now = round(n * 0.3, 1)
+        rule.started(f"chunk{n}", f"GET /static/js/Widget{n}.js", "script", now=now)
+        rule.finished(f"chunk{n}", now=now + 0.05)
+        rule.drew(at=now + 0.1)
+        rule.note_waits(now + 0.2, since=0.0)
+        assert rule.state(now + 0.2, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.BUSY, now
+    rule.note_waits(3.4, since=0.0)
+    assert rule.state(3.4, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.SETTLED  # the last draw at 2.8
+
+
 def test_a_page_sitting_out_a_new_sessions_quiet_window_is_not_restless() -> None:
     rule = QuietRule(quiet_s=0.5)
     rule.acted(now=0.0)

@@ -251,9 +251,10 @@ class QuietRule:
         return Settling.BOUND_REACHED if now - since >= bound_s or self._restless(now, restless_s) else Settling.BUSY
 
     def _restless(self, now: float, restless_s: float | None) -> bool:
-        """The page has waited on nothing for `restless_s` (since the last look, note_waits) and still changes: a ticking
-        clock. A page merely sitting out a long quiet window (a new session's socket) is not restless."""
-        if restless_s is None or self._free_since is None or now - self._free_since < restless_s:
+        """The page has waited on nothing for `restless_s` and still changes: a ticking clock. A page merely sitting out
+        a long quiet window (a new session's socket) is not restless."""
+        free = self._restless_from()
+        if restless_s is None or free is None or now - free < restless_s:
             return False
         return any(t > now - self.quiet_s for source, t in self.activity.items() if not self.is_poll(source))
 
@@ -299,8 +300,8 @@ class QuietRule:
         if self.waiting_on(now):
             return None
         limits = [self.next_look(now, since, bound_s)]
-        if restless_s is not None and self._free_since is not None:
-            limits.append(self._free_since + restless_s - now)
+        if restless_s is not None and (free := self._restless_from()) is not None:
+            limits.append(free + restless_s - now)
         return max(0.0, min(limits))
 
     def start_settle(self) -> None:
@@ -315,6 +316,15 @@ class QuietRule:
         self.judged = True
         for socket in self.sockets.values():
             socket.asked = socket.back = None
+
+    def _restless_from(self) -> float | None:
+        """Since when the page has waited on nothing (as the looks saw it, note_waits) and fetched nothing but its polls:
+        a request that starts and ends between two looks (an app's widget code, fetched piece by piece after its
+        socket's messages) is work the page waits on, not a clock's ticking."""
+        if self._free_since is None:
+            return None
+        fetched = [end for repeat, answers in self.answers.items() if not self.is_poll(repeat) for _, end in answers]
+        return max([self._free_since, *fetched])
 
     def _poll_done(self, repeat: str) -> bool:
         """A poll has answered once since the last action: its next requests are not waited for."""
