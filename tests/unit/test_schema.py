@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 import regress  # check-jsonschema's ECMA regex engine: patterns read as editors and check-jsonschema read them
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.errors import ManifestError
@@ -288,6 +288,7 @@ BEYOND_THE_SCHEMA = re.compile(
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=MANIFESTS)
+@example(data={"version": 1, "tests": [{"name": "0", "task": "check it"}], "defaults": None})  # `defaults:` left empty
 def test_what_the_loader_accepts_the_schema_validates_and_what_the_schema_refuses_the_loader_refuses(data: Any) -> None:
     """The two halves of the title are one implication; beyond it, the loader refuses alone only what a schema cannot say."""
     try:

@@ -42,7 +42,7 @@ def parse(source: YamlSource) -> Manifest:
     if not isinstance(data, dict):
         raise source.error((), "the manifest must be a mapping with 'version' and 'tests' keys.")
     problems = [*_cut_texts(source), *_internal_keys(data, source)]
-    defaults = data.get("defaults") or {}
+    defaults = data.get("defaults", {})  # `defaults:` left empty (null), [] or 0 is refused, as the schema refuses it
     if not isinstance(defaults, dict):
         problems.append(source.error(("defaults",), "must be a mapping of per-test keys."))
         defaults = {}
