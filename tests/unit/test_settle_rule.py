@@ -174,6 +174,26 @@ def test_a_page_fetching_its_widgets_code_between_two_looks_is_not_restless() ->
     assert rule.state(3.4, since=0.0, bound_s=BOUND, restless_s=1.5) is Settling.SETTLED  # the last draw at 2.8
 
 
+def test_what_a_new_sessions_page_fetches_and_draws_has_the_sessions_window() -> None:
+    """Streamlit on a busy machine: the socket's messages are in by 0.2 s, a widget's code arrives at 1.0 s and is
+    compiled and drawn 0.6 s later. With the usual 0.5 s window the page was judged at 1.5 s, before the widget."""
+    rule = QuietRule(quiet_s=0.5)
+    rule.acted(now=0.0)
+    rule.loaded(now=0.05)
+    rule.socket_opened("stream", "/_stcore/stream", now=0.1)
+    rule.socket_message("stream", now=0.2)
+    rule.started("chunk", "GET /static/js/Button.js", "script", now=0.9)
+    rule.finished("chunk", now=1.0)
+    assert rule.state(1.6, since=0.0, bound_s=BOUND) is Settling.BUSY  # settled here before: the widget not drawn yet
+    rule.drew(at=1.6)
+    assert rule.state(4.5, since=0.0, bound_s=BOUND) is Settling.BUSY
+    assert rule.state(4.6, since=0.0, bound_s=BOUND) is Settling.SETTLED
+    rule.acted(now=5.0)  # after an action, on the socket opened before it: the usual window
+    rule.started("save", "POST /api/save", "fetch", now=5.1)
+    rule.finished("save", now=5.2)
+    assert rule.state(5.7, since=5.0, bound_s=BOUND) is Settling.SETTLED
+
+
 def test_a_page_sitting_out_a_new_sessions_quiet_window_is_not_restless() -> None:
     rule = QuietRule(quiet_s=0.5)
     rule.acted(now=0.0)

@@ -335,7 +335,12 @@ class QuietRule:
         return max(counted, key=lambda source: counted[source]) if counted else PAGE
 
     def _window(self, source: str) -> float:
-        return max(self.quiet_s, SESSION_QUIET_S) if source == SESSION else self.quiet_s
+        """A new session's socket has the long window, and so has what its page fetches and draws meanwhile (the app
+        assembling its widgets from code it fetches after the socket's messages: compiling it takes over 0.5 s on a
+        busy 2-core machine, and a first step saw Streamlit's title without its widgets); a poll's has none."""
+        if source == SESSION or (source != SOCKET and any(s.opened >= self.last_action for s in self.sockets.values())):
+            return max(self.quiet_s, SESSION_QUIET_S)
+        return self.quiet_s
 
     def _active(self, source: str, now: float) -> None:
         self.activity[source] = max(self.activity.get(source, now), now)
