@@ -47,7 +47,7 @@ _WATCHER = """(() => {
   const FAST_MS = 150, SLOW_MS = 500, FOLLOW_MS = 1000, FRAME_MS = 50;
   const doc = Math.random().toString(36).slice(2) + performance.timeOrigin.toString(36);
   const state = globalThis.__pqaSightings = {shown: new Set(), pictures: "", timer: 0, due: 0, changed: 0, moving: 0,
-    costs: [], reads: 0, last: -Infinity, frame: 0};
+    costs: [], last: -Infinity, frame: 0};
   const send = (message) => {
     try {
       globalThis.%(binding)s(JSON.stringify({doc, url: location.href, top: window === window.top,
@@ -74,9 +74,9 @@ _WATCHER = """(() => {
     const added = [...seen].filter((t) => !state.shown.has(t)), removed = [...state.shown].filter((t) => !seen.has(t));
     const pictures = read.pictures;
     if (added.length || removed.length || pictures.join() !== state.pictures) send({added, removed, pictures});
-    state.shown = seen; state.pictures = pictures.join(); state.last = performance.now();
     // the first read of a document is a cold one (its code compiled, its styles computed once): not what reads cost
-    if (state.reads++) state.costs = [...state.costs.slice(-3), state.last - t0];
+    if (state.last !== -Infinity) state.costs = [...state.costs.slice(-3), performance.now() - t0];
+    state.shown = seen; state.pictures = pictures.join(); state.last = performance.now();
     const again = added.length || removed.length ? FAST_MS : SLOW_MS;
     if (state.moving > 0 || performance.now() - state.changed < FOLLOW_MS) schedule(again);
   };
