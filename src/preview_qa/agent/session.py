@@ -41,6 +41,7 @@ from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.results import Execution, error_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.checks.url import unmoved
 from preview_qa.verdict.decide import replay_needs_llm_check
 
 if TYPE_CHECKING:
@@ -351,7 +352,8 @@ class TestSession:
                 else:
                     with self.phases("expectation checks"):  # one group in the trace, each check one Playwright call a frame
                         checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
-                        result.expectations = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
+                        outcomes = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
+                        result.expectations = unmoved(outcomes, run.spec.expect.url, run.start_url, page.url)
             except TimeoutError:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:

@@ -16,6 +16,7 @@ from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import ExpectationOutcome
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.checks.url import unmoved
 from preview_qa.verdict.decide import parse_report
 from preview_qa.verdict.quotes import PagesShown, ShownText, look_up
 
@@ -116,7 +117,8 @@ async def _shows_content(page: Page, settler: PageSettler, settled: Settled) -> 
 
 async def checks_at_once(expect: Expectations, page: Page) -> list[ExpectationOutcome] | None:
     """The page checks on `page`, each looked at once, without waiting for it to hold (--prove: which checks already
-    held before the test's first action); None when the page could not be checked."""
+    held before the test's first action; a url check that could hold only by never leaving the page does not); None
+    when the page could not be checked."""
     with contextlib.suppress(Exception):
-        return await check_page(expect, page, 0.0)
+        return unmoved(await check_page(expect, page, 0.0), expect.url, page.url, page.url)
     return None

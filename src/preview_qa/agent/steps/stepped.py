@@ -24,6 +24,7 @@ from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import StepKind
 from preview_qa.results import Execution, ExpectationOutcome, FallBack, Status, StepExecution, Usage, error_line
 from preview_qa.verdict.agent_run import AgentRun, StepRun
+from preview_qa.verdict.checks.url import unmoved
 from preview_qa.verdict.steps import step_decision, step_execution
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class SteppedSession(TestSession):
         # No agent to prepare while the browser starts when every goal replays (a heal prepares it then).
         self.replaying = all(i in run.step_recordings for i in goals) or run.proof is not None
         self.page: Page | None = None  # where the steps act: the tab the last step left
+        self.began = ""  # the URL the step under way began on: a url check that held there and never left cannot fail
         self.passed = False  # every step passed: the test's own checks are judged on the final page
         self.goal: tuple[StepRun, TestSpec, int, Usage] | None = None  # the agent's goal under way, and where it began
         # --prove: the checks that hold on the start page before the first action are every step's, named as the
@@ -85,6 +87,7 @@ class SteppedSession(TestSession):
     async def _step(self, step_run: StepRun) -> bool:
         """One step, its checks and its picture; whether it passed."""
         spec, index = self.test_run.spec, step_run.index
+        self.began = self.page.url if self.page is not None else ""
         if step_run.kind is StepKind.DO:
             await self._goal(step_run)
         else:
@@ -209,6 +212,7 @@ class SteppedSession(TestSession):
                 self.result.infrastructure_error = busy
                 return None
             outcomes = await check_settled_page(expect, page, self.settler, settled, wait, self.sightings, final=False)
+            outcomes = unmoved(outcomes, expect.url, self.began, page.url)
         for outcome in outcomes:
             detail = outcome.model_dump()
             run.emit(Observed(name=run.spec.name, kind="expectation", error=not outcome.ok, detail=detail))
