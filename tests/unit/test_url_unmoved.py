@@ -11,7 +11,7 @@ LOGIN = "http://127.0.0.1:8765/admin/login/"
 
 def _url_ok(found: str) -> list[ExpectationOutcome]:
     return [
-        ExpectationOutcome(check="url", expected="URL containing '/admin/'", found=found, ok=True),
+        ExpectationOutcome(check="url", expected="URL containing '/admin/'", found=found, ok=True, timeout_s=5, waited_s=0.1),
         ExpectationOutcome(check="text", expected="visible text 'Log in'", found="'Log in'", ok=True),
     ]
 
@@ -20,6 +20,7 @@ def test_a_url_check_that_held_on_the_unchanged_start_page_fails_and_says_why() 
     url, text = unmoved(_url_ok(LOGIN), "/admin/", LOGIN, LOGIN + "#main")
     assert not url.ok and "already contained '/admin/' before anything was done" in url.found, url.found
     assert text.ok  # only the url check is one that could not fail
+    assert url.timeout_s is None  # it held at once: its reason says no "after waiting 5 s"
 
 
 def test_a_url_check_passes_once_the_page_left_where_it_began() -> None:

@@ -20,7 +20,9 @@ def unmoved(outcomes: list[ExpectationOutcome], expected: str | None, began: str
         f"{ended}, the page it began on: that URL already contained {expected!r} before anything was done, so this "
         "check cannot fail; expect a URL only the result has (one the page it began on does not contain) or a text"
     )
-    return [o.model_copy(update={"ok": False, "found": why}) if o.check == "url" and o.ok else o for o in outcomes]
+    return [
+        o.model_copy(update={"ok": False, "found": why, "timeout_s": None}) if o.check == "url" and o.ok else o for o in outcomes
+    ]
 
 
 def held_only_as_part(expected: str, began: str) -> bool:
