@@ -112,5 +112,7 @@ def test_the_login_a_plan_carries_is_the_manifests_test_exactly_as_written(tmp_p
     draft = TestSpec(name="Dashboard", line=0, start="/dashboard", task="Check it.", use_state="demo", expect={"text": "Hi"})
     text = PlanText("http://preview", [Proposed(draft, "/dashboard", (), "passed")])
     text.logins = [manifest.as_written(t) for t in manifest.tests]
-    plan = yaml.safe_load(render(text, {"timeout": 120}))
-    assert plan["tests"][0] == written and plan["defaults"] == {"timeout": 120}
+    rendered = render(text, {"timeout": 120.0, "expect": {"timeout": 2.5}})  # the defaults' JSON dump: floats
+    plan = yaml.safe_load(rendered)
+    assert plan["tests"][0] == written and plan["defaults"] == {"timeout": 120, "expect": {"timeout": 2.5}}
+    assert "defaults:\n  timeout: 120\n  expect:\n    timeout: 2.5\n" in rendered  # as the manifest says it, not 120.0

@@ -82,7 +82,13 @@ def _one_line_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if multi else None)
 
 
+def _number(dumper: yaml.SafeDumper, value: float) -> yaml.Node:
+    """A whole number as the manifest writes it (`timeout: 120`, which its JSON dump makes 120.0)."""
+    return dumper.represent_int(int(value)) if value.is_integer() else dumper.represent_float(value)
+
+
 _OneLineDumper.add_representer(str, _one_line_str)
+_OneLineDumper.add_representer(float, _number)
 
 
 def _dump(value: Any) -> str:
