@@ -32,9 +32,9 @@ from fixture_site import DemoSite
 
 from preview_qa.agent.adapter.llm import make_llm
 from preview_qa.agent.browser_agents import browser_agents
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.browsers.launch import BrowserSetup
 from preview_qa.agent.evidence.timing import Phases
-from preview_qa.config import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recording
 from preview_qa.events import AgentHistory, Event, FinalScreenshot, Observed, StepRecorded
@@ -193,7 +193,7 @@ def table(title: str, wall: float, trace: AgentRun, detail: dict[str, Any], extr
 
 
 async def main(latency: float, parts: bool) -> None:
-    chromium = find_chromium()
+    chromium = find_chromium(None, os.environ)
     if chromium is None:
         raise SystemExit("bench: no Chromium found")
     spec = loads(MANIFEST).tests[0]

@@ -4,15 +4,16 @@ nearest-line search on long pages."""
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 
 from fixture_site import DemoSite
 
 from preview_qa.agent.adapter.step_watcher import StepWatcher
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.nearest import nearest_line
 from preview_qa.agent.page.settle import PageSettler
-from preview_qa.config import find_chromium
 
 ROUNDS = 10
 
@@ -24,7 +25,7 @@ async def settle_figures(site: DemoSite) -> None:
         return None
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=find_chromium())
+        browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
         context = await browser.new_context()
         settler = PageSettler()
         settler.attach(context)

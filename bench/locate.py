@@ -5,15 +5,16 @@ place) and on a docs-sized page of 300 links, where the replay used to read ever
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from typing import Any
 
 from fixture_site import DemoSite
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.browsers.launch import BROWSER_ARGS
 from preview_qa.agent.replay.locate import LiveMatch, find_live, locator_facts, look
-from preview_qa.config import find_chromium
 
 ROUNDS = 15
 TWINS = {
@@ -51,7 +52,7 @@ async def main() -> None:
 
     with DemoSite() as site:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium(), args=BROWSER_ARGS)
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ), args=BROWSER_ARGS)
             page = await browser.new_page()
             await page.goto(f"{site.url}/twins/")
             for label, (tag, xpath, name) in TWINS.items():

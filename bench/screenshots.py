@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import tempfile
 import time
 from pathlib import Path
 
 from PIL import Image, ImageFilter, ImageOps
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.reporters.output.images import animation, shrink_screenshot
 
 TESTS, STEPS, ROUNDS = 20, 20, 10
@@ -44,7 +45,7 @@ async def screenshots(url: str, count: int) -> list[bytes]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=find_chromium())
+        browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
         tab = await browser.new_page(viewport={"width": 1280, "height": 800})
         await tab.goto(url)
         shots = []

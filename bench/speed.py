@@ -34,7 +34,7 @@ from typing import Any
 import psutil
 from fixture_site import DemoSite, todo_turns
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.demo.scripted_llm import ScriptedLLM
 
 HERE = Path(__file__).parent
@@ -237,7 +237,7 @@ def overhead(latency: float, repeat: int, work: Path) -> None:
                         "--task",
                         TASK.format(n=1),
                         "--chromium",
-                        find_chromium() or "",
+                        find_chromium(None, os.environ),
                     ],
                     llm,
                 )
@@ -325,7 +325,7 @@ def bare_playwright(
     """The same login tests in bench/bare_playwright.py (each test's own wall time written to `durations`; with
     preview-qa's evidence of a replay if `evidence`)."""
     command = [sys.executable, str(HERE / "bare_playwright.py"), "--base-url", site.url, "--tests", str(tests)]
-    command += ["--concurrency", str(concurrency), "--password", PASSWORD, "--chromium", find_chromium() or ""]
+    command += ["--concurrency", str(concurrency), "--password", PASSWORD, "--chromium", find_chromium(None, os.environ)]
     command += (["--durations", str(durations)] if durations else []) + (["--evidence"] if evidence else [])
     return measured(command, llm)
 

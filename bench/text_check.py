@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 from pathlib import Path
 
 from playwright.async_api import Page, async_playwright
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.shown import rule
-from preview_qa.config import find_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_FILES = ("src/preview_qa/agent/page/shown.js", "src/preview_qa/agent/page/layers.js")
@@ -67,7 +68,7 @@ async def look_ms(page: Page, factory: str, text: str, repeat: int) -> list[floa
 async def main(before: str, repeat: int) -> None:
     rules = {"before": rule_at(before), "now": rule()}
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=find_chromium())
+        browser = await pw.chromium.launch(executable_path=find_chromium(None, os.environ))
         page = await browser.new_page(viewport={"width": 1280, "height": 720})
         for name, html in pages().items():
             await page.set_content(html)

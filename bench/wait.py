@@ -42,7 +42,7 @@ from pathlib import Path
 import psutil
 from speed import HERE, PASSWORD, STEPS, TASK, goal, manifest, services
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 
 TESTS = 8
 LATENCY_S = 1.0  # every scripted LLM answer's wait
@@ -201,7 +201,16 @@ def replay(repeat: int, work: Path) -> None:
         for n, src in enumerate(SOURCES.values()):  # each code's own recording: its cache key may differ
             ours(src, run_command(qa, site.url, llm.url, work / f"record-{n}", *replaying), work / f"record-{n}")
         bare_command = [sys.executable, str(HERE / "bare_playwright.py"), "--plain", "--base-url", site.url]
-        bare_command += ["--tests", str(TESTS), "--concurrency", "4", "--password", PASSWORD, "--chromium", find_chromium() or ""]
+        bare_command += [
+            "--tests",
+            str(TESTS),
+            "--concurrency",
+            "4",
+            "--password",
+            PASSWORD,
+            "--chromium",
+            find_chromium(None, os.environ),
+        ]
         for i in range(repeat):
             for n, (label, src) in enumerate(SOURCES.items()):
                 out = work / f"replay-{i}-{n}"
@@ -342,7 +351,7 @@ def agent(repeat: int, work: Path) -> None:
     with services(LATENCY_S) as (site, llm):
         qa = manifest(work, 1)
         bare_command = [sys.executable, str(HERE / "bare_agent.py"), "--llm-url", llm.url, "--start", f"{site.url}/login"]
-        bare_command += ["--task", TASK.format(n=1), "--chromium", find_chromium() or ""]
+        bare_command += ["--task", TASK.format(n=1), "--chromium", find_chromium(None, os.environ)]
         for i in range(repeat):
             for n, (label, src) in enumerate(SOURCES.items()):
                 out = work / f"agent-{i}-{n}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa import providers
 from preview_qa.config import RunConfig, TraceMode
-from preview_qa.errors import SetupError
 from preview_qa.events import Event, PlanFinished
 from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
@@ -70,9 +70,9 @@ def _prepare(manifest: Manifest, config: RunConfig, env: Mapping[str, str], runn
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report; `running`: the tests whose
     # secrets must be there (None: every test's)
-    secrets, llm = preflight(
+    secrets, llm, config.chromium = preflight(
         manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium, running
-    )
+    )  # the Chromium found once, before any browser starts: the tests' and planning's browsers are this one
     llm = priced(llm, manifest, config)
     # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
     # key the provider really gets (maybe from its usual variable, not --api-key), the headers' values, the GitHub token
@@ -125,14 +125,13 @@ def preflight(
     llm_base_url: str | None,
     chromium: str | None,
     running: Collection[str] | None = None,
-) -> tuple[dict[str, dict[str, str]], providers.LLMSettings]:
+) -> tuple[dict[str, dict[str, str]], providers.LLMSettings, str]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset for a test
     in `running` (None: any test; ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium
-    (SetupError)."""
+    (SetupError); and the Chromium found (`chromium`, the flag's, else looked for: agent/browsers/chromium.py)."""
     secrets = loader.resolve_secrets(manifest, env, running)
     llm = providers.resolve(provider, model, api_key, llm_base_url, env)
-    _chromium(chromium)
-    return secrets, llm
+    return secrets, llm, _chromium(chromium, env)
 
 
 def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) -> providers.LLMSettings:
@@ -277,7 +276,7 @@ def browser_setup(config: RunConfig) -> BrowserSetup:
     from preview_qa.agent.browsers.launch import BrowserSetup
 
     return BrowserSetup(
-        chromium=_chromium(config.chromium),
+        chromium=_chromium(config.chromium, os.environ),  # found already by a run's preflight, checked again
         headless=config.headless,
         extra_headers=config.preview_headers,
         browsers=config.concurrency,
@@ -286,10 +285,10 @@ def browser_setup(config: RunConfig) -> BrowserSetup:
     )
 
 
-def _chromium(chromium: str | None) -> str:
-    if chromium is None:
-        raise SetupError("no Chromium found; install it (apt-get install chromium) or set PREVIEW_QA_CHROMIUM.")
-    return chromium
+def _chromium(chromium: str | None, env: Mapping[str, str]) -> str:
+    from preview_qa.agent.browsers.chromium import find_chromium
+
+    return find_chromium(chromium, env)
 
 
 def _quiet_logs(verbose: bool) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,26 +17,36 @@ DEFAULT_OUT = "preview-qa-results"
 DEFAULT_CACHE = ".preview-qa-cache"
 # one try of a browser's start; a healthy Chromium answers within a few seconds even on a busy 2-core runner
 BROWSER_START_TIMEOUT_S = 30.0
+WAIT_TIMEOUT_S = 120.0  # --wait-timeout's default (the action's too): a preview still deploying gets two minutes to answer
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 
 
 class FailOn(StrEnum):
-    """--fail-on: which tests fail the run (exit 1); `fails` is its rule."""
+    """--fail-on's words. One says which failing tests fail the run (the base: failed, errored, regressions or never);
+    the others each add passing tests that fail it too, on top of the base (failed unless one is given)."""
 
     FAILED = "failed"  # a test failed or errored
     ERRORED = "errored"  # a test errored
     REGRESSIONS = "regressions"  # a test errored, or failed without failing on the baseline too
-    HEALED = "healed"  # as failed, and also a test that passed only because the agent healed its drifted replay
-    VACUOUS = "vacuous"  # as failed, and also a test that --prove found vacuous: it passes with the app broken
-    VISUAL = "visual"  # as failed, and also a test that looks different from the default branch (expect.visual)
-    UNVERIFIED = "unverified"  # as failed, and also a test that passed on the agent's word alone (verdict/quotes.py)
-    # as failed, and also a test that passed with no deterministic page check of its own that held: what no page can
-    # talk an agent (or a page check's LLM) round, for required checks on pull requests from outside the team
+    NEVER = "never"  # no test fails the run
+    HEALED = "healed"  # also a test that passed only because the agent healed its drifted replay
+    VACUOUS = "vacuous"  # also a test that --prove found vacuous: it passes with the app broken
+    VISUAL = "visual"  # also a test that looks different from the default branch (expect.visual)
+    UNVERIFIED = "unverified"  # also a test that passed on the agent's word alone (verdict/quotes.py)
+    # also a test that passed with no deterministic page check of its own that held: what no page can talk an agent
+    # (or a page check's LLM) round, for required checks on pull requests from outside the team
     UNCHECKED = "unchecked"
-    NEVER = "never"
+
+    @property
+    def is_base(self) -> bool:
+        return self in BASES
 
     def fails(self, run: RunResult) -> bool:
-        """Whether the run's tests fail it under this rule."""
+        """Whether the run fails under this word alone (an added one on top of `failed`)."""
+        return FailRules((self,)).fails(run)
+
+    def holds(self, run: RunResult) -> bool:
+        """Whether the run has what this word names."""
         match self:
             case FailOn.FAILED:
                 return run.status.rank >= Status.FAILED.rank
@@ -45,41 +54,57 @@ class FailOn(StrEnum):
                 return run.status is Status.ERRORED
             case FailOn.REGRESSIONS:  # a failure the baseline could not confirm blocks too: not knowing is no pass
                 return any(t.blocks_on_regressions for t in run.tests)
-            case FailOn.HEALED:  # a release gate: a pass the agent rescued from a drifted replay is no pass
-                return bool(run.healed) or FailOn.FAILED.fails(run)
-            case FailOn.VACUOUS:
-                return bool(run.proved(ProofVerdict.VACUOUS)) or FailOn.FAILED.fails(run)
-            case FailOn.VISUAL:
-                return bool(run.changed) or FailOn.FAILED.fails(run)
-            case FailOn.UNVERIFIED:
-                return bool(run.unverified) or FailOn.FAILED.fails(run)
-            case FailOn.UNCHECKED:
-                return bool(run.unchecked) or FailOn.FAILED.fails(run)
             case FailOn.NEVER:
                 return False
+            case FailOn.HEALED:  # a release gate: a pass the agent rescued from a drifted replay is no pass
+                return bool(run.healed)
+            case FailOn.VACUOUS:
+                return bool(run.proved(ProofVerdict.VACUOUS))
+            case FailOn.VISUAL:
+                return bool(run.changed)
+            case FailOn.UNVERIFIED:
+                return bool(run.unverified)
+            case FailOn.UNCHECKED:
+                return bool(run.unchecked)
+
+
+BASES = (FailOn.FAILED, FailOn.ERRORED, FailOn.REGRESSIONS, FailOn.NEVER)
 
 
 @dataclass(frozen=True)
 class FailRules:
-    """--fail-on's rules, one or several (`unverified,vacuous,visual`): the run fails when any of them says so."""
+    """--fail-on: at most one base word (failed unless given) and any added words, comma-separated
+    (`regressions,visual`): the run fails when its base says so or any added word does."""
 
-    rules: tuple[FailOn, ...] = (FailOn.FAILED,)
+    rules: tuple[FailOn, ...] = (FailOn.FAILED,)  # as given, without repeats
 
     @classmethod
     def parse(cls, text: str) -> FailRules:
-        """`failed`, or rules separated by commas; ValueError naming what is wrong (an unknown rule, `never` with others)."""
+        """`failed`, or words separated by commas; ValueError naming what is wrong: an unknown word, two bases (one
+        always covers or contradicts the other), `never` with an added word (a run that never fails cannot fail on it)."""
         names = [name.strip() for name in text.split(",") if name.strip()]
-        known = {rule.value for rule in FailOn}
+        known = [rule.value for rule in FailOn]
         unknown = [name for name in names if name not in known]
         if unknown or not names:
-            raise ValueError(f"{', '.join(map(repr, unknown)) or 'nothing'} is not one of {', '.join(sorted(known))}")
+            raise ValueError(f"{', '.join(map(repr, unknown)) or 'nothing'} is not one of {', '.join(known)}")
         rules = tuple(dict.fromkeys(FailOn(name) for name in names))
         if FailOn.NEVER in rules and len(rules) > 1:
-            raise ValueError("'never' cannot be combined with other rules")
+            raise ValueError("'never' cannot be combined with other rules: a run that never fails cannot fail on them")
+        bases = [repr(rule.value) for rule in rules if rule.is_base]
+        if len(bases) > 1:
+            raise ValueError(
+                f"{' and '.join(bases)} cannot be combined: give one of {', '.join(BASES)}, which says which failing "
+                "tests fail the run, and add any of the others"
+            )
         return cls(rules)
 
+    @property
+    def base(self) -> FailOn:
+        """Which failing tests fail the run."""
+        return next((rule for rule in self.rules if rule.is_base), FailOn.FAILED)
+
     def fails(self, run: RunResult) -> bool:
-        return any(rule.fails(run) for rule in self.rules)
+        return self.base.holds(run) or any(rule.holds(run) for rule in self.rules if not rule.is_base)
 
     def __contains__(self, rule: FailOn) -> bool:
         return rule in self.rules
@@ -99,19 +124,6 @@ class TraceMode(StrEnum):
 def default_concurrency() -> int:
     """What a CI runner holds comfortably: one browser per core, at least 2 and at most 4."""
     return max(2, min(4, os.cpu_count() or 2))
-
-
-def find_chromium() -> str | None:
-    for candidate in (
-        os.environ.get("PREVIEW_QA_CHROMIUM"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-        shutil.which("google-chrome"),
-    ):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
 
 
 def same_app(a: str, b: str) -> bool:
@@ -167,12 +179,13 @@ class RunConfig:
     api_key: str | None = None
     llm_base_url: str | None = None
     concurrency: int = field(default_factory=default_concurrency)
-    chromium: str | None = field(default_factory=find_chromium)
+    chromium: str | None = None  # --browser-path; None: found as the run starts (agent/browsers/chromium.py)
     headless: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)  # sent to the preview's origin only (agent/guards/network.py)
     http_credentials: tuple[str, str] | None = None  # (user, password) for HTTP basic auth, to the preview's origin only
     wait_timeout: float = 0.0  # seconds to wait for the preview to answer before the first test; 0 = do not wait
     only: list[str] = field(default_factory=list)  # run just these tests (by name)
+    keywords: list[str] = field(default_factory=list)  # -k: run just the tests whose name contains one (case ignored)
     tags: list[str] = field(default_factory=list)  # run just the tests with any of these tags
     skip_tags: list[str] = field(default_factory=list)  # leave out the tests with any of these tags
     changed_files: list[str] | None = None  # files the change touched: tests whose paths match none are skipped

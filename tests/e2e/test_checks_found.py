@@ -4,11 +4,12 @@ text counted as a person sees it (agent/page/shown.js), with why no one can see 
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.checks import check_page
-from preview_qa.config import find_chromium
 from preview_qa.manifest.models import Expectations
 from preview_qa.results import ExpectationOutcome
 from tests.site import DemoSite
@@ -21,7 +22,7 @@ def checks_on(url: str, expect: Expectations, html: str | None = None) -> dict[s
 
     async def main() -> list[ExpectationOutcome]:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium())
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
             page = await browser.new_page()
             await page.goto(url)
             if html is not None:

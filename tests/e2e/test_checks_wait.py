@@ -6,14 +6,15 @@ break it; lower bounds hold however slow the machine is (a page's timer never fi
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.checks import check_page
-from preview_qa.config import find_chromium
 from preview_qa.manifest.models import Expectations
 from preview_qa.manifest.page_state import AttributeCheck, CssCheck, ElementCheck
 from preview_qa.results import ExpectationOutcome
@@ -31,7 +32,7 @@ def checked(
 
     async def main() -> tuple[list[ExpectationOutcome], float]:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium())
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
             page = await browser.new_page()
             await page.goto(site.url + path)
             await then(page)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.reporters.output.images import FRAME_MS, LAST_FRAME_MS
 from tests.conftest import CliRun, scripted_run
 from tests.site import DemoSite
@@ -167,7 +168,7 @@ def test_report_renders_in_chromium_with_the_evidence_and_no_injected_script(evi
 
     report = evidence_run.out / "report.html"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=find_chromium())
+        browser = p.chromium.launch(executable_path=find_chromium(None, os.environ))
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         dialogs: list[str] = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -4,13 +4,14 @@ dropped actions, settled and filled-in-form screenshots — checked in results.j
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 from tests.conftest import CliRun, scripted_run
 from tests.site import DemoSite
 
@@ -145,7 +146,7 @@ def test_the_report_shows_elements_dropped_actions_paths_and_the_filled_form(qua
 
     run, _ = quality_run
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=find_chromium())
+        browser = p.chromium.launch(executable_path=find_chromium(None, os.environ))
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto((run.out / "report.html").as_uri())
         assert page.locator("script").count() == 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from preview_qa.config import find_chromium
+from preview_qa.agent.browsers.chromium import find_chromium
 from tests.conftest import CliRun
 from tests.fakes.github import rendered, visible
 
@@ -44,7 +44,7 @@ def look(html_page: str, shot: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=find_chromium())
+        browser = p.chromium.launch(executable_path=find_chromium(None, os.environ))
         try:
             page = browser.new_page(viewport={"width": WIDTH, "height": 800})
             page.set_content(html_page)

@@ -81,9 +81,9 @@ def test_plan_refuses_a_budget_it_cannot_enforce_and_needs_something_to_plan_for
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: Home, task: Open the home page.}\n", encoding="utf-8")
     args = ["plan", str(manifest), "--base-url", site.url, "--api-key", "k", "--model", "no-such-model"]
-    unpriced = run_in_process([*args, "--route", "/help", "--max-cost-usd", "0.5"])
+    unpriced = run_in_process([*args, "--route", "/help", "--run-max-cost-usd", "0.5"])
     assert unpriced.returncode == 2
-    assert "--max-cost-usd cannot be enforced: no price is known for model 'no-such-model'" in unpriced.stderr
+    assert "--run-max-cost-usd cannot be enforced: no price is known for model 'no-such-model'" in unpriced.stderr
     run = ["run", *args[1:], "--out", str(tmp_path / "out"), "--plan", "--plan-max-cost-usd", "0.5"]
     refused = run_in_process(run)  # before any test runs
     assert refused.returncode == 2 and "--plan-max-cost-usd cannot be enforced" in refused.stderr

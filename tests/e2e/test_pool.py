@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -20,10 +21,10 @@ from preview_qa.agent.adapter import patches
 from preview_qa.agent.adapter.build import session_profile
 from preview_qa.agent.adapter.connect import start_session
 from preview_qa.agent.browsers import launch, leftovers
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.browsers.context_scope import OutOfContext
 from preview_qa.agent.browsers.launch import BrowserSetup, BrowserStartError, start_gate
 from preview_qa.agent.browsers.pool import BrowserPool
-from preview_qa.config import find_chromium
 from tests.fakes.chromium import NoHandshake
 from tests.site import DemoSite
 from tests.site.todo import CART_COOKIE
@@ -41,7 +42,7 @@ async def with_pool(size: int, test: object, tmp_path: Path) -> None:
         async def driver() -> Playwright:
             return playwright
 
-        setup = BrowserSetup(chromium=find_chromium() or "/usr/bin/chromium")
+        setup = BrowserSetup(chromium=find_chromium(None, os.environ))
         pool = BrowserPool(driver, setup, size, start_gate())
         pids: list[int] = []
         try:

@@ -176,9 +176,8 @@ def test_only_old_failures_pass_fail_on_regressions(tmp_path: Path, site: DemoSi
 
 def test_an_unreachable_baseline_is_one_clear_error_and_the_preview_results_are_written(tmp_path: Path, site: DemoSite) -> None:
     closed = f"http://127.0.0.1:{closed_port()}"
-    with scripted_run(
-        tmp_path, site, manifest("unused"), SCENARIOS, "--only", "free shipping broken everywhere", "--baseline-url", closed
-    ) as run:
+    flags = ("--only", "free shipping broken everywhere", "--baseline-url", closed, "--wait-timeout", "1")
+    with scripted_run(tmp_path, site, manifest("unused"), SCENARIOS, *flags) as run:  # the baseline gets the preview's wait
         assert run.exit_code == 2
         errors = [line for line in run.stderr.splitlines() if line.startswith("preview-qa: error:")]
         assert len(errors) == 1 and f"--baseline-url is unreachable: ConnectError for {closed}" in errors[0], run.stderr

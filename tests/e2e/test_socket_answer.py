@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.quiet import Settling
 from preview_qa.agent.page.settle import PageSettler, Settled
-from preview_qa.config import find_chromium
 from tests.conftest import CliRun, scripted_run
 from tests.site import DemoSite
 from tests.site.answered import ANSWER
@@ -118,7 +119,7 @@ def test_a_settle_sees_a_page_draw_inside_a_shadow_root_it_already_holds(site: D
 
     async def main() -> tuple[Settled, Settled]:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium())
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
             page, settler = await browser.new_page(), PageSettler()
             settler.attach(page.context)  # before the page loads: the settle's watch is installed in each new document
             await page.goto(site.url + "/answered/shadow?held", wait_until="load")

@@ -8,6 +8,7 @@ busy machine (docs/verdicts.md says so), and a first step then saw only Streamli
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -77,10 +78,10 @@ def _warm(url: str) -> None:
     """Open the app once until its button shows: the server's first script run (its imports) is behind it."""
     from playwright.sync_api import sync_playwright
 
-    from preview_qa.config import find_chromium
+    from preview_qa.agent.browsers.chromium import find_chromium
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=find_chromium())
+        browser = p.chromium.launch(executable_path=find_chromium(None, os.environ))
         try:
             page = browser.new_page()
             page.goto(url)

@@ -132,7 +132,7 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
     """The viewer the playwright package ships, served on 127.0.0.1 and read in Debian's Chromium (bounded waits)."""
     from playwright.sync_api import sync_playwright
 
-    from preview_qa.config import find_chromium
+    from preview_qa.agent.browsers.chromium import find_chromium
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -162,7 +162,7 @@ def test_playwright_show_trace_opens_it_and_lists_the_steps(traced_run: CliRun, 
         url = line.split()[-1] if line.split() else ""
         assert url.startswith(f"http://127.0.0.1:{port}"), line
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=find_chromium())
+            browser = p.chromium.launch(executable_path=find_chromium(None, os.environ))
             page = browser.new_page()
             page.goto(url, timeout=30_000)
             page.get_by_text("agent step 2").first.wait_for(timeout=30_000)

@@ -8,6 +8,7 @@ compared and labelled); and a page photographed 10 times gives the same pixels 1
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
@@ -170,15 +171,15 @@ def test_without_a_baseline_the_default_branchs_reference_in_the_cache_is_compar
 def test_a_page_photographed_ten_times_gives_the_same_pixels(site: DemoSite) -> None:
     from playwright.async_api import async_playwright
 
+    from preview_qa.agent.browsers.chromium import find_chromium
     from preview_qa.agent.evidence.comparison import comparison_shot
     from preview_qa.agent.guards.masking import Mask
-    from preview_qa.config import find_chromium
     from preview_qa.manifest.models import VisualCheck
     from preview_qa.secrets.redact import Redactor
 
     async def shots() -> list[bytes]:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium())
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
             taken = []
             for _ in range(10):  # each in a fresh context, as each test's run is
                 context = await browser.new_context(viewport={"width": 1280, "height": 800})

@@ -12,7 +12,7 @@ from preview_qa import app
 from preview_qa.cli import main
 from preview_qa.cli.options import Command
 from preview_qa.cli.values import UsageError
-from preview_qa.config import FailOn
+from preview_qa.config import FailOn, FailRules
 from preview_qa.demo.runner import INTENDED, VACUOUS, off_script
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.errors import ManifestError
@@ -20,7 +20,7 @@ from preview_qa.exits import TOLD, Ended, RunEnded, exit_code, told
 from preview_qa.lifecycle import ExitCode
 from preview_qa.reporters.output import merge as merging
 from preview_qa.reporters.output.files import CRASH_LOG
-from preview_qa.results import Proof, ProofVerdict, RunResult, Status, StopReason
+from preview_qa.results import OtherRun, Proof, ProofVerdict, RunResult, Status, StopReason
 from preview_qa.verdict.agent_run import AgentRun
 from tests.builders import PASS, result, run, run_of, specs_named
 from tests.conftest import clean_env, run_in_process
@@ -123,6 +123,21 @@ def test_each_fail_on_is_its_own_rule(rule: FailOn, fails: set[str]) -> None:
         "checked": run_of(result("a", checked=True), result("b", Status.SKIPPED)),
     }
     assert {name for name, run in runs.items() if rule.fails(run)} == fails
+
+
+def test_fail_on_is_one_base_and_added_words_so_regressions_with_visual_still_forgives_a_shared_failure() -> None:
+    """`regressions,unverified` once failed on any failure (each added word carried `failed` in it): the base says
+    which failures fail the run, an added word adds passing tests that fail it too."""
+    shared = result("b", Status.FAILED, baseline=OtherRun(status=Status.FAILED, reason="fails on main too"))
+    on_its_word = result("c", unverified="the agent quoted nothing")
+    rules = FailRules.parse("regressions,unverified")
+    assert (rules.base, rules.fails(run_of(result("a"), shared))) == (FailOn.REGRESSIONS, False)
+    assert rules.fails(run_of(shared, on_its_word))
+    assert FailRules.parse("unverified").base is FailOn.FAILED and FailRules.parse("unverified").fails(run_of(shared))
+    assert not FailRules.parse("errored,unverified").fails(run_of(shared))
+    for wrong in ("failed,errored", "regressions,failed"):
+        with pytest.raises(ValueError, match="cannot be combined: give one of failed, errored, regressions, never"):
+            FailRules.parse(wrong)
 
 
 def test_a_crash_of_ours_inside_a_test_errors_that_test_and_the_run_goes_on() -> None:

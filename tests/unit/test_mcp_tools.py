@@ -209,7 +209,7 @@ def test_results_that_point_out_of_the_folder_are_refused(project: Path) -> None
 def test_a_cost_cap_on_a_model_of_unknown_price_is_refused_before_anything_runs(project: Path) -> None:
     sentence = _error(call(_settings(project, model="my-finetune"), "run_tests", {"base_url": "http://127.0.0.1:9"}))
     assert sentence == (
-        "the server's --max-cost-usd cannot be enforced: no price is known for model 'my-finetune' of provider 'openai'; "
+        "the server's --run-max-cost-usd cannot be enforced: no price is known for model 'my-finetune' of provider 'openai'; "
         "give its price with --price-per-mtok IN,OUT (USD per million input and output tokens) when the server starts."
     )
     assert sorted(p.name for p in (project / ".preview-qa" / "mcp-runs").iterdir()) == ["1"]
@@ -318,7 +318,7 @@ def test_a_run_of_exact_steps_is_not_refused_on_a_model_of_unknown_price(project
     assert (answer.structured_content or {})["results"] == ".preview-qa/mcp-runs/2/results.json"
     assert started and started[0][started[0].index("--run-max-cost-usd") + 1] == "1"
     refused = call(unpriced, "run_tests", {"base_url": "http://preview.test", "names": ["Checkout"]})
-    assert "--max-cost-usd cannot be enforced" in _error(refused) and len(started) == 1
+    assert "--run-max-cost-usd cannot be enforced" in _error(refused) and len(started) == 1
 
 
 LAST_LINE = "preview-qa: error: the line a child ends with"

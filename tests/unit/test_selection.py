@@ -50,6 +50,13 @@ def chosen(**config: Any) -> tuple[list[str], dict[str, str]]:
     return [t.name for t in selection.tests], selection.skipped
 
 
+def test_k_picks_the_tests_whose_name_contains_any_word_case_ignored() -> None:
+    assert chosen(keywords=["SEARCH"])[0] == ["Slow search"]
+    assert chosen(keywords=["o"])[0] == ["Home", "Checkout", "Docs", "Slow search"]
+    assert chosen(keywords=["home", "docs"])[0] == ["Home", "Docs"]  # repeated: any of them
+    assert chosen(keywords=["o"], only=["Docs"])[0] == ["Docs"] and chosen(keywords=["o"], tags=["slow"])[0] == ["Slow search"]
+
+
 def test_tags_pick_any_of_the_given_and_skip_tags_leave_out() -> None:
     assert chosen(tags=["smoke"])[0] == ["Home", "Checkout", "Slow search"]
     assert chosen(tags=["checkout", "slow"])[0] == ["Checkout", "Slow search"]
@@ -64,8 +71,12 @@ def test_tags_pick_any_of_the_given_and_skip_tags_leave_out() -> None:
     [
         ({"tags": ["smok"]}, "--tag 'smok': no test in qa.yml has this tag (its tags: checkout, regression, slow, smoke)."),
         ({"skip_tags": ["flaky"]}, "--skip-tag 'flaky': no test in qa.yml has this tag"),
-        ({"only": ["Hmoe"]}, "--only names no test called 'Hmoe'; check the names in qa.yml."),
-        ({"only": ["Docs"], "tags": ["smoke"]}, "no test is left to run once --only, --tag and --skip-tag are applied"),
+        ({"only": ["Hmoe"]}, "--only names no test called 'Hmoe'; did you mean 'Home'?"),
+        ({"only": ["slow search"]}, "--only names no test called 'slow search'; did you mean 'Slow search'?"),  # exact
+        ({"only": ["Basket"]}, "--only names no test called 'Basket'; check the names in qa.yml."),
+        ({"keywords": ["chekout"]}, "-k 'chekout': no test's name contains it (case ignored); did you mean 'Checkout'?"),
+        ({"keywords": ["basket"]}, "-k 'basket': no test's name contains it (case ignored); check the names in qa.yml."),
+        ({"only": ["Docs"], "tags": ["smoke"]}, "no test is left to run once --only, -k, --tag and --skip-tag are applied"),
     ],
 )
 def test_a_filter_that_names_nothing_is_an_error(config: dict[str, Any], message: str) -> None:

@@ -8,21 +8,14 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa.cli.options import command, env, fail_on_option
+from preview_qa.cli.options import command, env, fail_on_option, out_option
 from preview_qa.config import DEFAULT_OUT, FailRules
 from preview_qa.exits import RunEnded
 
 
 @command()
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_OUT,
-    envvar=env("INPUT_OUT"),
-    show_default=True,
-    help="Folder for the merged results, reports and artifacts.",
-)
+@out_option(DEFAULT_OUT, "the merged results, reports and artifacts")
 @fail_on_option
 @click.option(
     "--comment/--no-comment",

@@ -4,18 +4,20 @@ in GitHub Actions, as the step's `exit-code` output."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from preview_qa import app
-from preview_qa.config import DEFAULT_OUT, FailOn, FailRules, default_concurrency
+from preview_qa.config import FailOn, FailRules, default_concurrency
 from preview_qa.errors import PreviewQaError
 from preview_qa.exits import Ended, RunEnded, exit_code
 from preview_qa.lifecycle import ExitCode, exit_with
@@ -25,13 +27,13 @@ from preview_qa.results import StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
-    "Exit 1 when a test failed or errored (failed) | only when one errored (errored) | only for regressions (regressions; "
-    "with --baseline-url: a failure that also fails on the baseline does not count; errors do) | also when a "
-    "drifted replay was healed by the agent (healed) | also when --prove found a test vacuous (vacuous) | also when a "
-    "test looks different from the default branch (visual; expect.visual) | also when a test passed on the agent's word "
-    "alone (unverified) | also when a test passed with no page check of its own that held, on an LLM's word, quotes or "
-    "not (unchecked; for required checks on pull requests from outside the team) | never. Several rules, "
-    "comma-separated, fail when any does: unverified,vacuous,visual."
+    "What exits 1: one base, which failing tests fail the run: failed (a test failed or errored; the default), errored "
+    "(only an errored test), regressions (an errored test, or a failure that does not also fail on --baseline-url) or "
+    "never; then, comma-separated, any of these, each failing the run for passing tests too: healed (the agent healed a "
+    "drifted replay), vacuous (--prove found the test vacuous), visual (it looks different from the default branch: "
+    "expect.visual), unverified (it passed on the agent's word alone), unchecked (no page check of its own held: for "
+    "required checks on pull requests from outside the team). E.g. regressions,visual fails on a regression or a visual "
+    "change, not on a failure the baseline shares. Two bases, or never with another word, are refused."
 )
 
 
@@ -84,9 +86,44 @@ def base_url_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., A
     )
 
 
-def headful_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--headful (`run`, `demo` and `plan`)."""
-    return click.option("--headful", is_flag=True, help="Show the browser windows.")(f)
+class _OldSpellingsOption(click.Option):
+    """An option whose names after the first are old spellings: accepted, not shown in --help."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        shown, self.opts = self.opts, self.opts[:1]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = shown
+
+
+def headed_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--headed, as Playwright names it (`run`, `demo` and `plan`); --headful, its old name, still works."""
+    return click.option(
+        "--headed", "--headful", "headed", is_flag=True, cls=_OldSpellingsOption, help="Show the browser windows."
+    )(f)
+
+
+def browser_path_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--browser-path (`run`, `demo`, `plan` and `validate`): the Chromium to drive, else found (agent/browsers/chromium.py)."""
+    return click.option(
+        "--browser-path",
+        metavar="PATH",
+        help="The Chromium or Chrome to drive (else PREVIEW_QA_CHROMIUM, else Playwright's own Chromium, else the "
+        "system's Chrome or Chromium).",
+    )(f)
+
+
+def renamed_option(old: str, new: str, meant: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A flag that meant here what another flag means everywhere: refused, naming that flag (`meant`: what it meant)."""
+
+    def refuse(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            raise click.UsageError(
+                f"{ctx.info_name}'s {old} was {meant}: give it as {new}; {old} is a budget per test, as in `run`."
+            )
+
+    return click.option(old, hidden=True, expose_value=False, callback=refuse)
 
 
 def verbose_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -143,17 +180,47 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def out_option(default: str, what: str = "results, reports and artifacts") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--out, with the folder the command writes when it is not given (`run`'s and `demo`'s differ)."""
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=default,
+        envvar=env("INPUT_OUT"),
+        show_default=True,
+        help=f"Folder for {what}.",
+    )
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """What `run_options` gives a command, as one `flags` argument."""
+
+    concurrency: int
+    only: list[str]
+    keywords: list[str]  # -k
+    headless: bool
+    chromium: str | None  # --browser-path
+    verbose: bool
+
+
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The options `run` shares with the bundled demo."""
+    """The options `run` shares with the bundled demo (each has its own --out), handed to `f` as `flags: RunFlags`."""
+
+    @functools.wraps(f)
+    def with_flags(
+        concurrency: int,
+        only: tuple[str, ...],
+        keywords: tuple[str, ...],
+        headed: bool,
+        browser_path: str | None,
+        verbose: bool,
+        **kw: Any,
+    ) -> Any:
+        return wrapped(flags=RunFlags(concurrency, list(only), list(keywords), not headed, browser_path, verbose), **kw)
+
+    wrapped, f = f, with_flags
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-        click.option(
-            "--out",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=DEFAULT_OUT,
-            envvar=env("INPUT_OUT"),
-            show_default=True,
-            help="Folder for results, reports and artifacts.",
-        ),
         click.option(
             "--concurrency",
             type=click.IntRange(1, 64),
@@ -162,8 +229,22 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Tests run at once.",
         ),
-        click.option("--only", multiple=True, help="Run only the test with this name (repeatable)."),
-        headful_option,
+        click.option(
+            "--only",
+            multiple=True,
+            metavar="NAME",
+            help="Run only the test with exactly this name (repeatable); a name no test has is refused, with the nearest names.",
+        ),
+        click.option(
+            "-k",
+            "keywords",
+            multiple=True,
+            metavar="TEXT",
+            help="Run only the tests whose name contains TEXT, case ignored (repeatable: any of them). A plain "
+            "substring, as pytest -k takes one; no and/or/not expressions.",
+        ),
+        headed_option,
+        browser_path_option,
         verbose_option,
     ]
     for option in reversed(options):

@@ -14,10 +14,12 @@ from preview_qa import app
 from preview_qa.cli.options import (
     access_options,
     base_url_option,
+    browser_path_option,
     command,
-    headful_option,
+    headed_option,
     llm_options,
     manifest_argument,
+    renamed_option,
     verbose_option,
 )
 from preview_qa.cli.values import (
@@ -64,10 +66,11 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--changed-files", metavar="FILE", help="The files the change touched, one path a line (- for stdin).")
 @click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
 @click.option(
-    "--max-cost-usd",
+    "--run-max-cost-usd",
     type=click.FloatRange(0, min_open=True),
-    help="The most planning may cost (drafting and trial runs), in USD.",
+    help="The most the whole plan may cost (drafting and trial runs), in USD.",
 )
+@renamed_option("--max-cost-usd", "--run-max-cost-usd", "the whole plan's budget")
 @click.option("--price-per-mtok", metavar="IN,OUT", help="The model's price in USD per million input and output tokens.")
 @click.option(
     "--cache",
@@ -79,7 +82,8 @@ def plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--prove", is_flag=True, help="Prove each draft that passes its trial run (docs/proving.md): a vacuous one is dropped."
 )
-@headful_option
+@headed_option
+@browser_path_option
 @verbose_option
 def plan(
     manifest: Path,
@@ -89,11 +93,12 @@ def plan(
     write: Path | None,
     changed_files: str | None,
     changed_only: bool,
-    max_cost_usd: float | None,
+    run_max_cost_usd: float | None,
     price_per_mtok: str | None,
     cache: Path,
     prove: bool,
-    headful: bool,
+    headed: bool,
+    browser_path: str | None,
     verbose: bool,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
@@ -114,14 +119,15 @@ def plan(
         manifest=manifest,
         base_url=plain,
         app_urls=app_urls,
-        headless=not headful,
+        chromium=browser_path,
+        headless=not headed,
         extra_headers=parse_headers(extra_headers),
         http_credentials=parse_credentials(http_credentials),
         prove=prove,
         **llm,
         **speed,
     )
-    options = PlanOptions(changed, list(routes), most, max_cost_usd)
+    options = PlanOptions(changed, list(routes), most, run_max_cost_usd)
     summary = app.plan_only(loaded, config, os.environ, Planner(loaded, config, options), verbose)
     tell_plan(summary, write)
     return PlanEnded(summary)

@@ -13,6 +13,7 @@ import click
 from preview_qa import app
 from preview_qa.cli.options import (
     WORDS,
+    RunFlags,
     access_options,
     base_url_option,
     command,
@@ -20,6 +21,7 @@ from preview_qa.cli.options import (
     fail_on_option,
     llm_options,
     manifest_argument,
+    out_option,
     run_options,
     words,
 )
@@ -36,6 +38,8 @@ from preview_qa.cli.values import (
 from preview_qa.config import (
     BROWSER_START_TIMEOUT_S,
     DEFAULT_CACHE,
+    DEFAULT_OUT,
+    WAIT_TIMEOUT_S,
     FailOn,
     FailRules,
     RunConfig,
@@ -172,9 +176,11 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--wait-timeout",
     type=click.FloatRange(0),
-    default=0,
+    default=WAIT_TIMEOUT_S,
+    show_default=True,
     envvar=env("INPUT_WAIT-TIMEOUT"),
-    help="Seconds to wait for the preview to answer before the first test.",
+    help="Seconds to wait for the preview to answer before the first test (any status but 429 and 5xx, which a "
+    "deployment still starting gives); 0 = do not wait. The action's wait-timeout is this flag.",
 )
 @access_options
 @fail_on_option
@@ -241,6 +247,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     envvar=env("INPUT_PLAN-MAX-COST-USD"),
     help="With --plan: the most planning may cost (drafting and trial runs), in USD.",
 )
+@out_option(DEFAULT_OUT)
 @run_options
 @selection_options
 @speed_options
@@ -263,10 +270,7 @@ def run(
     browser_start_timeout: float,
     prove: bool,
     out: Path,
-    concurrency: int,
-    only: tuple[str, ...],
-    headful: bool,
-    verbose: bool,
+    flags: RunFlags,
     tags: tuple[str, ...],
     skip_tags: tuple[str, ...],
     changed_files: str | None,
@@ -290,12 +294,14 @@ def run(
         model=model,
         api_key=api_key,
         llm_base_url=llm_base_url,
-        concurrency=concurrency,
-        headless=not headful,
+        concurrency=flags.concurrency,
+        chromium=flags.chromium,
+        headless=flags.headless,
         extra_headers=parse_headers(extra_headers),
         http_credentials=parse_credentials(http_credentials),
         wait_timeout=wait_timeout,
-        only=list(only),
+        only=flags.only,
+        keywords=flags.keywords,
         tags=words(tags),
         skip_tags=words(skip_tags),
         changed_files=read_changed_files(changed_files, changed_only),
@@ -312,7 +318,7 @@ def run(
         visual_references=on_default_branch(os.environ),  # only the default branch's screenshots become the reference
         **speed_config(**speed),
     )
-    return execute(loaded, config, verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
+    return execute(loaded, config, flags.verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
 
 
 def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None) -> RunEnded:

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from preview_qa import app
-from preview_qa.cli.options import WORDS, command, llm_options, manifest_argument, words
-from preview_qa.config import RunConfig, find_chromium
+from preview_qa.cli.options import WORDS, browser_path_option, command, llm_options, manifest_argument, words
+from preview_qa.config import RunConfig
 from preview_qa.manifest import loader
 from preview_qa.providers import Provider
 from preview_qa.selection.select import chosen
@@ -29,6 +29,7 @@ from preview_qa.selection.select import chosen
 @click.option("--tag", "tags", multiple=True, type=WORDS, metavar="TAG", help="Check only the secrets of tests with this tag.")
 @click.option("--skip-tag", "skip_tags", multiple=True, type=WORDS, metavar="TAG", help="Leave these tests' secrets out.")
 @llm_options
+@browser_path_option
 def validate(
     manifest: Path,
     secret_env: bool,
@@ -40,6 +41,7 @@ def validate(
     model: str | None,
     api_key: str | None,
     llm_base_url: str | None,
+    browser_path: str | None,
 ) -> None:
     """Check a manifest, and that `run` would find what it needs in this environment (exit 2 if not): every test's
     secrets, or with --only, --tag or --skip-tag those of the tests `run` would run with the same flags (and of the
@@ -51,6 +53,6 @@ def validate(
     if not offline:
         selected = RunConfig(manifest=manifest, base_url="", only=list(only), tags=words(tags), skip_tags=words(skip_tags))
         running = {spec.name for spec in chosen(loaded, selected)} if only or tags or skip_tags else None
-        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, find_chromium(), running)
+        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, browser_path, running)
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
     click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")

@@ -27,7 +27,15 @@ VACUOUS = "Settings are saved (URL only)"
 
 
 def run_demo(
-    out: Path, concurrency: int, only: list[str], headless: bool, verbose: bool, env: Mapping[str, str], plan: bool = False
+    out: Path,
+    concurrency: int,
+    only: list[str],
+    headless: bool,
+    verbose: bool,
+    env: Mapping[str, str],
+    plan: bool = False,
+    keywords: list[str] | None = None,
+    chromium: str | None = None,
 ) -> RunResult:
     """The demo's run; with `plan`, planning after it for the change demo/plan.yml describes (its drafting turns first)."""
     manifest = loader.load(HERE / "qa.yml")
@@ -44,6 +52,8 @@ def run_demo(
             concurrency=concurrency,
             headless=headless,
             only=only,
+            keywords=keywords or [],
+            chromium=chromium,
             prove=True,
         )
         change = yaml.safe_load(PLAN.read_text(encoding="utf-8"))

@@ -16,7 +16,9 @@ from preview_qa.manifest.models import TestSpec
 if TYPE_CHECKING:
     import httpx
 
-READY = range(200, 400)
+# What a deployment still starting answers (its proxy's gateway errors, a rate limit); any other status is the app's own
+# answer, a 404 at `/` included (an app without a home page): its tests find what it means
+NOT_YET = (429, *range(500, 600))
 READY_AUTH = (401, 403)  # protected previews answer, they just want credentials the browser may have
 
 
@@ -27,8 +29,8 @@ async def wait_for_preview(
     interval: float = 2.0,
     on_protected: Callable[[int], None] | None = None,
 ) -> str | None:
-    """None once `url` answers 2xx/3xx/401/403 (a 401/403 told to `on_protected`); otherwise, when `timeout` runs
-    out, what happened last."""
+    """None once `url` answers with a status a running app gives (any but 429 and 5xx; a 401/403 told to
+    `on_protected`); otherwise, when `timeout` runs out, what happened last."""
     deadline = time.monotonic() + timeout
     last = "no answer"
     async with await _client(headers) as client:
@@ -37,7 +39,7 @@ async def wait_for_preview(
             if isinstance(answer, int):
                 if answer in READY_AUTH and on_protected is not None:
                     on_protected(answer)
-                if answer in READY or answer in READY_AUTH:
+                if answer not in NOT_YET:
                     return None
                 last = f"HTTP {answer} from {url}"
             else:

@@ -197,10 +197,12 @@ class Runner:
         return found.pages() if isinstance(found, Recording) else steps_visited(spec, found) if spec.steps else None
 
     async def _wait_for_preview(self) -> str | None:
-        """Why a preview the tests run on did not answer in time (the plain one, and each app's a test is for)."""
-        if self.config.wait_timeout <= 0:
+        """Why a preview the tests run on did not answer in time (the plain one, and each app's a test is for); a run
+        whose every test is skipped runs on none, and waits for none."""
+        running = [t for t in self.selection.tests if self.selection.skip_reason(t) is None]
+        if self.config.wait_timeout <= 0 or not running:
             return None
-        urls = dict.fromkeys([self.config.base_url, *(self.config.url_of(t.app) for t in self.selection.tests if t.app)])
+        urls = dict.fromkeys([self.config.base_url, *(self.config.url_of(t.app) for t in running if t.app)])
         for url in (u for u in urls if u is not None):
             why = await wait_for_preview(url, self.config.wait_timeout, self.config.preview_headers, on_protected=self._protected)
             if why:

@@ -72,7 +72,7 @@ async def plan_tests(settings: Settings, args: PlanTestsArgs, progress: Progress
     async def tick() -> None:
         await progress(time.monotonic() - started, None, f"planning: {time.monotonic() - started:.0f} s")
 
-    argv = command("plan", settings.folder.shown(manifest), *flags, "--max-cost-usd", f"{settings.max_cost_usd:g}")
+    argv = command("plan", settings.folder.shown(manifest), *flags, "--run-max-cost-usd", f"{settings.run_max_cost_usd:g}")
     ended = await run_child(argv, settings.folder.root, settings.child_env(), run, _every(HEARTBEAT_S, tick))
     if told("plan", ended.code) is Told.STOPPED and ended.last_line:  # the preview or the LLM did not answer
         raise ToolRefused(ended.last_line)
@@ -96,8 +96,8 @@ def _manifest(settings: Settings, given: str) -> tuple[Path, Manifest]:
 def _cost_flags(settings: Settings, manifest: Manifest) -> list[str]:
     """The call's cap as `run`'s budgets: the run starts no test once its tests have spent it, and each test stops
     past it too, unless a test's own max_cost_usd is lower (the flag would override it: the manifest's then hold)."""
-    cap = f"{settings.max_cost_usd:g}"
-    lower = any(t.max_cost_usd is not None and t.max_cost_usd < settings.max_cost_usd for t in manifest.tests)
+    cap = f"{settings.run_max_cost_usd:g}"
+    lower = any(t.max_cost_usd is not None and t.max_cost_usd < settings.run_max_cost_usd for t in manifest.tests)
     return ["--run-max-cost-usd", cap, *([] if lower else ["--max-cost-usd", cap])]
 
 

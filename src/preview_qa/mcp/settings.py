@@ -1,5 +1,5 @@
 """What the server was started with, for every call: its folder, its environment (the provider, model and API key,
-as for `run`), and the cost cap of each call that may spend (--max-cost-usd), refused for a model of unknown price."""
+as for `run`), and the cost cap of each call that may spend (--run-max-cost-usd), refused for a model of unknown price."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from preview_qa.mcp.folder import Folder, ToolRefused
 from preview_qa.providers import default_model
 
 Progress = Callable[[float, float | None, str], Coroutine[Any, Any, None]]  # (done, total, message) to the caller
-CAP_FLAG = "the server's --max-cost-usd"
+CAP_FLAG = "the server's --run-max-cost-usd"
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Settings:
     env: Mapping[str, str]
     provider: str
     model: str | None
-    max_cost_usd: float
+    run_max_cost_usd: float  # each call's: the run it starts
     price_per_mtok: str | None = None  # IN,OUT as given, handed on to each run
 
     def llm_flags(self) -> list[str]:

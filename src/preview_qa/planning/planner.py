@@ -1,5 +1,5 @@
 """Planning as one job on the run's browsers: the changed routes no test covers, each page read under the run's request
-policy, drafts asked of the LLM (metered, scrubbed, within --max-cost-usd), then tried through the Runner like any test."""
+policy, drafts asked of the LLM (metered, scrubbed, within --run-max-cost-usd), then tried through the Runner like any test."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class PlanOptions:
     routes: list[str] = field(default_factory=list)
     most: int = DEFAULT_MOST
     max_cost_usd: float | None = None
-    budget_flag: str = "--max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
+    budget_flag: str = "--run-max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
     repo: Repository | None = None  # where the changed files are read (by default the checkout holding the working folder)
 
 
@@ -283,6 +283,7 @@ async def try_drafts(
     trial = dataclasses.replace(
         config,
         only=[],
+        keywords=[],
         tags=[],
         skip_tags=[],
         changed_files=None,

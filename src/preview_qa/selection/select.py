@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 
 from preview_qa.config import RunConfig
@@ -95,10 +96,15 @@ def chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
 
 
 def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
-    names = {t.name for t in manifest.tests}
+    names = [t.name for t in manifest.tests]
     unknown = [name for name in config.only if name not in names]
     if unknown:
-        raise SelectionError(f"--only names no test called {unknown[0]!r}; check the names in {config.manifest}.")
+        raise SelectionError(f"--only names no test called {unknown[0]!r}{_nearest(unknown[0], names, config)}.")
+    missing = [word for word in config.keywords if not any(_contains(name, word) for name in names)]
+    if missing:
+        raise SelectionError(
+            f"-k {missing[0]!r}: no test's name contains it (case ignored){_nearest(missing[0], names, config, within=True)}."
+        )
     tags = {tag for t in manifest.tests for tag in t.tags}
     for flag, given in (("--tag", config.tags), ("--skip-tag", config.skip_tags)):
         missing = [tag for tag in given if tag not in tags]
@@ -109,14 +115,41 @@ def _chosen(manifest: Manifest, config: RunConfig) -> list[TestSpec]:
         t
         for t in manifest.tests
         if (not config.only or t.name in config.only)
+        and (not config.keywords or any(_contains(t.name, word) for word in config.keywords))
         and (not config.tags or set(t.tags) & set(config.tags))
         and not set(t.tags) & set(config.skip_tags)
     ]
     if not tests:
         raise SelectionError(
-            f"no test is left to run once --only, --tag and --skip-tag are applied; check them against {config.manifest}."
+            f"no test is left to run once --only, -k, --tag and --skip-tag are applied; check them against {config.manifest}."
         )
     return tests
+
+
+def _contains(name: str, word: str) -> bool:
+    """-k: `word` in `name`, case ignored (as pytest -k matches a plain word)."""
+    return word.casefold() in name.casefold()
+
+
+def _nearest(given: str, names: list[str], config: RunConfig, within: bool = False) -> str:
+    """ "; did you mean 'Home page loads'?" with the manifest's names nearest to `given`, case ignored (`within`: -k's,
+    a name with a run of words near it), else where the names are."""
+    folded = given.casefold()
+    if within:
+        n = len(folded.split())
+        near = [name for name in names if difflib.get_close_matches(folded, _runs(name.casefold(), n), n=1, cutoff=0.75)]
+    else:
+        by_fold = {name.casefold(): name for name in names}
+        near = [by_fold[m] for m in difflib.get_close_matches(folded, list(by_fold), n=3, cutoff=0.6)]
+    if not near:
+        return f"; check the names in {config.manifest}"
+    return f"; did you mean {' or '.join(map(repr, near[:3]))}?"
+
+
+def _runs(name: str, n: int) -> list[str]:
+    """The runs of `n` consecutive words of `name`."""
+    words = name.split()
+    return [" ".join(words[i : i + n]) for i in range(max(1, len(words) - n + 1))]
 
 
 def _not_changed(tests: list[TestSpec], changed: list[str] | None) -> dict[str, str]:
