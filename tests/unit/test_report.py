@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,9 +16,10 @@ from preview_qa.reporters.artifacts import ArtifactsReporter
 from preview_qa.reporters.html import ERROR_LIMIT, HtmlReporter
 from preview_qa.reporters.output.files import safe_name
 from preview_qa.reporters.output.files import test_dir as folder_of
-from preview_qa.results import Emulation, ExpectationOutcome, QuoteCheck, RunResult, Status, TestResult, Viewport
+from preview_qa.results import Emulation, ExpectationOutcome, QuoteCheck, RunResult, Status, TestResult, Usage, Viewport
 from tests.builders import result
 
+SCRIPT = (Path(__file__).parents[2] / "src/preview_qa/reporters/templates/report.js").read_text(encoding="utf-8")
 HOSTILE = 'Pricing <script>alert(1)</script> "quoted" <img src=x onerror=alert(2)>'
 
 
@@ -87,7 +90,8 @@ def test_page_and_llm_text_is_escaped_everywhere(tmp_path: Path) -> None:
     parser = Elements()
     parser.feed(page)
     tags = [tag for tag, _ in parser.tags]
-    assert "script" not in tags and tags.count("img") == 1
+    assert tags.count("script") == 1 and tags.count("img") == 1  # the one script is the filter's (below)
+    assert page.split("<script>", 1)[1].split("</script>", 1)[0] == SCRIPT
     assert not any(k.startswith("on") for _, attrs in parser.tags for k in attrs)
     assert not any((attrs.get("href") or "").startswith("javascript") for _, attrs in parser.tags)
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 12
@@ -256,3 +260,36 @@ def test_every_test_says_what_settling_waited_for_before_its_checks(tmp_path: Pa
         in details["polls"]
     )
     assert "Before the checks, settling: the page was quiet</p>" in details["quiet"]
+
+
+ROWS = [("failed", "b"), ("failed", "c"), ("passed", "a")]
+
+
+def test_the_filter_has_a_box_per_status_shown_and_only_its_own_script_may_run(tmp_path: Path) -> None:
+    page = _render(tmp_path, [result("a", Status.PASSED), result("b", Status.FAILED), result("c", Status.FAILED)])
+    parser = Elements()
+    parser.feed(page)
+    boxes = [(a["value"], "checked" in a) for tag, a in parser.tags if tag == "input" and a.get("type") == "checkbox"]
+    assert boxes == [("failed", True), ("passed", True)]  # the worst first, each ticked
+    assert [a for tag, a in parser.tags if tag == "input" and a.get("type") == "search"]
+    assert '<label><input type="checkbox" value="failed" checked> failed (2)</label>' in page
+    csp = next(a["content"] for tag, a in parser.tags if tag == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in csp and "unsafe-inline'" not in csp.split("script-src", 1)[1]
+    rows = [a for tag, a in parser.tags if tag == "tr" and "data-status" in a]
+    assert [(r["data-status"], r["data-test"]) for r in rows] == [
+        ("failed", safe_name("b")),
+        ("failed", safe_name("c")),
+        ("passed", safe_name("a")),
+    ]
+
+
+def test_the_status_cell_holds_only_the_badge_and_the_cost_column_shows_only_with_a_price(tmp_path: Path) -> None:
+    flaky = _Retried(name="flaky", file="qa.yml", line=1, status=Status.PASSED, reason="ok", attempts=2, flaky=True)
+    page = _render(tmp_path, [flaky, result("free", Status.PASSED)])
+    row = page[page.index('<td class="status">') :].split("</tr>")[0]
+    status, name = row.split("</td>")[:2]
+    assert "mark" not in status and '<span class="mark">flaky: passed on attempt 2</span>' in name
+    assert "<th>Cost</th>" not in page and "<th>Tokens</th>" in page
+    priced = _render(tmp_path / "priced", [result("paid", Status.PASSED, usage=Usage(total_tokens=10, cost_usd=0.0123))])
+    assert "<th>Cost</th>" in priced and "$0.0123" in priced

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,10 +94,14 @@ class HtmlReporter(Reporter):
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
         template = self._template.result() if self._template is not None else _template()
+        script = resources.files("preview_qa.reporters").joinpath("templates", "report.js").read_text(encoding="utf-8")
         return template.render(
             run=run,
             tests=tests,
             totals=[(s, run.count(s)) for s in Status],
+            priced=any(t.usage.cost_usd is not None for t in run.tests),  # else no Cost column
+            script=script,  # our own file, inlined; the CSP lets only its hash run
+            script_hash=base64.b64encode(hashlib.sha256(script.encode()).digest()).decode(),
             usage=run.usage,
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             EXECUTION_WORDS=EXECUTION_WORDS,
