@@ -45,6 +45,8 @@ INPUTS = {
     "shard",
     "max-tokens",
     "max-cost-usd",
+    "run-max-tokens",
+    "run-max-cost-usd",
     "price-per-mtok",
     "plan",
     "plan-max-cost-usd",

@@ -57,9 +57,51 @@ def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
     assert (tmp_path / WORKFLOW).exists()
 
 
-def test_the_readme_and_the_guide_show_the_workflow_init_writes() -> None:
+def test_the_guide_shows_the_workflow_init_writes() -> None:
     starter = ROOT / "src" / "preview_qa" / "starter" / WORKFLOW.name
-    for page in (ROOT / "README.md", ROOT / "docs" / "github-actions.md"):
-        github = page.read_text(encoding="utf-8").split("<!-- section: github -->")[1]
-        shown = re.search(r"```yaml\n(.*?)```", github, re.S)
-        assert shown and yaml.safe_load(shown.group(1)) == yaml.safe_load(starter.read_text(encoding="utf-8")), page
+    github = (ROOT / "docs" / "github-actions.md").read_text(encoding="utf-8").split("<!-- section: github -->")[1]
+    shown = re.search(r"```yaml\n(.*?)```", github, re.S)
+    assert shown and yaml.safe_load(shown.group(1)) == yaml.safe_load(starter.read_text(encoding="utf-8"))
+
+
+def test_init_s_workflow_is_one_a_team_can_keep_and_zizmor_finds_nothing_in_it(tmp_path: Path) -> None:
+    """Forks tested on pull_request_target from the base branch behind an approval, same-repo pull requests on
+    pull_request, each once; a run per pull request at a time, a time limit, a cost cap, no expression in a shell."""
+    assert run_in_process(["init"], cwd=tmp_path).returncode == 0
+    workflow = yaml.safe_load((tmp_path / WORKFLOW).read_text(encoding="utf-8"))
+    job = workflow["jobs"]["qa"]
+    assert set(workflow[True]) == {"pull_request", "pull_request_target"} and workflow["permissions"] == {}  # `on:`
+    assert (
+        job["if"]
+        == "(github.event_name == 'pull_request') == (github.event.pull_request.head.repo.full_name == github.repository)"
+    )
+    assert job["environment"] == "${{ github.event_name == 'pull_request_target' && 'preview-qa-forks' || '' }}"
+    assert "ref" not in job["steps"][0].get("with", {})  # the base branch on pull_request_target: no fork code
+    for flags in ([], ["--persona", "pedantic"]):
+        audited = subprocess.run(
+            [tool("zizmor"), "--offline", "--no-progress", *flags, "."], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        assert audited.returncode == 0 and "No findings to report" in audited.stdout, audited.stdout + audited.stderr
+
+
+def test_every_workflow_in_the_docs_has_a_time_limit_a_cost_cap_one_run_at_a_time_and_no_expression_in_a_shell() -> None:
+    """zizmor's template-injection: `${{ }}` in a `run:` is pasted into the shell before it runs; an `env:` is not."""
+    pages = [ROOT / "src" / "preview_qa" / "starter" / WORKFLOW.name, *sorted((ROOT / "docs").rglob("*.md"))]
+    blocks = [
+        b
+        for p in pages
+        for b in (
+            [p.read_text(encoding="utf-8")]
+            if p.suffix == ".yml"
+            else re.findall(r"```yaml\n(.*?)```", p.read_text(encoding="utf-8"), re.S)
+        )
+    ]
+    workflows = [w for w in (yaml.safe_load(b) for b in blocks if "\njobs:" in b or b.startswith("jobs:")) if isinstance(w, dict)]
+    assert len(workflows) >= 5
+    for workflow in workflows:
+        for name, job in workflow["jobs"].items():
+            assert "timeout-minutes" in job, (name, workflow)
+            assert "concurrency" in workflow or "concurrency" in job, (name, workflow)
+            assert not [s["run"] for s in job["steps"] if "${{" in s.get("run", "")], (name, workflow)
+        text = yaml.safe_dump(workflow)
+        assert "max-cost-usd" in text, workflow  # the action's run-max-cost-usd, or the CLI's --run-max-cost-usd
