@@ -226,7 +226,7 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(1, 64),
             default=default_concurrency(),
             envvar=env("INPUT_CONCURRENCY"),
-            show_default=True,
+            show_default="2 to 4, by the machine's cores",
             help="Tests run at once.",
         ),
         click.option(
