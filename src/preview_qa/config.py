@@ -169,7 +169,7 @@ class RunConfig:
     """Everything `run` needs beyond the manifest."""
 
     manifest: Path
-    base_url: str
+    base_url: str | None  # the preview of the tests without app:; None when only apps' previews were given
     # a monorepo's apps with previews of their own, name (apps/web, or web) -> URL: the manifest's apps:, then
     # --base-url NAME=URL; a test with `app:` runs on its app's
     app_urls: dict[str, str] = field(default_factory=dict)
@@ -215,6 +215,11 @@ class RunConfig:
             return self.base_url
         name = self.app_name(app)
         return None if name is None else self.app_urls[name]
+
+    @property
+    def previews(self) -> str:
+        """The previews a run is on, in one line: the plain URL, then each app's (`web: https://web-pr-7.example`)."""
+        return ", ".join([*([self.base_url] if self.base_url else []), *(f"{n}: {u}" for n, u in self.app_urls.items())])
 
     def app_name(self, app: str) -> str | None:
         """The name an app's preview URL was given under (`web` for apps/web), if one was."""

@@ -31,11 +31,16 @@ tests:
 """
 
 
-def run(tmp_path: Path, site: DemoSite, app: str, *urls: str) -> tuple[int, str, dict[str, dict[str, object]]]:
+def run(
+    tmp_path: Path, site: DemoSite, app: str, *urls: str, plain: bool = True, shop: str = ""
+) -> tuple[int, str, dict[str, dict[str, object]]]:
+    """`plain`: --base-url the site (the preview of tests without app:); `shop`: Shop home's app:, if any."""
     manifest = tmp_path / "qa.yml"
-    manifest.write_text(MANIFEST.replace("{app}", app), encoding="utf-8")
+    text = MANIFEST.replace("{app}", app)
+    manifest.write_text(text.replace("  - name: Shop home\n", f"  - name: Shop home\n    app: {shop}\n") if shop else text)
     out = tmp_path / "out"
-    args = ["run", str(manifest), "--base-url", site.url, *[a for u in urls for a in ("--base-url", u)], "--out", str(out)]
+    given = [*([site.url] if plain else []), *urls]
+    args = ["run", str(manifest), *[a for u in given for a in ("--base-url", u)], "--out", str(out)]
     done = run_in_process([*args, "--no-cache"], env={**clean_env(), "OPENAI_API_KEY": "unused"})
     results = out / "results.json"
     tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]} if results.exists() else {}
@@ -56,4 +61,25 @@ def test_a_test_whose_app_has_no_preview_url_stops_the_run_before_it_starts(tmp_
     assert (
         f"{tmp_path / 'qa.yml'}:9: test 'Docs help' is for app 'blog', which has no preview URL: give --base-url blog=URL, "
         "or apps: {blog: URL} in the manifest." in output
+    )
+
+
+def test_a_monorepo_whose_every_test_is_for_an_app_needs_only_the_apps_previews(tmp_path: Path, site: DemoSite) -> None:
+    """`--base-url web=URL --base-url docs=URL` alone, as the docs give it: refused before ("give the preview's URL
+    once (got none)"), though no test would have used a plain one. The run names each app's preview."""
+    docs = site.url.replace("127.0.0.1", "localhost")
+    code, output, tests = run(tmp_path, site, "docs", f"shop={site.url}", f"docs={docs}", plain=False, shop="shop")
+    assert code == 0, output
+    assert str(tests["Shop home"]["final_url"]).startswith(site.url + "/")
+    assert str(tests["Docs help"]["final_url"]) == docs + "/help"
+    assert f"2 test(s) against docs: {docs}, shop: {site.url}" in " ".join(output.split()), output
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["base_url"] == f"docs: {docs}, shop: {site.url}"
+
+
+def test_a_test_without_app_is_refused_at_its_line_when_only_apps_previews_are_given(tmp_path: Path, site: DemoSite) -> None:
+    code, output, tests = run(tmp_path, site, "docs", f"docs={site.url}", plain=False)
+    assert code == 2 and not tests, output
+    assert (
+        f"{tmp_path / 'qa.yml'}:5: test 'Shop home' has no app:, and --base-url gave only apps' previews: give the plain "
+        "preview too (--base-url URL), or the test's app: NAME." in " ".join(output.split())
     )

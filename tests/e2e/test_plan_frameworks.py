@@ -97,7 +97,10 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planned]:
         shop = app.url.replace("127.0.0.1", "localhost")
         extra = ["--base-url", f"web={app.url}", "--base-url", f"shop={shop}", "--changed-files", "changed.txt"]
         extra += ["--write", str(written)]
-        done = run_in_process(plan_args(repo / "qa.yml", app.url, llm.url, *extra), cwd=repo)
+        # the plain --base-url answers nothing: no route here is read on it (each app's is on its own preview), and
+        # plan asked it alone before, so every route was "not drafted: the preview did not answer"
+        dead = f"http://127.0.0.1:{_closed_port()}"
+        done = run_in_process(plan_args(repo / "qa.yml", dead, llm.url, *extra), cwd=repo)
         yield Planned(done.returncode, done.stderr, written, [json.dumps(r) for r in llm.requests])
 
 

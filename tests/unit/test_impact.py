@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from preview_qa.cli.plan import tell_plan
 from preview_qa.config import RunConfig
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.runner import Runner
@@ -17,8 +18,9 @@ from preview_qa.engine.saved_state import BrowserState
 from preview_qa.manifest.models import Manifest, TestSpec
 from preview_qa.results import RunResult, Status
 from preview_qa.secrets.redact import Redactor
-from preview_qa.selection.impact import covered_by
+from preview_qa.selection.impact import covered_by, impact
 from preview_qa.selection.previews import Previews
+from preview_qa.selection.repository import MemoryRepository
 from preview_qa.selection.route import Route
 from preview_qa.selection.select import NOT_CHANGED
 from preview_qa.verdict.agent_run import AgentRun
@@ -111,6 +113,17 @@ def test_the_changed_routes_no_test_visits_are_listed_for_the_pr_comment_pointin
     assert [(r.route, r.files, r.note) for r in result.plan.routes] == [
         ("/products/[id]", ["src/products/a.ts"], "no test starts on it or visits it: `preview-qa plan` drafts tests for it")
     ]
+    assert (covered.plan.mapped, result.plan.mapped) == (1, 2)  # results.json said 0: "no changed file maps to a route"
+
+
+def test_run_impacted_without_plan_lists_the_routes_and_says_nothing_of_drafts(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --impacted` ended with "plan: no changed file maps to a route; nothing to draft." though its own skip
+    reasons named the changed route, and no draft was asked for."""
+    result = impacted(["src/products/a.ts", "src/auth/form.ts"], visits={"Login": ["http://old-preview.test/login"]})
+    assert result.plan is not None
+    tell_plan(result.plan, None, None, drafting=False)
+    said = capsys.readouterr().err
+    assert said.startswith("plan: /products/[id]: no test starts on it or visits it") and "nothing to draft" not in said
 
 
 def previews(*routes: Route, **apps: str) -> Previews:
@@ -143,6 +156,21 @@ def test_in_a_monorepo_a_route_is_on_its_own_app_s_preview_and_only_its_tests_co
     assert previews(shop).of_route(shop) == "http://preview.test"  # one app touched: the plain preview is its
     assert previews(Route("/x")).of_route(Route("/x")) == "http://preview.test"  # the repository's root app
     assert RunConfig(Path("q"), "http://p", app_urls={"apps/web": "http://w"}).url_of("web") == "http://w"
+
+
+def test_a_layout_s_route_is_covered_by_a_test_of_a_page_under_it_and_says_which_page() -> None:
+    layout = Route("/", under=True)  # a root layout or not-found page: every route
+    tests = [spec("Pricing page", start="/pricing")]
+    assert covered_by(layout, tests, lambda t: None, previews()) == "test 'Pricing page' starts on /pricing"  # not "/**"
+
+
+def test_in_a_monorepo_a_skip_reason_names_the_app_whose_route_changed() -> None:
+    next_app = {"package.json": '{"dependencies": {"next": "15.5.0"}}', "app/layout.tsx": "", "app/page.tsx": ""}
+    repo = MemoryRepository({f"apps/{app}/{name}": text for app in ("web", "docs") for name, text in next_app.items()})
+    config = RunConfig(Path("qa.yml"), "http://preview.test", app_urls={"web": "http://web.test", "docs": "http://docs.test"})
+    docs_home = spec("Docs home", start="/", app="docs")
+    found = impact([docs_home], ["apps/web/app/page.tsx"], {}, lambda t: ["/"], config, repo)
+    assert found.skipped == {"Docs home": "not impacted: it visits /; the change touches / (apps/web)"}
 
 
 def test_a_recording_s_pages_are_its_preview_s_paths() -> None:

@@ -78,11 +78,11 @@ def base_url_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., A
         "--base-url",
         "base_url",
         multiple=True,
-        required=True,
         metavar="URL | NAME=URL",
         envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
         help=f"{what} In a monorepo, also NAME=URL for each app with a preview of its own (repeatable; NAME: the "
-        "app's folder, apps/web, or its name, web): its tests (app: NAME) run there, and plan reads its routes there.",
+        "app's folder, apps/web, or its name, web): its tests (app: NAME) run there, and plan reads its routes there. "
+        "The plain URL may be left out when every test is for an app with a URL.",
     )
 
 

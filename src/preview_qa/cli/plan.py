@@ -133,15 +133,18 @@ def plan(
     return PlanEnded(summary)
 
 
-def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None) -> None:
+def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None, drafting: bool = True) -> None:
     """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file), into the results
-    folder's `results` file, else on stdout."""
+    folder's `results` file, else on stdout. `drafting` False (`run --impacted` without --plan): the routes only, with
+    no word on drafts none were asked for."""
     for note in summary.notes:
         click.echo(f"plan: {note}", err=True)
     for route in summary.routes:
         click.echo(f"plan: {route.route}: {route.note or 'no test covers it'}", err=True)
     for name, why in summary.dropped.items():
         click.echo(f"plan: dropped {name!r}: {why}", err=True)
+    if not drafting:
+        return
     if summary.stopped is not None or not summary.yaml:
         click.echo(f"plan: {_what_happened(summary)}", err=True)
     elif results is not None:

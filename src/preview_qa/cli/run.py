@@ -325,7 +325,7 @@ def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Plan
     """The run in this process's environment, and the rule its tests are held to; a plan's YAML beside its results."""
     result = app.execute(manifest, config, os.environ, verbose, plan)
     if result.plan is not None:
-        tell_plan(result.plan, None, config.out / "plan.yml")
+        tell_plan(result.plan, None, config.out / "plan.yml", drafting=plan is not None)
     return RunEnded(result, config.fail_on.fails)
 
 
@@ -338,7 +338,7 @@ def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: fl
     return Planner(manifest, config, options)
 
 
-def _baseline_url(url: str | None, base_url: str, fail_on: FailRules) -> str | None:
+def _baseline_url(url: str | None, base_url: str | None, fail_on: FailRules) -> str | None:
     if not url:  # the action's empty input
         if FailOn.REGRESSIONS in fail_on:
             raise UsageError(
@@ -346,7 +346,7 @@ def _baseline_url(url: str | None, base_url: str, fail_on: FailRules) -> str | N
             )
         return None
     baseline = parse_base_url(url, "--baseline-url")
-    if baseline.lower() == base_url.lower():
+    if base_url is not None and baseline.lower() == base_url.lower():
         raise UsageError(
             f"--baseline-url is the same as --base-url ({base_url}); give the deployment to compare with, "
             "e.g. production or main's preview."

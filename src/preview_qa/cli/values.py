@@ -28,9 +28,10 @@ def parse_base_url(url: str, option: str = "--base-url") -> str:
     return url.rstrip("/")
 
 
-def parse_previews(values: tuple[str, ...], apps: dict[str, str]) -> tuple[str, dict[str, str]]:
-    """--base-url, repeated: one plain URL (the preview of the tests without app:), and NAME=URL for each app of a
-    monorepo with a preview of its own, over the manifest's `apps:`."""
+def parse_previews(values: tuple[str, ...], apps: dict[str, str]) -> tuple[str | None, dict[str, str]]:
+    """--base-url, repeated: at most one plain URL (the preview of the tests without app:; None when only apps' were
+    given, here or in the manifest's `apps:`: a test without app: is then refused, selection/select.py), and NAME=URL
+    for each app of a monorepo with a preview of its own, over the manifest's `apps:`."""
     plain, named = [], dict(apps)
     for value in (v.strip() for v in values if v.strip()):  # the action's input: one per line
         name, sep, url = value.partition("=")
@@ -40,12 +41,14 @@ def parse_previews(values: tuple[str, ...], apps: dict[str, str]) -> tuple[str, 
             named[name] = parse_base_url(url, f"--base-url {name}=")
         else:
             plain.append(parse_base_url(value))
-    if len(plain) != 1:
-        given = "none" if not plain else ", ".join(plain)
+    if len(plain) > 1:
         raise UsageError(
-            f"--base-url: give the preview's URL once (got {given}); NAME=URL values add the previews of a monorepo's apps."
+            f"--base-url: give the preview's URL once (got {', '.join(plain)}); NAME=URL values add the previews of a "
+            "monorepo's apps."
         )
-    return plain[0], named
+    if not plain and not named:
+        raise UsageError("--base-url: give the preview's URL (Missing option '--base-url').")
+    return (plain[0] if plain else None), named
 
 
 def parse_credentials(value: str | None) -> tuple[str, str] | None:

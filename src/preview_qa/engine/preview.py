@@ -86,4 +86,7 @@ def target_url(config: RunConfig, spec: TestSpec, target: RunTarget = RunTarget.
     tests were selected), else --base-url's."""
     if target == RunTarget.BASELINE and config.baseline_url:
         return config.baseline_url
-    return config.url_of(spec.app) or config.base_url
+    url = config.url_of(spec.app) or config.base_url
+    if url is None:
+        raise RuntimeError(f"test {spec.name!r} is on no preview; selection lets no such test run")
+    return url

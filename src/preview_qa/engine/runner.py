@@ -66,12 +66,13 @@ TEARDOWN_GRACE_S = 30.0  # past a test's own timeout, before the runner gives up
 PROVIDER_DOWN_AFTER = 3  # tests in a row left without an answer by the LLM provider: the rest are not started
 
 
-def untested_routes(routes: list[Route] | None) -> PlanSummary | None:
-    """--impacted's "changed routes with no test" for the PR comment, as `run --plan` lists them (without drafts)."""
+def untested_routes(routes: list[Route] | None, mapped: int) -> PlanSummary | None:
+    """--impacted's "changed routes with no test" for the PR comment, as `run --plan` lists them (without drafts), of
+    the `mapped` routes the change maps to."""
     if routes is None:
         return None
     where = "no test starts on it or visits it: `preview-qa plan` drafts tests for it"
-    return PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files), note=where) for r in routes])
+    return PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files), note=where) for r in routes], mapped=mapped)
 
 
 def start_url(base_url: str, start: str) -> str:
@@ -150,18 +151,18 @@ class Runner:
         """Run everything; on cancellation stop the tests, close their browsers, and still return every result."""
         started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
         result = RunResult(
-            manifest=self.manifest.path, base_url=self.config.base_url, started_at=started, baseline_url=self.config.baseline_url
+            manifest=self.manifest.path, base_url=self.config.previews, started_at=started, baseline_url=self.config.baseline_url
         )
         self.publish(
             RunStarted(
-                manifest=self.manifest.path, base_url=self.config.base_url, test_names=[t.name for t in self.selection.tests]
+                manifest=self.manifest.path, base_url=self.config.previews, test_names=[t.name for t in self.selection.tests]
             )
         )
         self._done = {t.name: asyncio.Event() for t in self.selection.tests}
         for note in self.selection.notes:  # --impacted's: why every test runs, which ones have no recording
             self._warnings.append(note)
             self.publish(RunWarning(message=note))
-        result.plan = untested_routes(self.selection.untested)
+        result.plan = untested_routes(self.selection.untested, self.selection.mapped)
         try:
             unreachable = await self._wait_for_preview()
             result.warnings = self._warnings

@@ -72,23 +72,30 @@ class Planner:
         from preview_qa.agent.browser_agents import browser_agents
         from preview_qa.engine.preview import no_answer
 
-        text = PlanText(self.config.base_url)
+        text = PlanText(self.config.previews)
         routes, mapped, previews = self._uncovered(prepared, text)
         summary = PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files)) for r in routes], notes=text.notes)
         summary.mapped = mapped
         if not routes:
             return summary
-        if down := await no_answer(self.config.base_url, self.config.preview_headers):
-            return _stopped(summary, f"the preview did not answer ({down})")
+        bases = {route.shown: previews.of_route(route) for route in routes}
+        on = [b for b in dict.fromkeys(bases.values()) if b]  # each preview a route is read on, asked once
+        down = {b: silent for b in on if (silent := await no_answer(b, self.config.preview_headers))}
+        if down and len(down) == len(on):  # every route's preview is down: nothing to plan
+            return _stopped(summary, f"the preview did not answer ({'; '.join(down.values())})")
         llm = recording_llm(prepared.llm, prepared.redactor)
         async with browser_agents(browser_setup(self.config), lambda: make_llm(prepared.llm), prepared.redactor) as agents:
             pages = Pages(agents, prepared, self.config, self.manifest)
             drafted: list[Drafted] = []
             stops: list[str] = []  # why the preview or the LLM did not answer, route by route
             for route, planned in zip(routes, summary.routes, strict=True):
-                base = previews.of_route(route)
+                base = bases[route.shown]
                 if base is None:  # an app of several with no URL: never tried on another app's preview
                     planned.note = f"not drafted: {previews.unknown(route)}"
+                    continue
+                if base in down:  # its own preview did not answer (another app's did)
+                    planned.note = f"not drafted: the preview did not answer ({down[base]})"
+                    stops.append(planned.note)
                     continue
                 found, why = await self._draft(pages, llm, prepared, route, base, text.dropped, stops)
                 planned.note, drafted = why.why if isinstance(why, Unread) else why, drafted + found
@@ -216,6 +223,9 @@ class Planner:
             return self._login
         kept: list[BrowserState] = []
         base = self.config.url_of(setup.app) or self.config.base_url
+        if base is None:
+            self._login = f"its login test '{setup.name}' is on no preview: it has no app:, and --base-url gave only apps'"
+            return self._login
         request = AgentRequest(
             spec=setup,
             start_url=start_url(base, setup.start),
@@ -255,7 +265,7 @@ class Planner:
         """The drafts as the YAML the reviewer gets, read back by the loader: what they run is what is proposed."""
         if not drafted:
             return None
-        text = PlanText(self.config.base_url, [Proposed(d.spec, d.route, d.files, "to try") for d in drafted])
+        text = PlanText(self.config.previews, [Proposed(d.spec, d.route, d.files, "to try") for d in drafted])
         text.logins = self._logins([d.spec for d in drafted])
         return loader.loads(render(text, self._defaults_yaml()), "<drafts>")
 

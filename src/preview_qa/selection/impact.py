@@ -27,6 +27,7 @@ class Impact:
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     untested: list[Route] = field(default_factory=list)
+    mapped: int = 0  # the routes the change maps to, covered or not
 
 
 def impact(
@@ -47,23 +48,23 @@ def impact(
     notes = list(mapped.notes)
     if mapped.unmapped:
         notes.append(f"--impacted: changed files that map to no route ({_some(mapped.unmapped)}): every test runs")
-        return Impact({}, notes, untested)
+        return Impact({}, notes, untested, len(touched))
     if visited is None:
         notes.append("--impacted with --no-cache: no recording is read, so every test runs")
-        return Impact({}, notes, untested)
+        return Impact({}, notes, untested, len(touched))
     skipped, unrecorded = {}, []
     for test in (t for t in tests if not t.paths):
         pages = visited(test)
         if pages is None:
             unrecorded.append(test.name)
         elif not any(route.serves(page) for route in touched if _may_be_on(test, route, previews) for page in pages):
-            change = f"the change touches {_some([r.label for r in touched])}" if touched else "the change touches no page"
+            change = f"the change touches {_some([r.shown for r in touched])}" if touched else "the change touches no page"
             skipped[test.name] = f"not impacted: it visits {_some(pages) or 'no page of the preview'}; {change}"
     if unrecorded:
         notes.append(
             f"--impacted: no passing recording of {_some(unrecorded)}: it runs (a recording says which pages a test visits)"
         )
-    return Impact(skipped, notes, untested)
+    return Impact(skipped, notes, untested, len(touched))
 
 
 def covered_by(route: Route, tests: list[TestSpec], visited: Visited, previews: Previews) -> str | None:
@@ -71,8 +72,9 @@ def covered_by(route: Route, tests: list[TestSpec], visited: Visited, previews: 
     recording passed through it; None when none does."""
     on = [test for test in tests if previews.same(test, route)]
     for test in on:
-        if route.serves(urlsplit(test.start).path or "/"):
-            return f"test '{test.name}' starts there"
+        start = urlsplit(test.start).path or "/"
+        if route.serves(start):
+            return f"test '{test.name}' starts there" if start == route.label else f"test '{test.name}' starts on {start}"
     for test in on:
         if any(route.serves(page) for page in visited(test) or []):
             return f"a recorded run of test '{test.name}' passed through it"

@@ -26,6 +26,7 @@ class Selection:
     setups: set[str] = field(default_factory=set)  # tests run only because a selected one starts from their state
     notes: list[str] = field(default_factory=list)  # what --impacted says about the whole run
     untested: list[Route] | None = None  # with --impacted: the changed routes no test starts on or visits
+    mapped: int = 0  # with --impacted: the routes the change maps to, covered or not
 
     def skip_reason(self, spec: TestSpec) -> str | None:
         """The manifest's own `skip:` first (its reason is the author's), then the selection's."""
@@ -66,12 +67,18 @@ def select(manifest: Manifest, config: RunConfig, visited: Visited | None = None
     _on_a_preview(manifest, config, selection.runs)
     if found is None:
         return selection
-    return dataclasses.replace(selection, notes=found.notes, untested=found.untested)
+    return dataclasses.replace(selection, notes=found.notes, untested=found.untested, mapped=found.mapped)
 
 
 def _on_a_preview(manifest: Manifest, config: RunConfig, tests: list[TestSpec]) -> None:
-    """A test for an app with no preview URL cannot run (never on another app's preview): the run is refused first."""
+    """A test for an app with no preview URL cannot run (never on another app's preview), nor one without app: when
+    only the apps' previews were given: the run is refused first."""
     for spec in tests:
+        if spec.app is None and config.url_of(None) is None and "://" not in spec.start:
+            raise SelectionError(
+                f"{manifest.path}:{spec.line}: test {spec.name!r} has no app:, and --base-url gave only apps' previews: "
+                "give the plain preview too (--base-url URL), or the test's app: NAME."
+            )
         if spec.app is not None and config.url_of(spec.app) is None:
             raise SelectionError(
                 f"{manifest.path}:{spec.line}: test {spec.name!r} is for app {spec.app!r}, which has no preview URL: give "
