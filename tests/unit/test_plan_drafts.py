@@ -82,6 +82,13 @@ def test_the_plan_is_valid_yaml_under_the_schema_with_a_comment_per_test() -> No
     assert not [line for line in plan.splitlines() if line.strip().startswith(("version: 2", "# tests"))]
 
 
+def test_every_draft_writes_its_keys_in_one_order_its_start_after_its_name_even_at_the_root() -> None:
+    home = TestSpec(name="Home", line=0, start="/", task="Look.", tags=["drafted"], expect={"text": "Hi"})
+    about = home.model_copy(update={"name": "About", "start": "/about"})
+    plan = render(PlanText("http://preview", [Proposed(s, s.start, (), "passed") for s in (home, about)]))
+    assert [list(t) for t in yaml.safe_load(plan)["tests"]] == [["name", "start", "task", "expect", "tags"]] * 2
+
+
 def test_no_draft_passed_means_no_yaml() -> None:
     assert render(PlanText("http://preview")) == ""
 

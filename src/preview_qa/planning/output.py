@@ -65,10 +65,8 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
 
 
 def _test_yaml(spec: TestSpec) -> str:
-    data = spec.model_dump(mode="json", exclude_defaults=True, exclude={"line"})
+    data = {"start": spec.start} | spec.model_dump(mode="json", exclude_defaults=True, exclude={"line"})  # `/` too
     ordered = {k: data[k] for k in ("name", "app", "start", "task", "secrets", "expect", "tags") if k in data}
-    if "start" not in ordered:
-        ordered["start"] = spec.start
     return _dump([ordered | data])
 
 
