@@ -121,6 +121,15 @@ class TraceMode(StrEnum):
     RETAIN_ON_FAILURE = "retain-on-failure"  # recorded for every test, kept for those that failed or errored
 
 
+class Vision(StrEnum):
+    """--vision: whether screenshots go to the model. Auto sends them until the provider says the model takes no
+    images, then sends none for the rest of the run (agent/adapter/vision.py)."""
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+
 def default_concurrency() -> int:
     """What a CI runner holds comfortably: one browser per core, at least 2 and at most 4."""
     return max(2, min(4, os.cpu_count() or 2))
@@ -202,6 +211,7 @@ class RunConfig:
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
+    vision: Vision = Vision.AUTO  # --vision: screenshots to the model (a text-only model takes none)
     browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
     prove: bool = False  # --prove: replay each passing test against mutations of the preview (engine/proof.py)
     keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions

@@ -20,6 +20,7 @@ ObservedKind = Literal[
     "browser_disconnected",  # the browser
     "secret_blocked",  # a secret on its way to a host outside the test's allowed hosts, stopped (agent/guards/network.py)
     "llm_error",
+    "vision_off",  # the provider said the model takes no images: no screenshot goes to it from then on
     "output_error",  # an LLM call failed at the provider / its answer was no valid agent output
     "expectation",
     "verdict",

@@ -520,7 +520,7 @@ class RunResult(BaseModel):
     stop_reason: StopReason = StopReason.COMPLETED
     notice: str | None = None  # one run-level message for people, e.g. "preview unreachable: ..." or "cancelled"
     baseline_url: str | None = None  # where failed and errored tests ran once more (--baseline-url)
-    warnings: list[str] = Field(default_factory=list)  # about the whole run, said before any test ran (RunWarning)
+    warnings: list[str] = Field(default_factory=list)  # about the whole run (RunWarning): the preview, the model
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
     plan: PlanSummary | None = None  # `run --plan` (issue #39): planning after the tests
 

@@ -58,6 +58,7 @@ INPUTS = {
     "baseline-url",
     "accept-visual",
     "trace",
+    "vision",
     "browser-start-timeout",
 }
 OUTPUTS = {

@@ -16,6 +16,8 @@ from preview_qa.agent.browsers.launch import CLOSE_TIMEOUT_S, BrowserProcesses, 
 from preview_qa.agent.browsers.pool import BrowserPool
 from preview_qa.agent.session import RunTools, run_agent
 from preview_qa.agent.steps.stepped import SteppedSession
+from preview_qa.agent.vision import VisionSwitch
+from preview_qa.config import Vision
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.lifecycle import children_temp_folder
 from preview_qa.secrets.redact import Redactor
@@ -71,7 +73,7 @@ class RunAgents:
 
 @contextlib.asynccontextmanager
 async def browser_agents(
-    browser: BrowserSetup, make_llm: Callable[[], MeteredChat], redactor: Redactor
+    browser: BrowserSetup, make_llm: Callable[[], MeteredChat], redactor: Redactor, vision: Vision = Vision.AUTO
 ) -> AsyncIterator[RunAgents]:
     """Each call runs one test in a fresh browser context of one of the run's browsers (at most `browser.browsers`,
     reused). When the run ends, however it ends, no browser it started is left running: every profile lies under one
@@ -89,7 +91,7 @@ async def browser_agents(
     gc.freeze()
 
     try:
-        yield RunAgents(RunTools(make_llm, browser, pool, workroot, redactor))
+        yield RunAgents(RunTools(make_llm, browser, pool, workroot, redactor, VisionSwitch(vision)))
     finally:
         with contextlib.suppress(Exception):
             await asyncio.shield(pool.close())

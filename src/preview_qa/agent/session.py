@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from preview_qa.agent.adapter.live import SHOT_TIMEOUT_S, agent_page, page_screenshot, session_screenshot
@@ -35,10 +35,11 @@ from preview_qa.agent.page.sightings import Sightings
 from preview_qa.agent.replay.environment import emulation_for, environment_gap
 from preview_qa.agent.replay.player import Replayer
 from preview_qa.agent.replay.recording import recorded_steps
+from preview_qa.agent.vision import VisionSwitch
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import Expectations, TestSpec
-from preview_qa.results import Execution, error_line
+from preview_qa.results import Execution, error_line, one_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.checks.url import unmoved
@@ -65,6 +66,7 @@ class RunTools:
     pool: BrowserPool  # the run's browsers; the test gets a fresh context in one of them
     workroot: str  # the run's folder for browser profiles: every browser under it is killed when the run ends
     redactor: Redactor  # every secret of the run: scrubbed from LLM requests, masked in screenshots
+    vision: VisionSwitch = field(default_factory=VisionSwitch)  # --vision: whether screenshots go to the model
 
 
 async def run_agent(run: AgentRequest, tools: RunTools) -> AgentRun:
@@ -273,8 +275,19 @@ class TestSession:
                 on_fault=self.evidence.llm_fault,
                 on_answer=self.steps.heard,
                 redactor=self.tools.redactor,
+                vision=self.tools.vision,
+                on_vision_off=self._vision_off,
             )
         return self.recorder
+
+    def _vision_off(self, refusal: str) -> None:
+        """The provider said the model reads no images: said in this test's events and once for the run."""
+        run = self.test_run
+        run.emit(Observed(name=run.spec.name, kind="vision_off", error=False, detail={"refusal": refusal}))
+        run.warn(
+            f"vision off: the model takes no images ({one_line(refusal, 200)}), so from test {run.spec.name!r} on no "
+            "screenshot went to it; its tests were judged on the pages' text (--vision off says so from the start)"
+        )
 
     async def drive_agent(self, spec: TestSpec, start_url: str | None) -> Agent:
         """browser-use's agent for `spec` on the test's session (opening `start_url` first, unless None: a goal starts on

@@ -44,6 +44,7 @@ from preview_qa.config import (
     FailRules,
     RunConfig,
     TraceMode,
+    Vision,
     fall_back_recordings_kept,
     on_default_branch,
 )
@@ -220,6 +221,15 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
 )
 @click.option(
+    "--vision",
+    type=click.Choice([m.value for m in Vision]),
+    default=Vision.AUTO.value,
+    show_default=True,
+    envvar=env("INPUT_VISION"),
+    help="Send the model screenshots: on, off (a text-only model: tests are judged on the pages' text, checks and "
+    "quotes), or auto (until the provider says the model takes no images, then off for the rest of the run).",
+)
+@click.option(
     "--browser-start-timeout",
     type=click.FloatRange(5, 600),
     default=BROWSER_START_TIMEOUT_S,
@@ -267,6 +277,7 @@ def run(
     baseline_url: str | None,
     accept_visual: tuple[str, ...],
     trace: str,
+    vision: str,
     browser_start_timeout: float,
     prove: bool,
     out: Path,
@@ -311,6 +322,7 @@ def run(
         retries=retries,
         baseline_url=_baseline_url(baseline_url, plain, fail_on),
         trace=TraceMode(trace),
+        vision=Vision(vision),
         browser_start_timeout=browser_start_timeout,
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
         prove=prove,

@@ -270,6 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
         except WireError as e:
             self._refuse(e)
             return
+        if self.llm.text_only and has_image(body):
+            self._refuse(WireError(500, TEXT_ONLY_REFUSAL))
+            return
         turn, call = self.llm.plan(body, self.path)
         if self.llm.sleep(self.llm.latency + float(turn.get("delay") or 0)):
             call["status"] = 0
@@ -323,8 +326,12 @@ class ScriptedLLM(BackgroundServer):
 
     handler = _Handler
 
-    def __init__(self, scenarios: list[Scenario] | Scenario, latency: float = 0.0, provider: str = "openai") -> None:
+    def __init__(
+        self, scenarios: list[Scenario] | Scenario, latency: float = 0.0, provider: str = "openai", text_only: bool = False
+    ) -> None:
+        """`text_only`: a model that reads no images, refusing any request with one as llama.cpp's server does."""
         super().__init__()
+        self.text_only = text_only
         self.scenarios: list[Scenario] = [scenarios] if isinstance(scenarios, dict) else list(scenarios)
         self.latency = latency
         self.wire: Wire = WIRES[provider]
@@ -392,6 +399,20 @@ class ScriptedLLM(BackgroundServer):
                 return turn, call
             seen -= int(turn["times"])
         return slot[-1], call
+
+
+# llama.cpp's llama-server, serving a model without its multimodal projector, to a request with an image part
+TEXT_ONLY_REFUSAL = "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"
+
+
+def has_image(body: dict[str, Any]) -> bool:
+    """Whether an (OpenAI-shaped) chat body holds an image part."""
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
 
 
 def second_look_content(look: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:

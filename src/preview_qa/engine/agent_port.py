@@ -79,6 +79,7 @@ class AgentRequest:
     # Whether the run's trace is worth writing, asked once it ended (its checks and evidence in): --trace
     # retain-on-failure writes none for a run whose own verdict is a pass; the recording itself is made all the same
     trace_wanted: Callable[[AgentRun], bool] = field(default=lambda run: True)
+    warn: Callable[[str], None] = field(default=lambda message: None)  # a line about the whole run (RunWarning)
 
 
 def replaying(request: AgentRequest, recorded: Recorded | None) -> AgentRequest:

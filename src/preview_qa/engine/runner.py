@@ -211,8 +211,12 @@ class Runner:
         return None
 
     def _protected(self, status: int) -> None:
-        self._warnings.append(protected_preview_line(status))
-        self.publish(RunWarning(message=self._warnings[-1]))
+        self._warn(protected_preview_line(status))
+
+    def _warn(self, message: str) -> None:
+        """A line about the whole run: in results.json's warnings, the console, the summary and the report."""
+        self._warnings.append(message)
+        self.publish(RunWarning(message=message))
 
     async def _one(self, spec: TestSpec, semaphore: asyncio.Semaphore) -> None:
         if spec.name in self._setup_of and not self.selection.skip_reason(spec):
@@ -383,6 +387,7 @@ class Runner:
             keep_state=(lambda state: self._keep(spec, state)) if on_preview and spec.save_state is not None else None,
             log_requests=self.config.prove and on_preview,
             base_url=base_url,
+            warn=self._warn,
             trace_wanted=self._trace_wanted(spec, target),
         )
         return replaying(request, recording)

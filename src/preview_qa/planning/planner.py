@@ -84,7 +84,8 @@ class Planner:
         if down and len(down) == len(on):  # every route's preview is down: nothing to plan
             return _stopped(summary, f"the preview did not answer ({'; '.join(down.values())})")
         llm = recording_llm(prepared.llm, prepared.redactor)
-        async with browser_agents(browser_setup(self.config), lambda: make_llm(prepared.llm), prepared.redactor) as agents:
+        setup = browser_setup(self.config)
+        async with browser_agents(setup, lambda: make_llm(prepared.llm), prepared.redactor, self.config.vision) as agents:
             pages = Pages(agents, prepared, self.config, self.manifest)
             drafted: list[Drafted] = []
             stops: list[str] = []  # why the preview or the LLM did not answer, route by route

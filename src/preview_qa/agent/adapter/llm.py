@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.adapter.token_meter import TokenMeter
+from preview_qa.agent.vision import VisionSwitch
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
@@ -143,6 +144,8 @@ class RecordingLLM(VerifiedLLM):
     on_fault: Callable[[LLMFault], None] | None = None
     on_answer: Callable[[Any], None] | None = None  # hears each answer's parsed completion (a step's full action list)
     faults: list[LLMFault] = field(default_factory=list)
+    vision: VisionSwitch | None = None  # the run's: whether screenshots go to the model (None: they do)
+    on_vision_off: Callable[[str], None] | None = None  # hears the refusal that turned images off for the run
     calls: int = 0
     seconds: float = 0.0  # spent waiting for answers
 
@@ -171,13 +174,18 @@ class RecordingLLM(VerifiedLLM):
             "judge" if output_format is JudgementResult else "second_look" if output_format is SecondLook else "agent"
         )
         started, answers = time.monotonic(), self.meter.answers
+        images = self.vision is None or self.vision.sends_images
+        refused: str | None = None  # the provider's word that the model takes no images: asked again without them
         try:
             # what the pages show, fenced as untrusted data (below): the judge's own sections too
             sent = scrubbed(fenced_messages(messages), self.redactor)
-            response = await self.inner.ainvoke(sent, output_format, **kwargs)
+            response = await self.inner.ainvoke(sent if images else without_images(sent), output_format, **kwargs)
         except ModelProviderError as e:
-            self._record(classify(e, purpose, answered=self.meter.answers > answers))
-            raise
+            fault = classify(e, purpose, answered=self.meter.answers > answers)
+            if not (images and self.vision is not None and self.vision.learn(fault.status, fault.message)):
+                self._record(fault)
+                raise
+            refused = fault.message
         except Exception as e:
             self._record(unusable(e, purpose) if self.meter.answers > answers else provider_fault(e, purpose))
             raise
@@ -187,6 +195,10 @@ class RecordingLLM(VerifiedLLM):
             raise
         finally:
             self.seconds += time.monotonic() - started
+        if refused is not None:
+            if self.on_vision_off is not None:
+                self.on_vision_off(refused)
+            return await self.ainvoke(messages, output_format, **kwargs)  # the same call, without its images
         if self.on_answer is not None:
             self.on_answer(response.completion)
         return response
@@ -359,5 +371,17 @@ def fenced_messages(messages: list[Any]) -> list[Any]:
                     for p in content
                 ]
                 message = message.model_copy(update={"content": parts})
+        out.append(message)
+    return out
+
+
+def without_images(messages: list[Any]) -> list[Any]:
+    """The messages with every image part left out (the text parts, and so the page's text, kept)."""
+    out = []
+    for message in messages:
+        content = getattr(message, "content", None)
+        if isinstance(content, list) and any(isinstance(part, ContentPartImageParam) for part in content):
+            kept = [part for part in content if not isinstance(part, ContentPartImageParam)]
+            message = message.model_copy(update={"content": kept or [ContentPartTextParam(text="(no screenshot)")]})
         out.append(message)
     return out

@@ -1,0 +1,51 @@
+"""Whether the model is sent screenshots (--vision). Most models a team serves itself read no images (Llama 3.x,
+Qwen, Mistral, Gemma's small ones): their servers refuse a request with one, and every test errored. `off` sends no
+image part in any request; `auto` sends them until the provider says the model takes none, then turns them off for the
+rest of the run, once, and the call is asked again without them (no test fails or errors for that alone); `on`
+always sends them (a refusal is then the provider's error, as any)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from preview_qa.config import Vision
+
+# What the servers answer a request with an image for a model without one, read from their own sources and docs:
+# llama.cpp's llama-server ("image input is not supported - hint: ... mmproj"), Ollama ("... does not support images"),
+# vLLM ("... is not a multimodal model"), LM Studio ("Vision is not supported ..."), OpenAI ("image_url is only
+# supported by certain models").
+NO_IMAGES = re.compile(
+    r"image input is not supported|does not support (?:images|image input|vision)|not a multimodal model"
+    r"|vision is not supported|image_url is only supported|images? (?:are|is) not supported",
+    re.IGNORECASE,
+)
+
+
+def takes_no_images(status: int | None, message: str) -> bool:
+    """Whether a provider's refusal says the model reads no images: a 4xx/5xx whose message says so."""
+    return status is not None and status >= 400 and NO_IMAGES.search(message) is not None
+
+
+@dataclass
+class VisionSwitch:
+    """The run's one vision setting, shared by every test's LLM: what --vision says, and why auto turned it off."""
+
+    mode: Vision = Vision.AUTO
+    off_because: str | None = None  # the provider's refusal that turned auto off
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def sends_images(self) -> bool:
+        return self.mode is Vision.ON or (self.mode is Vision.AUTO and self.off_because is None)
+
+    def learn(self, status: int | None, message: str) -> bool:
+        """Under auto, a refusal that says the model takes no images turns images off; whether it did (once a run)."""
+        if self.mode is not Vision.AUTO or not takes_no_images(status, message):
+            return False
+        with self._lock:
+            if self.off_because is not None:
+                return False
+            self.off_because = message
+            return True
