@@ -34,10 +34,10 @@ def test_other_faults_are_not_taken_for_a_text_only_model(status: int | None, me
 def test_auto_learns_once_and_on_and_off_never_change() -> None:
     refusal = "image input is not supported"
     auto = VisionSwitch(Vision.AUTO)
-    assert auto.sends_images and auto.learn(500, refusal) and not auto.sends_images
-    assert not auto.learn(500, refusal) and auto.off_because == refusal  # said once a run
+    assert auto.sends_images and auto.refused(500, refusal) and auto.learn(refusal) and not auto.sends_images
+    assert auto.refused(500, refusal) and not auto.learn(refusal) and auto.off_because == refusal  # said once a run
     on, off = VisionSwitch(Vision.ON), VisionSwitch(Vision.OFF)
-    assert not on.learn(500, refusal) and on.sends_images and not off.sends_images
+    assert not on.refused(500, refusal) and on.sends_images and not off.sends_images
 
 
 def test_messages_go_without_their_images_and_keep_their_text() -> None:

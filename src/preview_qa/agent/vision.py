@@ -40,12 +40,14 @@ class VisionSwitch:
     def sends_images(self) -> bool:
         return self.mode is Vision.ON or (self.mode is Vision.AUTO and self.off_because is None)
 
-    def learn(self, status: int | None, message: str) -> bool:
-        """Under auto, a refusal that says the model takes no images turns images off; whether it did (once a run)."""
-        if self.mode is not Vision.AUTO or not takes_no_images(status, message):
-            return False
+    def refused(self, status: int | None, message: str) -> bool:
+        """Under auto, whether a refusal says the model takes no images: the call is asked again without them."""
+        return self.mode is Vision.AUTO and takes_no_images(status, message)
+
+    def learn(self, message: str) -> bool:
+        """Images off for the rest of the run, for this refusal; whether it was the first (said once a run: tests
+        running at once may each have had a call refused before any heard of it)."""
         with self._lock:
-            if self.off_because is not None:
-                return False
-            self.off_because = message
-            return True
+            first = self.off_because is None
+            self.off_because = self.off_because or message
+            return first

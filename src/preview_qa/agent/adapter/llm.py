@@ -182,7 +182,7 @@ class RecordingLLM(VerifiedLLM):
             response = await self.inner.ainvoke(sent if images else without_images(sent), output_format, **kwargs)
         except ModelProviderError as e:
             fault = classify(e, purpose, answered=self.meter.answers > answers)
-            if not (images and self.vision is not None and self.vision.learn(fault.status, fault.message)):
+            if not (images and self.vision is not None and self.vision.refused(fault.status, fault.message)):
                 self._record(fault)
                 raise
             refused = fault.message
@@ -196,7 +196,8 @@ class RecordingLLM(VerifiedLLM):
         finally:
             self.seconds += time.monotonic() - started
         if refused is not None:
-            if self.on_vision_off is not None:
+            assert self.vision is not None
+            if self.vision.learn(refused) and self.on_vision_off is not None:
                 self.on_vision_off(refused)
             return await self.ainvoke(messages, output_format, **kwargs)  # the same call, without its images
         if self.on_answer is not None:
