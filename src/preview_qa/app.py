@@ -135,8 +135,9 @@ def preflight(
 
 
 def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) -> providers.LLMSettings:
-    """The settings with the user's price; a cost budget on a model of unknown price is refused (it cannot hold), unless
-    none of the tests the run runs can call the LLM (exact steps only): a budget that nothing can spend holds."""
+    """The settings with the user's price and output limit (--max-output-tokens); a cost budget on a model of unknown
+    price is refused (it cannot hold), unless none of the tests the run runs can call the LLM (exact steps only): a
+    budget that nothing can spend holds."""
     from preview_qa.engine.pricing import find_price, unpriced
     from preview_qa.errors import UnpricedBudgetError
     from preview_qa.selection.select import select
@@ -154,7 +155,7 @@ def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) ->
                 raise manifest.error(
                     ("tests", i, "max_cost_usd"), unpriced(f"max_cost_usd of test '{test.name}'", llm.provider, llm.model)
                 )
-    return dataclasses.replace(llm, price_per_mtok=config.price_per_mtok)
+    return dataclasses.replace(llm, price_per_mtok=config.price_per_mtok, max_output_tokens=config.max_output_tokens)
 
 
 def tool_redactor(manifest: Manifest | None, env: Mapping[str, str]) -> Redactor:

@@ -204,6 +204,8 @@ class RunConfig:
     cache: Path | None = None  # replay cache folder; None = always run the agent
     max_tokens: int | None = None  # per test, overriding the manifest
     max_cost_usd: float | None = None  # per test, overriding the manifest
+    llm_timeout: float | None = None  # --llm-timeout: seconds per LLM call, per test, overriding the manifest
+    max_output_tokens: int | None = None  # --max-output-tokens: what each LLM call may answer at most
     run_max_tokens: int | None = None  # for the whole run: no new test starts once it is spent
     run_max_cost_usd: float | None = None
     price_per_mtok: tuple[float, float] | None = None  # (input, output) USD per million tokens, over the bundled prices

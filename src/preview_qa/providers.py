@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
+from urllib.parse import urlsplit
 
 from preview_qa.errors import LLMConfigError
 
@@ -38,6 +40,7 @@ class LLMSettings:
     api_key: str | None
     base_url: str | None
     price_per_mtok: tuple[float, float] | None = None  # --price-per-mtok: USD per million input, output tokens
+    max_output_tokens: int | None = None  # --max-output-tokens; None: browser-use's own (4,096 for OpenAI's protocol)
 
 
 def default_model(provider: str, model: str | None = None) -> str:
@@ -60,3 +63,18 @@ def resolve(provider: str, model: str | None, api_key: str | None, base_url: str
     if name == "azure" and not base_url:
         raise LLMConfigError("provider 'azure' needs an endpoint; set AZURE_OPENAI_ENDPOINT or pass --llm-base-url.")
     return LLMSettings(provider=name, model=default_model(name, model), api_key=key, base_url=base_url)
+
+
+def is_local(provider: str, base_url: str | None) -> bool:
+    """Whether the model is served on this machine or a private network (Ollama, or an endpoint on a loopback, private
+    or .local host): it answers slower than a hosted provider, on a CPU or a shared GPU."""
+    if provider == "ollama":
+        return True
+    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    if host == "localhost" or host.endswith((".local", ".localhost", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local

@@ -59,6 +59,8 @@ INPUTS = {
     "accept-visual",
     "trace",
     "vision",
+    "llm-timeout",
+    "max-output-tokens",
     "browser-start-timeout",
 }
 OUTPUTS = {

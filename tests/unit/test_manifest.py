@@ -41,16 +41,17 @@ ERRORS = [
         "no near key lists the valid ones",
         f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
         "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allow_server_errors, "
-        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, locale, max_cost_usd, max_steps, max_tokens, "
-        "name, output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, "
-        "viewport.",
+        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
+        "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, "
+        "task, timeout, timezone, use_state, viewport.",
     ),
     (
         "a name in defaults",
         "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
-        "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allow_server_errors, allowed_domains, "
-        "app, color_scheme, device, dialogs, expect, heal, judge, locale, max_cost_usd, max_steps, max_tokens, output_schema, "
-        "paths, retries, secrets, skip, start, tags, task, timeout, timezone, use_state, viewport.",
+        "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allow_server_errors, "
+        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
+        "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, timezone, "
+        "use_state, viewport.",
     ),
     (
         "duplicate key",
@@ -162,10 +163,10 @@ ERRORS = [
     (
         "a line key, which the loader sets",
         f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
-        "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allow_server_errors, allowed_domains, "
-        "app, color_scheme, device, dialogs, expect, heal, judge, locale, max_cost_usd, max_steps, max_tokens, name, "
-        "output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, "
-        "viewport.",
+        "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allow_server_errors, "
+        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
+        "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, "
+        "task, timeout, timezone, use_state, viewport.",
     ),
     (
         "a path key, which the loader sets",

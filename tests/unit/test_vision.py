@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam, ImageURL, SystemMessage, UserMessage
 
-from preview_qa.agent.adapter.llm import without_images
-from preview_qa.agent.vision import VisionSwitch, takes_no_images
+from preview_qa.agent.vision import VisionSwitch, takes_no_images, without_images
 from preview_qa.config import Vision
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from preview_qa.config import Vision
 
@@ -51,3 +52,17 @@ class VisionSwitch:
             first = self.off_because is None
             self.off_because = self.off_because or message
             return first
+
+
+def without_images(messages: list[Any]) -> list[Any]:
+    """The messages with every image part left out (the text parts, and so the page's text, kept)."""
+    from browser_use.llm.messages import ContentPartImageParam, ContentPartTextParam  # with the LLM's call: not at start
+
+    out = []
+    for message in messages:
+        content = getattr(message, "content", None)
+        if isinstance(content, list) and any(isinstance(part, ContentPartImageParam) for part in content):
+            kept = [part for part in content if not isinstance(part, ContentPartImageParam)]
+            message = message.model_copy(update={"content": kept or [ContentPartTextParam(text="(no screenshot)")]})
+        out.append(message)
+    return out

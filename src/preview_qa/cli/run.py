@@ -221,6 +221,21 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
 )
 @click.option(
+    "--llm-timeout",
+    type=click.FloatRange(1, 3600),
+    envvar=env("INPUT_LLM-TIMEOUT"),
+    metavar="SECONDS",
+    help="Per LLM call: give it up after this long (overrides the manifest's llm_timeout). Unset: 75 s at most for a "
+    "hosted provider, 600 s for a model served on this machine or a private network.",
+)
+@click.option(
+    "--max-output-tokens",
+    type=click.IntRange(1),
+    envvar=env("INPUT_MAX-OUTPUT-TOKENS"),
+    help="Per LLM call: the most the model may answer (sent as max_completion_tokens, max_tokens or num_predict); "
+    "unset, browser-use's own (4,096 for OpenAI's protocol).",
+)
+@click.option(
     "--vision",
     type=click.Choice([m.value for m in Vision]),
     default=Vision.AUTO.value,
@@ -278,6 +293,8 @@ def run(
     accept_visual: tuple[str, ...],
     trace: str,
     vision: str,
+    llm_timeout: float | None,
+    max_output_tokens: int | None,
     browser_start_timeout: float,
     prove: bool,
     out: Path,
@@ -323,6 +340,8 @@ def run(
         baseline_url=_baseline_url(baseline_url, plain, fail_on),
         trace=TraceMode(trace),
         vision=Vision(vision),
+        llm_timeout=llm_timeout,
+        max_output_tokens=max_output_tokens,
         browser_start_timeout=browser_start_timeout,
         keep_fall_back_recordings=fall_back_recordings_kept(os.environ),
         prove=prove,

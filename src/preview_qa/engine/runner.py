@@ -510,6 +510,7 @@ class Runner:
             for k, v in (
                 ("max_tokens", self.config.max_tokens),
                 ("max_cost_usd", self.config.max_cost_usd),
+                ("llm_timeout", self.config.llm_timeout),
                 ("retries", self.config.retries),
             )
             if v is not None

@@ -214,6 +214,16 @@ class TestOptions(Strict):
         ge=1,
         description=("Per-test LLM token budget: past it the test stops as errored (--max-tokens overrides it)."),
     )
+    llm_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=3600,
+        description=(
+            "Seconds one LLM call may take before it is given up on (--llm-timeout overrides it). Unset: 75 s at most "
+            "for a hosted provider, 600 s for a model served here (ollama, or --llm-base-url on this machine or a private "
+            "network); a sixth (hosted) or half (local) of the test's timeout when that is shorter."
+        ),
+    )
     max_cost_usd: float | None = Field(
         default=None,
         gt=0,

@@ -22,6 +22,7 @@ from preview_qa.agent.browsers.pool import DESKTOP
 from preview_qa.agent.guards.network import ActionGuard, RequestPolicy
 from preview_qa.agent.guards.typed_into import Send, focused_origin, frame_of, frame_origin, owned_frame
 from preview_qa.manifest.models import TestSpec
+from preview_qa.providers import is_local
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentReport
 
@@ -122,6 +123,9 @@ def build_agent(
     """The agent for one test (or one goal of a test written as steps), on its session, starting at `start_url` (None:
     on the page the session is on); `on_new_step` hears each model answer with the page's state it answered
     (browser-use's register_new_step_callback)."""
+    endpoint = getattr(llm.inner, "base_url", None) or getattr(llm.inner, "host", None)
+    bound = llm_timeout(spec, is_local(llm.provider, str(endpoint) if endpoint else None))
+    llm.no_answer = took_too_long(spec, bound)
     with claude_check_without_its_sdk():  # browser-use's Agent asks whether our wrapper is Claude's: it never is
         return Agent(
             task=INSTRUCTIONS + spec.agent_task,
@@ -142,7 +146,7 @@ def build_agent(
             enable_signal_handler=False,
             max_failures=3,
             step_timeout=int(min(180, spec.timeout)),
-            llm_timeout=llm_timeout(spec.timeout),
+            llm_timeout=bound,
             file_system_path=os.path.join(workdir, "files"),
         )
 
@@ -163,7 +167,15 @@ def _report_model(output_schema: str | None) -> type[BaseModel]:
     return create_model("TestReport", __config__=AgentReport.model_config, **fields)
 
 
-def llm_timeout(test_timeout: float) -> int:
-    """Seconds one LLM call may take: browser-use's usual 75 s at most, but short enough that a hanging provider is
-    given up on (and named) max_failures + 1 times before the test's own deadline hides why it ran out of time."""
-    return int(max(5, min(75, test_timeout / 6)))
+def llm_timeout(spec: TestSpec, local: bool) -> int:
+    """Seconds one LLM call may take: the test's `llm_timeout`; else browser-use's usual 75 s at most (600 s for a model
+    served here, `local`), but short enough that a hanging provider is given up on (and named) max_failures + 1 times
+    before the test's own deadline hides why it ran out of time (half its timeout for a local model)."""
+    if spec.llm_timeout is not None:
+        return int(max(1, min(spec.llm_timeout, spec.timeout)))
+    return int(max(5, min(600, spec.timeout / 2) if local else min(75, spec.timeout / 6)))
+
+
+def took_too_long(spec: TestSpec, seconds: int) -> str:
+    """Why a call was given up on, naming the bound that ran out and the test's own."""
+    return f"the LLM call took over {seconds} s (llm_timeout); this test's timeout is {spec.timeout:g} s"

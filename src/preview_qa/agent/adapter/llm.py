@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from preview_qa.agent.adapter.patches import MeteredChatBrowserUse, VerifiedLLM
 from preview_qa.agent.adapter.token_meter import TokenMeter
-from preview_qa.agent.vision import VisionSwitch
+from preview_qa.agent.vision import VisionSwitch, without_images
 from preview_qa.engine.pricing import find_price
 from preview_qa.providers import LLMSettings
 from preview_qa.results import Usage, error_line
@@ -36,6 +36,16 @@ from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import LLMFault, LLMPurpose, SecondLook
 
 NO_ANSWER = "the provider did not answer in time"
+TRUNCATED = "the model's output was truncated at its output limit (raise --max-output-tokens, the action's max-output-tokens)"
+# --max-output-tokens: each chat class's own field for what its calls may answer at most (the browser-use cloud sets
+# its own); unset, browser-use's defaults hold (4,096 for OpenAI's protocol, 8,192 for Anthropic's)
+OUTPUT_LIMIT = {
+    "openai": "max_completion_tokens",
+    "azure": "max_completion_tokens",
+    "anthropic": "max_tokens",
+    "google": "max_output_tokens",
+    "ollama": "ollama_options",
+}
 RETRIES = 2  # per LLM call, with the provider SDK's own backoff (honours Retry-After); bounded on purpose
 
 
@@ -51,7 +61,11 @@ def make_llm(settings: LLMSettings) -> MeteredChat:
     """browser-use's chat model for the provider settings that `providers.resolve` checked, its HTTP client hooked so
     that every answer's tokens are counted (the browser-use cloud's: its parsed answers, agent/adapter/patches.py)."""
     meter = TokenMeter(find_price(settings.provider, settings.model, settings.price_per_mtok))
-    return MeteredChat(_chat(settings, meter), meter)
+    chat = _chat(settings, meter)
+    limit, field_name = settings.max_output_tokens, OUTPUT_LIMIT.get(settings.provider)
+    if limit is not None and field_name is not None:
+        setattr(chat, field_name, {"num_predict": limit} if settings.provider == "ollama" else limit)
+    return MeteredChat(chat, meter)
 
 
 @functools.cache
@@ -146,6 +160,7 @@ class RecordingLLM(VerifiedLLM):
     faults: list[LLMFault] = field(default_factory=list)
     vision: VisionSwitch | None = None  # the run's: whether screenshots go to the model (None: they do)
     on_vision_off: Callable[[str], None] | None = None  # hears the refusal that turned images off for the run
+    no_answer: str = NO_ANSWER  # why a call given up on was: the bound that ran out (agent/adapter/build.py)
     calls: int = 0
     seconds: float = 0.0  # spent waiting for answers
 
@@ -191,7 +206,7 @@ class RecordingLLM(VerifiedLLM):
             raise
         except asyncio.CancelledError:
             # browser-use's llm_timeout gave up on a hanging provider (our own deadlines report themselves first)
-            self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=NO_ANSWER))
+            self._record(LLMFault(kind="provider", purpose=purpose, status=None, message=self.no_answer))
             raise
         finally:
             self.seconds += time.monotonic() - started
@@ -243,7 +258,7 @@ def classify(error: ModelProviderError, purpose: LLMPurpose, answered: bool = Fa
     `answered`: the provider's HTTP answer was heard (TokenMeter), so an error without an HTTP status is the content's."""
     cause = error.__cause__
     if isinstance(error, ModelOutputTruncatedError):
-        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message="the model's output was truncated")
+        return LLMFault(kind="invalid_output", purpose=purpose, status=None, message=TRUNCATED)
     if isinstance(cause, ValidationError | json.JSONDecodeError):
         return unusable(cause, purpose)
     status = _http_status(cause)  # the provider's own, where browser-use guesses one (Gemini's 500 as 503, Ollama's as 502)
@@ -372,17 +387,5 @@ def fenced_messages(messages: list[Any]) -> list[Any]:
                     for p in content
                 ]
                 message = message.model_copy(update={"content": parts})
-        out.append(message)
-    return out
-
-
-def without_images(messages: list[Any]) -> list[Any]:
-    """The messages with every image part left out (the text parts, and so the page's text, kept)."""
-    out = []
-    for message in messages:
-        content = getattr(message, "content", None)
-        if isinstance(content, list) and any(isinstance(part, ContentPartImageParam) for part in content):
-            kept = [part for part in content if not isinstance(part, ContentPartImageParam)]
-            message = message.model_copy(update={"content": kept or [ContentPartTextParam(text="(no screenshot)")]})
         out.append(message)
     return out
