@@ -224,6 +224,7 @@ class Usage(BaseModel):
     """Tokens and cost the test's LLM calls consumed."""
 
     llm_calls: int = 0
+    llm_requests: int = 0  # HTTP requests to the provider: a call's retries by its SDK each count
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -234,6 +235,7 @@ class Usage(BaseModel):
         cost = None if self.cost_usd is None else self.cost_usd - (before.cost_usd or 0.0)
         return Usage(
             llm_calls=self.llm_calls - before.llm_calls,
+            llm_requests=self.llm_requests - before.llm_requests,
             prompt_tokens=self.prompt_tokens - before.prompt_tokens,
             completion_tokens=self.completion_tokens - before.completion_tokens,
             total_tokens=self.total_tokens - before.total_tokens,
@@ -244,6 +246,7 @@ class Usage(BaseModel):
         costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(
             llm_calls=self.llm_calls + other.llm_calls,
+            llm_requests=self.llm_requests + other.llm_requests,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,

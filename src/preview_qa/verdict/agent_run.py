@@ -3,6 +3,7 @@ types, outside `agent/` so that the verdict and the runner never need browser-us
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -99,6 +100,10 @@ class SecondLook(BaseModel):
     )
 
 
+PERMANENT = (400, 401, 403, 404, 405, 413, 422)  # a refusal of the request itself: the same for every call
+UNSUPPORTED = re.compile(r"not supported|unsupported|not implemented", re.IGNORECASE)  # a 5xx that says so too
+
+
 @dataclass(frozen=True)
 class LLMFault:
     """One failed LLM call, sorted by exception type: the provider failed, or the model's output was unusable."""
@@ -107,6 +112,15 @@ class LLMFault:
     purpose: LLMPurpose
     status: int | None
     message: str
+
+    @property
+    def every_call_gets(self) -> bool:
+        """Whether the provider's refusal is one every later call would get too (a bad key, a wrong path or model, a
+        request the server does not take), so that asking again cannot help; not a rate limit, a timeout or a
+        server's bad moment."""
+        if self.kind != "provider" or self.status is None:
+            return False
+        return self.status in PERMANENT or (self.status >= 500 and UNSUPPORTED.search(self.message) is not None)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ every copy of the fence's marker in it is made inert."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import re
@@ -161,6 +162,7 @@ class RecordingLLM(VerifiedLLM):
     vision: VisionSwitch | None = None  # the run's: whether screenshots go to the model (None: they do)
     on_vision_off: Callable[[str], None] | None = None  # hears the refusal that turned images off for the run
     no_answer: str = NO_ANSWER  # why a call given up on was: the bound that ran out (agent/adapter/build.py)
+    gave_up: LLMFault | None = None  # a refusal every call would get (a 401, a 404...): no call goes out after it
     calls: int = 0
     seconds: float = 0.0  # spent waiting for answers
 
@@ -184,6 +186,8 @@ class RecordingLLM(VerifiedLLM):
         return getattr(self.inner, item)
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
+        if self.gave_up is not None:  # the same refusal again, without asking: the test ends on the first one
+            raise ModelProviderError(self.gave_up.message, status_code=self.gave_up.status or 502, model=self.model)
         self.calls += 1
         purpose: LLMPurpose = (
             "judge" if output_format is JudgementResult else "second_look" if output_format is SecondLook else "agent"
@@ -198,7 +202,10 @@ class RecordingLLM(VerifiedLLM):
         except ModelProviderError as e:
             fault = classify(e, purpose, answered=self.meter.answers > answers)
             if not (images and self.vision is not None and self.vision.refused(fault.status, fault.message)):
+                if fault.status == 404 and self.meter.last_request:  # which path: another protocol's, often
+                    fault = dataclasses.replace(fault, message=f"{fault.message} (to {self.meter.last_request})")
                 self._record(fault)
+                self.gave_up = fault if fault.every_call_gets else None
                 raise
             refused = fault.message
         except Exception as e:
@@ -224,6 +231,7 @@ class RecordingLLM(VerifiedLLM):
         meter = self.meter
         return Usage(
             llm_calls=self.calls,
+            llm_requests=meter.requests,
             prompt_tokens=meter.input_tokens,
             completion_tokens=meter.output_tokens,
             total_tokens=meter.input_tokens + meter.output_tokens,

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from preview_qa.engine.pricing import Price
 
@@ -15,6 +16,7 @@ class HttpAnswer(Protocol):
 
     status_code: int
     headers: Mapping[str, str]
+    request: Any  # the request it answers: its method and URL
 
     @property
     def content(self) -> bytes: ...
@@ -33,6 +35,8 @@ class TokenMeter:
     output_tokens: int = 0
     cost_usd: float = 0.0
     answers: int = 0  # complete HTTP 200 answers heard: a call that got one was answered, whatever its content
+    requests: int = 0  # HTTP answers of any status heard (the SDK's retries each one)
+    last_request: str = ""  # the last one's method and path: what a 404 was the answer to
 
     def add(self, input_tokens: int, output_tokens: int) -> None:
         self.input_tokens += input_tokens
@@ -46,6 +50,8 @@ class TokenMeter:
 
     async def heard(self, response: HttpAnswer) -> None:
         """httpx's response hook: the body is read here (the SDK then reads the same bytes from httpx's buffer)."""
+        self.requests += 1
+        self.last_request = f"{response.request.method} {urlsplit(str(response.request.url)).path}"
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
             return
         await response.aread()
