@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from preview_qa.errors import ManifestError
@@ -265,12 +265,18 @@ def manifest_like(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-# one problem on one line, or several: a line that counts them, then one line each
-_ONE_LINE = re.compile(r"^qa\.yml(:\d+)?: [^\n]+$|^\d+ problems in qa\.yml:(\n  qa\.yml:\d+: [^\n]+)+$")
+# one problem on its line, or several listed one a line (the first 20, then a line for the rest)
+_ONE_LINE = re.compile(
+    r"^qa\.yml(:\d+)?: [^\n]+$|^\d+ problems in qa\.yml:(\n  qa\.yml:\d+: [^\n]+)+(\n  \.\.\. and \d+ more \(fix these first\))?$"
+)
+
+
+TOO_MANY = "version: 1\ntests:\n  - name: a\n    task: b\n" + "".join(f"    k{i}: 1\n" for i in range(21))
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=manifest_like())
+@example(text=TOO_MANY)  # hypothesis found 21 problems: the line for those past the first 20 was taken for a defect
 def test_any_yaml_gives_a_manifest_or_one_line_error(text: str) -> None:
     try:
         m = manifest.loads(text, "qa.yml")
