@@ -157,6 +157,7 @@ class BlockedNavigation:
 
     host: str
     after: str | None  # the action it followed, in words; None before any (the start page, or its redirect)
+    not_a_url: str | None = None  # what the agent asked to open, when it was no URL at all ('url_value'): no host to allow
 
 
 @dataclass(frozen=True)

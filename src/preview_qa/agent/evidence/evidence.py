@@ -145,10 +145,10 @@ class EvidenceRecorder:
     def browser_error(self, event: BrowserErrorEvent) -> None:
         """browser-use's own browser errors; the ones worth evidence are navigations it refused to leave the site."""
         if event.error_type in BLOCKED:
-            # the host alone: the URL's query may hold a secret
-            host = urlsplit(str(event.details.get("url", ""))).hostname or ""
-            self.navigations_blocked.append(BlockedNavigation(host, self.last_action))
-            self._record("navigation_blocked", {"host": host, "by": "browser-use"})
+            blocked = blocked_navigation(str(event.details.get("url", "")), self.last_action)
+            self.navigations_blocked.append(blocked)
+            said = {"host": blocked.host} if blocked.not_a_url is None else {"not_a_url": blocked.not_a_url}
+            self._record("navigation_blocked", {**said, "by": "browser-use"})
 
     def _on_disconnected(self, _: Any) -> None:
         if self.closing:
@@ -287,3 +287,12 @@ class EvidenceRecorder:
     def _ignored(self, why: str, detail: dict[str, Any]) -> None:
         """Kept in the event log, but neither counted nor a cause: what every browser does by itself."""
         self._emit(Observed(name=self.test, kind="ignored", error=False, detail={"why": why, **detail}))
+
+
+def blocked_navigation(url: str, after: str | None) -> BlockedNavigation:
+    """A navigation browser-use refused: to a host (the host alone: the URL's query may hold a secret), or to what was
+    no URL at all (a model's placeholder, 'url_value'), which no allowed host would have let through."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc:
+        return BlockedNavigation(parts.hostname or f"{parts.scheme}:", after)
+    return BlockedNavigation("", after, not_a_url=clip(url, LABEL_LIMIT))
