@@ -10,8 +10,9 @@ import click
 from preview_qa import app
 from preview_qa.cli.options import WORDS, browser_path_option, command, llm_options, manifest_argument, words
 from preview_qa.config import RunConfig
+from preview_qa.errors import LLMConfigError
 from preview_qa.manifest import loader
-from preview_qa.providers import Provider
+from preview_qa.providers import LLMSettings, Provider
 from preview_qa.selection.select import chosen
 
 
@@ -53,6 +54,21 @@ def validate(
     if not offline:
         selected = RunConfig(manifest=manifest, base_url="", only=list(only), tags=words(tags), skip_tags=words(skip_tags))
         running = {spec.name for spec in chosen(loaded, selected)} if only or tags or skip_tags else None
-        app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, browser_path, running)
+        _, llm, _ = app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, browser_path, running)
+        _endpoint(llm)
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
     click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")
+
+
+def _endpoint(llm: LLMSettings) -> None:
+    """An LLM endpoint given that gives no HTTP answer is refused, naming its URL; one that does not list the model is
+    said (hosted providers' own endpoints are not asked: validate runs where their key may not be)."""
+    import asyncio
+
+    from preview_qa.engine.preview import llm_endpoint
+
+    down, note = asyncio.run(llm_endpoint(llm.provider, llm.model, llm.api_key, llm.base_url))
+    if down is not None:
+        raise LLMConfigError(f"the LLM endpoint did not answer: {down}; check --llm-base-url (or the provider's variable).")
+    if note is not None:
+        click.echo(f"preview-qa: warning: {note}", err=True)

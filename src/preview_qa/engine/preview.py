@@ -90,3 +90,33 @@ def target_url(config: RunConfig, spec: TestSpec, target: RunTarget = RunTarget.
     if url is None:
         raise RuntimeError(f"test {spec.name!r} is on no preview; selection lets no such test run")
     return url
+
+
+async def llm_endpoint(provider: str, model: str, api_key: str | None, base_url: str | None) -> tuple[str | None, str | None]:
+    """For an endpoint given (--llm-base-url, or Ollama's host) of a protocol that lists its models (OpenAI's /models,
+    Ollama's /api/tags): why it gave no HTTP answer (None: it answered), and a note when it does not list `model`
+    (a server such as llama.cpp's serves its one model whatever name it is asked for: so a note, not a refusal)."""
+    import httpx
+
+    if provider == "ollama":
+        url = f"{(base_url or 'http://localhost:11434').rstrip('/')}/api/tags"
+    elif provider == "openai" and base_url:
+        url = f"{base_url.rstrip('/')}/models"
+    else:
+        return None, None
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key and provider == "openai" else None
+    async with await _client(headers) as client:
+        try:
+            answer = await client.get(url)
+        except httpx.HTTPError as e:
+            return f"{type(e).__name__} for {url}: {' '.join(str(e).split()) or 'no detail'}", None
+    try:
+        body = answer.json() if answer.status_code == 200 else {}
+    except ValueError:
+        body = {}
+    listed = [str(m.get("id") or m.get("name")) for m in body.get("data") or body.get("models") or [] if isinstance(m, dict)]
+    if answer.status_code != 200:
+        return None, f"GET {url} answered HTTP {answer.status_code}: the models it serves could not be listed"
+    if listed and model not in listed:
+        return None, f"{url} does not list model {model!r} (it lists: {', '.join(listed[:10])})"
+    return None, None
