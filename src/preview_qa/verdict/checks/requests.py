@@ -36,8 +36,7 @@ def blocked_navigation_lines(agent_run: AgentRun) -> list[str]:
     for blocked in agent_run.navigations_blocked:
         seen.setdefault(blocked.host if blocked.not_a_url is None else f"?{blocked.not_a_url}", blocked)
     return [
-        f"the agent asked to open {b.not_a_url!r}{f' after {b.after}' if b.after else ''}, which is not a URL: nothing "
-        "was loaded"
+        f"the agent asked to open {b.not_a_url!r}{f' after {b.after}' if b.after else ''}, which is not a URL: nothing was loaded"
         if b.not_a_url is not None
         else f"a navigation to {b.host}{f' after {b.after}' if b.after else ''} was blocked: {b.host} is not one of the "
         f"test's allowed hosts (add it to `allowed_domains` if the test should go there)"
