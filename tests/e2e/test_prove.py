@@ -161,7 +161,7 @@ def test_proofs_never_change_the_tests_own_verdicts(runs: Runs) -> None:
 def test_the_preview_sees_no_write_of_a_proof(runs: Runs) -> None:
     """Six agent runs save once each; their proof replays save nothing: only GETs reach the preview."""
     assert writes(runs.log) == {("POST", "/api/settings"): 3, ("POST", "/notes/new"): 3}, runs.log
-    pages = {"/settings", "/notes/new", "/notes/grace", "/notes/ada", "/notes/lin"}
+    pages = {"/", "/settings", "/notes/new", "/notes/grace", "/notes/ada", "/notes/lin"}  # /: the wait for the preview
     assert {path for method, path in runs.log if method == "GET"} <= pages, runs.log
 
 

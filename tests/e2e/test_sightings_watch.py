@@ -7,11 +7,12 @@ worse, `not_appeared` passed on a page that showed the error. The page moves onl
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
+from preview_qa.agent.browsers.chromium import find_chromium
 from preview_qa.agent.page.sightings import Sightings
-from preview_qa.config import find_chromium
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +42,7 @@ def test_every_toast_on_a_restless_page_is_seen() -> None:
     async def main() -> Sightings:
         sightings = Sightings(lambda: 1, "http://shop.test")
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=find_chromium())
+            browser = await p.chromium.launch(executable_path=find_chromium(None, os.environ))
             context = await browser.new_context()
 
             async def serve(route: Route) -> None:
