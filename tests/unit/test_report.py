@@ -293,3 +293,10 @@ def test_the_status_cell_holds_only_the_badge_and_the_cost_column_shows_only_wit
     assert "<th>Cost</th>" not in page and "<th>Tokens</th>" in page
     priced = _render(tmp_path / "priced", [result("paid", Status.PASSED, usage=Usage(total_tokens=10, cost_usd=0.0123))])
     assert "<th>Cost</th>" in priced and "$0.0123" in priced
+
+
+def test_the_run_says_how_many_http_requests_its_calls_took_when_the_provider_s_client_asked_again(tmp_path: Path) -> None:
+    retried = _render(tmp_path, [result("a", Status.PASSED, usage=Usage(llm_calls=3, llm_requests=5, total_tokens=10))])
+    assert "3 LLM call(s) in 5 HTTP requests (the provider's client asked again), 10 tokens" in retried
+    once = _render(tmp_path / "once", [result("a", Status.PASSED, usage=Usage(llm_calls=3, llm_requests=3, total_tokens=10))])
+    assert "3 LLM call(s), 10 tokens" in once

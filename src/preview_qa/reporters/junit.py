@@ -158,6 +158,7 @@ def usage_properties(usage: Usage) -> dict[str, str]:
     """Tokens and cost as JUnit properties (a test's, or the run's totals)."""
     values = {
         "llm_calls": usage.llm_calls,
+        "llm_requests": usage.llm_requests,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
