@@ -72,7 +72,12 @@ async def _ask(client: httpx.AsyncClient, url: str) -> int | str:
     try:
         return (await client.get(url)).status_code
     except httpx.HTTPError as e:
-        return f"{type(e).__name__} for {url}: {' '.join(str(e).split()) or 'no detail'}"
+        return _failed(e, url)
+
+
+def _failed(error: Exception, url: str) -> str:
+    """What went wrong asking `url`, in one line."""
+    return f"{type(error).__name__} for {url}: {' '.join(str(error).split()) or 'no detail'}"
 
 
 def origin_of(url: str) -> str:
@@ -109,7 +114,7 @@ async def llm_endpoint(provider: str, model: str, api_key: str | None, base_url:
         try:
             answer = await client.get(url)
         except httpx.HTTPError as e:
-            return f"{type(e).__name__} for {url}: {' '.join(str(e).split()) or 'no detail'}", None
+            return _failed(e, url), None
     try:
         body = answer.json() if answer.status_code == 200 else {}
     except ValueError:
