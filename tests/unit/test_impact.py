@@ -188,3 +188,12 @@ def test_impacted_needs_the_changed_files(flag: list[str], tmp_path: Path) -> No
     else:
         assert done.returncode == 2
         assert "--impacted needs the changed files: give --changed-files FILE (or -) or --changed-only." in done.stderr
+
+
+def test_a_root_route_with_only_apps_previews_given_is_on_no_preview_and_says_which_url_is_missing() -> None:
+    root = Route("/pricing")
+    only_apps = Previews(RunConfig(Path("qa.yml"), None, app_urls={"web": "http://web.test"}), [root])
+    assert only_apps.of_route(root) is None
+    assert only_apps.unknown(root) == (
+        "it is a route of the repository's root, and --base-url gave only apps' previews: give the plain one too"
+    )

@@ -37,6 +37,8 @@ class Previews:
 
     def unknown(self, route: Route) -> str:
         """Why a route is on no preview, in words with the fix."""
+        if not route.app:  # the repository's own route, and only apps' previews were given
+            return "it is a route of the repository's root, and --base-url gave only apps' previews: give the plain one too"
         name = route.app.rsplit("/", 1)[-1]
         return (
             f"its app {route.app} has no preview URL of its own, and the change touches several apps: give --base-url "
