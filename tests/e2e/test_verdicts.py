@@ -40,6 +40,10 @@ tests:
   - name: output is not JSON
     start: /product
     task: "[not-json] Read the price."
+  - name: output is never JSON within max_steps
+    start: /product
+    task: "[not-json] Read the price."
+    max_steps: 2
   - name: output breaks the schema
     start: /product
     task: "[bad-schema] Read the price."
@@ -159,6 +163,14 @@ def test_output_that_is_not_json_fails(core_run: CliRun) -> None:
     assert "output was invalid" in t["reason"] and "not valid JSON" in t["reason"]
 
 
+def test_output_never_usable_is_the_headline_when_max_steps_runs_out(core_run: CliRun) -> None:
+    # the steps ran out because no answer was usable: the fault is what ended it, as in the test above, not max_steps
+    t = core_run.test("output is never JSON within max_steps")
+    assert t["status"] == "failed"
+    assert t["reason"].startswith("the agent's output was invalid and it never reported a verdict: not valid JSON"), t
+    assert "no answer from step 1 on was usable, so max_steps=2 ran out" in t["causes"], t
+
+
 def test_output_that_breaks_the_schema_fails(core_run: CliRun) -> None:
     t = core_run.test("output breaks the schema")
     assert t["status"] == "failed"
@@ -209,7 +221,7 @@ def test_skipped_test_is_green_and_never_runs(core_run: CliRun) -> None:
 def test_junit_matches_results(core_run: CliRun) -> None:
     suite = next(iter(core_run.junit))
     cases = {c.name: c for c in suite}
-    assert suite.tests == 13 and suite.failures == 8 and suite.errors == 1 and suite.skipped == 1
+    assert suite.tests == 14 and suite.failures == 9 and suite.errors == 1 and suite.skipped == 1
     failure = cases["wrong extracted value"].result[0]
     assert failure._tag == "failure" and failure.message.startswith("expectation data.price failed")
     assert cases["provider answers HTTP 500"].result[0]._tag == "error"
@@ -219,7 +231,7 @@ def test_junit_matches_results(core_run: CliRun) -> None:
 
 def test_results_are_in_manifest_order_whatever_finished_first(core_run: CliRun) -> None:
     names = [t["name"] for t in core_run.results["tests"]]
-    assert names[0] == "real pass" and names[-1] == "skipped one" and len(names) == 13
+    assert names[0] == "real pass" and names[-1] == "skipped one" and len(names) == 14
 
 
 def test_secret_reaches_neither_the_llm_nor_any_output(core_run: CliRun) -> None:
@@ -232,4 +244,4 @@ def test_secret_reaches_neither_the_llm_nor_any_output(core_run: CliRun) -> None
 def test_console_table_lists_every_test(core_run: CliRun) -> None:
     for name in ("real pass", "wrong extracted value", "skipped one"):
         assert name in core_run.stdout
-    assert "ERRORED: 1 skipped, 3 passed, 8 failed, 1 errored" in core_run.stdout
+    assert "ERRORED: 1 skipped, 3 passed, 9 failed, 1 errored" in core_run.stdout

@@ -190,11 +190,18 @@ CASES: list[tuple[str, TestSpec, AgentRun, Status, str]] = [
         "the agent's output was invalid and it never reported a verdict: not valid JSON",
     ),
     (
-        "max steps outranks invalid output",
+        "max steps, when the agent was still making progress, outranks an earlier invalid output",
         spec(max_steps=3),
         AgentRun(max_steps_reached=True, llm_faults=[invalid()]),
         Status.FAILED,
         "the agent did not finish within max_steps=3",
+    ),
+    (
+        "invalid output that never stopped outranks max steps",
+        spec(max_steps=3),
+        AgentRun(max_steps_reached=True, unusable_since=2, llm_faults=[invalid(), invalid()]),
+        Status.FAILED,
+        "the agent's output was invalid and it never reported a verdict: not valid JSON",
     ),
     (
         "a provider fault outranks max steps",

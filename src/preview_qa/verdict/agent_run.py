@@ -188,6 +188,9 @@ class AgentRun:
     steps: int = 0
     done: DoneReport | None = None
     max_steps_reached: bool = False
+    # The agent step from which no LLM answer was usable to the end (None: the last step had one, or none ran): the
+    # agent had stopped making progress, so what ended it is that fault, not max_steps
+    unusable_since: int | None = None
     llm_faults: list[LLMFault] = field(default_factory=list)
     judge: JudgeReport | None = None
     judge_requested: bool = False

@@ -225,12 +225,19 @@ def _no_report(spec: TestSpec, agent_run: AgentRun, evidence: list[str]) -> Verd
     last = agent_faults[-1] if agent_faults else None
     if last is not None and last.kind == "provider":
         return _error(f"LLM provider error: {_describe_fault(last)}", [*_fault_counts(agent_faults), *evidence])
-    if agent_run.max_steps_reached:
+    stalled = last is not None and agent_run.unusable_since is not None
+    if agent_run.max_steps_reached and not stalled:
         return _fail(f"the agent did not finish within max_steps={spec.max_steps}", [*_fault_counts(agent_faults), *evidence])
     if last is not None:
+        # one fault, one headline: output that stopped being usable explains the end, however the steps ran out
+        ran_out = (
+            [f"no answer from step {agent_run.unusable_since} on was usable, so max_steps={spec.max_steps} ran out"]
+            if agent_run.max_steps_reached
+            else []
+        )
         return _fail(
             f"the agent's output was invalid and it never reported a verdict: {last.message}",
-            [*_fault_counts(agent_faults), *evidence],
+            [*ran_out, *_fault_counts(agent_faults), *evidence],
         )
     return _fail("the agent stopped without reporting a verdict", evidence)
 

@@ -169,6 +169,21 @@ def read_history(
     agent_run.max_steps_reached = (
         agent_run.done is None and agent.state.n_steps > spec.max_steps and not agent.state.stopped and not gave_up
     )
+    agent_run.unusable_since = _unusable_since(
+        [(item.metadata.step_number if item.metadata else 0, item.model_output is not None) for item in history.history],
+        forced_done=agent_run.max_steps_reached,
+    )
     with contextlib.suppress(Exception):
         dump = steps.with_locators(history.model_dump(sensitive_data=secrets or None))
         emit(AgentHistory(name=spec.name, history=dump, environment=agent_run.environment, visited=agent_run.visited))
+
+
+def _unusable_since(answered: list[tuple[int, bool]], forced_done: bool) -> int | None:
+    """The agent step from which no step had a usable answer from the model, if it never had one again. Step 0 is
+    browser-use's own opening navigation; with `forced_done` the last step, where browser-use lets the model only
+    report (its max_steps), is not counted: failing to report then is running out of steps, not stalling."""
+    steps = [(number, ok) for number, ok in answered if number > 0]
+    since = None
+    for number, ok in steps[:-1] if forced_done else steps:
+        since = None if ok else since or number
+    return since
