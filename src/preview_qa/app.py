@@ -260,7 +260,7 @@ async def run_manifest(
     browser = browser_setup(config)
     done: list[RunResult] = []
     try:
-        async with browser_agents(browser, make_llm, redactor, config.vision) as agent:
+        async with browser_agents(browser, make_llm, redactor, config.vision_for(manifest.defaults.vision)) as agent:
             runner = Runner(manifest, config, secrets, agent, publish, redactor, recordings, browser.start_budget_s, references)
             if runner.selection.tests:  # its first browser starts while the runner checks that the preview answers
                 agent.pool.warm()

@@ -213,7 +213,7 @@ class RunConfig:
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
-    vision: Vision = Vision.AUTO  # --vision: screenshots to the model (a text-only model takes none)
+    vision: Vision | None = None  # --vision: screenshots to the model (a text-only model takes none); None: not given
     browser_start_timeout: float = BROWSER_START_TIMEOUT_S  # seconds one try of a browser's start may take (2 tries)
     prove: bool = False  # --prove: replay each passing test against mutations of the preview (engine/proof.py)
     keep_fall_back_recordings: bool = True  # fall_back_recordings_kept: off in a pull request's run in GitHub Actions
@@ -236,6 +236,10 @@ class RunConfig:
     def app_name(self, app: str) -> str | None:
         """The name an app's preview URL was given under (`web` for apps/web), if one was."""
         return next((name for name in self.app_urls if same_app(name, app)), None)
+
+    def vision_for(self, manifest_default: Vision | None) -> Vision:
+        """--vision, else the manifest's `defaults.vision`, else auto."""
+        return self.vision or manifest_default or Vision.AUTO
 
     @property
     def basic_auth_password(self) -> str | None:

@@ -34,8 +34,8 @@ SCENARIOS = [
 ]
 
 
-def run(folder: Path, site: DemoSite, *flags: str) -> tuple[CliRun, ScriptedLLM]:
-    (folder / "qa.yml").write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+def run(folder: Path, site: DemoSite, *flags: str, manifest: str = MANIFEST) -> tuple[CliRun, ScriptedLLM]:
+    (folder / "qa.yml").write_text(textwrap.dedent(manifest), encoding="utf-8")
     with ScriptedLLM(SCENARIOS, text_only=True) as llm:
         done = preview_qa_run(folder / "qa.yml", site.url, folder / "out", llm, *flags)
     return done, llm
@@ -59,8 +59,15 @@ def test_auto_turns_vision_off_at_the_first_refusal_and_the_tests_reach_their_ve
     assert kinds.count("vision_off") == 1 and "llm_error" not in kinds
 
 
-def test_vision_off_sends_no_image_from_the_start(tmp_path: Path, site: DemoSite) -> None:
-    done, llm = run(tmp_path, site, "--vision", "off", "--only", "home")
+@pytest.mark.parametrize("said_by", ["flag", "manifest"])
+def test_vision_off_sends_no_image_from_the_start(tmp_path: Path, site: DemoSite, said_by: str) -> None:
+    # in the manifest as people write it: a bare `off`, which YAML 1.1 reads as false
+    manifest = MANIFEST.replace("timeout: 90}", "timeout: 90, vision: off}")
+    done, llm = (
+        run(tmp_path, site, "--vision", "off", "--only", "home")
+        if said_by == "flag"
+        else run(tmp_path, site, "--only", "home", manifest=manifest)
+    )
     assert done.exit_code == 0, done.stdout + done.stderr
     assert llm.requests and not any(has_image(r) for r in llm.requests)
     assert not [c for c in llm.calls if c["kind"] == "refused"] and done.results["warnings"] == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from preview_qa.config import RunConfig, Vision
 from preview_qa.errors import ManifestError
 from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.yaml_source import MAX_BYTES, MAX_NODES
@@ -51,7 +52,7 @@ ERRORS = [
         "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allow_server_errors, "
         "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
         "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, timezone, "
-        "use_state, viewport.",
+        "use_state, viewport, vision.",
     ),
     (
         "duplicate key",
@@ -247,6 +248,13 @@ ERRORS = [
         'quote the whole text (open: "/orders #1001"), or put the comment on a line of its own.\n'
         "  qa.yml:8: tests[0].steps[1].fill.value: the text ends at ' #', which starts a YAML comment, so it reads "
         "'Gift'; quote the whole text (value: \"Gift #2\"), or put the comment on a line of its own.",
+    ),
+    (
+        "vision in a test: a setting of the whole run",
+        f"version: 1\ndefaults: {{vision: sometimes}}\ntests:\n{OK_TEST}    vision: off\n",
+        "2 problems in qa.yml:\n"
+        "  qa.yml:2: defaults.vision: input should be 'auto', 'on' or 'off' (got 'sometimes').\n"
+        "  qa.yml:6: tests[0].vision: vision is a setting of the whole run: give it in defaults (or --vision).",
     ),
     (
         "a flow list cut by a comment",
@@ -609,3 +617,15 @@ def test_validate_checks_every_tests_secrets_unless_given_the_run_s_selection(tm
     ready = f"{tmp_path / 'qa.yml'}: 3 test(s), valid, and its secrets, API key and Chromium are there.\n"
     for selected in (["--only", "Home page loads"], ["--tag", "smoke"], ["--skip-tag", "auth", "--only", "Home page loads"]):
         assert _validate(tmp_path, FIRST_RUN, *selected, env=env)[:2] == (0, ready), selected
+
+
+@pytest.mark.parametrize(
+    ("written", "vision"), [("off", Vision.OFF), ("on", Vision.ON), ("'off'", Vision.OFF), ("auto", Vision.AUTO)]
+)
+def test_vision_in_defaults_reads_as_written_and_a_flag_overrides_it(written: str, vision: Vision) -> None:
+    m = manifest.loads(f"version: 1\ndefaults:\n  vision: {written}\ntests:\n{OK_TEST}", "qa.yml")
+    assert m.defaults.vision is vision  # a bare off/on, which YAML 1.1 reads as false/true, is the word written
+    assert RunConfig(Path("qa.yml"), "http://x").vision_for(m.defaults.vision) is vision
+    given = RunConfig(Path("qa.yml"), "http://x", vision=Vision.ON)
+    assert given.vision_for(m.defaults.vision) is Vision.ON
+    assert RunConfig(Path("qa.yml"), "http://x").vision_for(None) is Vision.AUTO

@@ -238,11 +238,10 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--vision",
     type=click.Choice([m.value for m in Vision]),
-    default=Vision.AUTO.value,
-    show_default=True,
     envvar=env("INPUT_VISION"),
     help="Send the model screenshots: on, off (a text-only model: tests are judged on the pages' text, checks and "
-    "quotes), or auto (until the provider says the model takes no images, then off for the rest of the run).",
+    "quotes), or auto (until the provider says the model takes no images, then off for the rest of the run). "
+    "Unset: the manifest's defaults.vision, else auto.",
 )
 @click.option(
     "--browser-start-timeout",
@@ -292,7 +291,7 @@ def run(
     baseline_url: str | None,
     accept_visual: tuple[str, ...],
     trace: str,
-    vision: str,
+    vision: str | None,
     llm_timeout: float | None,
     max_output_tokens: int | None,
     browser_start_timeout: float,
@@ -339,7 +338,7 @@ def run(
         retries=retries,
         baseline_url=_baseline_url(baseline_url, plain, fail_on),
         trace=TraceMode(trace),
-        vision=Vision(vision),
+        vision=Vision(vision) if vision else None,
         llm_timeout=llm_timeout,
         max_output_tokens=max_output_tokens,
         browser_start_timeout=browser_start_timeout,

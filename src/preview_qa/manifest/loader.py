@@ -31,6 +31,9 @@ def loads(text: str, file: str = "<manifest>") -> Manifest:
     return parse(YamlSource.parse(text, file))
 
 
+# The defaults keys that are not a test's: one setting for the whole run (a test giving its own is refused)
+RUN_WIDE = ("vision",)
+
 # A comment as people write one on purpose (yamllint's rule): two spaces or more before the '#' and one after it.
 DELIBERATE_COMMENT = re.compile(r"[ \t]{2,}#(\s|$)")
 
@@ -52,6 +55,14 @@ def parse(source: YamlSource) -> Manifest:
     raw_tests = data.get("tests")
     merged = {**data, "defaults": defaults}
     if isinstance(raw_tests, list):
+        problems += [
+            source.error(("tests", i, key), f"{key} is a setting of the whole run: give it in defaults (or --{key}).")
+            for i, t in enumerate(raw_tests)
+            if isinstance(t, dict)
+            for key in RUN_WIDE
+            if key in t
+        ]
+        raw_tests = [{k: v for k, v in t.items() if k not in RUN_WIDE} if isinstance(t, dict) else t for t in raw_tests]
         merged["tests"] = [_with_defaults(defaults, t) for t in raw_tests]
         merged["tests"] = [
             {**t, "line": source.line(("tests", i)) or 0} if isinstance(t, dict) else t for i, t in enumerate(merged["tests"])
@@ -83,7 +94,7 @@ def _with_defaults(defaults: dict[str, Any], test: Any) -> Any:
     if not isinstance(test, dict):
         return test
     # A default task is every test's goal, unless the test is written as steps.
-    left_out = {"name", "task"} if "steps" in test else {"name"}
+    left_out = {"name", "task", *RUN_WIDE} if "steps" in test else {"name", *RUN_WIDE}
     merged = {**{k: v for k, v in defaults.items() if k not in left_out}, **test}
     default_expect, own_expect = defaults.get("expect"), test.get("expect")
     if isinstance(default_expect, dict) and isinstance(own_expect, dict):  # and expect.visual: a run-wide habit too

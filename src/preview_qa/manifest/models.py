@@ -7,6 +7,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    BeforeValidator,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -17,6 +18,7 @@ from pydantic import (
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
+from preview_qa.config import Vision
 from preview_qa.errors import ManifestError
 from preview_qa.manifest.devices import device_problem, emulation, timezone_problem
 from preview_qa.manifest.expectations import Accessibility as Accessibility
@@ -378,8 +380,23 @@ class TestOptions(Strict):
         return v
 
 
+def _on_off(value: Any) -> Any:
+    return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
 class Defaults(TestOptions):
-    """`defaults:` — any per-test key but the name."""
+    """`defaults:` — any per-test key but the name, and the run-wide settings a manifest may give."""
+
+    # strict would refuse "off" for the enum from YAML; the value is still checked against the three names. YAML 1.1
+    # (PyYAML) reads a bare on/off as true/false: taken as the word written, as a YAML 1.2 editor reads it
+    vision: Annotated[Vision | None, Field(strict=False), BeforeValidator(_on_off)] = Field(
+        default=None,
+        description=(
+            "Run-wide: send the model screenshots: auto (the default: until the provider says the model takes no "
+            "images, then none for the rest of the run), on, or off (a text-only model: tests are judged on the pages' "
+            "text, checks and quotes). --vision overrides it."
+        ),
+    )
 
 
 class TestSpec(TestOptions):

@@ -85,7 +85,8 @@ class Planner:
             return _stopped(summary, f"the preview did not answer ({'; '.join(down.values())})")
         llm = recording_llm(prepared.llm, prepared.redactor)
         setup = browser_setup(self.config)
-        async with browser_agents(setup, lambda: make_llm(prepared.llm), prepared.redactor, self.config.vision) as agents:
+        vision = self.config.vision_for(self.manifest.defaults.vision)
+        async with browser_agents(setup, lambda: make_llm(prepared.llm), prepared.redactor, vision) as agents:
             pages = Pages(agents, prepared, self.config, self.manifest)
             drafted: list[Drafted] = []
             stops: list[str] = []  # why the preview or the LLM did not answer, route by route
