@@ -1,5 +1,6 @@
 """A provider refusal that every call would get (a wrong key, the wrong protocol's path) ends the test at once, with
-the provider's own message and, for a 404, the path the client asked; it is not asked again step after step. Every
+the provider's own message and, for a 404, the path the client asked; it is not asked again step after step, nor by the
+SDK (a 5xx saying the request is not supported). Every
 HTTP request to the provider is counted (`llm_requests`) beside the calls."""
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def test_the_wrong_protocol_s_404_names_the_path_the_client_asked(tmp_path: Path
     t = done.test("home")
     assert t["status"] == "errored" and "404" in t["reason"] and "(to POST /v1/api/chat)" in t["reason"], t
     assert [c["status"] for c in llm.calls] == [404]
+
+
+def test_a_server_error_saying_the_request_is_not_supported_is_asked_once(tmp_path: Path, site: DemoSite) -> None:
+    refusal = {"http_status": 500, "message": "tools param requires --jinja flag: not supported"}
+    done, llm = run(tmp_path, site, [{"match": "[home]", "turns": [refusal]}])
+    t = done.test("home")
+    assert t["status"] == "errored" and "not supported" in t["reason"], t
+    assert [c["status"] for c in llm.calls] == [500]  # before: 3 requests, the SDK's 2 retries of the same refusal
+    assert (t["usage"]["llm_calls"], t["usage"]["llm_requests"]) == (1, 1)
 
 
 def test_a_server_s_bad_moment_is_still_retried(tmp_path: Path, site: DemoSite) -> None:

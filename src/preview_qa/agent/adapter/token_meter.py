@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from preview_qa.engine.pricing import Price
+from preview_qa.verdict.agent_run import UNSUPPORTED
 
 
 class HttpAnswer(Protocol):
     """An httpx (Ollama's SDK) or httpx2 (OpenAI's and Anthropic's) response: the same interface, two classes."""
 
     status_code: int
-    headers: Mapping[str, str]
+    headers: MutableMapping[str, str]
     request: Any  # the request it answers: its method and URL
 
     @property
@@ -52,6 +53,13 @@ class TokenMeter:
         """httpx's response hook: the body is read here (the SDK then reads the same bytes from httpx's buffer)."""
         self.requests += 1
         self.last_request = f"{response.request.method} {urlsplit(str(response.request.url)).path}"
+        if response.status_code >= 500:
+            await response.aread()
+            if UNSUPPORTED.search(response.content.decode("utf-8", "replace")):
+                # the server says the request itself is one it does not take: the same again would be refused the same
+                # way, so the SDK (OpenAI's, Anthropic's: they obey this header) does not ask again
+                response.headers["x-should-retry"] = "false"
+            return
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):
             return
         await response.aread()
