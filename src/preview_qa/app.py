@@ -60,18 +60,24 @@ def execute(
 def plan_only(manifest: Manifest, config: RunConfig, env: Mapping[str, str], plan: Planner, verbose: bool = False) -> PlanSummary:
     """`preview-qa plan`: the run's preparation (secrets, LLM, the one redactor, the safe stderr), then planning alone."""
     with own_temp_folder():
-        prepared = _prepare(manifest, config, env)
+        prepared = _prepare(manifest, config, env, llm_needed=True)
         _quiet_logs(verbose)
         return plan(prepared)
 
 
-def _prepare(manifest: Manifest, config: RunConfig, env: Mapping[str, str], running: Collection[str] | None = None) -> Prepared:
+def _prepare(
+    manifest: Manifest,
+    config: RunConfig,
+    env: Mapping[str, str],
+    running: Collection[str] | None = None,
+    llm_needed: bool | None = None,
+) -> Prepared:
     from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report; `running`: the tests whose
     # secrets must be there (None: every test's)
     secrets, llm, config.chromium = preflight(
-        manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium, running
+        manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium, running, llm_needed
     )  # the Chromium found once, before any browser starts: the tests' and planning's browsers are this one
     llm = priced(llm, manifest, config)
     # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
@@ -88,7 +94,7 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
     # the runner selects again; a filter that names nothing must stop the run before it starts, and only the tests the
     # run runs (and the setup tests they start from) need their secrets
     selection = select(manifest, config)
-    prepared = _prepare(manifest, config, env, {spec.name for spec in selection.runs})
+    prepared = _prepare(manifest, config, env, {spec.name for spec in selection.runs}, True if plan is not None else None)
     secrets, llm, redactor = prepared.secrets, prepared.llm, prepared.redactor
     cache = RecordingCache(config.cache, manifest, config.provider, config.model) if config.cache else None
     keep = config.keep_fall_back_recordings  # off in a pull request's run (config.fall_back_recordings_kept)
@@ -125,12 +131,16 @@ def preflight(
     llm_base_url: str | None,
     chromium: str | None,
     running: Collection[str] | None = None,
+    llm_needed: bool | None = None,
 ) -> tuple[dict[str, dict[str, str]], providers.LLMSettings, str]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset for a test
-    in `running` (None: any test; ManifestError at its key), no API key for the provider (LLMConfigError), no Chromium
+    in `running` (None: any test; ManifestError at its key), no API key for the provider (LLMConfigError) when the LLM
+    is needed (None: when a test in `running` may call it; a manifest of exact steps needs no key), no Chromium
     (SetupError); and the Chromium found (`chromium`, the flag's, else looked for: agent/browsers/chromium.py)."""
     secrets = loader.resolve_secrets(manifest, env, running)
-    llm = providers.resolve(provider, model, api_key, llm_base_url, env)
+    if llm_needed is None:
+        llm_needed = any(spec.calls_llm for spec in manifest.tests if running is None or spec.name in running)
+    llm = providers.resolve(provider, model, api_key, llm_base_url, env, key_needed=llm_needed)
     return secrets, llm, _chromium(chromium, env)
 
 

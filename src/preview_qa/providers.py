@@ -48,8 +48,11 @@ def default_model(provider: str, model: str | None = None) -> str:
     return model or DEFAULT_MODELS.get(provider, "")  # type: ignore[call-overload]
 
 
-def resolve(provider: str, model: str | None, api_key: str | None, base_url: str | None, env: Mapping[str, str]) -> LLMSettings:
-    """The provider's settings; the key comes from the argument or the provider's usual variable."""
+def resolve(
+    provider: str, model: str | None, api_key: str | None, base_url: str | None, env: Mapping[str, str], key_needed: bool = True
+) -> LLMSettings:
+    """The provider's settings; the key comes from the argument or the provider's usual variable (refused when missing,
+    unless `key_needed` is false: a run that calls no LLM)."""
     if provider not in PROVIDERS:
         raise LLMConfigError(f"unknown provider '{provider}'; choose one of: {', '.join(PROVIDERS)}.")
     name: Provider = provider
@@ -57,7 +60,7 @@ def resolve(provider: str, model: str | None, api_key: str | None, base_url: str
     base_url = base_url or (env.get(BASE_URL_ENV[name]) if name in BASE_URL_ENV else None) or None
     if name == "openai" and not key and base_url:
         key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-    if API_KEY_ENV[name] and not key:
+    if API_KEY_ENV[name] and not key and key_needed:
         names = " or ".join(API_KEY_ENV[name])
         raise LLMConfigError(f"no API key for provider '{provider}'; set {names} or pass --api-key.")
     if name == "azure" and not base_url:

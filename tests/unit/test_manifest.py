@@ -440,6 +440,16 @@ def test_cli_missing_api_key_exits_2(tmp_path: Path, site: DemoSite) -> None:
     assert stderr == "preview-qa: error: no API key for provider 'anthropic'; set ANTHROPIC_API_KEY or pass --api-key.\n"
 
 
+def test_a_manifest_of_exact_steps_runs_without_an_api_key(tmp_path: Path, site: DemoSite) -> None:
+    # no LLM is called, so none is needed: a sweep's repro, pasted into qa.yml, runs as it stands
+    path = tmp_path / "qa.yml"
+    path.write_text("version: 1\ntests:\n  - name: home\n    steps: [{open: /}]\n    expect: {text: Acme demo shop}\n")
+    proc = run_in_process(["run", str(path), "--base-url", site.url, "--out", str(tmp_path / "out")], env=clean_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_in_process(["validate", str(path)], env=clean_env())
+    assert proc.returncode == 0 and "valid, and its secrets" in proc.stdout, proc.stdout + proc.stderr
+
+
 def test_cli_unknown_provider_exits_2(tmp_path: Path, site: DemoSite) -> None:
     code, stderr, _ = _cli(tmp_path, site, f"version: 1\ntests:\n{OK_TEST}", "--provider", "skynet", "--api-key", "k")
     assert code == 2
