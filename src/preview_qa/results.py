@@ -303,6 +303,27 @@ class EvidenceSummary(BaseModel):
     first_failed_request: str | None = None
 
 
+class ProblemKind(StrEnum):
+    """What went wrong on a page of the app, as the browser saw it (no LLM): what `explore` compares on both sides."""
+
+    PAGE_ERROR = "page_error"  # an uncaught exception
+    CONSOLE_ERROR = "console_error"
+    HTTP_ERROR = "http_error"  # a same-origin request answered >= 400, or failed
+    BROKEN_LINK = "broken_link"  # a same-origin link whose page answers >= 400 (with expect.links only)
+    BROKEN_IMAGE = "broken_image"  # an image request that answered >= 400 or failed
+
+
+class PageProblem(BaseModel):
+    """One thing the browser saw go wrong on a page of the app while the test ran."""
+
+    kind: ProblemKind
+    page: str  # the URL path of the page it was seen on (no query: it may hold a secret)
+    target: str | None = None  # the same-origin request's or link's path, no query
+    status: int | None = None  # its HTTP status; None: it failed without one, or not a request
+    message: str = ""  # clipped; redacted as every text of a result
+    resource_type: str | None = None  # the request's (document, fetch, script, image...)
+
+
 class OtherRun(BaseModel):
     """Another run of a test beside the one its result is: an earlier attempt a retry replaced, or its run on the
     baseline deployment."""
@@ -404,6 +425,8 @@ class TestResult(BaseModel):
     visual: list[VisualShot] = Field(default_factory=list)  # expect.visual's comparisons, in step order
     visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
     step_results: list[StepResult] = Field(default_factory=list)  # its test steps (one for a task), in order
+    problems: list[PageProblem] = Field(default_factory=list)  # what went wrong on its pages, in order (capped)
+    links: list[str] = Field(default_factory=list)  # with expect.links: the same-origin links its final page showed
 
     quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
     unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
