@@ -24,6 +24,7 @@ from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.providers import DEFAULT_MODELS, Provider
 from tests.groups import mark_shared_runs
 from tests.site import DemoSite
+from tests.site.explore_pair import PairUrls, serve_pair
 from tests.site.signals import SignallingLLM
 
 # No test asserts a time: hypothesis' per-example deadline is off, so a busy machine slows a property, never fails it.
@@ -81,6 +82,13 @@ def clean_env(**extra: str) -> dict[str, str]:
 def site() -> Iterator[DemoSite]:
     with DemoSite(password=DEMO_PASSWORD) as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def explore_pair() -> Iterator[PairUrls]:
+    """The explore fixture pair (tests/site/explore_pair.py): main's and the PR's base URLs, each on a free port."""
+    with serve_pair() as urls:
+        yield urls
 
 
 @pytest.fixture
