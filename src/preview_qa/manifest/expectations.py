@@ -4,7 +4,7 @@ and the visual comparison; shared by the test's own `expect` and a step's."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -53,6 +53,39 @@ class Accessibility(Strict):
         default_factory=list,
         json_schema_extra={"items": {"type": "string", "minLength": 1}},
         description="CSS selectors of parts of the page not checked, e.g. '#third-party-widget'.",
+    )
+
+
+NONE: Literal["none"] = "none"  # the one word a problem check takes: none of them may happen
+
+
+class RequestsCheck(Strict):
+    """expect.requests: the app's own requests (same origin) during the whole test, none failed."""
+
+    failed: Literal["none"] = Field(
+        default=NONE,
+        description=(
+            "none: no request to the app's origin (a page, fetch or XHR, script, stylesheet or image) answered 400 or "
+            "above or failed to load (a request the page itself cancelled and the site's icon are not counted)."
+        ),
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "minLength": 1}},
+        description="Globs of request paths not counted ('*' spans '/'), e.g. /api/metrics*, as allow_server_errors.",
+    )
+
+
+class LinksCheck(Strict):
+    """expect.links: the final page's links to the app's own pages, each requested, none broken."""
+
+    broken: Literal["none"] = Field(
+        default=NONE,
+        description=(
+            "none: every link a person could follow on the final page to the app's origin (rendered, at most 50) "
+            "answers below 400 when requested (with the test's headers, credentials and cookies; redirects followed "
+            "on the app's origin). Links elsewhere, and sign-out links, are not requested."
+        ),
     )
 
 
@@ -137,6 +170,27 @@ class Expectations(Strict):
             "`accessibility: {}` uses the defaults."
         ),
     )
+    console_errors: Literal["none"] | None = Field(
+        default=None,
+        description=(
+            "none: no uncaught exception and no console error on a page of the app during the whole test (the "
+            "browser's own 'Failed to load resource' line for a failed request is left to `requests`)."
+        ),
+    )
+    requests: RequestsCheck | None = Field(
+        default=None,
+        description=(
+            "{failed: none}: no request to the app's origin failed or answered 400 or above during the whole test; "
+            "`allow` lists path globs not counted. `requests: {}` uses the defaults."
+        ),
+    )
+    links: LinksCheck | None = Field(
+        default=None,
+        description=(
+            "{broken: none}: every same-origin link a person could follow on the final page answers below 400. "
+            "`links: {}` uses the defaults."
+        ),
+    )
     visual: VisualCheck | None = Field(
         default=None,
         description=(
@@ -159,7 +213,13 @@ class Expectations(Strict):
     @property
     def checks_anything(self) -> bool:
         """Whether there is anything to check on a page or in the report (the visual comparison is made apart)."""
-        return self.has_page_checks or self.accessibility is not None or bool(self.data)
+        return self.has_page_checks or self.accessibility is not None or self.problem_checks or bool(self.data)
+
+    @property
+    def problem_checks(self) -> bool:
+        """Whether the test checks for problems the run saw (console errors, failed requests, broken links): like
+        accessibility, none of them says whether the task was done, so they never judge a replay alone."""
+        return self.console_errors is not None or self.requests is not None or self.links is not None
 
     @property
     def shown_texts(self) -> list[str]:

@@ -24,7 +24,9 @@ from preview_qa.manifest.devices import device_problem, emulation, timezone_prob
 from preview_qa.manifest.expectations import Accessibility as Accessibility
 from preview_qa.manifest.expectations import Expectations as Expectations
 from preview_qa.manifest.expectations import Impact as Impact
+from preview_qa.manifest.expectations import LinksCheck as LinksCheck
 from preview_qa.manifest.expectations import OneOrMore, Strict
+from preview_qa.manifest.expectations import RequestsCheck as RequestsCheck
 from preview_qa.manifest.expectations import VisualCheck as VisualCheck
 from preview_qa.manifest.steps import PATH_OR_URL, StepKind, TestStep
 from preview_qa.manifest.yaml_source import Loc, YamlSource, format_loc

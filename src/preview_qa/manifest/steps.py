@@ -208,7 +208,7 @@ class Press(Located):
         return v
 
 
-TEST_LEVEL = ("data", "accessibility", "visual")
+TEST_LEVEL = ("data", "accessibility", "visual", "console_errors", "requests", "links")
 
 
 def _drop_test_level(schema: JsonDict) -> None:
@@ -219,8 +219,9 @@ def _drop_test_level(schema: JsonDict) -> None:
 
 
 class StepExpectations(Expectations):
-    """A step's checks: the page checks of `expect:`, judged once the step's page has settled. `data`, `accessibility`
-    and `visual` are the test's own (judged after its last step). Without `timeout`, the test's expect.timeout."""
+    """A step's checks: the page checks of `expect:`, judged once the step's page has settled. `data`, `accessibility`,
+    `visual` and the problem checks (console_errors, requests, links) are the test's own (judged after its last step).
+    Without `timeout`, the test's expect.timeout."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=_drop_test_level)
 
