@@ -426,6 +426,7 @@ class TestResult(BaseModel):
     visual_accepted: bool = False  # its difference was accepted for this PR (--accept-visual)
     step_results: list[StepResult] = Field(default_factory=list)  # its test steps (one for a task), in order
     problems: list[PageProblem] = Field(default_factory=list)  # what went wrong on its pages, in order (capped)
+    problems_left_off: int = 0  # problems seen past the cap of `problems` (verdict/checks/problems.py)
     links: list[str] = Field(default_factory=list)  # with expect.links: the same-origin links its final page showed
 
     quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed

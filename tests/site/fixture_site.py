@@ -1,6 +1,6 @@
 """DemoSite: the fixture site the e2e tests serve on 127.0.0.1: the demo shop's pages (preview_qa.demo.shop) and the
-tests' own (login, signup, product, todos, cart, broken, hostile, leaky, moving, late, twins, visual... pages), behind
-basic auth or a host's login wall when a test asks for them."""
+tests' own (login, signup, product, todos, cart, broken, hostile, leaky, moving, late, twins, visual, problems...
+pages), behind basic auth or a host's login wall when a test asks for them."""
 
 # get is over 60 lines: the route table, one branch per page, read top to bottom.
 
@@ -17,7 +17,19 @@ import pyotp
 
 from preview_qa.demo.pages import NOT_FOUND, login_form, page
 from preview_qa.demo.shop import DEMO_EMAIL, DemoShop, ShopHandler
-from tests.site import answered, imitation, late, moving, server_errors, states, todo, twins, viewport, visual
+from tests.site import (
+    answered,
+    imitation,
+    late,
+    moving,
+    page_problems,
+    server_errors,
+    states,
+    todo,
+    twins,
+    viewport,
+    visual,
+)
 from tests.site.pages import (
     ACCOUNT,
     APP_LOGIN,
@@ -114,6 +126,9 @@ class _Handler(ShopHandler):
             return True
         if path.startswith(twins.PREFIX):
             self._send(*twins.reply(self.path, page))
+            return True
+        if path.startswith(page_problems.PREFIX):
+            self._send(*page_problems.reply(path, f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}", page))
             return True
         if path.startswith(imitation.PREFIX):
             self._send(*imitation.reply(path, page))

@@ -24,6 +24,7 @@ from preview_qa.agent.browsers.storage import StateError, load_state, read_state
 from preview_qa.agent.evidence.comparison import ComparisonShots
 from preview_qa.agent.evidence.dialogs import DialogAnswerer
 from preview_qa.agent.evidence.evidence import EvidenceRecorder
+from preview_qa.agent.evidence.links import request_links
 from preview_qa.agent.evidence.timing import Phases
 from preview_qa.agent.evidence.tracing import TestTrace
 from preview_qa.agent.guards import masking
@@ -39,9 +40,10 @@ from preview_qa.agent.vision import VisionSwitch
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
 from preview_qa.manifest.models import Expectations, TestSpec
-from preview_qa.results import Execution, error_line, one_line
+from preview_qa.results import Execution, ExpectationOutcome, error_line, one_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
+from preview_qa.verdict.checks.problems import problem_outcomes
 from preview_qa.verdict.checks.url import unmoved
 from preview_qa.verdict.decide import replay_needs_llm_check
 
@@ -367,6 +369,7 @@ class TestSession:
                         checks = check_settled_page(run.spec.expect, page, self.settler, settled, wait, self.sightings)
                         outcomes = await asyncio.wait_for(self.trace.grouped("expectation checks", checks), cap)
                         result.expectations = unmoved(outcomes, run.spec.expect.url, run.start_url, page.url)
+                    result.expectations += await self._problem_checks(page)
             except TimeoutError:
                 result.infrastructure_error = "could not check the final page: its checks were still running at the deadline"
             except Exception as e:
@@ -383,6 +386,17 @@ class TestSession:
             run.emit(FinalScreenshot(name=run.spec.name, png=png, step=step))
         if self.judged_at_end():
             await self._second_look(png)
+
+    async def _problem_checks(self, page: Page) -> list[ExpectationOutcome]:
+        """expect.console_errors and expect.requests on what the test's pages did until now; expect.links on the final
+        page's links, each requested first (bounded by the test's deadline, less the final screenshot's time)."""
+        run, result = self.test_run, self.result
+        if run.spec.expect.links is not None:
+            with self.phases("requesting the final page's links"):
+                credentials = self.tools.browser.extra_headers
+                result.links = await request_links(page, run.origin, credentials, self.deadline - SHOT_TIMEOUT_S)
+        evidence = self.evidence
+        return problem_outcomes(run.spec.expect, evidence.problems, evidence.problems_dropped, result.links)
 
     async def _second_look(self, final_png: bytes | None) -> None:
         """The judge's second look at a pass no page check of its own held (verdict/second_look.py), one LLM call

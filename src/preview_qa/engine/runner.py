@@ -57,6 +57,7 @@ from preview_qa.selection.route import Route
 from preview_qa.selection.select import select
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.blocked import protected_preview_line
+from preview_qa.verdict.checks.problems import kept_problems
 from preview_qa.verdict.decide import provider_outage, report_as_dict, secret_line
 from preview_qa.verdict.final import Facts, Final, final_verdict
 from preview_qa.verdict.second_look import look_line
@@ -309,6 +310,7 @@ class Runner:
         """The run's result as the reporters read it, its verdict announced first."""
         spec, agent_run, verdict, decision = facts.spec, facts.run, final.verdict, final.decision
         emit(Observed(name=spec.name, kind="verdict", error=not verdict.status.is_green, detail=verdict.model_dump(mode="json")))
+        problems, left_off = kept_problems(agent_run)
         return TestResult(
             name=spec.name,
             file=self.manifest.path,
@@ -336,6 +338,9 @@ class Runner:
             steered=decision.steered,
             checked=decision.checked,
             second_look=look_line(agent_run),
+            problems=problems,
+            problems_left_off=left_off,
+            links=[link.path for link in agent_run.links or []],
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:

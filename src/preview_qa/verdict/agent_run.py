@@ -12,7 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from pydantic.config import JsonDict
 
 from preview_qa.manifest.steps import StepKind
-from preview_qa.results import Emulation, EvidenceSummary, Execution, ExpectationOutcome, FallBack, StepExecution, Usage
+from preview_qa.results import (
+    Emulation,
+    EvidenceSummary,
+    Execution,
+    ExpectationOutcome,
+    FallBack,
+    PageProblem,
+    ProblemKind,
+    StepExecution,
+    Usage,
+)
 from preview_qa.verdict.quotes import PagesShown
 
 AgentStatus = Literal["pass", "fail", "blocked"]  # blocked: the preview kept the agent from carrying the test out
@@ -161,6 +171,16 @@ class BlockedNavigation:
 
 
 @dataclass(frozen=True)
+class LinkAnswer:
+    """One same-origin link of the final page (expect.links), requested: what it answered, or why it did not."""
+
+    path: str  # path and query, as the link gives them (no fragment)
+    text: str  # its accessible text, one line and clipped ('' for none)
+    status: int | None = None  # the last answer's status (a redirect's, when it led off the app's origin)
+    failure: str | None = None  # why no answer came: a timeout, a refused connection
+
+
+@dataclass(frozen=True)
 class SeenRequest:
     """A request to the preview's origin in a test's own run (with --prove): for a proof's choice of mutations and, for
     a non-GET, the answer a proof replay gets instead of the preview's. In memory only, never written anywhere: its
@@ -204,6 +224,9 @@ class AgentRun:
     access_denied: list[str] = field(default_factory=list)  # HTTP facts we saw: a 401/403 page, a redirect off the site
     replay_error: str | None = None  # where and why a cached recording stopped matching: "step 3: click button 'Add': ..."
     server_errors: list[ServerError] = field(default_factory=list)  # the app's own requests the server failed
+    problems: list[PageProblem] = field(default_factory=list)  # on the app's pages: exceptions, console errors, requests
+    problems_dropped: dict[ProblemKind, int] = field(default_factory=dict)  # seen past the evidence's bound, not kept
+    links: list[LinkAnswer] | None = None  # expect.links: the final page's same-origin links, requested; None: not
     navigations_blocked: list[BlockedNavigation] = field(default_factory=list)  # in order
     # The start page answered 401 (or 403 asking for credentials) and no page of the preview answered after it: the
     # preview itself was never reached.

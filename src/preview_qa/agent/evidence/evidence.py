@@ -1,6 +1,6 @@
 """Turns what goes wrong during a test into error events: browser errors (over Playwright), LLM faults, blocked
 navigation; and keeps the facts the verdict weighs: the server errors that followed an action, a start page that
-asked for credentials."""
+asked for credentials, the problems seen on the app's pages (exceptions, console errors, failed requests)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from preview_qa.agent.evidence.visits import Visits
 from preview_qa.agent.page import every_page
 from preview_qa.engine.preview import origin_of
 from preview_qa.events import ConsoleError, Observed, ObservedKind, PageError
-from preview_qa.results import EvidenceSummary, clip
+from preview_qa.results import EvidenceSummary, PageProblem, ProblemKind, clip
 from preview_qa.verdict.agent_run import AgentRun, BlockedNavigation, LLMFault, ServerError
 
 if TYPE_CHECKING:
@@ -28,6 +28,9 @@ BLOCKED = ("NavigationBlocked", "TabCreationBlocked")  # browser-use's security 
 _ICON_FILE = re.compile(r"[^/]*icon[^/]*\.(ico|png|svg|gif|webp|jpe?g)|[^/]+\.ico", re.IGNORECASE)
 UNMOVED = READS_ONLY | {VERDICT, "wait"}  # actions after which the app has nothing new to answer
 LABEL_LIMIT = 60
+PROBLEMS_BOUND = 200  # of each kind, kept for the checks and the result; past it, counted
+PROBLEM_REQUESTS = ("document", "fetch", "xhr", "script", "stylesheet", "image")  # what expect.requests counts
+ECHO = "Failed to load resource"  # the browser's console line for a failed request: the request is the problem
 
 
 def action_label(action: dict[str, Any], element: dict[str, Any] | None) -> str | None:
@@ -81,6 +84,9 @@ class EvidenceRecorder:
         self.server_errors: list[ServerError] = []
         self.navigations_blocked: list[BlockedNavigation] = []  # by browser-use's own watchdog
         self._after: dict[Request, str] = {}  # the app's requests in flight, and the action each followed
+        self.problems: list[PageProblem] = []  # on the app's pages, in order, at most PROBLEMS_BOUND of each kind
+        self.problems_dropped: dict[ProblemKind, int] = {}  # past the bound
+        self._kept: dict[ProblemKind, int] = {}  # seen of each kind
 
     def attach(self, browser: Browser, context: BrowserContext) -> None:
         """Watch the test's own context in a browser that other tests use before and after it."""
@@ -121,12 +127,13 @@ class EvidenceRecorder:
         """What the watchers saw into the run's facts, with the navigations the request policy `blocked`."""
         run.evidence, run.access_denied, run.protected_start = self.summary, list(self.access_denied), self.protected_start
         run.server_errors = list(self.server_errors)
+        run.problems, run.problems_dropped = list(self.problems), dict(self.problems_dropped)
         run.navigations_blocked = [*blocked, *self.navigations_blocked]
 
     def _watch(self, page: Page) -> None:
         page.on("request", self._on_request)
         page.on("console", self._on_console)
-        page.on("pageerror", self._on_page_error)
+        page.on("pageerror", lambda error: self._on_page_error(error, page))
         page.on("requestfailed", self._on_request_failed)
         page.on("requestfinished", self._on_request_finished)
         page.on("response", self._on_response)
@@ -168,13 +175,18 @@ class EvidenceRecorder:
             self._ignored("not a page of the app", {"text": text, "url": url, "page": page})
             return
         self.summary.console_errors += 1
+        if not message.text.startswith(ECHO):
+            self._problem(PageProblem(kind=ProblemKind.CONSOLE_ERROR, page=page, message=text))
         if url not in self._failed_urls:
             where = f" (at {url})" if url and url not in text else ""
             self.summary.first_console_error = self.summary.first_console_error or clip(text + where, DETAIL_LIMIT)
         self._emit(ConsoleError(text=text, url=url).observed(self.test, error=True))
 
-    def _on_page_error(self, error: Exception) -> None:
+    def _on_page_error(self, error: Exception, page: Page) -> None:
         text = clip(str(error) or type(error).__name__, DETAIL_LIMIT)
+        name = getattr(error, "name", None)  # the page's own: TypeError, ...
+        named = clip(f"{name}: {error}", DETAIL_LIMIT) if name and str(error) else text
+        self._problem(PageProblem(kind=ProblemKind.PAGE_ERROR, page=page.url, message=named))
         self.summary.page_errors += 1
         self.summary.first_page_error = self.summary.first_page_error or text
         self._emit(PageError(message=text).observed(self.test, error=True))
@@ -195,6 +207,7 @@ class EvidenceRecorder:
             {"method": request.method, "url": request.url, "failure": failure},
             request,
         )
+        self._request_problem(request, None, f"failed: {failure}")
 
     def _on_request_finished(self, request: Request) -> None:
         if request is self._start_request:
@@ -217,6 +230,7 @@ class EvidenceRecorder:
                 {"method": request.method, "url": response.url, "status": response.status},
                 request,
             )
+            self._request_problem(request, response.status, f"answered {response.status}")
 
     def _note_server_error(self, request: Request, response: Response) -> None:
         """A 5xx answer to a request the app made after an action is a fact for the verdict; a success of the same
@@ -281,12 +295,54 @@ class EvidenceRecorder:
     def _same_origin(self, url: str) -> bool:
         return origin_of(url) == self.origin
 
+    def _request_problem(self, request: Request, status: int | None, what: str) -> None:
+        """A same-origin request of a kind expect.requests counts that answered 400 or above (`status`) or failed,
+        unless it is the site's icon: `GET /img/a.png answered 404 (image)`, on the page that made it."""
+        kind = request.resource_type
+        if kind not in PROBLEM_REQUESTS or is_favicon(request.url):
+            return
+        target = path_of(request.url)
+        page = request.url if request.is_navigation_request() else _page_url(request)
+        self._problem(
+            PageProblem(
+                kind=ProblemKind.BROKEN_IMAGE if kind == "image" else ProblemKind.HTTP_ERROR,
+                page=page,
+                target=target,
+                status=status,
+                message=clip(f"{request.method} {target} {what} ({kind})", DETAIL_LIMIT),
+                resource_type=kind,
+            )
+        )
+
+    def _problem(self, problem: PageProblem) -> None:
+        """Kept when seen on a page of the app (its path alone: a query may hold a secret), up to the bound of its kind."""
+        if not self._same_origin(problem.page):
+            return
+        kept = self._kept[problem.kind] = self._kept.get(problem.kind, 0) + 1
+        if kept > PROBLEMS_BOUND:
+            self.problems_dropped[problem.kind] = kept - PROBLEMS_BOUND
+            return
+        self.problems.append(problem.model_copy(update={"page": path_of(problem.page)}))
+
     def _record(self, kind: ObservedKind, detail: dict[str, Any]) -> None:
         self._emit(Observed(name=self.test, kind=kind, error=True, detail=detail))
 
     def _ignored(self, why: str, detail: dict[str, Any]) -> None:
         """Kept in the event log, but neither counted nor a cause: what every browser does by itself."""
         self._emit(Observed(name=self.test, kind="ignored", error=False, detail={"why": why, **detail}))
+
+
+def path_of(url: str) -> str:
+    """A URL's path, never its query or fragment (they may hold a secret)."""
+    return urlsplit(url).path or "/"
+
+
+def _page_url(request: Request) -> str:
+    """The URL of the page a request was made on ('' when it has none: a service worker's)."""
+    try:
+        return request.frame.page.url
+    except Exception:
+        return ""
 
 
 def blocked_navigation(url: str, after: str | None) -> BlockedNavigation:

@@ -1,0 +1,113 @@
+"""expect.console_errors, expect.requests and expect.links end to end (#68, 4): exact steps in real Chromium, no LLM; each
+fails on a page with its problem, with the problem in the reason, and holds on a clean page; every test's result
+keeps the problems its pages showed (results.json's `problems`), and the links of a links check (`links`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import CliRun, scripted_run
+from tests.site import DemoSite
+from tests.site.page_problems import HELP_ERROR
+
+pytestmark = pytest.mark.e2e
+
+ALL = "{console_errors: none, requests: {failed: none}, links: {broken: none}}"
+MANIFEST = f"""
+version: 1
+tests:
+  - name: clean
+    steps: [{{open: /problems/clean}}]
+    expect: {ALL}
+  - name: console error
+    steps: [{{open: /problems/console}}]
+    expect: {{console_errors: none}}
+  - name: uncaught
+    steps: [{{open: /problems/throws}}]
+    expect: {{console_errors: none}}
+  - name: broken image
+    steps: [{{open: /problems/broken-image}}]
+    expect: {{requests: {{failed: none}}}}
+  - name: broken image allowed
+    steps: [{{open: /problems/broken-image}}]
+    expect: {{requests: {{failed: none, allow: [/problems/img/*, /problems/api/*]}}}}
+  - name: broken link
+    steps: [{{open: /problems/links}}]
+    expect: {{links: {{broken: none}}}}
+  - name: no problem check
+    steps: [{{open: /problems/broken-image}}]
+"""
+
+
+@pytest.fixture(scope="module")
+def problems_run(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
+    with scripted_run(tmp_path_factory.mktemp("problems"), site, MANIFEST, None, "--concurrency", "3") as run:
+        yield run
+
+
+def test_a_clean_page_passes_all_three_and_its_links_are_kept(problems_run: CliRun) -> None:
+    t = problems_run.test("clean")
+    assert t["status"] == "passed", t
+    assert [(e["check"], e["ok"], e["found"]) for e in t["expectations"]] == [
+        ("console_errors", True, "none"),
+        ("requests", True, "none"),
+        ("links", True, "none"),
+    ]
+    assert t["problems"] == [] and t["path"] == "exact"
+    # same-origin, rendered, deduped, in page order; the sign-out, off-site and fragment-only links are not requested
+    assert t["links"] == ["/problems/clean", "/problems/about?tab=team", "/problems/moved"]
+    assert problems_run.llm is None
+
+
+def test_a_console_error_and_an_uncaught_exception_fail_with_the_message_and_page(problems_run: CliRun) -> None:
+    logged, thrown = problems_run.test("console error"), problems_run.test("uncaught")
+    assert (logged["status"], thrown["status"]) == ("failed", "failed")
+    assert logged["reason"] == (
+        "expectation console_errors failed: expected no uncaught exception or console error on a page of the app, "
+        f"found 1: console error '{HELP_ERROR}' on /problems/console"
+    )
+    assert thrown["reason"] == (
+        "expectation console_errors failed: expected no uncaught exception or console error on a page of the app, "
+        "found 1: uncaught \"TypeError: Cannot read properties of undefined (reading 'render')\" on /problems/throws"
+    )
+    (problem,) = thrown["problems"]
+    assert (problem["kind"], problem["page"], problem["target"]) == ("page_error", "/problems/throws", None)
+    junit = problems_run.junit
+    assert any(HELP_ERROR in str(case.result[0].message) for suite in junit for case in suite if case.result)
+
+
+def test_a_failed_image_and_fetch_fail_requests_unless_allowed(problems_run: CliRun) -> None:
+    t = problems_run.test("broken image")
+    assert t["status"] == "failed", t
+    assert t["reason"] == (
+        "expectation requests failed: expected no failed request to the app's origin, found 2: "
+        "GET /problems/img/anvil.png answered 404 (image); GET /problems/api/metrics answered 404 (fetch)"
+    )
+    assert problems_run.test("broken image allowed")["status"] == "passed"
+    found = problems_run.test("broken image allowed")["expectations"][0]["found"]
+    assert found == "none (2 allowed, not counted)"
+
+
+def test_a_broken_link_fails_links_and_a_hidden_one_is_not_requested(problems_run: CliRun, site: DemoSite) -> None:
+    t = problems_run.test("broken link")
+    assert t["status"] == "failed", t
+    assert t["reason"] == (
+        "expectation links failed: expected no broken link among the final page's 4 link(s) to the app's own pages, "
+        "found 1: link 'Team' to /problems/team answered 404"
+    )
+    assert [(p["kind"], p["page"], p["target"], p["status"]) for p in t["problems"]] == [
+        ("broken_link", "/problems/links", "/problems/team", 404)
+    ]
+    assert "/problems/old-team" not in t["links"]
+    assert "/problems/old-team" not in site.requests and "/problems/logout" not in site.requests  # hidden, sign-out
+
+
+def test_every_test_keeps_the_problems_its_pages_showed(problems_run: CliRun) -> None:
+    t = problems_run.test("no problem check")
+    assert t["status"] == "passed" and t["links"] == []
+    assert [(p["kind"], p["page"], p["target"], p["status"], p["resource_type"]) for p in t["problems"]] == [
+        ("broken_image", "/problems/broken-image", "/problems/img/anvil.png", 404, "image"),
+        ("http_error", "/problems/broken-image", "/problems/api/metrics", 404, "fetch"),
+    ]
