@@ -88,6 +88,8 @@ def _outcome(check: str, expected: str, lines: list[str], dropped: int) -> Expec
     if not total:
         return ExpectationOutcome(check=check, expected=expected, found="none", ok=True)
     more = total - min(SHOWN, len(lines))
+    if not lines:  # all of them past the evidence's bound: counted, never a pass
+        return ExpectationOutcome(check=check, expected=expected, found=f"{total} (too many to keep)", ok=False)
     found = f"{total}: " + "; ".join(lines[:SHOWN]) + (f"; and {more} more" if more else "")
     return ExpectationOutcome(check=check, expected=expected, found=found, ok=False)
 
