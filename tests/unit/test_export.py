@@ -201,6 +201,15 @@ def test_an_accessibility_check_is_a_todo_with_its_settings_never_dropped() -> N
     assert "to_have_url" in source
 
 
+def test_the_problem_checks_are_todos_with_their_allowed_paths() -> None:
+    expect = {"url": "/orders", "console_errors": "none", "requests": {"allow": ["/api/metrics*"]}, "links": {}}
+    source = python_of({"history": []}, spec("Orders", expect=expect))
+    assert "# TODO: expect.console_errors: none was checked on the whole run: no uncaught exception" in source
+    assert "or above or failed (paths /api/metrics* allowed); collect them with page.on('response')" in source
+    assert "# TODO: expect.links: {broken: none} requested the final page's same-origin links" in source
+    assert "to_have_url" in source
+
+
 def test_appeared_is_asserted_right_after_the_last_action_and_not_appeared_is_a_todo() -> None:
     toast = spec("Save", expect={"appeared": ["Saved!"], "not_appeared": ["Conflict"], "timeout": 3})
     lines = code_lines(python_of(login_history(), toast))

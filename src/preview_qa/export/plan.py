@@ -392,12 +392,36 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             + (f", {comment_text(', '.join(a11y.exclude), 200)} excluded" if a11y.exclude else "")
             + "; add an axe check (axe-playwright-python, @axe-core/playwright)"
         )
+    unchecked += problem_todos(expect)
     if spec.emulation is not None:  # the export writes no browser options: the file would run on a desktop
         unchecked.append(
             f"it passed under {comment_text(spec.emulation.label(), 200)}; run it with the same options "
             "(Playwright's devices, locale, timezoneId, colorScheme)"
         )
     return found, unchecked
+
+
+def problem_todos(expect: Expectations) -> list[str]:
+    """The problem checks, which watch the whole run (its console, its requests) or request the final page's links:
+    no assertion of a Playwright test says that."""
+    todos = []
+    if expect.console_errors is not None:
+        todos.append(
+            "expect.console_errors: none was checked on the whole run: no uncaught exception or console error on a "
+            "page of the app; collect them with page.on('pageerror') and page.on('console') and assert none"
+        )
+    if (wanted := expect.requests) is not None:
+        allowed = f" (paths {comment_text(', '.join(wanted.allow), 200)} allowed)" if wanted.allow else ""
+        todos.append(
+            "expect.requests: {failed: none} was checked on the whole run: no request to the app's origin answered 400 "
+            f"or above or failed{allowed}; collect them with page.on('response') and page.on('requestfailed')"
+        )
+    if expect.links is not None:
+        todos.append(
+            "expect.links: {broken: none} requested the final page's same-origin links: each answered below 400; "
+            "request each a[href] with page.request.get and assert its status"
+        )
+    return todos
 
 
 def _element_assertions(check: ElementCheck) -> tuple[StateAssertion, ...]:
