@@ -4,11 +4,13 @@ keeps the problems its pages showed (results.json's `problems`), and the links o
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliRun, scripted_run
+from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
 from tests.site import DemoSite
 from tests.site.page_problems import HELP_ERROR
 
@@ -111,3 +113,22 @@ def test_every_test_keeps_the_problems_its_pages_showed(problems_run: CliRun) ->
         ("broken_image", "/problems/broken-image", "/problems/img/anvil.png", 404, "image"),
         ("http_error", "/problems/broken-image", "/problems/api/metrics", 404, "fetch"),
     ]
+
+
+def test_links_are_requested_with_the_runs_basic_auth(tmp_path: Path) -> None:
+    """Behind basic auth (--http-credentials), each link's request carries it: the links answer, not 401."""
+    (tmp_path / "qa.yml").write_text(
+        textwrap.dedent("""
+        version: 1
+        tests:
+          - name: clean
+            steps: [{open: /problems/clean}]
+            expect: {links: {broken: none}}
+        """)
+    )
+    env = clean_env(PREVIEW_QA_HTTP_CREDENTIALS="preview:s3cret-pass")
+    with DemoSite(basic_auth=("preview", "s3cret-pass")) as site:
+        run = preview_qa_run(tmp_path / "qa.yml", site.url, tmp_path / "out", None, env=env)
+    t = run.test("clean")
+    assert (t["status"], t["expectations"][0]["found"]) == ("passed", "none"), run.stdout
+    assert t["links"] == ["/problems/clean", "/problems/about?tab=team", "/problems/moved"]

@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 # 10: step_results (a test's test steps; a task's one), beside `steps`, its agent steps
 # 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified; 12: path `exact` (exact steps alone)
 # 13: addressed (page text the agent said addressed it), steered, checked; quotes[].in_instruction
-SCHEMA_VERSION = 13
+# 14: problems (kind, page, target, status, message, resource_type; at most 50), problems_left_off, links (expect.links)
+SCHEMA_VERSION = 14
 
 
 class ArtifactsReporter(Reporter):
