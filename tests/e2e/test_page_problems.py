@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, clean_env, preview_qa_run, scripted_run
 from tests.site import DemoSite
-from tests.site.page_problems import HELP_ERROR
+from tests.site.page_problems import ABOUT_ERROR, BREAK, HELP_ERROR
 
 pytestmark = pytest.mark.e2e
 
@@ -132,3 +133,44 @@ def test_links_are_requested_with_the_runs_basic_auth(tmp_path: Path) -> None:
     t = run.test("clean")
     assert (t["status"], t["expectations"][0]["found"]) == ("passed", "none"), run.stdout
     assert t["links"] == ["/problems/clean", "/problems/about?tab=team", "/problems/moved"]
+
+
+REPLAYED = """
+version: 1
+defaults: {max_steps: 3, timeout: 120}
+tests:
+  - name: about
+    start: /problems/clean
+    heal: false
+    task: "[about] Open About and check it is shown."
+    expect: {url: /problems/about, console_errors: none, requests: {failed: none}, links: {broken: none}}
+"""
+OPENS_ABOUT = [
+    {
+        "match": "[about]",
+        "turns": [{"actions": [{"click": {"element": "About"}}]}, {"done": {"status": "pass", "reason": "About shows."}}],
+    }
+]
+
+
+def test_a_replay_is_judged_by_the_problem_checks_on_its_own_run(tmp_path: Path, site: DemoSite) -> None:
+    """The agent's run passes and is recorded; once the about page logs an error, its replay fails on it."""
+    (tmp_path / "qa.yml").write_text(textwrap.dedent(REPLAYED))
+    cache = ("--cache", str(tmp_path / "cache"))
+    env = clean_env()
+    del env["PREVIEW_QA_NO_CACHE"]
+    with ScriptedLLM(OPENS_ABOUT) as llm:
+        first = preview_qa_run(tmp_path / "qa.yml", site.url, tmp_path / "agent", llm, *cache, env=env)
+        assert (first.test("about")["status"], first.test("about")["path"]) == ("passed", "agent"), first.stdout
+        site.signals.give(BREAK)
+        calls = len(llm.calls)
+        second = preview_qa_run(tmp_path / "qa.yml", site.url, tmp_path / "replay", llm, *cache, env=env)
+        assert len(llm.calls) == calls  # judged by code alone: no page check, no agent
+    t = second.test("about")
+    assert (t["status"], t["path"]) == ("failed", "replayed"), second.stdout
+    assert t["reason"] == (
+        "the replay did not pass (expectation console_errors failed: expected no uncaught exception or console error on "
+        f"a page of the app, found 1: console error '{ABOUT_ERROR}' on /problems/about); heal: false, so the agent did "
+        "not take over"
+    )
+    assert [(p["kind"], p["page"]) for p in t["problems"]] == [("console_error", "/problems/about")]

@@ -128,7 +128,8 @@ class _Handler(ShopHandler):
             self._send(*twins.reply(self.path, page))
             return True
         if path.startswith(page_problems.PREFIX):
-            self._send(*page_problems.reply(path, f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}", page))
+            other = f"http://{COLLECTOR_HOST}:{self.server.server_address[1]}"
+            self._send(*page_problems.reply(path, other, page, self.site.signals.given(page_problems.BREAK)))
             return True
         if path.startswith(imitation.PREFIX):
             self._send(*imitation.reply(path, page))

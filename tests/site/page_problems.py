@@ -1,6 +1,7 @@
 """Fixture pages with problems a person might not notice (/problems/...), for expect.console_errors, expect.requests
 and expect.links: a page that logs an error, one that throws on load, one whose image and metrics call fail, one with a
-broken link among working, hidden, sign-out and off-site ones; and a clean page with none of them."""
+broken link among working, hidden, sign-out and off-site ones; and a clean page with none of them. The about page
+logs an error once the test gives the signal BREAK (a release that broke it after its recording)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from urllib.parse import urlsplit
 
 PREFIX = "/problems/"
 HELP_ERROR = "help widget failed to start"
+BREAK = "problems-about-breaks"
+ABOUT_ERROR = "team widget failed to load"
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
 
 _NAV = """<nav><a href="/problems/clean">Home</a> <a href="/problems/about?tab=team">About</a>
@@ -32,13 +35,14 @@ _PAGES = {
 }
 
 
-def reply(url: str, other: str, page: Callable[..., bytes]) -> tuple[int, bytes, dict[str, str], str]:
+def reply(url: str, other: str, page: Callable[..., bytes], broken: bool) -> tuple[int, bytes, dict[str, str], str]:
     """The answer to a request under /problems/ (status, body, headers, content type); `other` is another origin's base
-    URL, for the off-site link."""
+    URL, for the off-site link; `broken`: BREAK was given."""
     path = urlsplit(url).path.removeprefix(PREFIX)
     html = "text/html; charset=utf-8"
     if path in _PAGES:
         title, body, script = _PAGES[path]
+        script = f"console.error({ABOUT_ERROR!r});" if path == "about" and broken else script
         return 200, page(title, _NAV.format(other=other) + body, script=script), {}, html
     if path == "logo.svg":
         return 200, SVG, {}, "image/svg+xml"

@@ -27,6 +27,10 @@ class Signals:
     def give(self, name: str) -> None:
         self._event(name).set()
 
+    def given(self, name: str) -> bool:
+        """Whether `name` was given (a page that answers otherwise from then on asks, never waits)."""
+        return self._event(name).is_set()
+
     def wait(self, name: str) -> bool:
         """Wait for `name` (polling only the site's stop, a tenth of a second apart); False if the site stopped."""
         event = self._event(name)
