@@ -12,7 +12,7 @@ from preview_qa import app
 from preview_qa.config import FailRules
 from preview_qa.errors import PreviewQaError
 from preview_qa.lifecycle import ExitCode
-from preview_qa.results import PlanSummary, RunResult, StopReason
+from preview_qa.results import ExploreResult, PlanSummary, RunResult, StopReason
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,17 @@ class PlanEnded:
     summary: PlanSummary
 
 
-Ended = RunEnded | PlanEnded | Exception | KeyboardInterrupt | None  # None: a command that runs no tests did its job
+@dataclass(frozen=True)
+class ExploreEnded:
+    """`explore` ended with its findings: it fails (1) when the PR breaks something (a new finding its repro
+    confirmed), and succeeds when it breaks nothing it could see."""
+
+    result: ExploreResult
+
+
+Ended = (
+    RunEnded | PlanEnded | ExploreEnded | Exception | KeyboardInterrupt | None
+)  # None: a command that runs no tests did its job
 
 
 def exit_code(ended: Ended) -> ExitCode:
@@ -45,6 +55,8 @@ def exit_code(ended: Ended) -> ExitCode:
             return ExitCode.USAGE
         case RunEnded(result=result, fails=fails):
             return ExitCode.FAILED if fails(result) else ExitCode.OK
+        case ExploreEnded(result=result):
+            return ExitCode.FAILED if result.breaks else ExitCode.OK
         case PlanEnded(summary=summary):
             return ExitCode.FAILED if summary.stopped is not None else ExitCode.OK
         case app.ReportersFailed(result=result):  # an output is missing: no success, whatever the tests did

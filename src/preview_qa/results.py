@@ -600,6 +600,56 @@ class RunResult(BaseModel):
         return [t for t in self.tests if t.fell_back is not None and not t.healed]
 
 
+class FindingKind(StrEnum):
+    """What `explore` found: a problem the browser saw (ProblemKind's), an axe-core violation, a visual change, or an
+    agent's report."""
+
+    PAGE_ERROR = "page_error"
+    CONSOLE_ERROR = "console_error"
+    HTTP_ERROR = "http_error"
+    BROKEN_LINK = "broken_link"
+    BROKEN_IMAGE = "broken_image"
+    ACCESSIBILITY = "accessibility"
+    VISUAL = "visual"
+    AGENT = "agent"
+
+
+class Finding(BaseModel):
+    """One thing `explore` found wrong on the preview. It counts (`confirmed`) only when it is not on the baseline and
+    its repro, an ordinary test, failed on the preview for that check and passed on the baseline."""
+
+    kind: FindingKind
+    url: str  # the page's path on both deployments
+    summary: str  # one line: what is wrong
+    on_baseline: bool  # the baseline's same page shows it too: not this PR's doing
+    confirmed: bool
+    reason: str  # why it is confirmed, or why not
+    evidence: dict[str, Any] = Field(default_factory=dict)  # the message or request, screenshot paths
+    repro: dict[str, Any]  # the test as a manifest mapping, ready to paste into qa.yml
+
+    @property
+    def breaks(self) -> bool:
+        """This PR breaks it: new, and its repro confirmed it."""
+        return self.confirmed and not self.on_baseline
+
+
+class ExploreResult(BaseModel):
+    """`preview-qa explore`: the pages swept on both deployments and what was found."""
+
+    base_url: str
+    baseline_url: str
+    started_at: str
+    duration_s: float = 0.0
+    pages: list[str] = Field(default_factory=list)  # the paths swept, in the order they were found
+    findings: list[Finding] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what was left out and why: pages past --max-pages, a side down
+    runs: dict[str, str] = Field(default_factory=dict)  # each run's results folder, relative to the output folder
+
+    @property
+    def breaks(self) -> list[Finding]:
+        return [f for f in self.findings if f.breaks]
+
+
 # How the verdict words the causes that structured data also holds: the failure card shows that data (a table of
 # checks, the evidence) and leaves these lines out, so each fact is said once.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from preview_qa.cli import demo, export, init, mcp, merge, plan, run, schema, validate
+from preview_qa.cli import demo, explore, export, init, mcp, merge, plan, run, validate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,9 +18,10 @@ for _command in (
     validate.validate,
     init.init,
     export.export,
-    schema.schema,
+    validate.schema,
     run.run,
     plan.plan,
+    explore.explore,
     demo.demo,
     merge.merge,
     mcp.mcp,

@@ -24,8 +24,7 @@ from preview_qa.cli.options import (
 )
 from preview_qa.cli.values import (
     UsageError,
-    parse_credentials,
-    parse_headers,
+    browser_access,
     parse_previews,
     read_changed_files_to_plan,
     speed_config,
@@ -119,11 +118,8 @@ def plan(
         manifest=manifest,
         base_url=plain,
         app_urls=app_urls,
-        chromium=browser_path,
-        headless=not headed,
-        extra_headers=parse_headers(extra_headers),
-        http_credentials=parse_credentials(http_credentials),
         prove=prove,
+        **browser_access(browser_path, headed, extra_headers, http_credentials),
         **llm,
         **speed,
     )

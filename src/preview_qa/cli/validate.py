@@ -1,4 +1,5 @@
-"""`preview-qa validate`: a manifest checked, and what `run` needs from this environment."""
+"""`preview-qa validate`: a manifest checked, and what `run` needs from this environment; `preview-qa schema`: the JSON
+Schema it is checked against, on stdout (the manifest's two commands, side by side)."""
 
 from __future__ import annotations
 
@@ -73,3 +74,11 @@ def _endpoint(llm: LLMSettings) -> None:
         raise LLMConfigError(f"the LLM endpoint did not answer: {down}; check --llm-base-url (or the provider's variable).")
     if note is not None:
         click.echo(f"preview-qa: warning: {note}", err=True)
+
+
+@command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: completion, hover help, checks as you type)."""
+    from preview_qa.manifest.schema import render
+
+    click.echo(render(), nl=False)

@@ -124,3 +124,15 @@ def speed_config(
         "price_per_mtok": price,
         "shard": parsed,
     }
+
+
+def browser_access(
+    browser_path: str | None, headed: bool, extra_headers: tuple[str, ...], http_credentials: str | None
+) -> dict[str, Any]:
+    """The RunConfig fields of how the browser starts and reaches a protected preview (`plan`, `explore`)."""
+    return {
+        "chromium": browser_path,
+        "headless": not headed,
+        "extra_headers": parse_headers(extra_headers),
+        "http_credentials": parse_credentials(http_credentials),
+    }

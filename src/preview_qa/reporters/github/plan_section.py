@@ -24,12 +24,17 @@ def plan_markdown(plan: PlanSummary, md_cell: Callable[[str, int], str]) -> str:
         lines.append(f"- {md_cell(route.route, 120)}{files}{note}")
     lines += ["", *[f"_{md_cell(note, 300)}_" for note in plan.notes]] if plan.notes else []
     if plan.yaml and len(plan.yaml) <= YAML_LIMIT:
-        fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(plan.yaml)), default=0))
         lines += ["", "Drafts that ran once on this preview and passed, to review and paste into the manifest:", ""]
-        lines += [f"{fence}yaml", plan.yaml.rstrip("\n"), fence]
+        lines += fenced(plan.yaml, "yaml")
     elif plan.yaml:
         lines += ["", "The drafts that passed are too long to show here: see plan.yml in the results folder."]
     if plan.dropped:
         lines += ["", "Drafts not proposed (one that failed may have found a regression this PR brought):", ""]
         lines += [f"- {md_cell(name, 120)}: {md_cell(why, 300)}" for name, why in plan.dropped.items()]
     return "\n".join(lines) + "\n\n</details>\n"
+
+
+def fenced(text: str, info: str) -> list[str]:
+    """`text` as a code block whose fence is longer than any run of backticks in it: no text inside can close it."""
+    fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
+    return [f"{fence}{info}", text.rstrip("\n"), fence]

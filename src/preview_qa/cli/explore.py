@@ -1,0 +1,72 @@
+"""`preview-qa explore`: what this PR broke, found on pages no test covers, each finding confirmed by a repro that
+fails on the preview and passes on the baseline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from preview_qa.cli.options import access_options, browser_path_option, command, env, headed_option, out_option
+from preview_qa.cli.values import UsageError, browser_access
+from preview_qa.config import RunConfig
+from preview_qa.exits import ExploreEnded
+from preview_qa.manifest import loader
+
+DEFAULT_EXPLORE_OUT = "preview-qa-explore"
+
+
+@command()
+@click.option("--base-url", required=True, envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"), help="The PR's preview.")
+@click.option(
+    "--baseline-url", required=True, envvar=env("INPUT_BASELINE-URL"), help="The default branch's deployment, to compare with."
+)
+@click.option(
+    "--page", "pages", multiple=True, metavar="PATH", help="Explore from this page (repeatable); else the sitemap, else /."
+)
+@click.option("--max-pages", type=click.IntRange(1, 500), default=30, show_default=True, help="Pages swept, at most.")
+@click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A manifest whose defaults say how to reach and read the app (allowed_domains, secrets, device).",
+)
+@out_option(DEFAULT_EXPLORE_OUT, "the findings (results.json, findings.md) and each run's results")
+@access_options
+@headed_option
+@browser_path_option
+def explore(
+    base_url: str,
+    baseline_url: str,
+    pages: tuple[str, ...],
+    max_pages: int,
+    manifest: Path | None,
+    out: Path,
+    extra_headers: tuple[str, ...],
+    http_credentials: str | None,
+    headed: bool,
+    browser_path: str | None,
+) -> ExploreEnded:
+    """Sweep the preview's pages and the baseline's (errors, failed requests, broken links and images, axe-core, a
+    screenshot), and report what the preview breaks that the baseline does not, each with a repro test."""
+    from preview_qa.explore.explorer import Exploration
+    from preview_qa.explore.explorer import explore as run_exploration
+    from preview_qa.reporters import explore as outputs
+
+    if base_url.rstrip("/") == baseline_url.rstrip("/"):
+        raise UsageError("--base-url and --baseline-url are the same deployment: nothing to compare.")
+    config = RunConfig(
+        manifest=manifest or Path("explore.yml"),
+        base_url=base_url,
+        out=out,
+        **browser_access(browser_path, headed, extra_headers, http_credentials),
+    )
+    job = Exploration(config, baseline_url, max_pages, pages, loader.load(manifest) if manifest else None)
+    result = run_exploration(job, os.environ)
+    outputs.write(result, out, os.environ)
+    for f in result.breaks:
+        click.echo(f"breaks: {f.kind.value} on {f.url}: {f.summary}")
+    click.echo(
+        f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {out / 'findings.md'}"
+    )
+    return ExploreEnded(result)
