@@ -1,6 +1,6 @@
 """Which pages `explore` sweeps: the ones given (changed routes), else the preview's sitemap.xml, else its same-origin
 links breadth-first from `/`, read over HTTP with the preview's headers (a page is its path and query, never another
-origin's), at most `limit`."""
+origin's; one query of each path: a table sorted three ways is one page), at most `limit`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.IGNORECASE)
-_SKIPPED = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|ico|pdf|zip|gz|css|js|json|xml|txt|woff2?|mp4|mp3)$", re.IGNORECASE)
+_SKIPPED = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|ico|pdf|zip|gz|css|js|json|xml|txt|csv|tsv|woff2?|mp4|mp3)$", re.IGNORECASE)
 
 
 class _Links(HTMLParser):
@@ -50,7 +50,7 @@ async def discover(base_url: str, headers: dict[str, str], limit: int, given: It
         if not start:
             start = await _sitemap(client, base_url) or ["/"]
         found = list(dict.fromkeys(start))
-        queue = list(found)
+        queue, paths, variants = list(found), {urlsplit(p).path for p in found}, 0
         while queue and len(found) < limit:
             page = queue.pop(0)
             try:
@@ -65,9 +65,15 @@ async def discover(base_url: str, headers: dict[str, str], limit: int, given: It
             if "html" not in answer.headers.get("content-type", ""):
                 continue
             for link in links_in(answer.text, str(answer.url), base_url):
-                if link not in found:
+                path = urlsplit(link).path
+                if link not in found and path not in paths:
+                    paths.add(path)
                     found.append(link)
                     queue.append(link)
+                elif link not in found:
+                    variants += 1
+    if variants:
+        notes.append(f"{variants} link(s) to a page already swept with another query: not swept")
     if len(found) > limit:
         notes.append(
             f"{len(found) - limit} more page(s) found than --max-pages={limit}: not swept ({', '.join(found[limit:][:5])}…)"

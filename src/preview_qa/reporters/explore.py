@@ -29,10 +29,12 @@ def markdown(result: ExploreResult) -> str:
     breaks = result.breaks
     main = [f for f in result.findings if f.on_baseline]
     unconfirmed = [f for f in result.findings if not f.on_baseline and not f.confirmed]
-    lines = [f"## This PR breaks {len(breaks)} thing{'' if len(breaks) == 1 else 's'}", ""]
+    lines = [f"## This PR breaks {len(_alike(breaks))} thing{'' if len(_alike(breaks)) == 1 else 's'}", ""]
     lines += [f"Explored {len(result.pages)} page(s) on the preview and the baseline in {result.duration_s:g} s.", ""]
-    for f in breaks:
-        lines += [f"- **{f.kind.value}** on {md_cell(f.url)}: {md_cell(f.summary)}", *_repro(f)]
+    for same in _alike(breaks):  # one fault on many pages (a shared template): one line, one repro
+        f, more = same[0], len(same) - 1
+        also = f" and {more} more page(s) ({md_cell(', '.join(g.url for g in same[1:6]), 200)})" if more else ""
+        lines += [f"- **{f.kind.value}** on {md_cell(f.url)}{also}: {md_cell(f.summary)}", *_repro(f)]
     for title, group in ((f"Also on main ({len(main)})", main), (f"Unconfirmed ({len(unconfirmed)})", unconfirmed)):
         if group:
             lines += ["", "<details><summary>" + title + "</summary>", ""]
@@ -40,6 +42,13 @@ def markdown(result: ExploreResult) -> str:
             lines += ["", "</details>"]
     lines += [*(f"- {md_cell(n)}" for n in result.notes), ""]
     return "\n".join(lines)
+
+
+def _alike(findings: list[Finding]) -> list[list[Finding]]:
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.kind.value, f.summary), []).append(f)
+    return list(groups.values())
 
 
 def _repro(f: Finding) -> list[str]:
