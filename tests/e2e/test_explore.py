@@ -64,3 +64,19 @@ def test_each_confirmed_repro_run_as_it_stands_fails_on_the_pr_and_passes_on_mai
         proc = run_in_process(["run", str(manifest), "--base-url", url, "--out", str(out)], env=clean_env())
         tests = json.loads((out / "results.json").read_text(encoding="utf-8"))["tests"]
         assert {t["name"]: t["status"] for t in tests} == {r["name"]: status for r in repros}, proc.stdout
+
+
+def test_the_changed_files_routes_are_explored_first(explore_pair: PairUrls, tmp_path: Path) -> None:
+    manifest = tmp_path / "qa.yml"
+    routes = {"src/help/**": ["/help"], "src/blog/**": ["/blog/[slug]"]}
+    tests = [{"name": "home", "steps": [{"open": "/"}]}]
+    manifest.write_text(yaml.safe_dump({"version": 1, "routes": routes, "tests": tests}), encoding="utf-8")
+    (tmp_path / "changed.txt").write_text("src/help/page.tsx\nsrc/blog/post.tsx\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
+    args += ["--manifest", str(manifest), "--changed-files", str(tmp_path / "changed.txt"), "--max-pages", "2"]
+    proc = run_in_process(args, env=clean_env())
+    result = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert proc.returncode == 1 and result["pages"][0] == "/help" and len(result["pages"]) == 2, result["pages"]
+    assert ("console_error", "/help") in {(f["kind"], f["url"]) for f in result["findings"] if f["confirmed"]}
+    assert any("/blog/[slug]" in note and "--page" in note for note in result["notes"]), result["notes"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from preview_qa.cli.options import access_options, browser_path_option, command, env, headed_option, out_option
-from preview_qa.cli.values import UsageError, browser_access
+from preview_qa.cli.values import UsageError, browser_access, read_changed_files_to_plan
 from preview_qa.config import RunConfig
 from preview_qa.exits import ExploreEnded
 from preview_qa.manifest import loader
@@ -25,6 +25,10 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
 @click.option(
     "--page", "pages", multiple=True, metavar="PATH", help="Explore from this page (repeatable); else the sitemap, else /."
 )
+@click.option(
+    "--changed-files", metavar="FILE", help="The files the change touched, one path a line (- for stdin): their routes first."
+)
+@click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
 @click.option("--max-pages", type=click.IntRange(1, 500), default=30, show_default=True, help="Pages swept, at most.")
 @click.option(
     "--manifest",
@@ -39,6 +43,8 @@ def explore(
     base_url: str,
     baseline_url: str,
     pages: tuple[str, ...],
+    changed_files: str | None,
+    changed_only: bool,
     max_pages: int,
     manifest: Path | None,
     out: Path,
@@ -61,7 +67,9 @@ def explore(
         out=out,
         **browser_access(browser_path, headed, extra_headers, http_credentials),
     )
-    job = Exploration(config, baseline_url, max_pages, pages, loader.load(manifest) if manifest else None)
+    changed = read_changed_files_to_plan(changed_files, changed_only, "explore", ": the site is explored from its sitemap or /")
+    loaded = loader.load(manifest) if manifest else None
+    job = Exploration(config, baseline_url, max_pages, pages, loaded, changed)
     result = run_exploration(job, os.environ)
     outputs.write(result, out, os.environ)
     for f in result.breaks:

@@ -79,10 +79,13 @@ def read_changed_files(source: str | None, changed_only: bool) -> list[str] | No
     return found.files or None
 
 
-def read_changed_files_to_plan(source: str | None, changed_only: bool) -> list[str] | None:
-    """`plan`'s changed files: [] for an empty list (a change of nothing: nothing to plan from it), None for none."""
+def read_changed_files_to_plan(
+    source: str | None, changed_only: bool, who: str = "plan", none: str = ": no changed route to plan for"
+) -> list[str] | None:
+    """`plan`'s (or `explore`'s: `who`) changed files: [] for an empty list (a change of nothing: nothing to plan from
+    it), None for none."""
     found = _changed(source, changed_only)
-    _say(found.said("", ": no changed route to plan for"), "plan")
+    _say(found.said("", none), who)
     return found.files
 
 

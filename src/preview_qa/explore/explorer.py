@@ -21,6 +21,7 @@ from preview_qa.explore.pages import discover
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, TestResult
+from preview_qa.selection.routes import map_files
 from preview_qa.verdict.checks.visual import compare
 from preview_qa.verdict.findings import Seen, compared, confirmation, finding, repro, seen_on
 
@@ -44,6 +45,7 @@ class Exploration:
     max_pages: int = 30
     given: tuple[str, ...] = ()
     manifest: Manifest | None = None
+    changed: list[str] | None = None  # the PR's changed files: their routes are explored first
 
 
 def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
@@ -51,7 +53,9 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
     config, out = job.config, job.config.out
     assert config.base_url is not None
     result = ExploreResult(base_url=config.base_url, baseline_url=job.baseline_url, started_at=started)
-    pages, result.notes = asyncio.run(discover(config.base_url, config.preview_headers, job.max_pages, job.given))
+    given, result.notes = _changed_pages(job)
+    pages, found = asyncio.run(discover(config.base_url, config.preview_headers, job.max_pages, given))
+    result.notes += found
     result.pages = pages
     quiet = {k: v for k, v in env.items() if not k.startswith("GITHUB_")}  # the sweeps' own runs annotate nothing
     sweeps = _manifest(job, [_sweep(page) for page in pages], out / "sweeps.yml")
@@ -72,6 +76,21 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
     result.findings += _confirmed(new, job, out, quiet)
     result.duration_s = round(time.monotonic() - clock, 2)
     return result
+
+
+def _changed_pages(job: Exploration) -> tuple[list[str], list[str]]:
+    """The pages given, then the changed files' routes (by the manifest's `routes:` and the frameworks' conventions, as
+    `plan` maps them); a dynamic route ([slug]) is named, not guessed."""
+    if job.changed is None:
+        return list(job.given), []
+    mapped = map_files(job.changed, job.manifest.routes if job.manifest else {}, None)
+    static = [r.path for r in mapped.routes if "[" not in r.path]
+    dynamic = [r.shown for r in mapped.routes if "[" in r.path]  # [slug], and [[lang]]'s page is the app's to say
+    notes = list(mapped.notes)
+    notes += [f"changed route {r} has a segment to fill ([...]): give one of its pages with --page" for r in dynamic]
+    if not mapped.routes:
+        notes.append("the changed files map to no route: the site is explored from its sitemap or /")
+    return [*job.given, *static], notes
 
 
 def _sweep(page: str) -> dict[str, Any]:
