@@ -34,7 +34,7 @@ class PlanEnded:
 @dataclass(frozen=True)
 class ExploreEnded:
     """`explore` ended with its findings: it fails (1) when the PR breaks something (a new finding its repro
-    confirmed), and succeeds when it breaks nothing it could see."""
+    confirmed) or a page could not be compared on both sides, and succeeds when it breaks nothing on any page."""
 
     result: ExploreResult
 
@@ -56,7 +56,7 @@ def exit_code(ended: Ended) -> ExitCode:
         case RunEnded(result=result, fails=fails):
             return ExitCode.FAILED if fails(result) else ExitCode.OK
         case ExploreEnded(result=result):
-            return ExitCode.FAILED if result.breaks else ExitCode.OK
+            return ExitCode.FAILED if result.fails else ExitCode.OK
         case PlanEnded(summary=summary):
             return ExitCode.FAILED if summary.stopped is not None else ExitCode.OK
         case app.ReportersFailed(result=result):  # an output is missing: no success, whatever the tests did

@@ -644,10 +644,17 @@ class ExploreResult(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # what was left out and why: pages past --max-pages, a side down
     runs: dict[str, str] = Field(default_factory=dict)  # each run's results folder, relative to the output folder
+    # pages whose sweep errored on a side (the preview or the baseline down, a crash): never "nothing broken"
+    uncompared: dict[str, str] = Field(default_factory=dict)
 
     @property
     def breaks(self) -> list[Finding]:
         return [f for f in self.findings if f.breaks]
+
+    @property
+    def fails(self) -> bool:
+        """The PR breaks something, or a page could not be compared: not knowing is not a pass."""
+        return bool(self.breaks or self.uncompared)
 
 
 # How the verdict words the causes that structured data also holds: the failure card shows that data (a table of

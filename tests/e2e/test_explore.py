@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import clean_env, run_in_process
+from tests.e2e.processes import closed_port
 from tests.site.explore_pair import ALSO_ON_PR, CLEAN, ON_BOTH, PR_ONLY, PairUrls
 
 pytestmark = pytest.mark.e2e
@@ -80,3 +81,15 @@ def test_the_changed_files_routes_are_explored_first(explore_pair: PairUrls, tmp
     assert proc.returncode == 1 and result["pages"][0] == "/help" and len(result["pages"]) == 2, result["pages"]
     assert ("console_error", "/help") in {(f["kind"], f["url"]) for f in result["findings"] if f["confirmed"]}
     assert any("/blog/[slug]" in note and "--page" in note for note in result["notes"]), result["notes"]
+
+
+def test_a_baseline_that_does_not_answer_is_never_nothing_broken(explore_pair: PairUrls, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    down = f"http://127.0.0.1:{closed_port()}/"
+    args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", down, "--out", str(out), "--page", "/docs"]
+    proc = run_in_process([*args, "--max-pages", "1"], env=clean_env())
+    result = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert proc.returncode == 1, proc.stdout  # before: no finding compared, exit 0
+    assert result["findings"] == [] and "/docs" in result["uncompared"], result
+    assert "its sweep on the baseline errored: preview unreachable" in result["uncompared"]["/docs"]
+    assert "could not be compared" in (out / "findings.md").read_text(encoding="utf-8")

@@ -74,6 +74,8 @@ def explore(
     outputs.write(result, out, os.environ)
     for f in result.breaks:
         click.echo(f"breaks: {f.kind.value} on {f.url}: {f.summary}")
+    for page, why in result.uncompared.items():
+        click.echo(f"not compared: {page}: {why}")
     click.echo(
         f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {out / 'findings.md'}"
     )

@@ -20,7 +20,7 @@ from preview_qa.config import RunConfig
 from preview_qa.explore.pages import discover
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
-from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, TestResult
+from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, Status, TestResult
 from preview_qa.selection.routes import map_files
 from preview_qa.verdict.checks.visual import compare
 from preview_qa.verdict.findings import Seen, compared, confirmation, finding, repro, seen_on
@@ -64,7 +64,9 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
     new: list[Seen] = []
     for page in pages:
         preview, baseline = (_by_name(on[side]).get(SWEEP + page) for side in ("preview", "baseline"))
-        if preview is None or baseline is None:
+        why = _not_compared(preview, "preview") or _not_compared(baseline, "baseline")
+        if why or preview is None or baseline is None:
+            result.uncompared[page] = why or "its sweep did not run"
             continue
         for seen, there in compared(seen_on(page, preview), seen_on(page, baseline)):
             if there:
@@ -91,6 +93,13 @@ def _changed_pages(job: Exploration) -> tuple[list[str], list[str]]:
     if not mapped.routes:
         notes.append("the changed files map to no route: the site is explored from its sitemap or /")
     return [*job.given, *static], notes
+
+
+def _not_compared(run: TestResult | None, side: str) -> str | None:
+    """Why a page's sweep on `side` cannot be compared: it errored (the deployment down, a crash) or never ran."""
+    if run is None:
+        return f"its sweep on the {side} did not run"
+    return f"its sweep on the {side} errored: {run.reason}" if run.status is Status.ERRORED else None
 
 
 def _sweep(page: str) -> dict[str, Any]:

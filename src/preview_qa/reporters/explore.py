@@ -40,7 +40,10 @@ def markdown(result: ExploreResult) -> str:
             lines += ["", "<details><summary>" + title + "</summary>", ""]
             lines += [f"- {f.kind.value} on {md_cell(f.url)}: {md_cell(f.summary)} ({md_cell(f.reason)})" for f in group]
             lines += ["", "</details>"]
-    lines += [*(f"- {md_cell(n)}" for n in result.notes), ""]
+    if result.uncompared:
+        lines += ["", f"**{len(result.uncompared)} page(s) could not be compared**, so this is not a pass:", ""]
+        lines += [f"- {md_cell(page)}: {md_cell(why)}" for page, why in result.uncompared.items()]
+    lines += ["", *(f"- {md_cell(n)}" for n in result.notes), ""]
     return "\n".join(lines)
 
 
