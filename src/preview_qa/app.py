@@ -138,10 +138,14 @@ def preflight(
     is needed (None: when a test in `running` may call it; a manifest of exact steps needs no key), no Chromium
     (SetupError); and the Chromium found (`chromium`, the flag's, else looked for: agent/browsers/chromium.py)."""
     secrets = loader.resolve_secrets(manifest, env, running)
-    if llm_needed is None:
-        llm_needed = any(spec.calls_llm for spec in manifest.tests if running is None or spec.name in running)
-    llm = providers.resolve(provider, model, api_key, llm_base_url, env, key_needed=llm_needed)
+    needed = calls_llm(manifest, running) if llm_needed is None else llm_needed
+    llm = providers.resolve(provider, model, api_key, llm_base_url, env, key_needed=needed)
     return secrets, llm, _chromium(chromium, env)
+
+
+def calls_llm(manifest: Manifest, running: Collection[str] | None = None) -> bool:
+    """Whether a test in `running` (None: any test) may call the LLM: a manifest of exact steps never does."""
+    return any(spec.calls_llm for spec in manifest.tests if running is None or spec.name in running)
 
 
 def priced(llm: providers.LLMSettings, manifest: Manifest, config: RunConfig) -> providers.LLMSettings:

@@ -56,7 +56,7 @@ def validate(
         selected = RunConfig(manifest=manifest, base_url="", only=list(only), tags=words(tags), skip_tags=words(skip_tags))
         running = {spec.name for spec in chosen(loaded, selected)} if only or tags or skip_tags else None
         _, llm, _ = app.preflight(loaded, os.environ, provider, model, api_key, llm_base_url, browser_path, running)
-        if any(spec.calls_llm for spec in loaded.tests if running is None or spec.name in running):
+        if app.calls_llm(loaded, running):
             _endpoint(llm)
     checked = "valid" if offline else "valid, and its secrets, API key and Chromium are there"
     click.echo(f"{manifest}: {len(loaded.tests)} test(s), {checked}.")
