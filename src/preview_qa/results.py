@@ -643,7 +643,8 @@ class ExploreResult(BaseModel):
     pages: list[str] = Field(default_factory=list)  # the paths swept, in the order they were found
     findings: list[Finding] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # what was left out and why: pages past --max-pages, a side down
-    runs: dict[str, str] = Field(default_factory=dict)  # each run's results folder, relative to the output folder
+    runs: list[str] = Field(default_factory=list)  # each run's results folder, relative to the output folder
+    manifests: dict[str, str] = Field(default_factory=dict, exclude=True)  # the runs' manifests: file name -> YAML
     # pages whose sweep errored on a side (the preview or the baseline down, a crash): never "nothing broken"
     uncompared: dict[str, str] = Field(default_factory=dict)
 

@@ -51,6 +51,11 @@ def test_the_findings_page_says_what_the_pr_breaks(explored: tuple[int, dict[str
     breaks = [f for f in result["findings"] if f["confirmed"] and not f["on_baseline"]]
     assert text.startswith(f"## This PR breaks {len(breaks)} things")
     assert "<summary>Also on main (" in text and "```yaml" in text
+    # each run's results name the manifest it ran, and it is there beside them
+    assert result["runs"] == ["sweep-preview", "sweep-baseline", "repro-preview", "repro-baseline"]
+    for run in result["runs"]:
+        named = Path(json.loads((out / run / "results.json").read_text(encoding="utf-8"))["manifest"])
+        assert named.parent == out and named.is_file(), named
 
 
 def test_each_confirmed_repro_run_as_it_stands_fails_on_the_pr_and_passes_on_main(

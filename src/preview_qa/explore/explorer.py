@@ -33,6 +33,7 @@ SWEEP_CHECKS: dict[str, Any] = {
 }
 VISUAL_MAX_DIFF = 0.001  # expect.visual's default: the share of pixels that may differ
 SWEEP = "sweep "  # a sweep test's name: "sweep /products"
+SIDES = ("preview", "baseline")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,16 +59,15 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
     result.notes += found
     result.pages = pages
     quiet = {k: v for k, v in env.items() if not k.startswith("GITHUB_")}  # the sweeps' own runs annotate nothing
-    sweeps = _manifest(job, [_sweep(page) for page in pages], out / "sweeps.yml")
-    on = {side: _run(sweeps, job, side, out / f"sweep-{side}", quiet) for side in ("preview", "baseline")}
-    result.runs = {f"sweep-{side}": f"sweep-{side}" for side in on}
+    on = _on_both(result, job, "sweep", [_sweep(page) for page in pages], quiet)
     new: list[Seen] = []
     for page in pages:
-        preview, baseline = (_by_name(on[side]).get(SWEEP + page) for side in ("preview", "baseline"))
+        preview, baseline = (on[side].get(SWEEP + page) for side in SIDES)
         why = _not_compared(preview, "preview") or _not_compared(baseline, "baseline")
-        if why or preview is None or baseline is None:
-            result.uncompared[page] = why or "its sweep did not run"
+        if why is not None:
+            result.uncompared[page] = why
             continue
+        assert preview is not None and baseline is not None  # _not_compared says why a run is missing
         for seen, there in compared(seen_on(page, preview), seen_on(page, baseline)):
             if there:
                 result.findings.append(finding(seen, True, False, "the baseline shows it too: not this PR's doing"))
@@ -75,7 +75,7 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
                 new.append(seen)
         changed = _visual(page, out, "sweep", preview, baseline)
         new += [changed] if changed else []
-    result.findings += _confirmed(new, job, out, quiet)
+    result.findings += _confirmed(new, job, result, quiet)
     result.duration_s = round(time.monotonic() - clock, 2)
     return result
 
@@ -106,27 +106,42 @@ def _sweep(page: str) -> dict[str, Any]:
     return {"name": SWEEP + page, "steps": [{"open": page}], "expect": SWEEP_CHECKS}
 
 
-def _manifest(job: Exploration, tests: list[dict[str, Any]], path: Path) -> Manifest:
-    """The tests as a manifest (`path` names it in the runs' results), with the user's defaults that say how to reach
-    and read the app (not its checks, tasks or saved logins)."""
+def _on_both(
+    result: ExploreResult, job: Exploration, kind: str, tests: list[dict[str, Any]], env: Mapping[str, str]
+) -> dict[str, dict[str, TestResult]]:
+    """The tests run on each side (`kind`-preview, `kind`-baseline), each side's results by test name; the manifest
+    they ran is kept for the reporter to write beside them (`kind`s.yml: `preview-qa run` runs it as it stands)."""
+    manifest = _manifest(job, tests, result, f"{kind}s.yml")
+    on = {}
+    for side, url in zip(SIDES, (job.config.base_url, job.baseline_url), strict=True):
+        out = job.config.out / f"{kind}-{side}"
+        # one plain run a side: no comment, cache, baseline run or retry of its own
+        config = dataclasses.replace(
+            job.config,
+            manifest=Path(manifest.path),
+            base_url=url,
+            out=out,
+            comment=False,
+            cache=None,
+            baseline_url=None,
+            retries=0,
+        )
+        app.execute(manifest, config, env)
+        result.runs.append(out.name)
+        # as written: the artifacts' paths are the reporters' (the run's own result holds the bytes' events, not them)
+        run = RunResult.model_validate_json((out / "results.json").read_text(encoding="utf-8"))
+        on[side] = {t.name: t for t in run.tests}
+    return on
+
+
+def _manifest(job: Exploration, tests: list[dict[str, Any]], result: ExploreResult, name: str) -> Manifest:
+    """The tests as a manifest, with the user's defaults that say how to reach and read the app (not its checks, tasks
+    or saved logins)."""
     kept = ("allowed_domains", "secrets", "device", "viewport", "locale", "timezone", "color_scheme", "dialogs", "timeout")
     defaults = job.manifest.defaults.model_dump(mode="json", exclude_defaults=True, include=set(kept)) if job.manifest else {}
     text = yaml.safe_dump({"version": 1, **({"defaults": defaults} if defaults else {}), "tests": tests}, sort_keys=False)
-    return loader.loads(text, str(path))
-
-
-def _run(manifest: Manifest, job: Exploration, side: str, out: Path, env: Mapping[str, str]) -> RunResult:
-    url = job.config.base_url if side == "preview" else job.baseline_url
-    config = dataclasses.replace(
-        job.config, manifest=Path(manifest.path), base_url=url, out=out, comment=False, cache=None, baseline_url=None, retries=0
-    )
-    app.execute(manifest, config, env)
-    # as written: the artifacts' paths are the reporters' (the run's own result holds the bytes' events, not them)
-    return RunResult.model_validate_json((out / "results.json").read_text(encoding="utf-8"))
-
-
-def _by_name(run: RunResult) -> dict[str, TestResult]:
-    return {t.name: t for t in run.tests}
+    result.manifests[name] = text
+    return loader.loads(text, str(job.config.out / name))
 
 
 def _visual(page: str, out: Path, runs: str, preview: TestResult | None, baseline: TestResult | None) -> Seen | None:
@@ -144,20 +159,19 @@ def _visual(page: str, out: Path, runs: str, preview: TestResult | None, baselin
     return Seen(FindingKind.VISUAL, page, summary, f"visual {page}", {"screenshot": f"{runs}-preview/{shots[0]}"})
 
 
-def _confirmed(new: list[Seen], job: Exploration, out: Path, env: Mapping[str, str]) -> list[Finding]:
+def _confirmed(new: list[Seen], job: Exploration, result: ExploreResult, env: Mapping[str, str]) -> list[Finding]:
     """Each new finding's repro, run on both sides: a finding counts only if its repro fails on the preview for its
     check and passes on the baseline; a visual change, if the repro's screenshots differ again."""
     if not new:
         return []
     # a visual change's repro (expect.visual) needs a baseline run to compare with: here its page is shot once more
     tests = {s.kind.value + s.page: _run_as(repro(s.kind, s.page)) for s in new}
-    manifest = _manifest(job, list(tests.values()), out / "repros.yml")
-    on = {side: _by_name(_run(manifest, job, side, out / f"repro-{side}", env)) for side in ("preview", "baseline")}
+    on = _on_both(result, job, "repro", list(tests.values()), env)
     found = []
     for seen in new:
-        name = repro(seen.kind, seen.page)["name"]
+        name = tests[seen.kind.value + seen.page]["name"]
         if seen.kind is FindingKind.VISUAL:
-            again = _visual(seen.page, out, "repro", on["preview"].get(name), on["baseline"].get(name))
+            again = _visual(seen.page, job.config.out, "repro", on["preview"].get(name), on["baseline"].get(name))
             ok = again is not None
             why = (
                 "its page, shot once more on both sides, differs again"

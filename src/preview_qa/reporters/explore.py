@@ -17,6 +17,8 @@ from preview_qa.results import ExploreResult, Finding
 def write(result: ExploreResult, out: Path, env: Mapping[str, str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    for name, text in result.manifests.items():  # what each run's results name as their manifest
+        (out / name).write_text(text, encoding="utf-8")
     text = markdown(result)
     (out / "findings.md").write_text(text, encoding="utf-8")
     summary = env.get("GITHUB_STEP_SUMMARY")
@@ -26,12 +28,12 @@ def write(result: ExploreResult, out: Path, env: Mapping[str, str]) -> None:
 
 
 def markdown(result: ExploreResult) -> str:
-    breaks = result.breaks
+    breaks = _alike(result.breaks)
     main = [f for f in result.findings if f.on_baseline]
     unconfirmed = [f for f in result.findings if not f.on_baseline and not f.confirmed]
-    lines = [f"## This PR breaks {len(_alike(breaks))} thing{'' if len(_alike(breaks)) == 1 else 's'}", ""]
+    lines = [f"## This PR breaks {len(breaks)} thing{'' if len(breaks) == 1 else 's'}", ""]
     lines += [f"Explored {len(result.pages)} page(s) on the preview and the baseline in {result.duration_s:g} s.", ""]
-    for same in _alike(breaks):  # one fault on many pages (a shared template): one line, one repro
+    for same in breaks:  # one fault on many pages (a shared template): one line, one repro
         f, more = same[0], len(same) - 1
         also = f" and {more} more page(s) ({md_cell(', '.join(g.url for g in same[1:6]), 200)})" if more else ""
         lines += [f"- **{f.kind.value}** on {md_cell(f.url)}{also}: {md_cell(f.summary)}", *_repro(f)]
