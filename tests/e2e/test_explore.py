@@ -22,7 +22,7 @@ pytestmark = pytest.mark.e2e
 def explored(tmp_path_factory: pytest.TempPathFactory, explore_pair: PairUrls) -> tuple[int, dict[str, Any], Path]:
     out = tmp_path_factory.mktemp("explore") / "out"
     args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
-    proc = run_in_process(args, env=clean_env())
+    proc = run_in_process(args, env=clean_env(GITHUB_STEP_SUMMARY=str(out.parent / "summary.md")))
     return proc.returncode, json.loads((out / "results.json").read_text(encoding="utf-8")), out
 
 
@@ -51,6 +51,8 @@ def test_the_findings_page_says_what_the_pr_breaks(explored: tuple[int, dict[str
     breaks = [f for f in result["findings"] if f["confirmed"] and not f["on_baseline"]]
     assert text.startswith(f"## This PR breaks {len(breaks)} things")
     assert "<summary>Also on main (" in text and "```yaml" in text
+    # the job summary holds the findings once: the sweeps' and repros' own runs write none of theirs
+    assert (out.parent / "summary.md").read_text(encoding="utf-8") == text
     # each run's results name the manifest it ran, and it is there beside them
     assert result["runs"] == ["sweep-preview", "sweep-baseline", "repro-preview", "repro-baseline"]
     for run in result["runs"]:

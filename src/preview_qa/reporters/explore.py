@@ -9,8 +9,10 @@ from pathlib import Path
 
 import yaml
 
+from preview_qa.reporters.github.commands import annotation
 from preview_qa.reporters.github.markdown import md_cell
 from preview_qa.reporters.github.plan_section import fenced
+from preview_qa.reporters.github.reporter import append_to
 from preview_qa.results import ExploreResult, Finding
 
 
@@ -21,10 +23,9 @@ def write(result: ExploreResult, out: Path, env: Mapping[str, str]) -> None:
         (out / name).write_text(text, encoding="utf-8")
     text = markdown(result)
     (out / "findings.md").write_text(text, encoding="utf-8")
-    summary = env.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as file:
-            file.write(text)
+    failed = append_to(env, "GITHUB_STEP_SUMMARY", text)
+    if failed:
+        print(annotation("warning", failed, title="preview-qa"), flush=True)
 
 
 def markdown(result: ExploreResult) -> str:

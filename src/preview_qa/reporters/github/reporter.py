@@ -114,14 +114,9 @@ class GitHubReporter(Reporter):
         return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
 
     def _append(self, variable: str, text: str) -> None:
-        target = self.env.get(variable)
-        if not target:
-            return
-        try:
-            with open(target, "a", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            self._print(annotation("warning", f"preview-qa could not write ${variable}: {e}", title="preview-qa"))
+        failed = append_to(self.env, variable, text)
+        if failed:
+            self._print(annotation("warning", failed, title="preview-qa"))
 
     def _comment(self, marker: str, body: str) -> None:
         event = read_event(self.env.get("GITHUB_EVENT_PATH"))
@@ -144,3 +139,17 @@ class GitHubReporter(Reporter):
         )
         self._print(annotation("warning", notice, title="preview-qa: no PR comment"))
         self._append("GITHUB_STEP_SUMMARY", f"\n> [!NOTE]\n> {md_cell(notice, 1000)}\n")
+
+
+def append_to(env: Mapping[str, str], variable: str, text: str) -> str | None:
+    """`text` appended to the file a GitHub variable names ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT), if it names one;
+    why it could not be, or None."""
+    target = env.get(variable)
+    if not target:
+        return None
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        return f"preview-qa could not write ${variable}: {e}"
+    return None
