@@ -34,9 +34,13 @@ class PlanEnded:
 @dataclass(frozen=True)
 class ExploreEnded:
     """`explore` ended with its findings: it fails (1) when the PR breaks something (a new finding its repro
-    confirmed) or a page could not be compared on both sides, and succeeds when it breaks nothing on any page."""
+    confirmed) or a page could not be compared on both sides, and succeeds when it breaks nothing on any page; with
+    --write, it fails too when no draft could be tried (`starter.stopped`: the LLM or the preview did not answer).
+    `fails`: the rule on the findings (`demo --explore` has its own)."""
 
     result: ExploreResult
+    starter: PlanSummary | None = None
+    fails: Callable[[ExploreResult], bool] = lambda result: result.fails
 
 
 Ended = (
@@ -55,8 +59,8 @@ def exit_code(ended: Ended) -> ExitCode:
             return ExitCode.USAGE
         case RunEnded(result=result, fails=fails):
             return ExitCode.FAILED if fails(result) else ExitCode.OK
-        case ExploreEnded(result=result):
-            return ExitCode.FAILED if result.fails else ExitCode.OK
+        case ExploreEnded(result=result, starter=starter, fails=fails):
+            return ExitCode.FAILED if fails(result) or (starter is not None and starter.stopped is not None) else ExitCode.OK
         case PlanEnded(summary=summary):
             return ExitCode.FAILED if summary.stopped is not None else ExitCode.OK
         case app.ReportersFailed(result=result):  # an output is missing: no success, whatever the tests did

@@ -107,7 +107,7 @@ def plan(
     drafts that pass are proposed, as manifest YAML."""
     from preview_qa.planning.planner import Planner, PlanOptions
 
-    _refuse_existing(write)
+    refuse_existing(write)
     loaded = loader.load(manifest)
     changed = read_changed_files_to_plan(changed_files, changed_only)
     if changed is None and not routes:
@@ -129,10 +129,12 @@ def plan(
     return PlanEnded(summary)
 
 
-def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = None, drafting: bool = True) -> None:
-    """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file), into the results
-    folder's `results` file, else on stdout. `drafting` False (`run --impacted` without --plan): the routes only, with
-    no word on drafts none were asked for."""
+def tell_plan(
+    summary: PlanSummary, write: Path | None, results: Path | None = None, drafting: bool = True, force: bool | None = None
+) -> None:
+    """The plan's routes and dropped drafts on stderr; its YAML into `write` (never over a file but with `force`, the
+    command's --force), into the results folder's `results` file, else on stdout. `drafting` False (`run --impacted`
+    without --plan): the routes only, with no word on drafts none were asked for."""
     for note in summary.notes:
         click.echo(f"plan: {note}", err=True)
     for route in summary.routes:
@@ -150,9 +152,9 @@ def tell_plan(summary: PlanSummary, write: Path | None, results: Path | None = N
     elif write is None:
         click.echo(summary.yaml, nl=False)
     else:
-        _refuse_existing(write)
+        refuse_existing(write, force)
         write.parent.mkdir(parents=True, exist_ok=True)
-        with open(write, "x", encoding="utf-8") as f:  # "x": a file made meanwhile is not overwritten either
+        with open(write, "w" if force else "x", encoding="utf-8") as f:  # "x": nor a file made meanwhile
             f.write(summary.yaml)
         click.echo(f"wrote {write}", err=True)
 
@@ -168,6 +170,8 @@ def _what_happened(summary: PlanSummary) -> str:
     return f"none of the {summary.tried} draft(s) passed its trial run; nothing to propose."
 
 
-def _refuse_existing(write: Path | None) -> None:
-    if write is not None and write.exists():
-        raise UsageError(f"{write} already exists; nothing was written (plan --write never overwrites: give a new file).")
+def refuse_existing(write: Path | None, force: bool | None = None) -> None:
+    """A --write FILE that exists is refused (exit 2), but with `force`; None: the command has no --force."""
+    if write is not None and not force and write.exists():
+        how = "plan --write never overwrites: give a new file" if force is None else "--force overwrites it"
+        raise UsageError(f"{write} already exists; nothing was written ({how}).")

@@ -34,6 +34,8 @@ class PlanText:
     dropped: dict[str, str] = field(default_factory=dict)  # draft name -> why
     notes: list[str] = field(default_factory=list)  # unmapped files, covered routes, routes without a value...
     logins: list[dict[str, Any]] = field(default_factory=list)  # the login tests the drafts start from, as written
+    drafted_by: str = "preview-qa plan"  # the command, in the header
+    given: str = "changed: given with --route"  # where a route no changed file maps to came from
 
 
 def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
@@ -42,7 +44,7 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
     if not plan.proposed:
         return ""
     lines = [
-        _comment(f"Drafted by `preview-qa plan` against {plan.base_url}: each test below ran once there and passed."),
+        _comment(f"Drafted by `{plan.drafted_by}` against {plan.base_url}: each test below ran once there and passed."),
         _comment("Review each one before you commit it: a draft checks what the page shows now, not what it should."),
         *[_comment(note) for note in plan.notes],
         "version: 1",
@@ -55,7 +57,7 @@ def render(plan: PlanText, defaults: dict[str, Any] | None = None) -> str:
         lines.append(_comment(why, "  "))
         lines += ["  " + line for line in _dump([login]).splitlines()]
     for p in plan.proposed:
-        lines.append(_comment(f"route: {p.route} (changed: {', '.join(p.files) or 'given with --route'})", "  "))
+        lines.append(_comment(f"route: {p.route} ({'changed: ' + ', '.join(p.files) if p.files else plan.given})", "  "))
         lines.append(_comment(f"run: {p.run}; proof: {p.proof}", "  "))
         lines += ["  " + line for line in _test_yaml(p.spec).splitlines()]
     if plan.dropped:

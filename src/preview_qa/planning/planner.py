@@ -47,6 +47,8 @@ class PlanOptions:
     max_cost_usd: float | None = None
     budget_flag: str = "--run-max-cost-usd"  # its name on the command line, for the refusal of a budget without a price
     repo: Repository | None = None  # where the changed files are read (by default the checkout holding the working folder)
+    drafted_by: str = "preview-qa plan"  # the command, as the YAML's header names it
+    given: str = "changed: given with --route"  # where the routes given came from, as the YAML says beside each draft
 
 
 class Planner:
@@ -72,7 +74,7 @@ class Planner:
         from preview_qa.agent.browser_agents import browser_agents
         from preview_qa.engine.preview import no_answer
 
-        text = PlanText(self.config.previews)
+        text = PlanText(self.config.previews, drafted_by=self.options.drafted_by, given=self.options.given)
         routes, mapped, previews = self._uncovered(prepared, text)
         summary = PlanSummary(routes=[PlannedRoute(route=r.shown, files=list(r.files)) for r in routes], notes=text.notes)
         summary.mapped = mapped

@@ -1,0 +1,31 @@
+"""`explore --write` (#68, 6): a starter suite from the preview alone. Each page explored is drafted for as `plan`
+drafts a changed route (planning/planner.py: the page read, drafts asked of the LLM, each tried on the preview and
+proven), and only the drafts that passed and are not vacuous are kept, as a manifest."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from preview_qa import app, providers
+from preview_qa.explore.explorer import Exploration
+from preview_qa.manifest.models import Manifest
+from preview_qa.planning.planner import Planner, PlanOptions
+from preview_qa.results import PlanSummary
+
+
+def check(job: Exploration, env: Mapping[str, str]) -> None:
+    """Drafting needs the LLM: no key is refused (exit 2) before any page is swept."""
+    config = job.config
+    providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env, key_needed=True)
+
+
+def draft(job: Exploration, pages: list[str], env: Mapping[str, str]) -> PlanSummary:
+    """Drafts for each page (its path: one query of it was explored), tried on the preview and proven. The user's
+    manifest (--manifest) lends its defaults, its saved login and its tests: a page a test covers is not drafted for."""
+    manifest = job.manifest or Manifest.model_construct(version=1, tests=[])  # no test yet: every page is drafted for
+    config = dataclasses.replace(job.config, prove=True)
+    routes = list(dict.fromkeys(urlsplit(page).path or "/" for page in pages))
+    options = PlanOptions(routes=routes, drafted_by="preview-qa explore --write", given="a page explore swept")
+    return app.plan_only(manifest, config, env, Planner(manifest, config, options))
