@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from preview_qa import providers
 from preview_qa.config import RunConfig, TraceMode
-from preview_qa.events import Event, PlanFinished
+from preview_qa.events import Event, ExploreFinished, PlanFinished
 from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
-from preview_qa.results import PlanSummary, RunResult
+from preview_qa.results import ExploreResult, PlanSummary, RunResult
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
 
@@ -45,16 +45,23 @@ class Prepared:
 
 
 Planner = Callable[[Prepared], PlanSummary]  # planning/, given by the CLI: the app never imports it (it sits above)
+Explorer = Callable[[Prepared], ExploreResult]  # explore/, given by the CLI as planning is
 
 
 def execute(
-    manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool = False, plan: Planner | None = None
+    manifest: Manifest,
+    config: RunConfig,
+    env: Mapping[str, str],
+    verbose: bool = False,
+    plan: Planner | None = None,
+    explore: Explorer | None = None,
 ) -> RunResult:
     """Resolve secrets and the LLM from `env`, run every test with every reporter, and return the run's result. The
     run leaves nothing in the temp folder: everything it (and the libraries it loads) puts there goes when it ends.
-    With `plan` (`run --plan`), planning follows the tests, before the reporters finish (the PR comment shows it)."""
+    With `plan` (`run --plan`), planning follows the tests, and with `explore` (`run --explore`) the exploration
+    follows them, before the reporters finish (the PR comment shows both)."""
     with own_temp_folder():
-        return _execute(manifest, config, env, verbose, plan)
+        return _execute(manifest, config, env, verbose, plan, explore)
 
 
 def plan_only(manifest: Manifest, config: RunConfig, env: Mapping[str, str], plan: Planner, verbose: bool = False) -> PlanSummary:
@@ -87,9 +94,12 @@ def _prepare(
     return Prepared(secrets, llm, redactor, env)
 
 
-def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool, plan: Planner | None) -> RunResult:
+def _execute(
+    manifest: Manifest, config: RunConfig, env: Mapping[str, str], verbose: bool, plan: Planner | None, explore: Explorer | None
+) -> RunResult:
     from preview_qa.engine.proof import ProofCacheReporter
     from preview_qa.engine.replay_cache import CacheReporter, RecordingCache
+    from preview_qa.secrets.safe_stderr import install_safe_stderr
 
     # the runner selects again; a filter that names nothing must stop the run before it starts, and only the tests the
     # run runs (and the setup tests they start from) need their secrets
@@ -117,6 +127,11 @@ def _execute(manifest: Manifest, config: RunConfig, env: Mapping[str, str], verb
         if plan is not None:  # before the reporters finish: the PR comment shows it
             result.plan = plan(prepared)
             publish(PlanFinished(plan=result.plan))
+        if explore is not None:
+            result.explore = explore(prepared)
+            # its own runs (each an app.execute with its own reporters) installed their redactor: this run's again
+            install_safe_stderr(redactor)
+            publish(ExploreFinished(explore=result.explore))
         return result
 
     return with_reporters(reporters, run)

@@ -36,6 +36,9 @@ class FailOn(StrEnum):
     # also a test that passed with no deterministic page check of its own that held: what no page can talk an agent
     # (or a page check's LLM) round, for required checks on pull requests from outside the team
     UNCHECKED = "unchecked"
+    # also (`run --explore`) a new finding its repro confirmed, or a page the exploration could not compare on both
+    # sides: not knowing is no pass
+    FINDINGS = "findings"
 
     @property
     def is_base(self) -> bool:
@@ -66,6 +69,8 @@ class FailOn(StrEnum):
                 return bool(run.unverified)
             case FailOn.UNCHECKED:
                 return bool(run.unchecked)
+            case FailOn.FINDINGS:
+                return run.explore is not None and run.explore.fails
 
 
 BASES = (FailOn.FAILED, FailOn.ERRORED, FailOn.REGRESSIONS, FailOn.NEVER)

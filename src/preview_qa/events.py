@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from preview_qa.results import Emulation, PlanSummary, RunResult, TestResult, VisualShot
+from preview_qa.results import Emulation, ExploreResult, PlanSummary, RunResult, TestResult, VisualShot
 
 ObservedKind = Literal[
     "console_error",
@@ -336,3 +336,11 @@ class PlanFinished(Event):
     """`run --plan` (issue #39): planning ended after the tests; the PR comment shows its routes and drafts."""
 
     plan: PlanSummary
+
+
+@dataclass(frozen=True)
+class ExploreFinished(Event):
+    """`run --explore` (issue #68): the exploration ended after the tests (and planning); results.json, report.html,
+    the job summary and the PR comment show its findings, and its own files go into the results folder's explore/."""
+
+    explore: ExploreResult

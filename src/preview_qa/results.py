@@ -550,6 +550,7 @@ class RunResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # about the whole run (RunWarning): the preview, the model
     baseline_error: str | None = None  # why they could not, e.g. the baseline was unreachable
     plan: PlanSummary | None = None  # `run --plan` (issue #39): planning after the tests
+    explore: ExploreResult | None = None  # `run --explore` (issue #68): the exploration after the tests
 
     @property
     def status(self) -> Status:
@@ -645,8 +646,11 @@ class ExploreResult(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what was left out and why: pages past --max-pages, a side down
     runs: list[str] = Field(default_factory=list)  # each run's results folder, relative to the output folder
     manifests: dict[str, str] = Field(default_factory=dict, exclude=True)  # the runs' manifests: file name -> YAML
-    # pages whose sweep errored on a side (the preview or the baseline down, a crash): never "nothing broken"
+    # pages whose sweep errored on a side (the preview or the baseline down, a crash), or whose agent charter gave
+    # nothing to go on (the LLM down, no usable report): never "nothing broken"
     uncompared: dict[str, str] = Field(default_factory=dict)
+    charters: dict[str, str] = Field(default_factory=dict)  # each page an agent used as a user would: what it reported
+    usage: Usage = Field(default_factory=Usage)  # the LLM calls of the charters and their repros
 
     @property
     def breaks(self) -> list[Finding]:

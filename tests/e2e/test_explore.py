@@ -83,6 +83,7 @@ def test_the_changed_files_routes_are_explored_first(explore_pair: PairUrls, tmp
     out = tmp_path / "out"
     args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
     args += ["--manifest", str(manifest), "--changed-files", str(tmp_path / "changed.txt"), "--max-pages", "2"]
+    args += ["--max-charters", "0"]
     proc = run_in_process(args, env=clean_env())
     result = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert proc.returncode == 1 and result["pages"][0] == "/help" and len(result["pages"]) == 2, result["pages"]

@@ -14,10 +14,12 @@ from preview_qa.results import (
     PageProblem,
     ProblemKind,
     Status,
+    StepResult,
+    StepStatus,
     TestResult,
     ViolatingElement,
 )
-from preview_qa.verdict.findings import compared, confirmation, fold, repro, seen_on
+from preview_qa.verdict.findings import Seen, beside_old, compared, confirmation, fold, repro, seen_on
 
 
 def result(*problems: PageProblem, status: Status = Status.PASSED, checks: list[ExpectationOutcome] | None = None) -> TestResult:
@@ -61,6 +63,9 @@ def test_only_counted_axe_violations_are_seen_by_rule_and_element() -> None:
     assert seen.kind is FindingKind.ACCESSIBILITY and seen.key == "accessibility /contact label #email"
 
 
+ORDERS = Seen(FindingKind.HTTP_ERROR, "/orders", "GET /api/orders answered 500", "http_error /orders /api/orders 500")
+
+
 def outcome(check: str, ok: bool) -> ExpectationOutcome:
     return ExpectationOutcome(check=check, expected="e", found="f", ok=ok)
 
@@ -78,9 +83,31 @@ def test_a_repro_confirms_only_by_its_own_check_failing_on_the_preview_and_passi
     preview: tuple[Status, str, bool], baseline: tuple[Status, str, bool], confirmed: bool, why: str
 ) -> None:
     sides = [result(status=s, checks=[outcome(c, ok)]) for s, c, ok in (preview, baseline)]
-    ok, reason = confirmation(FindingKind.HTTP_ERROR, *sides)
+    ok, reason = confirmation(ORDERS, *sides)
     assert ok is confirmed and why in reason, reason
-    assert confirmation(FindingKind.HTTP_ERROR, sides[0], None)[0] is False
+    assert confirmation(ORDERS, sides[0], None)[0] is False
+
+
+def test_a_repro_that_stopped_before_its_check_confirms_nothing() -> None:
+    """A step that failed (a login wall, an element never there) fails the test too, but not for the finding's
+    check: the repro must get through every step first."""
+    steps = [
+        StepResult(index=1, name="open /orders", kind="open", status=StepStatus.PASSED),
+        StepResult(index=2, name="Sign in", kind="do", status=StepStatus.FAILED),
+    ]
+    preview = result(status=Status.FAILED, checks=[outcome("requests", False)]).model_copy(update={"step_results": steps})
+    ok, reason = confirmation(ORDERS, preview, result(checks=[outcome("requests", True)]))
+    assert not ok and "did not get through its steps on the preview: step 2 of 2 'Sign in' failed" in reason, reason
+
+
+def test_a_new_failed_request_beside_old_ones_is_reproduced_with_those_allowed() -> None:
+    """Before, its repro (no failed request at all) failed on the baseline too, for the old request: unconfirmed."""
+    hero = PageProblem(kind=ProblemKind.HTTP_ERROR, page="/blog", target="/img/hero.png", status=404, message="404")
+    api = PageProblem(kind=ProblemKind.HTTP_ERROR, page="/blog", target="/api/posts", status=500, message="500")
+    old = seen_on("/blog", result(hero))
+    ((new, _),) = [(s, t) for s, t in compared(seen_on("/blog", result(hero, api)), old) if not t]
+    assert beside_old(new, old).repro["expect"] == {"requests": {"failed": "none", "allow": ["/img/hero.png"]}}
+    assert beside_old(new, []).repro == repro(FindingKind.HTTP_ERROR, "/blog")  # nothing old: the plain repro
 
 
 def test_a_repro_is_an_ordinary_test_of_exact_steps() -> None:

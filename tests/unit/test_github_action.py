@@ -50,6 +50,7 @@ INPUTS = {
     "price-per-mtok",
     "plan",
     "plan-max-cost-usd",
+    "explore",
     "tags",
     "skip-tags",
     "changed-only",

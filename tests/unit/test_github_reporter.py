@@ -254,7 +254,7 @@ def test_action_inputs_reach_the_run_config(monkeypatch: pytest.MonkeyPatch, tmp
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None: seen.append(config))
+    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None, explore=None: seen.append(config))
     env = {
         "INPUT_MANIFEST": str(manifest),
         "INPUT_BASE-URL": "https://pr-7.example.com/",

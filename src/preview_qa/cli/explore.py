@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
-from preview_qa.cli.options import access_options, browser_path_option, command, env, headed_option, out_option
-from preview_qa.cli.values import UsageError, browser_access, read_changed_files_to_plan
+from preview_qa.cli.options import (
+    access_options,
+    browser_path_option,
+    command,
+    env,
+    headed_option,
+    llm_options,
+    out_option,
+)
+from preview_qa.cli.values import UsageError, browser_access, price_given, read_changed_files_to_plan
 from preview_qa.config import RunConfig
 from preview_qa.exits import ExploreEnded
 from preview_qa.manifest import loader
@@ -31,6 +40,18 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
 @click.option("--changed-only", is_flag=True, help="In a GitHub Actions pull request run: the PR's changed files.")
 @click.option("--max-pages", type=click.IntRange(1, 500), default=30, show_default=True, help="Pages swept, at most.")
 @click.option(
+    "--max-charters",
+    type=click.IntRange(0, 50),
+    default=5,
+    show_default=True,
+    help="Changed pages an agent uses as a user would, reporting what is broken; 0: sweeps alone, no LLM.",
+)
+@click.option(
+    "--max-cost-usd", type=click.FloatRange(0, min_open=True), help="The most the charters and their repros may cost, in USD."
+)
+@click.option("--price-per-mtok", metavar="IN,OUT", help="The model's price in USD per million input and output tokens.")
+@llm_options
+@click.option(
     "--manifest",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A manifest whose defaults say how to reach and read the app (allowed_domains, secrets, device).",
@@ -46,12 +67,16 @@ def explore(
     changed_files: str | None,
     changed_only: bool,
     max_pages: int,
+    max_charters: int,
+    max_cost_usd: float | None,
+    price_per_mtok: str | None,
     manifest: Path | None,
     out: Path,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
     headed: bool,
     browser_path: str | None,
+    **llm: Any,
 ) -> ExploreEnded:
     """Sweep the preview's pages and the baseline's (errors, failed requests, broken links and images, axe-core, a
     screenshot), and report what the preview breaks that the baseline does not, each with a repro test."""
@@ -65,17 +90,21 @@ def explore(
         manifest=manifest or Path("explore.yml"),
         base_url=base_url,
         out=out,
+        price_per_mtok=price_given(price_per_mtok),
         **browser_access(browser_path, headed, extra_headers, http_credentials),
+        **llm,
     )
     changed = read_changed_files_to_plan(changed_files, changed_only, "explore", ": the site is explored from its sitemap or /")
     loaded = loader.load(manifest) if manifest else None
-    job = Exploration(config, baseline_url, max_pages, pages, loaded, changed)
+    job = Exploration(config, baseline_url, max_pages, pages, loaded, changed, max_charters, max_cost_usd)
     result = run_exploration(job, os.environ)
     outputs.write(result, out, os.environ)
     for f in result.breaks:
         click.echo(f"breaks: {f.kind.value} on {f.url}: {f.summary}")
     for page, why in result.uncompared.items():
         click.echo(f"not compared: {page}: {why}")
+    for page, what in result.charters.items():
+        click.echo(f"charter: {page}: {what}")
     click.echo(
         f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {out / 'findings.md'}"
     )

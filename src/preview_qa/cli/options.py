@@ -32,8 +32,9 @@ FAIL_ON_HELP = (
     "never; then, comma-separated, any of these, each failing the run for passing tests too: healed (the agent healed a "
     "drifted replay), vacuous (--prove found the test vacuous), visual (it looks different from the default branch: "
     "expect.visual), unverified (it passed on the agent's word alone), unchecked (no page check of its own held: for "
-    "required checks on pull requests from outside the team). E.g. regressions,visual fails on a regression or a visual "
-    "change, not on a failure the baseline shares. Two bases, or never with another word, are refused."
+    "required checks on pull requests from outside the team), findings (run --explore found a break or a page it could "
+    "not compare). E.g. regressions,visual fails on a regression or a visual change, not on a failure the baseline "
+    "shares. Two bases, or never with another word, are refused."
 )
 
 

@@ -1,3 +1,4 @@
+# Over 400 lines: `run` has the most flags of any command, each option given in full.
 # run is over 60 lines: its parameters are its flags, one a line, and its body builds the RunConfig from them.
 """`preview-qa run`: a manifest's tests against a preview URL, and the rule that says whether they fail the run."""
 
@@ -266,6 +267,14 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="After the tests, draft tests for the changed routes no test covers (as `plan`); the PR comment lists them.",
 )
 @click.option(
+    "--explore/--no-explore",
+    "explore_after",
+    default=False,
+    envvar=env("INPUT_EXPLORE"),
+    help="After the tests, `explore` the preview against --baseline-url: what this PR breaks, in the reports; "
+    "`--fail-on findings` fails on it.",
+)
+@click.option(
     "--plan-max-cost-usd",
     type=click.FloatRange(0, min_open=True),
     envvar=env("INPUT_PLAN-MAX-COST-USD"),
@@ -304,6 +313,7 @@ def run(
     changed_only: bool,
     impacted: bool,
     plan_after: bool,
+    explore_after: bool,
     plan_max_cost_usd: float | None,
     **speed: Any,
 ) -> RunEnded:
@@ -348,12 +358,15 @@ def run(
         visual_references=on_default_branch(os.environ),  # only the default branch's screenshots become the reference
         **speed_config(**speed),
     )
-    return execute(loaded, config, flags.verbose, _planner(loaded, config, plan_after, plan_max_cost_usd))
+    planner = _planner(loaded, config, plan_after, plan_max_cost_usd)
+    return execute(loaded, config, flags.verbose, planner, _explorer(loaded, config, explore_after))
 
 
-def execute(manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None) -> RunEnded:
+def execute(
+    manifest: Manifest, config: RunConfig, verbose: bool, plan: app.Planner | None = None, explore: app.Explorer | None = None
+) -> RunEnded:
     """The run in this process's environment, and the rule its tests are held to; a plan's YAML beside its results."""
-    result = app.execute(manifest, config, os.environ, verbose, plan)
+    result = app.execute(manifest, config, os.environ, verbose, plan, explore)
     if result.plan is not None:
         tell_plan(result.plan, None, config.out / "plan.yml", drafting=plan is not None)
     return RunEnded(result, config.fail_on.fails)
@@ -366,6 +379,19 @@ def _planner(manifest: Manifest, config: RunConfig, plan: bool, max_cost_usd: fl
 
     options = PlanOptions(config.changed_files, max_cost_usd=max_cost_usd, budget_flag="--plan-max-cost-usd")
     return Planner(manifest, config, options)
+
+
+def _explorer(manifest: Manifest, config: RunConfig, explore: bool) -> app.Explorer | None:
+    if not explore:
+        if FailOn.FINDINGS in config.fail_on:
+            raise UsageError("--fail-on findings needs --explore: without an exploration there is no finding to fail on.")
+        return None
+    if config.baseline_url is None or config.base_url is None:
+        missing = "--baseline-url (the deployment to compare with)" if config.base_url else "a plain --base-url"
+        raise UsageError(f"--explore needs {missing}: it compares the preview's pages with the baseline's.")
+    from preview_qa.explore.in_run import RunExploration
+
+    return RunExploration(manifest, config)
 
 
 def _baseline_url(url: str | None, base_url: str | None, fail_on: FailRules) -> str | None:

@@ -110,14 +110,13 @@ def speed_config(
     price_per_mtok: str | None,
     shard: str | None,
 ) -> dict[str, Any]:
-    from preview_qa.engine.pricing import parse_override
     from preview_qa.selection.shard import parse_shard
 
     try:
         parsed = parse_shard(shard) if shard else None
-        price = parse_override(price_per_mtok) if price_per_mtok else None
     except ValueError as e:
         raise UsageError(str(e)) from None
+    price = price_given(price_per_mtok)
     return {
         "cache": None if no_cache else cache,
         "max_tokens": max_tokens,
@@ -127,6 +126,16 @@ def speed_config(
         "price_per_mtok": price,
         "shard": parsed,
     }
+
+
+def price_given(price_per_mtok: str | None) -> tuple[float, float] | None:
+    """--price-per-mtok IN,OUT as numbers (None: not given)."""
+    from preview_qa.engine.pricing import parse_override
+
+    try:
+        return parse_override(price_per_mtok) if price_per_mtok else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def browser_access(

@@ -15,15 +15,17 @@ from typing import Any
 
 import yaml
 
-from preview_qa import app
+from preview_qa import app, providers
 from preview_qa.config import RunConfig
+from preview_qa.errors import LLMConfigError, UnpricedBudgetError
+from preview_qa.explore.charters import CHARTER, charter, reported
 from preview_qa.explore.pages import discover
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
-from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, Status, TestResult
+from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, Status, TestResult, Usage
 from preview_qa.selection.routes import map_files
 from preview_qa.verdict.checks.visual import compare
-from preview_qa.verdict.findings import Seen, compared, confirmation, finding, repro, seen_on
+from preview_qa.verdict.findings import Seen, beside_old, compared, confirmation, finding, seen_on
 
 SWEEP_CHECKS: dict[str, Any] = {
     "console_errors": "none",
@@ -47,15 +49,33 @@ class Exploration:
     given: tuple[str, ...] = ()
     manifest: Manifest | None = None
     changed: list[str] | None = None  # the PR's changed files: their routes are explored first
+    max_charters: int = 5  # the changed pages an agent uses as a user would
+    max_cost_usd: float | None = None  # the whole exploration's: its charters and their repros
 
 
 def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
+    """Refuses, before any page is swept, a budget on a model of unknown price (it could not hold) and charters with
+    no API key."""
+    from preview_qa.engine.pricing import find_price, unpriced
+
+    config = job.config
+    if job.max_cost_usd is not None and job.max_charters:
+        model = providers.default_model(config.provider, config.model)
+        if find_price(config.provider, model, config.price_per_mtok) is None:
+            raise UnpricedBudgetError(unpriced("--max-cost-usd", config.provider, model))
     started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
-    config, out = job.config, job.config.out
+    out = config.out
     assert config.base_url is not None
     result = ExploreResult(base_url=config.base_url, baseline_url=job.baseline_url, started_at=started)
-    given, result.notes = _changed_pages(job)
-    pages, found = asyncio.run(discover(config.base_url, config.preview_headers, job.max_pages, given))
+    changed, result.notes = _changed_pages(job)
+    if changed and job.max_charters:  # their charters call the LLM: a missing key is said before any page is swept
+        try:
+            providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env)
+        except LLMConfigError as e:
+            raise LLMConfigError(
+                f"the changed pages' agent charters need the LLM: {e} (--max-charters 0: sweeps alone)"
+            ) from None
+    pages, found = asyncio.run(discover(config.base_url, config.preview_headers, job.max_pages, [*job.given, *changed]))
     result.notes += found
     result.pages = pages
     quiet = {k: v for k, v in env.items() if not k.startswith("GITHUB_")}  # the sweeps' own runs annotate nothing
@@ -68,23 +88,25 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
             result.uncompared[page] = why
             continue
         assert preview is not None and baseline is not None  # _not_compared says why a run is missing
-        for seen, there in compared(seen_on(page, preview), seen_on(page, baseline)):
+        old = seen_on(page, baseline)
+        for seen, there in compared(seen_on(page, preview), old):
             if there:
                 result.findings.append(finding(seen, True, False, "the baseline shows it too: not this PR's doing"))
             else:
-                new.append(seen)
-        changed = _visual(page, out, "sweep", preview, baseline)
-        new += [changed] if changed else []
+                new.append(beside_old(seen, old))
+        looks = _visual(page, out, "sweep", preview, baseline)
+        new += [looks] if looks else []
+    new += _charters(job, result, [p for p in changed if p in pages], quiet)
     result.findings += _confirmed(new, job, result, quiet)
     result.duration_s = round(time.monotonic() - clock, 2)
     return result
 
 
 def _changed_pages(job: Exploration) -> tuple[list[str], list[str]]:
-    """The pages given, then the changed files' routes (by the manifest's `routes:` and the frameworks' conventions, as
-    `plan` maps them); a dynamic route ([slug]) is named, not guessed."""
+    """The changed files' routes (by the manifest's `routes:` and the frameworks' conventions, as `plan` maps them);
+    a dynamic route ([slug]) is named, not guessed."""
     if job.changed is None:
-        return list(job.given), []
+        return [], []
     mapped = map_files(job.changed, job.manifest.routes if job.manifest else {}, None)
     static = [r.path for r in mapped.routes if "[" not in r.path]
     dynamic = [r.shown for r in mapped.routes if "[" in r.path]  # [slug], and [[lang]]'s page is the app's to say
@@ -92,7 +114,7 @@ def _changed_pages(job: Exploration) -> tuple[list[str], list[str]]:
     notes += [f"changed route {r} has a segment to fill ([...]): give one of its pages with --page" for r in dynamic]
     if not mapped.routes:
         notes.append("the changed files map to no route: the site is explored from its sitemap or /")
-    return [*job.given, *static], notes
+    return static, notes
 
 
 def _not_compared(run: TestResult | None, side: str) -> str | None:
@@ -106,32 +128,67 @@ def _sweep(page: str) -> dict[str, Any]:
     return {"name": SWEEP + page, "steps": [{"open": page}], "expect": SWEEP_CHECKS}
 
 
+def _charters(job: Exploration, result: ExploreResult, changed: list[str], env: Mapping[str, str]) -> list[Seen]:
+    """Each changed page's charter, run on the preview: what its agent reports, each with its repro; a
+    report that cannot be confirmed (no check, no valid test) is listed unconfirmed at once, and a charter that gave
+    nothing to go on leaves its page not compared (not knowing is no pass)."""
+    pages = list(dict.fromkeys(changed))[: job.max_charters]
+    if left := len(dict.fromkeys(changed)) - len(pages):
+        result.notes.append(f"{left} changed page(s) had no agent charter (--max-charters {job.max_charters})")
+    if not pages:
+        return []
+    on = _on_side(result, job, "charter", "preview", _manifest(job, [charter(p) for p in pages], result, "charters.yml"), env)
+    new = []
+    for page in pages:
+        run = on.get(CHARTER + page)
+        result.usage += run.usage if run else Usage()
+        said = reported(page, run)
+        if isinstance(said, str):
+            result.uncompared[page] = "; ".join([*filter(None, [result.uncompared.get(page)]), said])
+            continue
+        result.charters[page] = f"{len(said)} finding(s) reported in {run.steps if run else 0} agent step(s)"
+        for seen, unfit in said:
+            if unfit is None:
+                new.append(seen)
+            else:
+                result.findings.append(finding(seen, False, False, unfit))
+    return new
+
+
 def _on_both(
     result: ExploreResult, job: Exploration, kind: str, tests: list[dict[str, Any]], env: Mapping[str, str]
 ) -> dict[str, dict[str, TestResult]]:
     """The tests run on each side (`kind`-preview, `kind`-baseline), each side's results by test name; the manifest
     they ran is kept for the reporter to write beside them (`kind`s.yml: `preview-qa run` runs it as it stands)."""
     manifest = _manifest(job, tests, result, f"{kind}s.yml")
-    on = {}
-    for side, url in zip(SIDES, (job.config.base_url, job.baseline_url), strict=True):
-        out = job.config.out / f"{kind}-{side}"
-        # one plain run a side: no comment, cache, baseline run or retry of its own
-        config = dataclasses.replace(
-            job.config,
-            manifest=Path(manifest.path),
-            base_url=url,
-            out=out,
-            comment=False,
-            cache=None,
-            baseline_url=None,
-            retries=0,
-        )
-        app.execute(manifest, config, env)
-        result.runs.append(out.name)
-        # as written: the artifacts' paths are the reporters' (the run's own result holds the bytes' events, not them)
-        run = RunResult.model_validate_json((out / "results.json").read_text(encoding="utf-8"))
-        on[side] = {t.name: t for t in run.tests}
-    return on
+    return {side: _on_side(result, job, kind, side, manifest, env) for side in SIDES}
+
+
+def _on_side(
+    result: ExploreResult, job: Exploration, kind: str, side: str, manifest: Manifest, env: Mapping[str, str]
+) -> dict[str, TestResult]:
+    """The manifest run on one side (`kind`-`side`), its results by test name, within what is left of the budget."""
+    out = job.config.out / f"{kind}-{side}"
+    spent = result.usage.cost_usd or 0.0
+    # one plain run a side: no comment, cache, baseline run or retry of its own
+    config = dataclasses.replace(
+        job.config,
+        manifest=Path(manifest.path),
+        base_url=job.config.base_url if side == "preview" else job.baseline_url,
+        out=out,
+        comment=False,
+        cache=None,
+        baseline_url=None,
+        retries=0,
+        run_max_cost_usd=None if job.max_cost_usd is None else max(job.max_cost_usd - spent, 1e-9),
+    )
+    app.execute(manifest, config, env)
+    result.runs.append(out.name)
+    # as written: the artifacts' paths are the reporters' (the run's own result holds the bytes' events, not them)
+    run = RunResult.model_validate_json((out / "results.json").read_text(encoding="utf-8"))
+    if kind != "charter":  # a charter's usage is counted with what it reported
+        result.usage += sum((t.usage for t in run.tests), Usage())
+    return {t.name: t for t in run.tests}
 
 
 def _manifest(job: Exploration, tests: list[dict[str, Any]], result: ExploreResult, name: str) -> Manifest:
@@ -165,11 +222,11 @@ def _confirmed(new: list[Seen], job: Exploration, result: ExploreResult, env: Ma
     if not new:
         return []
     # a visual change's repro (expect.visual) needs a baseline run to compare with: here its page is shot once more
-    tests = {s.kind.value + s.page: _run_as(repro(s.kind, s.page)) for s in new}
+    tests = {s.repro["name"]: _run_as(s.repro) for s in new}
     on = _on_both(result, job, "repro", list(tests.values()), env)
     found = []
     for seen in new:
-        name = tests[seen.kind.value + seen.page]["name"]
+        name = seen.repro["name"]
         if seen.kind is FindingKind.VISUAL:
             again = _visual(seen.page, job.config.out, "repro", on["preview"].get(name), on["baseline"].get(name))
             ok = again is not None
@@ -179,7 +236,8 @@ def _confirmed(new: list[Seen], job: Exploration, result: ExploreResult, env: Ma
                 else "shot once more on both sides, its page no longer differed: a difference that comes and goes"
             )
         else:
-            ok, why = confirmation(seen.kind, on["preview"].get(name), on["baseline"].get(name))
+            ok, why = confirmation(seen, on["preview"].get(name), on["baseline"].get(name))
+        # never on_baseline: a claim whose repro fails on both sides may be a bug main has, or no bug at all
         found.append(finding(seen, False, ok, why))
     return found
 

@@ -16,6 +16,7 @@ from preview_qa.events import (
     AgentHistory,
     AttemptFinished,
     Event,
+    ExploreFinished,
     FinalScreenshot,
     Observed,
     ReplayDrifted,
@@ -32,6 +33,7 @@ from preview_qa.reporters.output.files import (
     DRIFT_LIVE,
     DRIFT_RECORDED,
     EVENTS,
+    EXPLORE,
     RESULTS,
     TRACE,
     form_screenshot,
@@ -57,7 +59,8 @@ log = logging.getLogger(__name__)
 # 11: quotes (the agent's, looked up on the pages), unverified, totals.unverified; 12: path `exact` (exact steps alone)
 # 13: addressed (page text the agent said addressed it), steered, checked; quotes[].in_instruction
 # 14: problems (kind, page, target, status, message, resource_type; at most 50), problems_left_off, links (expect.links)
-SCHEMA_VERSION = 14
+# 15: explore (`run --explore`: the exploration's result, as explore's own results.json), null without it
+SCHEMA_VERSION = 15
 
 
 class ArtifactsReporter(Reporter):
@@ -72,6 +75,7 @@ class ArtifactsReporter(Reporter):
         # each run's pictures and when they were taken, the film strip of its trace should it be kept (film_strip.py)
         self._pictures: dict[tuple[str, str | None], list[tuple[float, bytes]]] = {}
         self._run: RunResult | None = None
+        self._done: RunResult | None = None  # as RunFinished gave it, for `run --explore` to add its findings to
         self._finished: list[TestResult] = []
         self._writer: ThreadPoolExecutor | None = None
         self._final_is_a_step: set[Path] = set()  # folders whose final.png is also the last step's picture (a replay's)
@@ -132,10 +136,21 @@ class ArtifactsReporter(Reporter):
             self._in_background(self._finish_test, event.result.name, snapshot)
         elif isinstance(event, RunFinished):
             self.flush()  # the reporters after this one list the files on disk (files.artifacts_of)
-            self._write_results(with_artifacts(self.out, event.result))
+            self._done = with_artifacts(self.out, event.result)
+            self._write_results(self._done)
+        elif isinstance(event, ExploreFinished):
+            self._explored(event)
 
     def finish(self) -> None:
         self.flush()
+
+    def _explored(self, event: ExploreFinished) -> None:
+        """`run --explore`: its files in explore/, its result in results.json."""
+        from preview_qa.reporters.explore import write_files
+
+        write_files(event.explore, self.out / EXPLORE)
+        if self._done is not None:
+            self._write_results(self._done.model_copy(update={"explore": event.explore}))
 
     def flush(self) -> None:
         """Wait until every queued image is on disk."""

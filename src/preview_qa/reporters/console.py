@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from preview_qa.events import AttemptFinished, Event, RunFinished, RunStarted, RunTarget, RunWarning, TestFinished, TestStarted
+from preview_qa.events import (
+    AttemptFinished,
+    Event,
+    ExploreFinished,
+    RunFinished,
+    RunStarted,
+    RunTarget,
+    RunWarning,
+    TestFinished,
+    TestStarted,
+)
 from preview_qa.reporters import Reporter
+from preview_qa.reporters.output.files import EXPLORE, FINDINGS
 from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.results import Execution, RunResult, Status, TestResult
 
@@ -47,6 +59,11 @@ class ConsoleReporter(Reporter):
                 self.console.print(f"      healed: instead, {escape(r.healed_line)}", style="yellow")
         elif isinstance(event, RunFinished):
             self._summary(event.result)
+        elif isinstance(event, ExploreFinished):  # `run --explore`, after the tests' summary
+            from preview_qa.reporters.explore import told
+
+            for line in told(event.explore, Path(self.out_dir or ".") / EXPLORE / FINDINGS):
+                self.console.print(escape(line))
 
     def _proofs(self, run: RunResult) -> None:
         """With --prove: the proofs' counts, and each vacuous or weak test with the mutation it survived."""

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from preview_qa.events import Event, PageSettled, ReplayFellBack, RunFinished
+from preview_qa.events import Event, ExploreFinished, PageSettled, ReplayFellBack, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.output.files import (
     REPORT,
@@ -24,6 +24,7 @@ from preview_qa.reporters.output.files import (
     with_artifacts,
     write_atomic,
 )
+from preview_qa.reporters.output.findings import Grouped, repro_yaml
 from preview_qa.reporters.output.proofs import flagged_tests, proof_counts
 from preview_qa.reporters.output.steps import Step, steps_of
 from preview_qa.results import EXECUTION_WORDS, Execution, OtherRun, RunResult, Status, TestResult, clip
@@ -79,6 +80,7 @@ class HtmlReporter(Reporter):
     def __init__(self, out: Path):
         self.out = out
         self._template: Future[Template] | None = None
+        self._done: RunResult | None = None  # `run --explore` renders it again with the findings
 
     def start(self) -> None:
         """Compile the template (Jinja2's import and compilation, about 0.15 s of CPU) on a thread while the tests run,
@@ -89,7 +91,10 @@ class HtmlReporter(Reporter):
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
-            write_atomic(self.out / REPORT, self.render(with_artifacts(self.out, event.result)))
+            self._done = with_artifacts(self.out, event.result)
+            write_atomic(self.out / REPORT, self.render(self._done))
+        elif isinstance(event, ExploreFinished) and self._done is not None:
+            write_atomic(self.out / REPORT, self.render(self._done.model_copy(update={"explore": event.explore})))
 
     def render(self, run: RunResult) -> str:
         tests = [self._view(t) for t in sorted(run.tests, key=lambda t: -t.status.rank)]  # worst first, else manifest order
@@ -107,6 +112,8 @@ class HtmlReporter(Reporter):
             EXECUTION_WORDS=EXECUTION_WORDS,
             elements_shown=VIOLATING_ELEMENTS_SHOWN,
             proofs=(proof_counts(run), flagged_tests(run)),  # --prove
+            explore=Grouped.of(run.explore) if run.explore else None,  # --explore
+            repro_yaml=repro_yaml,
         )
 
     def _view(self, test: TestResult) -> TestView:

@@ -6,10 +6,10 @@ that check and passed on the baseline."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from preview_qa.results import Finding, FindingKind, Status, TestResult, clip
+from preview_qa.results import Finding, FindingKind, Status, StepStatus, TestResult, clip
 
 # What differs between two runs of the same fault: counts, ids, hashes, ports, times
 _VARYING = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b(?=[a-f]*\d)[0-9a-f]{6,}\b|\d+", re.IGNORECASE)
@@ -24,6 +24,8 @@ REPRO_CHECKS: dict[FindingKind, tuple[dict[str, Any], str]] = {
     FindingKind.ACCESSIBILITY: ({"accessibility": {}}, "accessibility"),
 }
 
+
+_REQUESTS = {k for k, (_, check) in REPRO_CHECKS.items() if check == "requests"}
 
 REPRO_NAMES = {
     FindingKind.PAGE_ERROR: "throws no uncaught exception",
@@ -51,6 +53,16 @@ class Seen:
     summary: str  # one line for people: "GET /api/orders answered 500 (fetch)"
     key: str  # what it is, folded: equal on both sides for the same fault
     evidence: dict[str, Any] = field(default_factory=dict)
+    test: dict[str, Any] | None = None  # its repro when it is not its kind's page check (an agent's finding's own)
+
+    @property
+    def repro(self) -> dict[str, Any]:
+        return self.test if self.test is not None else repro(self.kind, self.page)
+
+    @property
+    def checks(self) -> set[str]:
+        """The checks whose failure confirms it: its kind's, or those its own repro declares."""
+        return {REPRO_CHECKS[self.kind][1]} if self.test is None else set(self.test["expect"])
 
 
 def seen_on(page: str, result: TestResult) -> list[Seen]:
@@ -61,7 +73,8 @@ def seen_on(page: str, result: TestResult) -> list[Seen]:
         summary = p.message or f"{p.target} answered {p.status}"
         what = f"{fold(p.target)} {p.status}" if p.target is not None else fold(p.message)
         key = f"{kind.value} {page} {what}"
-        found.setdefault(key, Seen(kind, page, clip(summary, 300), key, _evidence(result, {"message": p.message})))
+        said = {"message": p.message, **({"target": p.target} if p.target is not None else {})}
+        found.setdefault(key, Seen(kind, page, clip(summary, 300), key, _evidence(result, said)))
     for outcome in result.expectations:
         for v in outcome.violations if outcome.check == "accessibility" else []:
             if not v.counted:
@@ -91,18 +104,44 @@ def repro(kind: FindingKind, page: str) -> dict[str, Any]:
     return {"name": f"{page} {REPRO_NAMES[kind]}", "steps": [{"open": page}], "expect": checks}
 
 
-def confirmation(kind: FindingKind, on_preview: TestResult | None, on_baseline: TestResult | None) -> tuple[bool, str]:
-    """Whether the repro confirms a new finding: it failed on the preview on its own check, and passed on the
-    baseline; else why not (it errored, failed for another cause, or failed on the baseline too)."""
-    check = REPRO_CHECKS[kind][1]
+def beside_old(seen: Seen, baseline: list[Seen]) -> Seen:
+    """A new failed request on a page whose baseline fails others too: its repro allows those (`requests.allow`), so
+    that it passes on the baseline and still fails on the preview for the new one. Other kinds as they are."""
+    if REPRO_CHECKS.get(seen.kind, ({}, ""))[1] != "requests":
+        return seen
+    old = sorted({b.evidence["target"] for b in baseline if b.kind in _REQUESTS and "target" in b.evidence})
+    if not old or seen.evidence.get("target") in old:
+        return seen
+    test = repro(seen.kind, seen.page)
+    test["expect"] = {"requests": {"failed": "none", "allow": old}}
+    return replace(seen, test=test)
+
+
+def confirmation(seen: Seen, on_preview: TestResult | None, on_baseline: TestResult | None) -> tuple[bool, str]:
+    """Whether the repro confirms a new finding: every step of it ran on the preview and then its own check failed,
+    and it passed on the baseline; else why not (it errored, a step failed, as at a login wall or on an element that
+    was never there, it failed for another cause, or failed on the baseline too)."""
     if on_preview is None or on_baseline is None:
         return False, "its repro did not run on both sides"
-    failed_check = any(e.check == check and not e.ok for e in on_preview.expectations)
-    if on_preview.status is not Status.FAILED or not failed_check:
-        return False, f"its repro did not fail on the preview for {check} ({on_preview.status.value}: {on_preview.reason})"
+    stopped = next((s for s in on_preview.step_results if s.status is not StepStatus.PASSED), None)
+    if stopped is not None:
+        words = stopped.words(len(on_preview.step_results))
+        return False, f"its repro did not get through its steps on the preview: {words} {stopped.status.value}"
+    if not fails_for(seen, on_preview):
+        checks = ", ".join(sorted(seen.checks))
+        return False, f"its repro did not fail on the preview for {checks} ({on_preview.status.value}: {on_preview.reason})"
     if on_baseline.status is not Status.PASSED:
         return False, f"its repro did not pass on the baseline ({on_baseline.status.value}: {on_baseline.reason})"
     return True, f"its repro fails on the preview ({clip(on_preview.reason, 200)}) and passes on the baseline"
+
+
+def fails_for(seen: Seen, run: TestResult | None) -> bool:
+    """The repro's run failed for the finding's own check, after every one of its steps ran."""
+    if run is None or run.status is not Status.FAILED:
+        return False
+    if any(s.status is not StepStatus.PASSED for s in run.step_results):
+        return False
+    return any(e.check.split(".")[0] in seen.checks and not e.ok for e in run.expectations)
 
 
 def finding(seen: Seen, on_baseline: bool, confirmed: bool, reason: str) -> Finding:
@@ -114,5 +153,5 @@ def finding(seen: Seen, on_baseline: bool, confirmed: bool, reason: str) -> Find
         confirmed=confirmed,
         reason=reason,
         evidence=seen.evidence,
-        repro=repro(seen.kind, seen.page),
+        repro=seen.repro,
     )

@@ -32,7 +32,8 @@ _ADDRESS = re.compile(r"([\w.+%-]*@[\w.-]*\w)")  # split() keeps each address at
 def md_cell(text: str, limit: int = CELL_LIMIT) -> str:
     """Untrusted text as inert Markdown on one line: no HTML, no links (autolinks included) or emphasis, no @mentions
     nor e-mail autolinks (each address in a code span), no table breaks, no control characters."""
-    parts = _ADDRESS.split(one_line(clean(text), limit))
+    line = one_line(clean(text), limit)
+    parts = _ADDRESS.split(line) if "@" in line else [line]  # the split backtracks over every word: only when needed
     return "".join(f"`{part}`" if index % 2 else _inert(part) for index, part in enumerate(parts))
 
 

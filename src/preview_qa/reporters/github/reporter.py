@@ -10,21 +10,23 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from preview_qa.events import Event, PlanFinished, RunFinished
+from preview_qa.events import Event, ExploreFinished, PlanFinished, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.github.api import GitHubError, read_event
 from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
 from preview_qa.reporters.github.comments import PullRequestComments
+from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.markdown import md_cell, render_markdown
 from preview_qa.reporters.github.source import SourceLinks
 from preview_qa.reporters.github.visual import changed_markdown
-from preview_qa.reporters.output.files import with_artifacts, workspace_relative, write_atomic
+from preview_qa.reporters.output.files import EXPLORE, FINDINGS, with_artifacts, workspace_relative, write_atomic
 from preview_qa.results import RunResult
 from preview_qa.secrets.redact import Redactor, forms
 from preview_qa.secrets.safe_stderr import join_stderr_to_stdout
 
 SUMMARY_LIMIT = 1024 * 1024 - 64 * 1024  # the runner rejects a step summary over 1 MiB; keep room for notices
 COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
+EXPLORE_SHARE = 3  # `run --explore`'s findings take at most a third of the summary's and the comment's size
 COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
 
 
@@ -72,6 +74,8 @@ class GitHubReporter(Reporter):
             self._result = event.result
         elif isinstance(event, PlanFinished) and self._result is not None:  # `run --plan`, after the tests
             self._result = self._result.model_copy(update={"plan": event.plan})
+        elif isinstance(event, ExploreFinished) and self._result is not None:  # `run --explore`, after the tests
+            self._result = self._result.model_copy(update={"explore": event.explore})
 
     def finish(self) -> None:
         """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
@@ -92,19 +96,29 @@ class GitHubReporter(Reporter):
             self._print(line)
         self._append("GITHUB_OUTPUT", outputs(run, self.out))
         run = with_artifacts(self.out, run)  # each test's files and steps in words, for its failure card
-        visual = changed_markdown(run, self._run_url())  # expect.visual's section, after the rest (and in its limit)
+        # expect.visual's section and `run --explore`'s, after the rest (and in its limit)
+        visual = changed_markdown(run, self._run_url())
         links = SourceLinks(self.env, read_event(self.env.get("GITHUB_EVENT_PATH")), self.workspace)
+        after = visual + self._explored(run, SUMMARY_LIMIT // EXPLORE_SHARE)
         self._append(
             "GITHUB_STEP_SUMMARY",
-            render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT - len(visual.encode()), links) + visual,
+            render_markdown(run, self.relative, self._run_url(), SUMMARY_LIMIT - len(after.encode()), links) + after,
         )
         manifest = self.relative(run.manifest)
         marker = f"<!-- preview-qa: {html.escape(manifest)} -->"
-        comment = render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT - len(visual.encode()), links)
-        body = marker + "\n" + comment + visual
+        after = visual + self._explored(run, COMMENT_LIMIT // EXPLORE_SHARE)
+        comment = render_markdown(run, self.relative, self._run_url(), COMMENT_LIMIT - len(after.encode()), links)
+        body = marker + "\n" + comment + after
         write_atomic(self.out / COMMENT_FILE, body)  # also for a later workflow_run to post
         if self.comment:
             self._comment(marker, body)
+
+    def _explored(self, run: RunResult, limit: int) -> str:
+        """`run --explore`'s findings, cut to `limit` with a note naming the whole findings.md; empty without it."""
+        if run.explore is None:
+            return ""
+        full = self.relative(str(self.out / EXPLORE / FINDINGS))
+        return "\n" + explore_markdown(run.explore, limit, "####", full)
 
     def relative(self, file: str) -> str:
         return workspace_relative(file, self.workspace)

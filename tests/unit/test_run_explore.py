@@ -1,0 +1,123 @@
+"""`run --explore` and `explore`: the findings as GitHub renders them (cmark-gfm) in findings.md, the job summary and
+the PR comment: page text inert, a long list cut with a note of what is left out (never silently), the job summary
+shortened past GitHub's limit while findings.md stays whole; `--fail-on findings`, which fails a run on a new confirmed
+finding or a page not compared; and the flags it needs, refused with a usage error before anything runs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from preview_qa.config import FailOn, FailRules
+from preview_qa.events import ExploreFinished, RunFinished
+from preview_qa.reporters import explore as outputs
+from preview_qa.reporters.github.explore_section import explore_markdown
+from preview_qa.reporters.github.reporter import COMMENT_FILE, COMMENT_LIMIT, SUMMARY_LIMIT, GitHubReporter
+from preview_qa.results import ExploreResult, Finding, FindingKind
+from preview_qa.secrets.redact import Redactor
+from tests.builders import result, run_of
+from tests.conftest import run_in_process
+from tests.fakes.github import read_log, rendered, visible
+
+HOSTILE = "@someone <img src=x> [click](http://evil) ](http://evil) ::error::pwned\n::error::pwned www.evil.example ```"
+
+
+def found(summary: str = "GET /api/cart answered 500", page: str = "/cart", **kw: object) -> Finding:
+    fields = {"on_baseline": False, "confirmed": True, "reason": "its repro fails on the preview and passes on the baseline"}
+    test = {"name": f"{page} has no failed request", "steps": [{"open": page}], "expect": {"requests": {"failed": "none"}}}
+    return Finding(
+        kind=FindingKind.HTTP_ERROR,
+        url=page,
+        summary=summary,
+        evidence={"message": summary, "screenshot": "sweep-preview/tests/x/final.png"},
+        repro=test,
+        **{**fields, **kw},
+    )
+
+
+def explored(*findings: Finding, **kw: object) -> ExploreResult:
+    return ExploreResult(base_url="http://pr", baseline_url="http://main", started_at="now", findings=list(findings), **kw)
+
+
+def test_a_hostile_finding_renders_no_link_mention_or_html() -> None:
+    hostile = found(HOSTILE, f"/x/{HOSTILE}", reason=HOSTILE)
+    result = explored(
+        hostile,
+        hostile.model_copy(update={"on_baseline": True, "confirmed": False}),
+        hostile.model_copy(update={"confirmed": False}),
+        uncompared={f"/y/{HOSTILE}": HOSTILE},
+        notes=[HOSTILE],
+    )
+    page = rendered(explore_markdown(result), raw_html=True)
+    assert "<a " not in page and "<img" not in page and 'class="user-mention"' not in page
+    assert page.count("<details>") == 3 and page.count("<pre") == 1  # the repro, the two folds; nothing opened by text
+    assert "::error::pwned" in visible(page)  # shown as text: the reader sees what the page said
+    assert "This PR breaks 1 thing</h2>" in page and "Also on main (1)" in page and "Unconfirmed (1)" in page
+    # the console's lines of it (`run --explore`, `explore`): one line each, no workflow command among them
+    assert not read_log("\n".join(outputs.told(result, Path("out/findings.md")))).commands
+
+
+def test_a_long_list_is_cut_with_a_note_of_how_many_are_left_out() -> None:
+    result = explored(*(found(f"GET /api/{n} answered 500 " + "x" * 200, f"/p{n}") for n in range(400)))
+    text = explore_markdown(result, 20_000, "####", "results/explore/findings.md")
+    assert len(text.encode()) <= 20_000
+    shown = text.count("<summary>repro</summary>")
+    assert 0 < shown < 400
+    assert f"{400 - shown} more finding(s) in the artifacts (results/explore/findings.md)" in visible(rendered(text))
+    assert explore_markdown(result).count("<summary>repro</summary>") == 400  # findings.md has every one
+
+
+def test_a_cut_inside_a_fold_closes_it() -> None:
+    text = explore_markdown(explored(*(found(f"error {n} " + "y" * 250, on_baseline=True) for n in range(200))), 10_000)
+    assert text.count("<details>") == text.count("</details>") == 1 and "more finding(s) in the artifacts" in text
+
+
+def test_a_job_summary_past_githubs_limit_is_shortened_and_says_where_findings_md_is(tmp_path: Path) -> None:
+    result = explored(*(found(f"GET /api/{n} answered 500 " + "z" * 280, f"/page/{n}") for n in range(1800)))
+    summary = tmp_path / "summary.md"
+    outputs.write(result, tmp_path / "out", {"GITHUB_STEP_SUMMARY": str(summary)})
+    whole = (tmp_path / "out" / "findings.md").read_text(encoding="utf-8")
+    assert len(whole.encode()) > SUMMARY_LIMIT and whole.count("<summary>repro</summary>") == 1800
+    text = summary.read_text(encoding="utf-8")
+    assert len(text.encode()) <= SUMMARY_LIMIT and f"in the artifacts ({tmp_path / 'out' / 'findings.md'})" in text.replace(
+        "\\", ""
+    )
+
+
+def test_run_explore_s_findings_reach_the_pr_comment_within_its_limit(tmp_path: Path) -> None:
+    findings = explored(*(found(f"GET /api/{n} answered 500 " + "w" * 250, f"/p{n}") for n in range(300)))
+    reporter = GitHubReporter({"GITHUB_ACTIONS": "true"}, tmp_path, Redactor({}), comment=False, stream=io.StringIO())
+    reporter.start()
+    reporter.handle(RunFinished(result=run_of(result("home"))))
+    reporter.handle(ExploreFinished(explore=findings))
+    reporter.finish()
+    body = (tmp_path / COMMENT_FILE).read_text(encoding="utf-8")
+    assert "#### This PR breaks 300 things" in body and len(body) <= COMMENT_LIMIT
+    assert "more finding(s) in the artifacts" in body and "explore/findings.md" in body
+
+
+def test_fail_on_findings_fails_on_a_new_confirmed_finding_or_a_page_not_compared_only() -> None:
+    rule = FailRules.parse("findings")
+    assert rule.fails(run_of(result("home"), explore=explored(found())))
+    assert rule.fails(run_of(result("home"), explore=explored(uncompared={"/docs": "its sweep on the baseline errored"})))
+    unconfirmed, on_main = found(confirmed=False), found(on_baseline=True, confirmed=False)
+    assert not rule.fails(run_of(result("home"), explore=explored(unconfirmed, on_main)))
+    assert not FailRules().fails(run_of(result("home"), explore=explored(found())))  # only with the word
+    assert FailOn.FINDINGS.fails(run_of(result("home"), explore=explored(found())))
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--explore"], "--explore needs --baseline-url (the deployment to compare with)"),
+        (["--fail-on", "findings"], "--fail-on findings needs --explore"),
+        (["--fail-on", "regressions,findings", "--baseline-url", "http://127.0.0.1:8"], "--fail-on findings needs --explore"),
+    ],
+)
+def test_explore_s_flags_are_refused_without_what_they_need(tmp_path: Path, flags: list[str], said: str) -> None:
+    (tmp_path / "qa.yml").write_text("version: 1\ntests:\n  - name: home\n    steps: [{open: /}]\n", encoding="utf-8")
+    done = run_in_process(["run", "qa.yml", "--base-url", "http://127.0.0.1:9", *flags], cwd=tmp_path)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert not (tmp_path / "preview-qa-results").exists()  # refused before anything ran or was written
