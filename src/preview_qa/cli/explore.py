@@ -18,6 +18,7 @@ from preview_qa.cli.options import (
     llm_options,
     out_option,
 )
+from preview_qa.cli.plan import refuse_existing, tell_plan
 from preview_qa.cli.values import UsageError, browser_access, price_given, read_changed_files_to_plan
 from preview_qa.config import RunConfig
 from preview_qa.exits import ExploreEnded
@@ -57,6 +58,12 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
     help="A manifest whose defaults say how to reach and read the app (allowed_domains, secrets, device).",
 )
 @out_option(DEFAULT_EXPLORE_OUT, "the findings (results.json, findings.md) and each run's results")
+@click.option(
+    "--write",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Then draft a starter suite into FILE: each page's drafts that pass on the preview and are not vacuous (LLM).",
+)
+@click.option("--force", is_flag=True, help="With --write: overwrite FILE.")
 @access_options
 @headed_option
 @browser_path_option
@@ -72,6 +79,8 @@ def explore(
     price_per_mtok: str | None,
     manifest: Path | None,
     out: Path,
+    write: Path | None,
+    force: bool,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
     headed: bool,
@@ -80,12 +89,14 @@ def explore(
 ) -> ExploreEnded:
     """Sweep the preview's pages and the baseline's (errors, failed requests, broken links and images, axe-core, a
     screenshot), and report what the preview breaks that the baseline does not, each with a repro test."""
+    from preview_qa.explore import starter
     from preview_qa.explore.explorer import Exploration
     from preview_qa.explore.explorer import explore as run_exploration
     from preview_qa.reporters import explore as outputs
 
     if base_url.rstrip("/") == baseline_url.rstrip("/"):
         raise UsageError("--base-url and --baseline-url are the same deployment: nothing to compare.")
+    refuse_existing(write, force)
     config = RunConfig(
         manifest=manifest or Path("explore.yml"),
         base_url=base_url,
@@ -97,6 +108,8 @@ def explore(
     changed = read_changed_files_to_plan(changed_files, changed_only, "explore", ": the site is explored from its sitemap or /")
     loaded = loader.load(manifest) if manifest else None
     job = Exploration(config, baseline_url, max_pages, pages, loaded, changed, max_charters, max_cost_usd)
+    if write is not None:
+        starter.check(job, os.environ)
     result = run_exploration(job, os.environ)
     outputs.write(result, out, os.environ)
     for f in result.breaks:
@@ -108,4 +121,7 @@ def explore(
     click.echo(
         f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {out / 'findings.md'}"
     )
-    return ExploreEnded(result)
+    suite = starter.draft(job, result.pages, os.environ) if write is not None else None
+    if suite is not None:
+        tell_plan(suite, write, force=force)
+    return ExploreEnded(result, suite)
