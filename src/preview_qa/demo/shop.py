@@ -10,7 +10,20 @@ from typing import Any, ClassVar, cast
 from urllib.parse import parse_qs, urlsplit
 
 from preview_qa.demo import blog, settings
-from preview_qa.demo.pages import BROKEN, HELP, NOT_FOUND, PRODUCT, home, login_form, page, signup_form
+from preview_qa.demo.pages import (
+    BROKEN,
+    HELP,
+    NOT_FOUND,
+    PR_SIGNUP_JS,
+    PR_STOCK_JS,
+    PRODUCT,
+    STOCK_API,
+    home,
+    login_form,
+    page,
+    product,
+    signup_form,
+)
 from preview_qa.demo.server import BackgroundServer, OwnedHTTPServer
 
 DEMO_EMAIL = "demo@acme.test"
@@ -107,11 +120,12 @@ class ShopHandler(BaseHTTPRequestHandler):
         if path == blog.PREFIX or path.startswith(blog.PREFIX + "/"):
             self._send(*blog.reply(self.path, page))
             return True
+        breaks = self.site.breaks  # the PR copy of `demo --explore`
         pages = {
             "/": home(self.site.links),
             "/login": login_form(),
-            "/signup": signup_form(),
-            "/product": PRODUCT,
+            "/signup": signup_form(script=PR_SIGNUP_JS) if breaks else signup_form(),
+            "/product": product(PR_STOCK_JS) if breaks else PRODUCT,
             "/broken": BROKEN,
             "/help": HELP,
         }
@@ -121,6 +135,8 @@ class ShopHandler(BaseHTTPRequestHandler):
             self._serve_dashboard()
         elif path == "/api/cart":
             self._send(500, b'{"error": "cart service unavailable"}', ctype="application/json")
+        elif path == STOCK_API:
+            self._send(500, b'{"error": "stock service unavailable"}', ctype="application/json")
         else:
             return False
         return True
@@ -190,9 +206,10 @@ class DemoShop(BackgroundServer):
         ("/broken", "Checkout"),
     ]
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1", breaks: bool = False) -> None:
+        """`breaks`: the pull request's copy that `demo --explore` explores, which breaks two things (demo/pages.py)."""
         super().__init__(port, host)
-        self.password = password
+        self.password, self.breaks = password, breaks
         self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
