@@ -61,7 +61,7 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
 @click.option(
     "--write",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Then draft a starter suite into FILE: each page's drafts that pass on the preview and are not vacuous (LLM).",
+    help="Then write a starter suite to FILE: each page's drafts that pass and are not vacuous (LLM).",
 )
 @click.option("--force", is_flag=True, help="With --write: overwrite FILE.")
 @access_options

@@ -27,14 +27,11 @@ from preview_qa.results import StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
-    "What exits 1: one base, which failing tests fail the run: failed (a test failed or errored; the default), errored "
-    "(only an errored test), regressions (an errored test, or a failure that does not also fail on --baseline-url) or "
-    "never; then, comma-separated, any of these, each failing the run for passing tests too: healed (the agent healed a "
-    "drifted replay), vacuous (--prove found the test vacuous), visual (it looks different from the default branch: "
-    "expect.visual), unverified (it passed on the agent's word alone), unchecked (no page check of its own held: for "
-    "required checks on pull requests from outside the team), findings (run --explore found a break or a page it could "
-    "not compare). E.g. regressions,visual fails on a regression or a visual change, not on a failure the baseline "
-    "shares. Two bases, or never with another word, are refused."
+    "What exits 1: one base, which failing tests fail the run (failed: a test failed or errored, the default; errored; "
+    "regressions: an errored test, or a failure that does not also fail on --baseline-url; never), then, "
+    "comma-separated, any of healed, vacuous, visual, unverified, unchecked, findings, each failing the run for passing "
+    "tests too (docs/cli.md: What fails the run). E.g. regressions,visual. Two bases, or never with another word, are "
+    "refused."
 )
 
 
@@ -81,9 +78,9 @@ def base_url_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., A
         multiple=True,
         metavar="URL | NAME=URL",
         envvar=env("INPUT_BASE-URL", "PREVIEW_QA_BASE_URL"),
-        help=f"{what} In a monorepo, also NAME=URL for each app with a preview of its own (repeatable; NAME: the "
-        "app's folder, apps/web, or its name, web): its tests (app: NAME) run there, and plan reads its routes there. "
-        "The plain URL may be left out when every test is for an app with a URL.",
+        help=f"{what} In a monorepo, also NAME=URL (repeatable) for each app with a preview of its own (NAME: its "
+        "folder, apps/web, or web): its tests (app: NAME) run there, plan reads its routes there, and the plain URL "
+        "may be left out.",
     )
 
 
