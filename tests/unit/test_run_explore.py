@@ -114,10 +114,17 @@ def test_fail_on_findings_fails_on_a_new_confirmed_finding_or_a_page_not_compare
         (["--explore"], "--explore needs --baseline-url (the deployment to compare with)"),
         (["--fail-on", "findings"], "--fail-on findings needs --explore"),
         (["--fail-on", "regressions,findings", "--baseline-url", "http://127.0.0.1:8"], "--fail-on findings needs --explore"),
+        # the changed page's charter needs the LLM: said before the tests run, not after them (no key in the environment)
+        (
+            ["--explore", "--baseline-url", "http://127.0.0.1:8", "--changed-files", "changed.txt"],
+            "--explore: the changed pages' agent charters need the LLM",
+        ),
     ],
 )
 def test_explore_s_flags_are_refused_without_what_they_need(tmp_path: Path, flags: list[str], said: str) -> None:
-    (tmp_path / "qa.yml").write_text("version: 1\ntests:\n  - name: home\n    steps: [{open: /}]\n", encoding="utf-8")
+    routes = "routes:\n  src/help/**: [/help]\n"
+    (tmp_path / "qa.yml").write_text(f"version: 1\n{routes}tests:\n  - name: home\n    steps: [{{open: /}}]\n", encoding="utf-8")
+    (tmp_path / "changed.txt").write_text("src/help/page.tsx\n", encoding="utf-8")
     done = run_in_process(["run", "qa.yml", "--base-url", "http://127.0.0.1:9", *flags], cwd=tmp_path)
     assert done.returncode == 2 and said in done.stderr, done.stderr
     assert not (tmp_path / "preview-qa-results").exists()  # refused before anything ran or was written

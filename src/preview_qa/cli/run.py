@@ -391,7 +391,7 @@ def _explorer(manifest: Manifest, config: RunConfig, explore: bool) -> app.Explo
         raise UsageError(f"--explore needs {missing}: it compares the preview's pages with the baseline's.")
     from preview_qa.explore.in_run import RunExploration
 
-    return RunExploration(manifest, config)
+    return RunExploration(manifest, config, os.environ)
 
 
 def _baseline_url(url: str | None, base_url: str | None, fail_on: FailRules) -> str | None:

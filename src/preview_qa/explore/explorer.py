@@ -117,6 +117,11 @@ def _changed_pages(job: Exploration) -> tuple[list[str], list[str]]:
     return static, notes
 
 
+def calls_llm(job: Exploration) -> bool:
+    """Whether the exploration runs agent charters (changed pages, and --max-charters not 0): they need the LLM."""
+    return bool(job.max_charters and _changed_pages(job)[0])
+
+
 def _not_compared(run: TestResult | None, side: str) -> str | None:
     """Why a page's sweep on `side` cannot be compared: it errored (the deployment down, a crash) or never ran."""
     if run is None:

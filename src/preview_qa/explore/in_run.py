@@ -4,9 +4,13 @@ pick its tests, never the pages explored."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from preview_qa import providers
 from preview_qa.app import Prepared
 from preview_qa.config import RunConfig
-from preview_qa.explore.explorer import Exploration, explore
+from preview_qa.errors import LLMConfigError
+from preview_qa.explore.explorer import Exploration, calls_llm, explore
 from preview_qa.manifest.models import Manifest
 from preview_qa.reporters.output.files import EXPLORE
 from preview_qa.results import ExploreResult
@@ -15,8 +19,14 @@ from preview_qa.results import ExploreResult
 class RunExploration:
     """app.Explorer: called with what the run prepared (its environment), returns the exploration's result."""
 
-    def __init__(self, manifest: Manifest, config: RunConfig) -> None:
+    def __init__(self, manifest: Manifest, config: RunConfig, env: Mapping[str, str]) -> None:
+        """Refuses, before any test runs, charters (the changed pages') with no API key for the provider."""
         self.manifest, self.config = manifest, config
+        if calls_llm(self.job()):
+            try:
+                providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env)
+            except LLMConfigError as e:
+                raise LLMConfigError(f"--explore: the changed pages' agent charters need the LLM: {e}") from None
 
     def __call__(self, prepared: Prepared) -> ExploreResult:
         return explore(self.job(), prepared.env)
