@@ -128,3 +128,13 @@ def test_explore_s_flags_are_refused_without_what_they_need(tmp_path: Path, flag
     done = run_in_process(["run", "qa.yml", "--base-url", "http://127.0.0.1:9", *flags], cwd=tmp_path)
     assert done.returncode == 2 and said in done.stderr, done.stderr
     assert not (tmp_path / "preview-qa-results").exists()  # refused before anything ran or was written
+
+
+def test_explore_s_console_lines_issue_no_workflow_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A console message with a line break in it once printed `::error::pwned` on a line of its own."""
+    hostile = explored(found(HOSTILE), uncompared={"/y": HOSTILE}, charters={"/z": HOSTILE})
+    monkeypatch.setattr("preview_qa.explore.explorer.explore", lambda job, env: hostile)
+    args = ["explore", "--base-url", "http://127.0.0.1:9", "--baseline-url", "http://127.0.0.1:8", "--out", str(tmp_path)]
+    done = run_in_process([*args, "--max-charters", "0"])
+    assert done.returncode == 1 and "breaks: http_error on /cart" in done.stdout, done.stdout + done.stderr
+    assert not read_log(done.stdout).commands, done.stdout

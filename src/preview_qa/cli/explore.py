@@ -112,15 +112,8 @@ def explore(
         starter.check(job, os.environ)
     result = run_exploration(job, os.environ)
     outputs.write(result, out, os.environ)
-    for f in result.breaks:
-        click.echo(f"breaks: {f.kind.value} on {f.url}: {f.summary}")
-    for page, why in result.uncompared.items():
-        click.echo(f"not compared: {page}: {why}")
-    for page, what in result.charters.items():
-        click.echo(f"charter: {page}: {what}")
-    click.echo(
-        f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {out / 'findings.md'}"
-    )
+    for line in outputs.told(result, out / "findings.md"):  # one line each, inert: no page text issues a command
+        click.echo(line)
     suite = starter.draft(job, result.pages, os.environ) if write is not None else None
     if suite is not None:
         tell_plan(suite, write, force=force)

@@ -38,9 +38,10 @@ def write_files(result: ExploreResult, out: Path) -> str:
 
 
 def told(result: ExploreResult, findings: Path) -> list[str]:
-    """What the console says of an exploration: each break and page not compared on a line of its own, inert (no page
-    text starts a workflow command), then the count and where findings.md is."""
+    """What the console says of an exploration: each break, page not compared and charter's report on a line of its
+    own, inert (no page or LLM text starts a workflow command), then the count and where findings.md is."""
     lines = [f"breaks: {f.kind.value} on {f.url}: {f.summary}" for f in result.breaks]
     lines += [f"not compared: {page}: {why}" for page, why in result.uncompared.items()]
+    lines += [f"charter: {page}: {what}" for page, what in result.charters.items()]
     lines = [inert(one_line(line, 500)) for line in lines]
     return [*lines, f"explore: {len(result.breaks)} new confirmed finding(s) on {len(result.pages)} page(s); see {findings}"]
