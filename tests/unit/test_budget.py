@@ -75,7 +75,7 @@ def test_budget_cache_and_shard_flags_reach_the_run_config(monkeypatch: pytest.M
     manifest = tmp_path / "qa.yml"
     manifest.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None: seen.append(config))
+    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None, explore=None: seen.append(config))
     args = [
         "run",
         str(manifest),

@@ -223,7 +223,7 @@ def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: di
     path = tmp_path / "qa.yml"
     path.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
     seen: list[RunConfig] = []
-    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None: seen.append(config))
+    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None, explore=None: seen.append(config))
     outcome = CliRunner().invoke(cli.main, ["run", str(path), "--base-url", "https://pr-7.example.com/", *args], env=env)
     return outcome, seen[-1] if seen else None
 
