@@ -12,6 +12,7 @@ import yaml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import clean_env, run_args, run_in_process
+from tests.e2e.processes import closed_port
 from tests.site.explore_pair import PairUrls
 
 pytestmark = pytest.mark.e2e
@@ -84,3 +85,16 @@ def test_explore_writes_a_starter_suite_of_the_drafts_that_pass_and_are_not_vacu
     assert again.returncode == 2
     assert f"{suite} already exists; nothing was written (--force overwrites it)" in again.stderr
     assert suite.read_text(encoding="utf-8") == written
+
+
+def test_a_starter_suite_needs_the_llm_and_fails_when_no_draft_could_be_tried(explore_pair: PairUrls, tmp_path: Path) -> None:
+    suite, out = tmp_path / "qa.yml", tmp_path / "explore"
+    args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
+    args += ["--page", "/docs", "--max-pages", "1", "--max-charters", "0", "--write", str(suite)]
+    no_key = run_in_process(args, env=clean_env())
+    assert no_key.returncode == 2, no_key.stderr  # refused before any page is swept
+    assert "OPENAI_API_KEY" in no_key.stderr and not out.exists()
+    down = run_in_process([*args, "--llm-base-url", f"http://127.0.0.1:{closed_port()}", "--api-key", "k"], env=clean_env())
+    assert down.returncode == 1, down.stdout + down.stderr  # /docs breaks nothing: the suite that could not be drafted fails it
+    assert "plan: nothing could be planned: the LLM did not answer" in down.stderr, down.stderr
+    assert not suite.exists()
