@@ -42,3 +42,9 @@ def test_demo_explore_is_off_script_when_it_misses_a_plant_or_raises_another() -
     lines = told(missed, Path("out"))
     assert "demo: explore missed what the PR breaks: the console error 'Signup: the password rules failed to load'" in lines
     assert "demo: explore raised what the demo does not plant: visual on /" in lines
+
+
+def test_demo_explore_runs_no_tests_so_it_takes_no_plan(tmp_path: Path) -> None:
+    both = run_in_process(["demo", "--explore", "--plan", "--out", str(tmp_path)], env=clean_env())
+    assert both.returncode == 2
+    assert "give --plan or --explore, not both" in both.stderr and not (tmp_path / "explore").exists()
