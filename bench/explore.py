@@ -1,7 +1,8 @@
 """The cost of `preview-qa explore` on the fixture pair (tests/site/explore_pair.py, main and a PR): pages a minute for
-the sweeps alone (both sides), the repros' time, the whole job's, and LLM calls (none: no charter runs yet), against
-the anchor of bare Playwright opening the same pages on both sides in one browser. Goal (issue #68): 30 pages of a
-small app on both sides in under 2 minutes. Prints figures; asserts nothing."""
+the sweeps alone (both sides), the repros' time and the whole job's, against the anchor of bare Playwright opening the
+same pages on both sides in one browser; then the two changed pages' agent charters, with a scripted agent over HTTP
+(tests/site/explore_pair.py's CHARTERS): LLM calls a charter and for its repros, and their time. Goal (issue #68): 30
+pages of a small app on both sides in under 2 minutes. Prints figures; asserts nothing."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from playwright.sync_api import sync_playwright
 
 from preview_qa.config import RunConfig
+from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.explore.explorer import Exploration, explore
-from tests.site.explore_pair import serve_pair
+from preview_qa.manifest import loader
+from preview_qa.results import ExploreResult
+from tests.site.explore_pair import CHARTER_ROUTES, CHARTERS, PairUrls, serve_pair
 
 
 def bare(urls: list[str], chromium: str) -> float:
@@ -54,6 +58,36 @@ def main(concurrency: int, chromium: str) -> None:
     print(f"repros, both sides: {repros:.1f} s; the whole exploration: {whole:.1f} s")
     print(f"anchor, bare Playwright opening the same {2 * pages} pages in one browser: {anchor:.1f} s")
     print(f"30 pages a side at the sweeps' pace: {60 / (2 * pages / sweeps * 60) * 60:.0f} s (goal: under 120 s)")
+    with tempfile.TemporaryDirectory() as folder, serve_pair() as urls, ScriptedLLM(CHARTERS) as llm:
+        out = Path(folder) / "out"
+        charted, whole = charters(out, urls, llm.url, concurrency, chromium)
+        took, run = seconds(out, "charter-preview"), json.loads((out / "charter-preview" / "results.json").read_text())
+    n = max(1, len(charted.charters))
+    own = sum(t["usage"]["llm_calls"] for t in run["tests"])
+    print(f"charters: {len(charted.charters)} on the changed pages, {took:.1f} s; the whole exploration: {whole:.1f} s")
+    print(f"LLM calls (the scripted agent's): {own / n:.1f} a charter, {(charted.usage.llm_calls - own) / n:.1f} its repros'")
+    agents = [f for f in charted.findings if f.kind.value == "agent"]
+    print(f"agent findings: {len(agents)} reported, {sum(1 for f in agents if f.confirmed)} confirmed")
+
+
+def charters(out: Path, urls: PairUrls, llm_url: str, concurrency: int, chromium: str) -> tuple[ExploreResult, float]:
+    """The exploration of the two changed pages, whose charters the scripted agent plays."""
+    text = "version: 1\nroutes: " + json.dumps(CHARTER_ROUTES) + "\ntests: [{name: home, steps: [{open: /}]}]\n"
+    manifest = loader.loads(text, "qa.yml")
+    config = RunConfig(
+        manifest=Path("qa.yml"),
+        base_url=urls.pr,
+        out=out,
+        concurrency=concurrency,
+        chromium=chromium,
+        llm_base_url=llm_url,
+        api_key="k",
+        model="scripted",
+    )
+    job = Exploration(config, urls.main, 2, manifest=manifest, changed=["src/search/page.tsx", "src/product/page.tsx"])
+    clock = time.monotonic()
+    result = explore(job, {**os.environ, "PREVIEW_QA_NO_CACHE": "1"})
+    return result, time.monotonic() - clock
 
 
 if __name__ == "__main__":

@@ -16,88 +16,14 @@ import yaml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import clean_env, run_in_process
-from tests.site.explore_pair import ADD_TO_CART, AGENT_ONLY, SEARCH_FOUND, SEARCH_QUERY, PairUrls
+from tests.site.explore_pair import ADD_TO_CART, AGENT_ONLY, BLUE, CART, CHARTER_ROUTES, CHARTERS, MUG, REVIEWS, PairUrls
 
 pytestmark = pytest.mark.e2e
-
-MUG = f"searching '{SEARCH_QUERY}' finds nothing"
-CART = "one click on 'Add to cart' shows Cart: 0"
-BLUE = "searching 'blue' finds nothing"  # false: both sides find "Blue mug"
-REVIEWS = "the product page shows no reviews"  # neither side has reviews: not the PR's doing
-
-
-def found(summary: str, steps: list[str], text: list[str]) -> dict[str, Any]:
-    return {"summary": summary, "steps": steps, "expect_text": text, "expect_url": "", "expect_elements": []}
-
-
-def search(query: str) -> dict[str, Any]:
-    return {
-        "name": f"search {query}",
-        "match": f"Search for {query}",
-        "turns": [
-            {"actions": [{"input": {"element": "q", "text": query}}]},
-            {"actions": [{"click": {"element": "submit"}}]},
-            {"done": {"status": "pass", "reason": f"searched for {query}"}},
-        ],
-    }
-
-
-SCENARIOS = [
-    {
-        "name": "charter /search",
-        "match": "Use the page /search as",
-        "turns": [
-            {"actions": [{"input": {"element": "q", "text": SEARCH_QUERY}}]},
-            {"actions": [{"click": {"element": "submit"}}]},
-            {
-                "done": {
-                    "status": "pass",
-                    "reason": "tried the search",
-                    "data": {
-                        "findings": [
-                            found(MUG, [f"Search for {SEARCH_QUERY}"], [SEARCH_FOUND]),
-                            found(BLUE, ["Search for blue"], [SEARCH_FOUND]),
-                        ]
-                    },
-                }
-            },
-        ],
-    },
-    {
-        "name": "charter /products/1",
-        "match": "Use the page /products/1 as",
-        "turns": [
-            {"actions": [{"click": {"element": ADD_TO_CART}}]},
-            {
-                "done": {
-                    "status": "pass",
-                    "reason": "added the anvil",
-                    "data": {
-                        "findings": [
-                            found(CART, [f"Click {ADD_TO_CART} once"], ["Cart: 1"]),
-                            found(REVIEWS, [], ["Customer reviews"]),
-                        ]
-                    },
-                }
-            },
-        ],
-    },
-    search(SEARCH_QUERY),
-    search("blue"),
-    {
-        "name": "add to cart",
-        "match": f"Click {ADD_TO_CART} once",
-        "turns": [
-            {"actions": [{"click": {"element": ADD_TO_CART}}]},
-            {"done": {"status": "pass", "reason": "clicked it once"}},
-        ],
-    },
-]
 
 
 @pytest.fixture(scope="module")
 def llm() -> Iterator[ScriptedLLM]:
-    server = ScriptedLLM(SCENARIOS)
+    server = ScriptedLLM(CHARTERS)
     server.start()
     yield server
     server.stop()
@@ -113,9 +39,8 @@ def explored(
 ) -> tuple[int, dict[str, Any], Path]:
     folder = tmp_path_factory.mktemp("charters")
     manifest, changed, out = folder / "qa.yml", folder / "changed.txt", folder / "out"
-    routes = {"src/search/**": ["/search"], "src/product/**": ["/products/1"]}
     tests = [{"name": "home", "steps": [{"open": "/"}]}]
-    manifest.write_text(yaml.safe_dump({"version": 1, "routes": routes, "tests": tests}), encoding="utf-8")
+    manifest.write_text(yaml.safe_dump({"version": 1, "routes": CHARTER_ROUTES, "tests": tests}), encoding="utf-8")
     changed.write_text("src/search/page.tsx\nsrc/product/page.tsx\n", encoding="utf-8")
     args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
     args += ["--manifest", str(manifest), "--changed-files", str(changed), "--max-pages", "2", *llm_flags(llm)]

@@ -13,7 +13,7 @@ import html
 import json
 import uuid
 from collections.abc import Iterator
-from typing import Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast
 from urllib.parse import parse_qs, urlsplit
 
 from preview_qa.demo.pages import NOT_FOUND, page
@@ -301,3 +301,83 @@ def serve_pair() -> Iterator[PairUrls]:
     """Both sides, each on a free port of 127.0.0.1, until the block ends."""
     with ExploreSite(MAIN) as main, ExploreSite(PR) as pr:
         yield PairUrls(main.url, pr.url)
+
+
+# What a scripted charter agent reports (tests/e2e/test_explore_charters.py, bench/explore.py): AGENT_ONLY's two bugs,
+# a claim that holds on neither side, and one main shares
+MUG = f"searching '{SEARCH_QUERY}' finds nothing"
+CART = "one click on 'Add to cart' shows Cart: 0"
+BLUE = "searching 'blue' finds nothing"  # false: both sides find "Blue mug"
+REVIEWS = "the product page shows no reviews"  # neither side has reviews: not the PR's doing
+
+
+def _found(summary: str, steps: list[str], text: list[str]) -> dict[str, Any]:
+    return {"summary": summary, "steps": steps, "expect_text": text, "expect_url": "", "expect_elements": []}
+
+
+def _search_turns(query: str) -> dict[str, Any]:
+    return {
+        "name": f"search {query}",
+        "match": f"Search for {query}",
+        "turns": [
+            {"actions": [{"input": {"element": "q", "text": query}}]},
+            {"actions": [{"click": {"element": "submit"}}]},
+            {"done": {"status": "pass", "reason": f"searched for {query}"}},
+        ],
+    }
+
+
+CHARTERS = [  # the scripted agent of explore's charters on /search and /products/1, and of their repros' steps
+    {
+        "name": "charter /search",
+        "match": "Use the page /search as",
+        "turns": [
+            {"actions": [{"input": {"element": "q", "text": SEARCH_QUERY}}]},
+            {"actions": [{"click": {"element": "submit"}}]},
+            {
+                "done": {
+                    "status": "pass",
+                    "reason": "tried the search",
+                    "data": {
+                        "findings": [
+                            _found(MUG, [f"Search for {SEARCH_QUERY}"], [SEARCH_FOUND]),
+                            _found(BLUE, ["Search for blue"], [SEARCH_FOUND]),
+                        ]
+                    },
+                }
+            },
+        ],
+    },
+    {
+        "name": "charter /products/1",
+        "match": "Use the page /products/1 as",
+        "turns": [
+            {"actions": [{"click": {"element": ADD_TO_CART}}]},
+            {
+                "done": {
+                    "status": "pass",
+                    "reason": "added the anvil",
+                    "data": {
+                        "findings": [
+                            _found(CART, [f"Click {ADD_TO_CART} once"], ["Cart: 1"]),
+                            _found(REVIEWS, [], ["Customer reviews"]),
+                        ]
+                    },
+                }
+            },
+        ],
+    },
+    _search_turns(SEARCH_QUERY),
+    _search_turns("blue"),
+    {
+        "name": "add to cart",
+        "match": f"Click {ADD_TO_CART} once",
+        "turns": [
+            {"actions": [{"click": {"element": ADD_TO_CART}}]},
+            {"done": {"status": "pass", "reason": "clicked it once"}},
+        ],
+    },
+]
+
+
+CHARTER_ROUTES = {"src/search/**": ["/search"], "src/product/**": ["/products/1"]}  # a manifest's routes: to chart
