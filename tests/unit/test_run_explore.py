@@ -6,17 +6,21 @@ finding or a page not compared; and the flags it needs, refused with a usage err
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
 import pytest
 
-from preview_qa.config import FailOn, FailRules
+from preview_qa import app
+from preview_qa.config import FailOn, FailRules, RunConfig
 from preview_qa.events import ExploreFinished, RunFinished
+from preview_qa.manifest import loader
 from preview_qa.reporters import explore as outputs
 from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.reporter import COMMENT_FILE, COMMENT_LIMIT, SUMMARY_LIMIT, GitHubReporter
 from preview_qa.results import ExploreResult, Finding, FindingKind
 from preview_qa.secrets.redact import Redactor
+from preview_qa.secrets.safe_stderr import SafeStderr, install_safe_stderr
 from tests.builders import result, run_of
 from tests.conftest import run_in_process
 from tests.fakes.github import read_log, rendered, visible
@@ -138,3 +142,22 @@ def test_explore_s_console_lines_issue_no_workflow_command(monkeypatch: pytest.M
     done = run_in_process([*args, "--max-charters", "0"])
     assert done.returncode == 1 and "breaks: http_error on /cart" in done.stdout, done.stdout + done.stderr
     assert not read_log(done.stdout).commands, done.stdout
+
+
+def test_after_the_exploration_the_run_s_stderr_redacts_the_run_s_secrets_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The exploration's own runs each install their redactor, which knows no GITHUB_* variable (their environment has
+    none): the run's, which knows the GitHub token, is back before the reporters finish."""
+    monkeypatch.setattr(sys, "stderr", sys.stderr)  # put back after the test, whatever the run wrapped it in
+    token = "ghs_outerRunToken0123456789abcdef"
+    manifest = loader.loads("version: 1\ntests:\n  - name: later\n    skip: not yet\n    steps: [{open: /}]\n", "qa.yml")
+    config = RunConfig(manifest=Path("qa.yml"), base_url="http://127.0.0.1:9", out=tmp_path, cache=None)
+
+    def exploration(prepared: app.Prepared) -> ExploreResult:
+        install_safe_stderr(Redactor.of_tests({}))  # as each nested app.execute does
+        return explored()
+
+    run = app.execute(manifest, config, {"GITHUB_TOKEN": token}, explore=exploration)
+    assert run.explore is not None and isinstance(sys.stderr, SafeStderr)
+    assert sys.stderr.redactor.find(f"token {token}") is not None  # the run's redactor knows its token again
