@@ -18,7 +18,7 @@ from preview_qa.manifest import loader
 from preview_qa.reporters import explore as outputs
 from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.reporter import COMMENT_FILE, COMMENT_LIMIT, SUMMARY_LIMIT, GitHubReporter
-from preview_qa.results import ExploreResult, Finding, FindingKind
+from preview_qa.results import ExploreResult, Finding, FindingKind, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.safe_stderr import SafeStderr, install_safe_stderr
 from tests.builders import result, run_of
@@ -73,6 +73,12 @@ def test_a_long_list_is_cut_with_a_note_of_how_many_are_left_out() -> None:
     assert explore_markdown(result).count("<summary>repro</summary>") == 400  # findings.md has every one
 
 
+def test_the_section_says_what_the_charters_cost() -> None:
+    spent = Usage(llm_calls=7, total_tokens=9000, cost_usd=0.0123)
+    assert "in 0 s, 7 LLM call(s), $0.0123." in explore_markdown(explored(usage=spent))
+    assert "in 0 s." in explore_markdown(explored())  # sweeps alone: no LLM call to tell
+
+
 def test_a_cut_inside_a_fold_closes_it() -> None:
     text = explore_markdown(explored(*(found(f"error {n} " + "y" * 250, on_baseline=True) for n in range(200))), 10_000)
     assert text.count("<details>") == text.count("</details>") == 1 and "more finding(s) in the artifacts" in text
@@ -118,6 +124,7 @@ def test_fail_on_findings_fails_on_a_new_confirmed_finding_or_a_page_not_compare
         (["--explore"], "--explore needs --baseline-url (the deployment to compare with)"),
         (["--fail-on", "findings"], "--fail-on findings needs --explore"),
         (["--fail-on", "regressions,findings", "--baseline-url", "http://127.0.0.1:8"], "--fail-on findings needs --explore"),
+        (["--explore", "--baseline-url", "http://127.0.0.1:8", "--shard", "1/2"], "--explore with --shard would explore once"),
         # the changed page's charter needs the LLM: said before the tests run, not after them (no key in the environment)
         (
             ["--explore", "--baseline-url", "http://127.0.0.1:8", "--changed-files", "changed.txt"],

@@ -389,6 +389,8 @@ def _explorer(manifest: Manifest, config: RunConfig, explore: bool) -> app.Explo
     if config.baseline_url is None or config.base_url is None:
         missing = "--baseline-url (the deployment to compare with)" if config.base_url else "a plain --base-url"
         raise UsageError(f"--explore needs {missing}: it compares the preview's pages with the baseline's.")
+    if config.shard is not None:  # every shard would explore the same pages, and `merge` keeps no exploration
+        raise UsageError("--explore with --shard would explore once per shard: run `preview-qa explore` in a job of its own.")
     from preview_qa.explore.in_run import RunExploration
 
     return RunExploration(manifest, config, os.environ)

@@ -48,10 +48,12 @@ def explore_markdown(
 def _items(result: ExploreResult, heading: str) -> list[tuple[str, str]]:
     """The section's blocks in order, each with what it is: a finding, a page not compared, a fold's start or end."""
     grouped = Grouped.of(result)
-    n = len(grouped.breaks)
+    n, usage = len(grouped.breaks), result.usage
+    cost = f", ${usage.cost_usd:.4f}" if usage.cost_usd is not None else ""
+    spent = f", {usage.llm_calls} LLM call(s){cost}" if usage.llm_calls else ""  # the charters' and their repros'
     items = [
         (f"{heading} This PR breaks {n} thing{'' if n == 1 else 's'}\n\n", "head"),
-        (f"Explored {len(result.pages)} page(s) on the preview and the baseline in {result.duration_s:g} s.\n\n", "head"),
+        (f"Explored {len(result.pages)} page(s) on the preview and the baseline in {result.duration_s:g} s{spent}.\n\n", "head"),
     ]
     for same in grouped.breaks:  # one fault on many pages (a shared template): one line, one repro
         f, more = same[0], len(same) - 1
