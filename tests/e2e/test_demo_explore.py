@@ -25,7 +25,7 @@ def test_demo_explore_finds_the_two_things_its_pr_breaks_and_nothing_else_new(tm
     assert all(f["confirmed"] for f in result["findings"] if not f["on_baseline"])
     on_main = {(f["kind"], f["url"]) for f in result["findings"] if f["on_baseline"]}
     assert ("console_error", "/broken") in on_main  # the checkout's own bugs: main has them too
-    assert "demo: the PR breaks http_error on /product: GET /api/stock answered 500" in demo.stdout
+    assert "breaks: http_error on /product: GET /api/stock answered 500" in demo.stdout
     assert "demo: explore found both things the PR breaks" in demo.stdout
     assert (tmp_path / "explore" / "findings.md").read_text(encoding="utf-8").startswith("## This PR breaks 2 things")
 

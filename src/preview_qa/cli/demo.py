@@ -46,6 +46,6 @@ def _explore(out: Path, flags: RunFlags, plan: bool) -> ExploreEnded:
         raise UsageError("--explore runs no tests and drafts none: give --plan or --explore, not both.")
     result = exploring.explore_demo(out, flags.headless, flags.chromium, os.environ)
     outputs.write(result, out, os.environ)
-    for line in exploring.told(result, out):
+    for line in [*outputs.told(result, out / "findings.md"), *exploring.told(result, out)]:
         click.echo(line)
     return ExploreEnded(result, fails=exploring.off_script)

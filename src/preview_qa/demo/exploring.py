@@ -33,12 +33,10 @@ def off_script(result: ExploreResult) -> bool:
 
 
 def told(result: ExploreResult, out: Path) -> list[str]:
-    """What the demo says once explored: each thing the PR breaks, what main has too, and whether that is the plan."""
-    lines = [f"demo: the PR breaks {f.kind.value} on {f.url}: {f.summary}" for f in result.breaks]
+    """What the demo says after explore's own lines (each break, each page not compared): what main has too, and
+    whether what the PR breaks is what the demo plants."""
     on_main = sorted({f"{f.kind.value} on {f.url}" for f in result.findings if f.on_baseline})
-    if on_main:
-        lines.append(f"demo: also on main, so not the PR's doing: {', '.join(on_main)}")
-    lines += [f"demo: {page} could not be compared: {why}" for page, why in result.uncompared.items()]
+    lines = [f"demo: also on main, so not the PR's doing: {', '.join(on_main)}"] if on_main else []
     if not off_script(result):
         lines.append(
             f"demo: explore found both things the PR breaks ({'; '.join(PLANTED.values())}), each confirmed by its "
