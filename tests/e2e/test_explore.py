@@ -13,7 +13,7 @@ import yaml
 
 from tests.conftest import clean_env, run_in_process
 from tests.e2e.processes import closed_port
-from tests.site.explore_pair import ALSO_ON_PR, CLEAN, ON_BOTH, PR_ONLY, PairUrls
+from tests.site.explore_pair import ACCOUNT, ACCOUNT_ERROR, ALSO_ON_PR, CLEAN, ON_BOTH, PR_ONLY, PairUrls
 
 pytestmark = pytest.mark.e2e
 
@@ -101,3 +101,32 @@ def test_a_baseline_that_does_not_answer_is_never_nothing_broken(explore_pair: P
     assert result["findings"] == [] and "/docs" in result["uncompared"], result
     assert "its sweep on the baseline errored: preview unreachable" in result["uncompared"]["/docs"]
     assert "could not be compared" in (out / "findings.md").read_text(encoding="utf-8")
+
+
+def test_a_saved_login_explores_the_pages_behind_it(explore_pair: PairUrls, tmp_path: Path) -> None:
+    """--use-state: the manifest's login test runs first on each side, and every page starts signed in; the repro
+    signs in the same way. Signed out, /account leads to the login page, whose sweep sees nothing."""
+    login = {
+        "name": "log in",
+        "secrets": {"pw": "SHOP_PASSWORD"},
+        "save_state": "shopper",
+        "steps": [
+            {"open": "/login"},
+            {"fill": {"label": "Email", "value": "demo@acme.test"}},
+            {"fill": {"label": "Password", "value": "<secret>pw</secret>"}},
+            {"click": {"role": "button", "name": "Log in"}},
+        ],
+        "expect": {"url": "/dashboard"},
+    }
+    manifest = tmp_path / "qa.yml"
+    manifest.write_text(yaml.safe_dump({"version": 1, "tests": [login]}, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["explore", "--base-url", explore_pair.pr, "--baseline-url", explore_pair.main, "--out", str(out)]
+    args += ["--manifest", str(manifest), "--use-state", "shopper", "--page", ACCOUNT, "--max-pages", "1"]
+    proc = run_in_process(args, env=clean_env(SHOP_PASSWORD="demo-pass-123"))
+    result = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    (found,) = [f for f in result["findings"] if f["url"] == ACCOUNT]
+    assert proc.returncode == 1 and found["confirmed"] and found["summary"] == ACCOUNT_ERROR, result
+    assert found["repro"]["use_state"] == "shopper" and "demo-pass-123" not in (out / "sweeps.yml").read_text()
+    refused = run_in_process([*args[:-6], "--use-state", "nobody", "--page", ACCOUNT], env=clean_env())
+    assert refused.returncode == 2 and "--use-state nobody: no test of the --manifest saves it" in refused.stderr

@@ -4,7 +4,7 @@ page each) and two that only someone using the page finds (AGENT_ONLY); both sid
 pages have nothing wrong on either side. Each plant is a thing a real PR does: a renamed global, an API that now
 fails, a link to a page that was never there, an asset renamed without its users, a label unbound, a restyled block,
 a logged error, a `startswith` for a `contains`, a count shown before it is incremented. Both sides serve
-/sitemap.xml listing PAGES."""
+/sitemap.xml listing PAGES; /account, behind the demo shop's login, logs an error on pr that only a signed-in sweep sees."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ CLEAN = ("/", "/docs", "/products/1", "/search")
 SEARCH_QUERY, SEARCH_FOUND, SEARCH_NONE = "mug", "Blue mug", "No results"
 ADD_TO_CART, CART_COUNT = "Add to cart", "cart-count"  # the button's name, the id of the count it updates
 HELP_ERROR = "Help: the search index failed to load"
+ACCOUNT, ACCOUNT_ERROR = "/account", "Account: the saved addresses failed to load"  # behind the login, pr only
 TEAM_ERROR = "Team roster failed to load (request id {id}, after {ms} ms)"  # the text as shown, {id} and {ms} filled in
 ORDERS_API, PRODUCT_IMAGE, BLOG_IMAGE = "/api/orders", "/img/anvil.svg", "/img/blog-hero.png"
 BLUE, RED = "#2563eb", "#dc2626"  # the pricing banner on main, on pr
@@ -226,6 +227,12 @@ def _search(side: Side, query: str) -> Page:
     return "Search - Acme", body, ""
 
 
+def _account(side: Side) -> Page:
+    # behind the login (not in the sitemap): pr logs an error only a signed-in user's page shows
+    script = f"console.error({json.dumps(ACCOUNT_ERROR)});" if side == PR else ""
+    return "Account - Acme", f"<h1>Your account</h1>{_HOME_LINK}<p>Signed in.</p>", script
+
+
 def _page(side: Side, path: str, query: str) -> Page | None:
     pages = {
         "/": _home,
@@ -272,12 +279,21 @@ def reply(side: Side, url: str, base_url: str) -> tuple[int, bytes, str]:
 class _Handler(ShopHandler):
     def get(self, path: str) -> bool:
         site = cast("ExploreSite", self.site)
+        if path == "/login":  # the demo shop's (demo@acme.test and the shop's password), which redirects to /dashboard
+            return super().get(path)
+        if path == ACCOUNT:
+            if not self._signed_in():
+                self._redirect("/login")
+                return True
+            title, body, script = _account(site.side)
+            self._send(200, page(title, body, script=script))
+            return True
         status, body, ctype = reply(site.side, self.path, site.url)
         self._send(status, body, ctype=ctype)
         return True
 
     def post(self, path: str) -> bool:
-        return False  # no form posts: the contact and search forms are GETs
+        return path == "/login" and super().post(path)  # the contact and search forms are GETs
 
 
 class ExploreSite(DemoShop):

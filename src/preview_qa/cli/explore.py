@@ -57,6 +57,11 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A manifest whose defaults say how to reach and read the app (allowed_domains, secrets, device).",
 )
+@click.option(
+    "--use-state",
+    metavar="NAME",
+    help="Explore signed in: every page starts from the login the --manifest's test with save_state NAME makes.",
+)
 @out_option(DEFAULT_EXPLORE_OUT, "the findings (results.json, findings.md) and each run's results")
 @click.option(
     "--write",
@@ -78,6 +83,7 @@ def explore(
     max_cost_usd: float | None,
     price_per_mtok: str | None,
     manifest: Path | None,
+    use_state: str | None,
     out: Path,
     write: Path | None,
     force: bool,
@@ -107,7 +113,9 @@ def explore(
     )
     changed = read_changed_files_to_plan(changed_files, changed_only, "explore", ": the site is explored from its sitemap or /")
     loaded = loader.load(manifest) if manifest else None
-    job = Exploration(config, baseline_url, max_pages, pages, loaded, changed, max_charters, max_cost_usd)
+    if use_state and loaded is None:
+        raise UsageError(f"--use-state {use_state} needs the --manifest whose test saves that login (save_state).")
+    job = Exploration(config, baseline_url, max_pages, pages, loaded, changed, max_charters, max_cost_usd, use_state)
     if write is not None:
         starter.check(job, os.environ)
     result = run_exploration(job, os.environ)

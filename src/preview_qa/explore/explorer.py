@@ -17,7 +17,7 @@ import yaml
 
 from preview_qa import app, providers
 from preview_qa.config import RunConfig
-from preview_qa.errors import LLMConfigError, UnpricedBudgetError
+from preview_qa.errors import LLMConfigError, SelectionError, UnpricedBudgetError
 from preview_qa.explore.charters import CHARTER, charter, reported
 from preview_qa.explore.pages import discover
 from preview_qa.manifest import loader
@@ -51,6 +51,7 @@ class Exploration:
     changed: list[str] | None = None  # the PR's changed files: their routes are explored first
     max_charters: int = 5  # the changed pages an agent uses as a user would
     max_cost_usd: float | None = None  # the whole exploration's: its charters and their repros
+    use_state: str | None = None  # every page as the user the manifest's test of that save_state signs in
 
 
 def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
@@ -63,6 +64,7 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
         model = providers.default_model(config.provider, config.model)
         if find_price(config.provider, model, config.price_per_mtok) is None:
             raise UnpricedBudgetError(unpriced("--max-cost-usd", config.provider, model))
+    _logins(job)  # a saved login no test of the manifest makes is refused before any page is swept
     started, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.monotonic()
     out = config.out
     assert config.base_url is not None
@@ -98,6 +100,9 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
         new += [looks] if looks else []
     new += _charters(job, result, [p for p in changed if p in pages], quiet)
     result.findings += _confirmed(new, job, result, quiet)
+    if job.use_state:  # each repro signs in as its run did: pasted beside the test that saves the login, it runs
+        for f in result.findings:
+            f.repro = _signed_in(f.repro, job.use_state)
     result.duration_s = round(time.monotonic() - clock, 2)
     return result
 
@@ -198,12 +203,32 @@ def _on_side(
 
 def _manifest(job: Exploration, tests: list[dict[str, Any]], result: ExploreResult, name: str) -> Manifest:
     """The tests as a manifest, with the user's defaults that say how to reach and read the app (not its checks, tasks
-    or saved logins)."""
+    or saved logins) and, with --use-state, the user's tests that sign in, each test starting from that login."""
     kept = ("allowed_domains", "secrets", "device", "viewport", "locale", "timezone", "color_scheme", "dialogs", "timeout")
     defaults = job.manifest.defaults.model_dump(mode="json", exclude_defaults=True, include=set(kept)) if job.manifest else {}
+    if job.use_state:
+        tests = [*_logins(job), *(_signed_in(t, job.use_state) for t in tests)]
     text = yaml.safe_dump({"version": 1, **({"defaults": defaults} if defaults else {}), "tests": tests}, sort_keys=False)
     result.manifests[name] = text
     return loader.loads(text, str(job.config.out / name))
+
+
+def _logins(job: Exploration) -> list[dict[str, Any]]:
+    """The manifest's tests that make the saved login (--use-state: the test whose save_state it is, and those it starts
+    from in turn), as written, first to run."""
+    chain: list[dict[str, Any]] = []
+    name = job.use_state
+    while name is not None:
+        maker = next((t for t in job.manifest.tests if t.save_state == name), None) if job.manifest else None
+        if maker is None or len(chain) > len(job.manifest.tests if job.manifest else []):
+            raise SelectionError(f"--use-state {job.use_state}: no test of the --manifest saves it (save_state: {name})")
+        chain.insert(0, job.manifest.as_written(maker) if job.manifest else {})
+        name = maker.use_state
+    return chain
+
+
+def _signed_in(test: dict[str, Any], state: str) -> dict[str, Any]:
+    return {"name": test["name"], "use_state": state, **{k: v for k, v in test.items() if k != "name"}}
 
 
 def _visual(page: str, out: Path, runs: str, preview: TestResult | None, baseline: TestResult | None) -> Seen | None:
