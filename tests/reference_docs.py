@@ -17,10 +17,11 @@ ACTION_PAGE = ROOT / "docs" / "github-actions.md"
 
 def cli_reference() -> str:
     """Each command: its usage, what it does, and a row per flag (its help as `--help` prints it, and the variables
-    it falls back to)."""
+    it falls back to); a flag said the same way by an earlier command points there."""
     from preview_qa.cli import main
 
     out: list[str] = []
+    said_by: dict[str, str] = {}  # a flag's row -> the first command that has it
     with click.Context(main, info_name="preview-qa") as group:
         for name in sorted(main.commands):
             command = main.commands[name]
@@ -35,7 +36,9 @@ def cli_reference() -> str:
                     flag, said = record
                     envvars = [] if isinstance(param, click.Option) and param.hidden else _envvars(param)
                     also = f" Environment: {', '.join(f'`{v}`' for v in envvars)}." if envvars else ""
-                    out.append(f"| `{_cell(flag)}` | {_cell(' '.join(said.split()))}{also} |")
+                    row = f"{_cell(' '.join(said.split()))}{also}"
+                    first = said_by.setdefault(f"{flag} {row}", name)
+                    out.append(f"| `{_cell(flag)}` | {row if first == name else f'As in [{first}](#preview-qa-{first}).'} |")
                 out.append("")
     return "\n".join(out)
 
