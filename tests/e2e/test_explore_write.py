@@ -94,6 +94,8 @@ def test_a_starter_suite_needs_the_llm_and_fails_when_no_draft_could_be_tried(ex
     no_key = run_in_process(args, env=clean_env())
     assert no_key.returncode == 2, no_key.stderr  # refused before any page is swept
     assert "OPENAI_API_KEY" in no_key.stderr and not out.exists()
+    unpriced = run_in_process([*args, "--api-key", "k", "--model", "scripted", "--max-cost-usd", "1"], env=clean_env())
+    assert unpriced.returncode == 2 and "--max-cost-usd cannot be enforced" in unpriced.stderr and not out.exists()
     down = run_in_process([*args, "--llm-base-url", f"http://127.0.0.1:{closed_port()}", "--api-key", "k"], env=clean_env())
     assert down.returncode == 1, down.stdout + down.stderr  # /docs breaks nothing: the suite that could not be drafted fails it
     assert "plan: nothing could be planned: the LLM did not answer" in down.stderr, down.stderr

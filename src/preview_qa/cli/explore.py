@@ -48,7 +48,9 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
     help="Changed pages an agent uses as a user would, reporting what is broken; 0: sweeps alone, no LLM.",
 )
 @click.option(
-    "--max-cost-usd", type=click.FloatRange(0, min_open=True), help="The most the charters and their repros may cost, in USD."
+    "--max-cost-usd",
+    type=click.FloatRange(0, min_open=True),
+    help="The most the charters, their repros and --write's drafts may cost, in USD.",
 )
 @click.option("--price-per-mtok", metavar="IN,OUT", help="The model's price in USD per million input and output tokens.")
 @llm_options
@@ -122,7 +124,7 @@ def explore(
     outputs.write(result, out, os.environ)
     for line in outputs.told(result, out / "findings.md"):  # one line each, inert: no page text issues a command
         click.echo(line)
-    suite = starter.draft(job, result.pages, os.environ) if write is not None else None
+    suite = starter.draft(job, result.pages, os.environ, result.usage.cost_usd) if write is not None else None
     if suite is not None:
         tell_plan(suite, write, force=force)
     return ExploreEnded(result, suite)

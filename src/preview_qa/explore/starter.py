@@ -16,16 +16,30 @@ from preview_qa.results import PlanSummary
 
 
 def check(job: Exploration, env: Mapping[str, str]) -> None:
-    """Drafting needs the LLM: no key is refused (exit 2) before any page is swept."""
+    """Drafting needs the LLM: no key, or a budget on a model of unknown price, is refused (exit 2) before any page is
+    swept."""
     config = job.config
     providers.resolve(config.provider, config.model, config.api_key, config.llm_base_url, env, key_needed=True)
+    if job.max_cost_usd is not None:
+        Planner(Manifest.model_construct(version=1, tests=[]), config, _options([], job.max_cost_usd))
 
 
-def draft(job: Exploration, pages: list[str], env: Mapping[str, str]) -> PlanSummary:
-    """Drafts for each page (its path: one query of it was explored), tried on the preview and proven. The user's
-    manifest (--manifest) lends its defaults, its saved login and its tests: a page a test covers is not drafted for."""
+def draft(job: Exploration, pages: list[str], env: Mapping[str, str], spent: float | None = None) -> PlanSummary:
+    """Drafts for each page (its path: one query of it was explored), tried on the preview and proven, within what
+    the exploration (`spent`) left of --max-cost-usd. The user's manifest (--manifest) lends its defaults, its saved
+    login and its tests: a page a test covers is not drafted for."""
     manifest = job.manifest or Manifest.model_construct(version=1, tests=[])  # no test yet: every page is drafted for
     config = dataclasses.replace(job.config, prove=True)
     routes = list(dict.fromkeys(urlsplit(page).path or "/" for page in pages))
-    options = PlanOptions(routes=routes, drafted_by="preview-qa explore --write", given="a page explore swept")
-    return app.plan_only(manifest, config, env, Planner(manifest, config, options))
+    left = None if job.max_cost_usd is None else max(job.max_cost_usd - (spent or 0.0), 1e-9)
+    return app.plan_only(manifest, config, env, Planner(manifest, config, _options(routes, left)))
+
+
+def _options(routes: list[str], budget: float | None) -> PlanOptions:
+    return PlanOptions(
+        routes=routes,
+        max_cost_usd=budget,
+        budget_flag="--max-cost-usd",
+        drafted_by="preview-qa explore --write",
+        given="a page explore swept",
+    )
