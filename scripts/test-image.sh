@@ -175,6 +175,13 @@ demo() {  # bounded: a run that never exits is a failure, not a hung CI
 }
 check "preview-qa demo --plan passes in the image as uid $runner_uid" demo
 check "demo --plan wrote plan.yml" test -s "$work/demo/results/plan.yml"
+explore_demo() {  # the demo shop twice, main and a PR that breaks two things: both found, nothing else new (exit 0)
+  "${podman[@]}" run --rm --timeout 600 --network host "${ulimits[@]}" --user "$runner_uid:$runner_gid" \
+    --volume "$work/demo:$work/demo" --workdir "$work/demo" "$image" demo --explore --out "$work/demo/explored" \
+    > "$work/demo-explore.log" 2>&1 || { tail -n 30 "$work/demo-explore.log" >&2; return 1; }
+}
+check "preview-qa demo --explore finds the two things its PR breaks, in the image" explore_demo
+check "demo --explore wrote its findings" test -s "$work/demo/explored/explore/findings.md"
 check "the demo's files are owned by uid $runner_uid" owned_by_runner "$work/demo"
 say "demo: $((SECONDS - demo_started)) s"
 
