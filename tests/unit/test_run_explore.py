@@ -18,6 +18,7 @@ from preview_qa.manifest import loader
 from preview_qa.reporters import explore as outputs
 from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.reporter import COMMENT_FILE, COMMENT_LIMIT, SUMMARY_LIMIT, GitHubReporter
+from preview_qa.reporters.html import HtmlReporter
 from preview_qa.results import ExploreResult, Finding, FindingKind, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.safe_stderr import SafeStderr, install_safe_stderr
@@ -31,14 +32,8 @@ HOSTILE = "@someone <img src=x> [click](http://evil) ](http://evil) ::error::pwn
 def found(summary: str = "GET /api/cart answered 500", page: str = "/cart", **kw: object) -> Finding:
     fields = {"on_baseline": False, "confirmed": True, "reason": "its repro fails on the preview and passes on the baseline"}
     test = {"name": f"{page} has no failed request", "steps": [{"open": page}], "expect": {"requests": {"failed": "none"}}}
-    return Finding(
-        kind=FindingKind.HTTP_ERROR,
-        url=page,
-        summary=summary,
-        evidence={"message": summary, "screenshot": "sweep-preview/tests/x/final.png"},
-        repro=test,
-        **{**fields, **kw},
-    )
+    fields |= {"evidence": {"message": summary, "screenshot": "sweep-preview/tests/x/final.png"}, "repro": test}
+    return Finding(kind=FindingKind.HTTP_ERROR, url=page, summary=summary, **{**fields, **kw})
 
 
 def explored(*findings: Finding, **kw: object) -> ExploreResult:
@@ -168,3 +163,12 @@ def test_after_the_exploration_the_run_s_stderr_redacts_the_run_s_secrets_again(
     run = app.execute(manifest, config, {"GITHUB_TOKEN": token}, explore=exploration)
     assert run.explore is not None and isinstance(sys.stderr, SafeStderr)
     assert sys.stderr.redactor.find(f"token {token}") is not None  # the run's redactor knows its token again
+
+
+def test_report_html_has_the_section_with_page_text_escaped(tmp_path: Path) -> None:
+    hostile = found("<script>alert(1)</script>", evidence={"target": "<b>t</b>"}, repro={"name": "<img src=x>", "steps": []})
+    page = HtmlReporter(tmp_path).render(run_of(result("home"), explore=explored(hostile)))
+    section = page.split('<section id="explore">', 1)[1].split("</section>", 1)[0]
+    assert "<h2>This PR breaks 1 thing</h2>" in section and "<summary>repro</summary>" in section
+    assert "<script>" not in section and "<b>" not in section and "<img" not in section
+    assert "&lt;img src=x&gt;" in section  # the repro's YAML, shown as text
