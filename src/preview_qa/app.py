@@ -21,7 +21,7 @@ from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
-from preview_qa.results import ExploreResult, PlanSummary, RunResult
+from preview_qa.results import ExploreResult, PlanSummary, RunResult, StopReason
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
 
@@ -127,7 +127,7 @@ def _execute(
         if plan is not None:  # before the reporters finish: the PR comment shows it
             result.plan = plan(prepared)
             publish(PlanFinished(plan=result.plan))
-        if explore is not None:
+        if explore is not None and result.stop_reason is not StopReason.CANCELLED:  # a signal stops the whole job
             result.explore = explore(prepared)
             # its own runs (each an app.execute with its own reporters) installed their redactor: this run's again
             install_safe_stderr(redactor)

@@ -19,7 +19,7 @@ from preview_qa.reporters import explore as outputs
 from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.reporter import COMMENT_FILE, COMMENT_LIMIT, SUMMARY_LIMIT, GitHubReporter
 from preview_qa.reporters.html import HtmlReporter
-from preview_qa.results import ExploreResult, Finding, FindingKind, Usage
+from preview_qa.results import ExploreResult, Finding, FindingKind, StopReason, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.safe_stderr import SafeStderr, install_safe_stderr
 from tests.builders import result, run_of
@@ -172,3 +172,15 @@ def test_report_html_has_the_section_with_page_text_escaped(tmp_path: Path) -> N
     assert "<h2>This PR breaks 1 thing</h2>" in section and "<summary>repro</summary>" in section
     assert "<script>" not in section and "<b>" not in section and "<img" not in section
     assert "&lt;img src=x&gt;" in section  # the repro's YAML, shown as text
+
+
+def test_a_cancelled_run_explores_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Ctrl-C during the tests ends the job: the exploration (a minute or more) does not start after them."""
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    cancelled = run_of(result("home"), stop_reason=StopReason.CANCELLED)
+    monkeypatch.setattr(app, "run_bounded", lambda job: (job.close(), cancelled)[1])  # as the signal left the run
+    manifest = loader.loads("version: 1\ntests:\n  - name: home\n    steps: [{open: /}]\n", "qa.yml")
+    config = RunConfig(manifest=Path("qa.yml"), base_url="http://127.0.0.1:9", out=tmp_path, cache=None)
+    asked: list[app.Prepared] = []
+    run = app.execute(manifest, config, {}, explore=lambda prepared: (asked.append(prepared), explored())[1])
+    assert run.stop_reason is StopReason.CANCELLED and run.explore is None and not asked
