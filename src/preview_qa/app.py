@@ -21,7 +21,7 @@ from preview_qa.lifecycle import own_temp_folder, run_bounded
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
 from preview_qa.reporters import Dispatcher, Reporter
-from preview_qa.results import ExploreResult, PlanSummary, RunResult, StopReason
+from preview_qa.results import ExploreResult, PlanSummary, RunResult, StopReason, Usage
 from preview_qa.secrets.redact import Redactor
 from preview_qa.selection.select import select
 
@@ -45,7 +45,7 @@ class Prepared:
 
 
 Planner = Callable[[Prepared], PlanSummary]  # planning/, given by the CLI: the app never imports it (it sits above)
-Explorer = Callable[[Prepared], ExploreResult]  # explore/, given by the CLI as planning is
+Explorer = Callable[[Prepared, Usage], ExploreResult]  # explore/, given by the CLI as planning is; the tests' usage
 
 
 def execute(
@@ -128,7 +128,7 @@ def _execute(
             result.plan = plan(prepared)
             publish(PlanFinished(plan=result.plan))
         if explore is not None and result.stop_reason is not StopReason.CANCELLED:  # a signal stops the whole job
-            result.explore = explore(prepared)
+            result.explore = explore(prepared, result.usage)  # what the tests spent of --run-max-cost-usd
             # its own runs (each an app.execute with its own reporters) installed their redactor: this run's again
             install_safe_stderr(redactor)
             publish(ExploreFinished(explore=result.explore))

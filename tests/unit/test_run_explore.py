@@ -156,7 +156,7 @@ def test_after_the_exploration_the_run_s_stderr_redacts_the_run_s_secrets_again(
     manifest = loader.loads("version: 1\ntests:\n  - name: later\n    skip: not yet\n    steps: [{open: /}]\n", "qa.yml")
     config = RunConfig(manifest=Path("qa.yml"), base_url="http://127.0.0.1:9", out=tmp_path, cache=None)
 
-    def exploration(prepared: app.Prepared) -> ExploreResult:
+    def exploration(prepared: app.Prepared, spent: Usage) -> ExploreResult:
         install_safe_stderr(Redactor.of_tests({}))  # as each nested app.execute does
         return explored()
 
@@ -182,5 +182,27 @@ def test_a_cancelled_run_explores_nothing(monkeypatch: pytest.MonkeyPatch, tmp_p
     manifest = loader.loads("version: 1\ntests:\n  - name: home\n    steps: [{open: /}]\n", "qa.yml")
     config = RunConfig(manifest=Path("qa.yml"), base_url="http://127.0.0.1:9", out=tmp_path, cache=None)
     asked: list[app.Prepared] = []
-    run = app.execute(manifest, config, {}, explore=lambda prepared: (asked.append(prepared), explored())[1])
+    run = app.execute(manifest, config, {}, explore=lambda prepared, _spent: (asked.append(prepared), explored())[1])
     assert run.stop_reason is StopReason.CANCELLED and run.explore is None and not asked
+
+
+def test_the_run_s_charters_get_what_the_tests_left_of_its_budget() -> None:
+    """--run-max-cost-usd bounds the exploration after the tests too; before, its charters had no bound at all. A
+    budget on a model of unknown price with charters to run is refused before any test starts."""
+    from preview_qa.errors import UnpricedBudgetError
+    from preview_qa.explore.in_run import RunExploration
+
+    text = "version: 1\nroutes: {'src/cart/**': [/cart]}\ntests:\n  - name: home\n    steps: [{open: /}]\n"
+    manifest = loader.loads(text, "qa.yml")
+    run = RunConfig(
+        manifest=Path("qa.yml"),
+        base_url="http://127.0.0.1:9",
+        baseline_url="http://127.0.0.1:8",
+        changed_files=["src/cart/page.tsx"],
+        run_max_cost_usd=0.5,
+        price_per_mtok=(1.0, 2.0),
+    )
+    env = {"OPENAI_API_KEY": "k"}
+    assert RunExploration(manifest, run, env).job(Usage(cost_usd=0.2)).max_cost_usd == pytest.approx(0.3)
+    with pytest.raises(UnpricedBudgetError, match=r"--run-max-cost-usd \(with --explore's charters\) cannot be enforced"):
+        RunExploration(manifest, RunConfig(**{**run.__dict__, "price_per_mtok": None, "model": "unpriced"}), env)
