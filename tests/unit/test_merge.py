@@ -138,3 +138,32 @@ def test_merging_in_github_actions_comments_once_with_every_shards_tests(tmp_pat
     assert proc.returncode == 1, proc.stderr
     assert len(github.comments) == 1
     assert "first shard" in github.comments[0]["body"] and "second shard" in github.comments[0]["body"]
+
+
+def test_an_exploration_survives_the_merge_and_fails_it_with_fail_on_findings(tmp_path: Path) -> None:
+    """Before, merge dropped `explore`: `merge --fail-on findings` passed whatever the PR broke."""
+    from preview_qa.results import ExploreResult, Finding, FindingKind
+
+    one = shard_folder(tmp_path / "one", [result("a", line=3)], duration=5)
+    two = shard_folder(tmp_path / "two", [result("b", line=6)], duration=5)
+    breaks = Finding(
+        kind=FindingKind.HTTP_ERROR,
+        url="/orders",
+        summary="GET /api/orders answered 500",
+        on_baseline=False,
+        confirmed=True,
+        reason="its repro fails on the preview and passes on the baseline",
+        repro={"name": "r"},
+    )
+    explored = ExploreResult(base_url="http://preview.test", baseline_url="http://main.test", started_at="t", findings=[breaks])
+    run = json.loads((two / files.RESULTS).read_text(encoding="utf-8"))
+    (two / files.RESULTS).write_text(json.dumps({**run, "explore": explored.model_dump(mode="json")}), encoding="utf-8")
+    (two / files.EXPLORE).mkdir()
+    (two / files.EXPLORE / "findings.md").write_text("## This PR breaks 1 thing\n", encoding="utf-8")
+    out = tmp_path / "merged"
+    args = ["merge", str(one), str(two), "--out", str(out)]
+    assert run_in_process(args, env=clean_env()).returncode == 0
+    failed = run_in_process([*args, "--fail-on", "findings"], env=clean_env())
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    merged = json.loads((out / files.RESULTS).read_text(encoding="utf-8"))
+    assert merged["explore"]["findings"][0]["url"] == "/orders" and (out / files.EXPLORE / "findings.md").is_file()

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from preview_qa.errors import MergeError
 from preview_qa.events import Event, RunFinished, RunStarted, TestFinished
-from preview_qa.reporters.output.files import RESULTS, test_dir
+from preview_qa.reporters.output.files import EXPLORE, RESULTS, test_dir
 from preview_qa.results import RunResult, StopReason, TestResult
 
 
@@ -30,6 +30,9 @@ def merge_runs(runs: list[RunResult]) -> RunResult:
     tests = _each_once([t for run in runs for t in run.tests])
     notices = list(dict.fromkeys(r.notice for r in runs if r.notice))
     baseline_errors = list(dict.fromkeys(r.baseline_error for r in runs if r.baseline_error))
+    explored = [r.explore for r in runs if r.explore is not None]
+    if len(explored) > 1:  # `run --explore` refuses --shard: two explorations are two runs of the whole job
+        raise MergeError("more than one of the folders holds an exploration (run --explore); merge one of them at most.")
     return RunResult(
         manifest=runs[0].manifest,
         base_url=runs[0].base_url,
@@ -40,6 +43,7 @@ def merge_runs(runs: list[RunResult]) -> RunResult:
         notice="; ".join(notices) or None,
         baseline_url=runs[0].baseline_url,
         baseline_error="; ".join(baseline_errors) or None,
+        explore=explored[0] if explored else None,  # `--fail-on findings` holds on the merged run as on its own
     )
 
 
@@ -65,6 +69,8 @@ def copy_artifacts(shards: list[tuple[Path, RunResult]], merged: RunResult, out:
     for folder, run in shards:
         if folder.resolve() == out.resolve():
             continue
+        if run.explore is not None and (folder / EXPLORE).is_dir():  # its findings and its runs, where results.json says
+            shutil.copytree(folder / EXPLORE, out / EXPLORE, dirs_exist_ok=True)
         for test in run.tests:
             if id(test) in kept and (folder / test_dir(test.name)).is_dir():
                 shutil.copytree(folder / test_dir(test.name), out / test_dir(test.name), dirs_exist_ok=True)
