@@ -24,7 +24,7 @@ from preview_qa.secrets.redact import Redactor
 from preview_qa.secrets.safe_stderr import SafeStderr, install_safe_stderr
 from tests.builders import result, run_of
 from tests.conftest import run_in_process
-from tests.fakes.github import read_log, rendered, visible
+from tests.fakes.github import read_log, rendered, runner_env, visible
 
 HOSTILE = "@someone <img src=x> [click](http://evil) ](http://evil) ::error::pwned\n::error::pwned www.evil.example ```"
 
@@ -144,6 +144,24 @@ def test_explore_s_console_lines_issue_no_workflow_command(monkeypatch: pytest.M
     done = run_in_process([*args, "--max-charters", "0"])
     assert done.returncode == 1 and "breaks: http_error on /cart" in done.stdout, done.stdout + done.stderr
     assert not read_log(done.stdout).commands, done.stdout
+
+
+def test_in_actions_what_explore_s_own_runs_print_issues_no_workflow_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The sweeps' runs print their tables, page text in them; in Actions nothing stopped a line of it from being read
+    as a command (the run's own GitHub reporter is not theirs: their environment has no GITHUB_*)."""
+
+    def exploring(job: object, env: object) -> ExploreResult:
+        print("::error::pwned by a page", flush=True)  # as a wrapped line of a sweep's table could start
+        return explored()
+
+    monkeypatch.setattr("preview_qa.explore.explorer.explore", exploring)
+    args = ["explore", "--base-url", "http://127.0.0.1:9", "--baseline-url", "http://127.0.0.1:8", "--out", str(tmp_path)]
+    done = run_in_process([*args, "--max-charters", "0"], env=runner_env(tmp_path))
+    log = read_log(done.stdout)
+    assert "::error::pwned by a page" in log.displayed, done.stdout
+    assert [c.name for c in log.commands if c.name != "stop-commands"] == [], log.commands
 
 
 def test_after_the_exploration_the_run_s_stderr_redacts_the_run_s_secrets_again(

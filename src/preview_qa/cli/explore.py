@@ -101,6 +101,7 @@ def explore(
     from preview_qa.explore.explorer import Exploration
     from preview_qa.explore.explorer import explore as run_exploration
     from preview_qa.reporters import explore as outputs
+    from preview_qa.reporters.github.reporter import commands_stopped
 
     if base_url.rstrip("/") == baseline_url.rstrip("/"):
         raise UsageError("--base-url and --baseline-url are the same deployment: nothing to compare.")
@@ -120,11 +121,13 @@ def explore(
     job = Exploration(config, baseline_url, max_pages, pages, loaded, changed, max_charters, max_cost_usd, use_state)
     if write is not None:
         starter.check(job, os.environ)
-    result = run_exploration(job, os.environ)
+    with commands_stopped(os.environ):  # in Actions: what its own runs print (page text) issues no workflow command
+        result = run_exploration(job, os.environ)
     outputs.write(result, out, os.environ)
     for line in outputs.told(result, out / "findings.md"):  # one line each, inert: no page text issues a command
         click.echo(line)
-    suite = starter.draft(job, result.pages, os.environ, result.usage.cost_usd) if write is not None else None
+    with commands_stopped(os.environ):
+        suite = starter.draft(job, result.pages, os.environ, result.usage.cost_usd) if write is not None else None
     if suite is not None:
         tell_plan(suite, write, force=force)
     return ExploreEnded(result, suite)

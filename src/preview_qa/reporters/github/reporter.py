@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import secrets
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TextIO
 
 from preview_qa.events import Event, ExploreFinished, PlanFinished, RunFinished
 from preview_qa.reporters import Reporter
 from preview_qa.reporters.github.api import GitHubError, read_event
-from preview_qa.reporters.github.commands import annotation, command, error_annotations, outputs
+from preview_qa.reporters.github.commands import annotation, command, error_annotations, in_github_actions, outputs
 from preview_qa.reporters.github.comments import PullRequestComments
 from preview_qa.reporters.github.explore_section import explore_markdown
 from preview_qa.reporters.github.markdown import md_cell, render_markdown
@@ -30,6 +32,50 @@ EXPLORE_SHARE = 3  # `run --explore`'s findings take at most a third of the summ
 COMMENT_FILE = "comment.md"  # the PR comment's body, for the two-workflow (workflow_run) pattern
 
 
+class StoppedCommands:
+    """The process's output unable to issue workflow commands between `stop()` and `resume()`: stdout inside
+    `::stop-commands::` with a token of its own, and (`joins_stderr`) stderr joined to it meanwhile (the runner reads
+    the two pipes unordered, so a stderr line could otherwise be read before the stop)."""
+
+    def __init__(self, say: Callable[[str], None], joins_stderr: bool = True) -> None:
+        self.say, self.joins_stderr = say, joins_stderr
+        self._token = secrets.token_hex(16)
+        self._stopped = False
+        self._restore_stderr: Callable[[], None] | None = None
+
+    def stop(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.say(f"::stop-commands::{self._token}")
+        self._stopped = True
+        if self.joins_stderr:
+            self._restore_stderr = join_stderr_to_stdout()
+
+    def __enter__(self) -> StoppedCommands:
+        self.stop()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.resume()
+
+    def resume(self) -> None:
+        if not self._stopped:
+            return
+        if self._restore_stderr is not None:
+            self._restore_stderr()
+            self._restore_stderr = None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.say(f"::{self._token}::")
+        self._stopped = False
+
+
+def commands_stopped(env: Mapping[str, str]) -> AbstractContextManager[object]:
+    """In GitHub Actions, a block whose output issues no workflow command (`explore`'s own runs print page text);
+    elsewhere nothing."""
+    return StoppedCommands(lambda line: print(line, flush=True)) if in_github_actions(env) else contextlib.nullcontext()
+
+
 class GitHubReporter(Reporter):
     """Started before the run prints anything and finished after it; `handle` only keeps the run's result."""
 
@@ -44,9 +90,7 @@ class GitHubReporter(Reporter):
         self.env, self.out, self.comment, self.stream = env, out, comment, stream
         self.redactor = redactor  # the run's, gathered by app.py: what is masked before anything is printed
         self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
-        self._token = secrets.token_hex(16)
-        self._stopped = False
-        self._restore_stderr: Callable[[], None] | None = None
+        self._commands = StoppedCommands(self._print, joins_stderr=stream is None)
         self._result: RunResult | None = None
 
     def _print(self, line: str) -> None:
@@ -62,12 +106,7 @@ class GitHubReporter(Reporter):
             for part in dict.fromkeys(p for form in forms(value) for p in [form, *form.splitlines()]):
                 if part.strip():
                     self._print(command("add-mask", part))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self._print(f"::stop-commands::{self._token}")
-        self._stopped = True
-        if self.stream is None:
-            self._restore_stderr = join_stderr_to_stdout()
+        self._commands.stop()
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunFinished):
@@ -79,14 +118,7 @@ class GitHubReporter(Reporter):
 
     def finish(self) -> None:
         """Resume commands, then annotate, write the outputs and the summary, and post the PR comment."""
-        if self._stopped:
-            if self._restore_stderr is not None:
-                self._restore_stderr()
-                self._restore_stderr = None
-            sys.stdout.flush()
-            sys.stderr.flush()
-            self._print(f"::{self._token}::")
-            self._stopped = False
+        self._commands.resume()
         run = self._result
         if run is None:
             return
