@@ -54,7 +54,7 @@ def by_summary(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_bugs_only_a_user_finds_are_new_and_confirmed(explored: tuple[int, dict[str, Any], Path]) -> None:
-    code, result, _ = explored
+    code, result, out = explored
     assert code == 1 and result["pages"] == ["/search", "/products/1"], result["pages"]
     agents = by_summary(result)
     assert {agents[s]["url"] for s in (MUG, CART)} == set(AGENT_ONLY)
@@ -64,6 +64,7 @@ def test_the_bugs_only_a_user_finds_are_new_and_confirmed(explored: tuple[int, d
     assert agents[CART]["repro"]["steps"] == [{"open": "/products/1"}, {"do": f"Click {ADD_TO_CART} once"}]
     assert agents[CART]["repro"]["expect"] == {"text": ["Cart: 1"]}
     assert set(result["charters"]) == {"/search", "/products/1"} and result["usage"]["llm_calls"] > 0
+    assert (out / agents[CART]["evidence"]["screenshot"]).is_file(), agents[CART]["evidence"]  # the charter's page
     assert [f for f in result["findings"] if f["kind"] != "agent"] == []  # the sweeps see nothing on these pages
 
 

@@ -88,10 +88,11 @@ def charter(page: str) -> dict[str, Any]:
     }
 
 
-def reported(page: str, run: TestResult | None) -> list[tuple[Seen, str | None]] | str:
+def reported(page: str, run: TestResult | None, folder: str = "") -> list[tuple[Seen, str | None]] | str:
     """What the charter of `page` reported, each as a finding with its repro and, when that repro cannot confirm it
     (no check, not a valid test), why: such a finding is shown unconfirmed, never dropped. Or why the charter gave
-    nothing to go on (it did not run, errored, or its data is not a report)."""
+    nothing to go on (it did not run, errored, or its data is not a report). `folder`: the run's results folder, from
+    the exploration's."""
     if run is None:
         return "its charter did not run"
     data = (run.agent_report or {}).get("data")
@@ -102,7 +103,7 @@ def reported(page: str, run: TestResult | None) -> list[tuple[Seen, str | None]]
         where = ".".join(map(str, first["loc"])) or "data"
         return f"its charter gave no usable report ({run.status.value}: {clip(run.reason, 200)}; {where}: {first['msg']})"
     shot = run.artifacts.get("final_screenshot")
-    evidence = {"charter": run.name, **({"screenshot": shot} if isinstance(shot, str) else {})}
+    evidence = {"charter": run.name, **({"screenshot": f"{folder}/{shot}" if folder else shot} if isinstance(shot, str) else {})}
     taken: set[str] = set()
     return [_seen(page, r, evidence, taken) for r in report.findings]
 
@@ -121,7 +122,7 @@ def _seen(page: str, said: Reported, evidence: dict[str, Any], taken: set[str]) 
     steps = [{"open": page}, *({"do": one_line(s, 500)} for s in said.steps if s.strip())]
     test = {"name": name, "steps": steps, "expect": {k: v for k, v in expect.items() if v}}
     key = f"agent {page} {fold(summary)}"
-    return Seen(FindingKind.AGENT, page, summary, key, {**evidence, "steps": said.steps}, test), _unfit(test)
+    return Seen(FindingKind.AGENT, page, summary, key, {**evidence, "steps": " → ".join(said.steps)}, test), _unfit(test)
 
 
 def _unfit(test: dict[str, Any]) -> str | None:

@@ -90,8 +90,8 @@ def explore(job: Exploration, env: Mapping[str, str]) -> ExploreResult:
             result.uncompared[page] = why
             continue
         assert preview is not None and baseline is not None  # _not_compared says why a run is missing
-        old = seen_on(page, baseline)
-        for seen, there in compared(seen_on(page, preview), old):
+        old = seen_on(page, baseline, "sweep-baseline")
+        for seen, there in compared(seen_on(page, preview, "sweep-preview"), old):
             if there:
                 result.findings.append(finding(seen, True, False, "the baseline shows it too: not this PR's doing"))
             else:
@@ -152,7 +152,7 @@ def _charters(job: Exploration, result: ExploreResult, changed: list[str], env: 
     for page in pages:
         run = on.get(CHARTER + page)
         result.usage += run.usage if run else Usage()
-        said = reported(page, run)
+        said = reported(page, run, "charter-preview")
         if isinstance(said, str):
             result.uncompared[page] = "; ".join([*filter(None, [result.uncompared.get(page)]), said])
             continue

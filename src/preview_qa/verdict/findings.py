@@ -65,8 +65,9 @@ class Seen:
         return {REPRO_CHECKS[self.kind][1]} if self.test is None else set(self.test["expect"])
 
 
-def seen_on(page: str, result: TestResult) -> list[Seen]:
-    """What a sweep of `page` saw go wrong: the browser's problems and axe-core's counted violations, once each."""
+def seen_on(page: str, result: TestResult, folder: str = "") -> list[Seen]:
+    """What a sweep of `page` saw go wrong: the browser's problems and axe-core's counted violations, once each (its
+    screenshot by its path from `folder`, the run's results folder)."""
     found: dict[str, Seen] = {}
     for p in result.problems:
         kind = FindingKind(p.kind.value)
@@ -74,7 +75,7 @@ def seen_on(page: str, result: TestResult) -> list[Seen]:
         what = f"{fold(p.target)} {p.status}" if p.target is not None else fold(p.message)
         key = f"{kind.value} {page} {what}"
         said = {"message": p.message, **({"target": p.target} if p.target is not None else {})}
-        found.setdefault(key, Seen(kind, page, clip(summary, 300), key, _evidence(result, said)))
+        found.setdefault(key, Seen(kind, page, clip(summary, 300), key, _evidence(result, said, folder)))
     for outcome in result.expectations:
         for v in outcome.violations if outcome.check == "accessibility" else []:
             if not v.counted:
@@ -82,13 +83,15 @@ def seen_on(page: str, result: TestResult) -> list[Seen]:
             target = v.elements[0].target if v.elements else ""
             key = f"accessibility {page} {v.rule} {target}"
             summary = f"{v.rule} ({v.impact or 'impact unknown'}) on {len(v.elements)} element(s): {v.help}"
-            found.setdefault(key, Seen(FindingKind.ACCESSIBILITY, page, clip(summary, 300), key, _evidence(result, {})))
+            found.setdefault(key, Seen(FindingKind.ACCESSIBILITY, page, clip(summary, 300), key, _evidence(result, {}, folder)))
     return list(found.values())
 
 
-def _evidence(result: TestResult, said: dict[str, Any]) -> dict[str, Any]:
-    shots = result.artifacts.get("screenshots")
-    return {**said, **({"screenshot": shots[-1]} if isinstance(shots, list) and shots else {})}
+def _evidence(result: TestResult, said: dict[str, Any], folder: str) -> dict[str, Any]:
+    """What was said, and the page's final screenshot by its path from the exploration's folder (`folder`: the run's
+    own results folder in it)."""
+    shot = result.artifacts.get("final_screenshot")
+    return {**said, **({"screenshot": f"{folder}/{shot}" if folder else shot} if isinstance(shot, str) else {})}
 
 
 def compared(preview: list[Seen], baseline: list[Seen]) -> list[tuple[Seen, bool]]:
