@@ -72,9 +72,16 @@ def device_problem(name: str) -> str | None:
     return _unknown("device", name, list(known), "see Playwright's device list (e.g. 'iPhone 15', 'Pixel 7', 'Desktop Chrome')")
 
 
+@functools.cache
+def timezones() -> frozenset[str]:
+    """Every IANA zone name this machine knows: zoneinfo reads its directories anew on each call (about 30 ms), and a
+    manifest's every test with a `timezone:` asks."""
+    return frozenset(zoneinfo.available_timezones())
+
+
 def timezone_problem(name: str) -> str | None:
     """Why `name` is no IANA time zone (None if it is one), with the nearest names."""
-    zones = zoneinfo.available_timezones()
+    zones = timezones()
     if name in zones:
         return None
     return _unknown("timezone", name, sorted(zones), "give an IANA name such as 'Europe/Berlin' or 'America/New_York'")
