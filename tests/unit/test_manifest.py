@@ -172,7 +172,7 @@ ERRORS = [
     (
         "a path key, which the loader sets",
         "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
-        "qa.yml:2: path: unknown key 'path'; valid keys are: apps, defaults, routes, tests, version.",
+        "qa.yml:2: path: unknown key 'path'; valid keys are: apps, defaults, inbox, routes, tests, version.",
     ),
     (
         "version true",

@@ -81,13 +81,13 @@ def test_a_goal_is_a_task_with_its_own_checks_max_steps_and_the_tests_timeout() 
     [
         (
             "[{do: y, open: /x}]",
-            "qa.yml:4: tests[0].steps[0]: a step does one thing: give one of do, open, click, fill, select, press (this "
-            "one has do and open).",
+            "qa.yml:4: tests[0].steps[0]: a step does one thing: give one of do, open, click, fill, select, press, email "
+            "(this one has do and open).",
         ),
         (
             "[{name: x}]",
             "qa.yml:4: tests[0].steps[0]: a step does one thing: give one of do, open, click, fill, select, "
-            "press (this one has none).",
+            "press, email (this one has none).",
         ),
         (
             "[{open: /x, max_steps: 3}]",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import shutil
 import tempfile
@@ -39,7 +40,10 @@ from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.agent.vision import VisionSwitch
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
+from preview_qa.inbox.catchers import catcher
+from preview_qa.inbox.mail import Mailbox, addressed, new_address, readdressed
 from preview_qa.manifest.models import Expectations, TestSpec
+from preview_qa.manifest.steps import INBOX
 from preview_qa.results import Execution, ExpectationOutcome, error_line, one_line
 from preview_qa.secrets.redact import Redactor
 from preview_qa.verdict.agent_run import AgentRun
@@ -84,6 +88,7 @@ class TestSession:
     __test__ = False
 
     def __init__(self, run: AgentRequest, tools: RunTools):
+        run, self.mailbox = with_inbox(run)
         self.test_run, self.tools, spec = run, tools, run.spec
         self.replaying = run.recording is not None  # the one mark of how the test runs: no phase asks what exists
         execution = Execution.REPLAYED if self.replaying else Execution.AGENT
@@ -250,6 +255,8 @@ class TestSession:
         if self.lease is not None:
             self.evidence.detach(self.lease.browser)
         masking.release(self.mask)
+        if self.mailbox is not None:
+            await self.mailbox.close()
         await asyncio.to_thread(shutil.rmtree, self.workdir, ignore_errors=True)
         if self.recorder is not None and self.recorder.seconds:
             self.phases.part("of which waiting for the LLM", self.recorder.seconds)
@@ -445,6 +452,25 @@ class TestSession:
         """A retried browser start is evidence too, even when the retry works."""
         detail = {"try": attempt, "reason": reason}
         self.test_run.emit(Observed(name=self.test_run.spec.name, kind="browser_start_failed", error=True, detail=detail))
+
+
+def with_inbox(run: AgentRequest) -> tuple[AgentRequest, Mailbox | None]:
+    """With the manifest's inbox, this run's own address, written where the test says <inbox> (its task, goals and
+    fill values) and where its recordings typed the address of the run they were recorded in; and its mailbox."""
+    if run.inbox is None:
+        return run, None
+    spec, address = run.spec, new_address(run.spec.name, run.inbox.domain)
+    task = spec.task.replace(INBOX, address) if spec.task is not None else None
+    steps = [addressed(step, address) for step in spec.steps] if spec.steps is not None else None
+    spec = spec.model_copy(update={"task": task, "steps": steps})
+
+    def moved(recording: Recording) -> Recording:
+        return dataclasses.replace(recording, history=readdressed(recording.history, address))  # type: ignore[arg-type]
+
+    recording = moved(run.recording) if run.recording is not None else None
+    goals = {i: moved(r) for i, r in run.step_recordings.items()}
+    mailbox = Mailbox(address, catcher(run.inbox))
+    return dataclasses.replace(run, spec=spec, recording=recording, step_recordings=goals), mailbox
 
 
 async def _prepare_agent(make_llm: Callable[[], MeteredChat]) -> MeteredChat:

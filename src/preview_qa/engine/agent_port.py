@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from preview_qa.engine.saved_state import BrowserState
 from preview_qa.events import Event
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import Inbox, TestSpec
 from preview_qa.results import Emulation
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.proof import ProofRun
@@ -80,6 +80,7 @@ class AgentRequest:
     # retain-on-failure writes none for a run whose own verdict is a pass; the recording itself is made all the same
     trace_wanted: Callable[[AgentRun], bool] = field(default=lambda run: True)
     warn: Callable[[str], None] = field(default=lambda message: None)  # a line about the whole run (RunWarning)
+    inbox: Inbox | None = None  # the manifest's mail catcher: the run gets an address of its own on it (inbox/)
 
 
 def replaying(request: AgentRequest, recorded: Recorded | None) -> AgentRequest:

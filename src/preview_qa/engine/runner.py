@@ -394,6 +394,7 @@ class Runner:
             base_url=base_url,
             warn=self._warn,
             trace_wanted=self._trace_wanted(spec, target),
+            inbox=self.manifest.inbox,
         )
         return replaying(request, recording)
 

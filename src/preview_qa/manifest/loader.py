@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from preview_qa.errors import ManifestError, ManifestProblems
 from preview_qa.manifest.models import SECRET_TAG, Expectations, Manifest
 from preview_qa.manifest.setup_tests import cycle_from, savers
-from preview_qa.manifest.step_rules import step_texts, steps_problems
+from preview_qa.manifest.step_rules import inbox_problems, step_texts, steps_problems
 from preview_qa.manifest.yaml_source import Loc, YamlSource
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.secrets.totp import normal_seed, seed_problem, totp_name
@@ -168,6 +168,7 @@ def _test_problems(manifest: Manifest) -> Iterator[ManifestError]:
                     "lower expect.timeout or raise timeout.",
                 )
         yield from (manifest.error(*problem) for problem in steps_problems(test, ("tests", i)))
+        yield from (manifest.error(*problem) for problem in inbox_problems(test, manifest.inbox is not None, ("tests", i)))
 
 
 def _state_problems(manifest: Manifest) -> Iterator[ManifestError]:
@@ -270,7 +271,7 @@ def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
         if part not in fields:
             continue
         current = _model_in(fields[part].annotation) or fields[part].annotation
-    names = [n for n, f in getattr(current, "model_fields", {}).items() if not f.exclude]
+    names = [f.alias or n for n, f in getattr(current, "model_fields", {}).items() if not f.exclude]
     return names
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
+    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -524,6 +525,42 @@ class TestSpec(TestOptions):
         return placeholder.endswith(TOTP_SUFFIX) or (isinstance(source, SecretSource) and source.totp)
 
 
+_ONE_CATCHER: JsonDict = {"oneOf": [{"required": ["maildev"]}, {"required": ["mailpit"]}]}
+
+
+class Inbox(Strict):
+    """`inbox:` — the mail catcher the preview's mail goes to, by its REST API; each test gets an address of its own."""
+
+    maildev: str | None = Field(
+        default=None, json_schema_extra={"pattern": "^https?://"}, description="MailDev's web URL (its API: /api/email)."
+    )
+    mailpit: str | None = Field(
+        default=None, json_schema_extra={"pattern": "^https?://"}, description="Mailpit's web URL (its API: /api/v1)."
+    )
+    domain: str = Field(
+        default="inbox.preview-qa.test",
+        json_schema_extra={"pattern": "^[A-Za-z0-9.-]+$"},
+        description="The domain of the addresses; each test (and attempt) writes <inbox> for its own: pqa-...@domain.",
+    )
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, json_schema_extra=_ONE_CATCHER)
+
+    @model_validator(mode="after")
+    def _one_catcher(self) -> Inbox:
+        given = [url for url in (self.maildev, self.mailpit) if url is not None]
+        if len(given) != 1:
+            raise ValueError("name one mail catcher: {maildev: URL} or {mailpit: URL}")
+        if not given[0].startswith(("http://", "https://")):
+            raise ValueError(f"the mail catcher's URL must start with http:// or https:// (got {given[0]!r})")
+        if not re.fullmatch(r"[A-Za-z0-9.-]+", self.domain):
+            raise ValueError(f"{self.domain!r} is not a mail domain (letters, digits, '.' and '-')")
+        return self
+
+    @property
+    def url(self) -> str:
+        return (self.maildev or self.mailpit or "").rstrip("/")
+
+
 class Manifest(Strict):
     """A whole manifest, version 1."""
 
@@ -552,6 +589,14 @@ class Manifest(Strict):
             "folder's name, web); --base-url NAME=URL gives or replaces one at run time. A test with `app: NAME` runs "
             "on that URL; `plan` reads and tries each changed route on its own app's preview, and lists the routes of "
             "an app with no URL instead of trying them on another app's."
+        ),
+    )
+    inbox: Inbox | None = Field(
+        default=None,
+        json_schema_extra=_not_null,
+        description=(
+            "The mail catcher the preview sends its mail to ({maildev: URL} or {mailpit: URL}, optional domain): each "
+            "test gets its own address, <inbox> in a task, do or fill value; an `email` step opens its newest mail."
         ),
     )
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)

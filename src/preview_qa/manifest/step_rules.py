@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from urllib.parse import urlsplit
 
 from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.steps import INBOX
 from preview_qa.manifest.yaml_source import Loc
 
 
@@ -47,3 +48,17 @@ def steps_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
             "the test's data is read by its last `do` step (the agent's report), and this test has no do step; "
             "check the page with expect's page checks instead.",
         )
+
+
+def inbox_problems(test: TestSpec, has_inbox: bool, at: Loc) -> Iterator[tuple[Loc, str]]:
+    """An `email` step, or an <inbox> address, needs the manifest's inbox: the catcher the preview's mail goes to."""
+    if has_inbox:
+        return
+    hint = "add the mail catcher at the top level: inbox: {maildev: URL} (or {mailpit: URL})"
+    texts = [((*at, "task"), test.task or ""), *step_texts(test, at)]
+    for loc, text in texts:
+        if INBOX in text:
+            yield loc, f"uses <inbox> (the test's mail address) but the manifest has no inbox; {hint}."
+    for j, step in enumerate(test.steps or []):
+        if step.email is not None:
+            yield (*at, "steps", j, "email"), f"an email step reads the test's mail, but the manifest has no inbox; {hint}."

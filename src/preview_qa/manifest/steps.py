@@ -15,6 +15,7 @@ from preview_qa.manifest.expectations import Expectations, Strict
 from preview_qa.manifest.page_state import ROLES, role_problem
 
 SECRET_TAG = re.compile(r"<secret>(.*?)</secret>")
+INBOX = "<inbox>"  # the test's own mail address (the manifest's inbox), in a task, a do or a fill value
 WHOLE_SECRET = re.compile(r"<secret>([A-Za-z_][A-Za-z0-9_]*)</secret>")
 PATH_OR_URL = "^(/|https?://)"  # where a browser goes: a path under the preview, or an absolute http(s) URL
 NAME_LIMIT = 200
@@ -49,6 +50,7 @@ class StepKind(StrEnum):
     FILL = "fill"
     SELECT = "select"
     PRESS = "press"
+    EMAIL = "email"
 
     @property
     def exact(self) -> bool:
@@ -208,6 +210,21 @@ class Press(Located):
         return v
 
 
+class Email(Strict):
+    """email: wait for the newest mail to the test's address (<inbox>) with this subject, and open it as a page."""
+
+    subject: str = Field(min_length=1, description="Text its subject contains (case-insensitive).")
+    sender: str | None = Field(
+        default=None, alias="from", min_length=1, description="Text its sender's address or name contains (case-insensitive)."
+    )
+    timeout: float = Field(default=30, gt=0, le=3600, description="Seconds to wait for the mail to arrive.")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+    def described(self) -> str:
+        return f"the newest mail with subject {self.subject!r}" + (f" from {self.sender!r}" if self.sender else "")
+
+
 TEST_LEVEL = ("data", "accessibility", "visual", "console_errors", "requests", "links")
 
 
@@ -235,7 +252,7 @@ ACTIONS = tuple(kind.value for kind in StepKind)
 
 
 class TestStep(Strict):
-    """One step of a test: exactly one of do, open, click, fill, select, press; its checks; its name."""
+    """One step of a test: exactly one of do, open, click, fill, select, press, email; its checks; its name."""
 
     __test__ = False
     model_config = ConfigDict(
@@ -269,6 +286,13 @@ class TestStep(Strict):
     )
     press: Press | None = Field(
         default=None, description="Press `key` on the focused element, or in the one field found as fill finds it."
+    )
+    email: Email | None = Field(
+        default=None,
+        description=(
+            "Wait for the newest mail to the test's address with this subject (the manifest's inbox) and open it as a "
+            "page, sandboxed (no script, no network but its links): its expect checks it, the next step can click its links."
+        ),
     )
     name: str | None = Field(
         default=None,
@@ -338,6 +362,9 @@ def described(step: TestStep) -> str:
         case StepKind.SELECT:
             assert step.select is not None
             return f"Select {step.select.option!r} in {step.select.described('list')}"
+        case StepKind.EMAIL:
+            assert step.email is not None
+            return f"Open {step.email.described()}"
     assert step.press is not None
     return f"Press {step.press.key}" + (f" in {step.press.described()}" if step.press.given else "")
 

@@ -1,7 +1,8 @@
-"""The exact steps of a test written as steps (open, click, fill, select, press), by Playwright alone: each finds exactly
-one element, as `expect.element` does, waits up to the step's expect.timeout for it to be there and actionable, and
-says in one line why it could not act. A `fill` of a secret types its value (a TOTP seed's current code) by code, once
-the action guard has checked where it goes, exactly as for the agent's typing."""
+"""The exact steps of a test written as steps (open, click, fill, select, press, email), by Playwright alone: each
+finds exactly one element, as `expect.element` does, waits up to the step's expect.timeout for it to be there and
+actionable, and says in one line why it could not act. A `fill` of a secret types its value (a TOTP seed's current
+code) by code, once the action guard has checked where it goes, exactly as for the agent's typing. An `email` opens
+the test's newest matching mail as a sandboxed page of its own (no script, no request but its links)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from preview_qa.agent.guards.network import ActionGuard
 from preview_qa.agent.steps.missing import instead, several
+from preview_qa.events import Observed
+from preview_qa.inbox.mail import POLICY, Mailbox, MailNotFound, tokens
+from preview_qa.inbox.mail import page as mail_page
 from preview_qa.manifest.models import TestSpec
-from preview_qa.manifest.steps import WHOLE_SECRET, Located, Press, StepKind, TestStep
+from preview_qa.manifest.steps import WHOLE_SECRET, Email, Located, Press, StepKind, TestStep
 from preview_qa.results import error_line
 from preview_qa.secrets.totp import typed_value
 
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
 POLL_S = 0.1  # between two counts of the elements a locator finds, as Playwright's own expect retries
 TYPED_INTO_MS = 5000  # to read which document a secret goes into: 1 s ran out at load 20 (the fill refused, "unknown place")
 TAB_WAIT_S = 1.0  # after a click, for a tab it opened to appear
+MAIL_ORIGIN = "http://mail.preview-qa.invalid"  # where an opened mail's page is served from (by a route: no network)
 # How a <select> names the option: "label" (its text, as Playwright's label= matches it), "value", or null; its options
 OPTION_BY = """(s, o) => { const all = [...(s.options || [])];
   const by = all.some(x => x.label === o) ? "label" : all.some(x => x.value === o) ? "value" : null;
@@ -45,6 +51,16 @@ class ExactTools:
     secrets: dict[str, str]
     guard: ActionGuard
     acting: Callable[[dict[str, Any], dict[str, Any] | None], None]
+    mail: MailTools | None = None  # the manifest has an inbox
+
+
+@dataclass(frozen=True)
+class MailTools:
+    """The test run's mailbox, how a mail's codes and tokens become secrets of the run, and where its event goes."""
+
+    mailbox: Mailbox
+    learn: Callable[[dict[str, str]], None]
+    emit: Callable[[Observed], None]
 
 
 async def act(step: TestStep, page: Page, tools: ExactTools, timeout_s: float) -> Page:
@@ -72,7 +88,37 @@ async def act(step: TestStep, page: Page, tools: ExactTools, timeout_s: float) -
         case StepKind.PRESS:
             assert step.press is not None
             await _press(page, step.press, tools, deadline)
+        case StepKind.EMAIL:
+            assert step.email is not None
+            await _email(page, step.email, tools)
     return page
+
+
+async def _email(page: Page, wanted: Email, tools: ExactTools) -> None:
+    """Wait for the mail, then open it on `page`, served by a route with a policy that runs no script and loads
+    nothing (a remote image, a tracking pixel) but lets its links be followed; its codes and tokens are secrets from
+    now on, so the step's screenshot masks them and every output redacts them."""
+    if tools.mail is None:
+        raise ActionFailed("an email step needs the manifest's inbox: {maildev: URL} or {mailpit: URL}")
+    try:
+        mail = await tools.mail.mailbox.wait(wanted, wanted.timeout)
+    except MailNotFound as e:
+        raise ActionFailed(str(e)) from None
+    tools.mail.learn(tokens(mail))
+    detail = {"address": tools.mail.mailbox.address, "subject": mail.subject, "from": mail.sender, "links": mail.links}
+    tools.mail.emit(Observed(name=tools.spec.name, kind="mail", error=False, detail={**detail, "received": mail.received}))
+    url, body = f"{MAIL_ORIGIN}/{quote(mail.id, safe='')}", mail_page(mail)
+    headers = {"content-type": "text/html; charset=utf-8", "content-security-policy": POLICY, "cache-control": "no-store"}
+
+    async def serve(route: Any) -> None:
+        await route.fulfill(status=200, headers=headers, body=body)
+
+    await page.route(url, serve)
+    tools.acting({"navigate": {"url": url}}, None)
+    try:
+        await page.goto(url, wait_until="load", timeout=0)  # the test's own timeout bounds it
+    except Exception as e:
+        raise ActionFailed(f"could not open the mail {mail.subject!r}: {error_line(e)}") from None
 
 
 async def _open(page: Page, where: str, tools: ExactTools) -> None:

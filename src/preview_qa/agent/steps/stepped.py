@@ -16,7 +16,7 @@ from preview_qa.agent.guards.mutations import Proving
 from preview_qa.agent.guards.network import ActionGuard
 from preview_qa.agent.page.final_page import check_settled_page, checks_at_once, settle
 from preview_qa.agent.session import RunTools, TestSession, check_wait
-from preview_qa.agent.steps.exact import ActionFailed, ExactTools, act
+from preview_qa.agent.steps.exact import ActionFailed, ExactTools, MailTools, act
 from preview_qa.engine.agent_port import AgentRequest
 from preview_qa.engine.healing import fall_back
 from preview_qa.events import AgentHistory, Event, Observed, PagesVisited, ReplayFellBack, TestStepEnded
@@ -116,7 +116,8 @@ class SteppedSession(TestSession):
         assert spec.steps is not None and self.page is not None
         step = spec.steps[step_run.index - 1]
         acting = self._acting
-        tools = ExactTools(run.base_url or run.origin, spec, run.secrets, ActionGuard(self.policy), acting)
+        mail = None if self.mailbox is None else MailTools(self.mailbox, self.tools.redactor.add, run.emit)
+        tools = ExactTools(run.base_url or run.origin, spec, run.secrets, ActionGuard(self.policy), acting, mail)
         try:
             self.page = await act(step, self.page, tools, spec.step_checks(step_run.index).timeout)
         except ActionFailed as e:
