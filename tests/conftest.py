@@ -22,7 +22,7 @@ from junitparser import JUnitXml
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from preview_qa.providers import DEFAULT_MODELS, Provider
-from tests.groups import mark_shared_runs
+from tests.groups import mark_shared_runs, property_tests_first
 from tests.site import DemoSite
 from tests.site.explore_pair import PairUrls, serve_pair
 from tests.site.signals import SignallingLLM
@@ -35,6 +35,7 @@ settings.load_profile("no-deadline")
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its worker's hook of the same name)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_shared_runs(items)  # tests reading one shared run go to one worker (tests/groups.py); the rest one by one
+    property_tests_first(items)  # the long unit tests handed out before the short ones, not last (tests/groups.py)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -6,6 +6,11 @@ they carry the same `xdist_group` mark; this module gives every test that asks, 
 for such a fixture of the e2e tests (tests/e2e/) a group, and tests that share one (or share a test that does) the
 same group. The rest (unit tests, an e2e test with its own CLI run) is spread test by test, so both workers keep busy
 to the end, and a file's two shared runs (say, an agent run and a replay) may run on two workers at once.
+
+pytest-xdist hands out the groups first (the most tests first), then the tests of their own as collected: the e2e
+tests, then the unit tests. Among those the unit property tests (hypothesis: hundreds of examples, up to 28 s each,
+most of the longest unit tests) go first (`property_tests_first`): handed out last as collected (test_schema.py's,
+among the last files), one could keep a worker busy on one core after the others had finished.
 """
 
 from __future__ import annotations
@@ -62,3 +67,14 @@ def mark_shared_runs(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid in found:
             item.add_marker(pytest.mark.xdist_group(found[item.nodeid]))
+
+
+def _rank(item: pytest.Item) -> int:
+    if item.nodeid.startswith("tests/e2e/"):
+        return 0  # an e2e test: a CLI run or a browser, seconds to a minute
+    return 1 if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) else 2
+
+
+def property_tests_first(items: list[pytest.Item]) -> None:
+    """The e2e tests, then the unit property tests, then the other unit tests, each as collected (see the docstring)."""
+    items.sort(key=_rank)  # stable

@@ -67,6 +67,27 @@ def test_the_e2e_files_are_grouped_by_the_runs_their_tests_read() -> None:
     assert marks[f"{budgets}test_a_cost_budget_on_a_model_of_unknown_price_is_refused_before_the_run"] == []
 
 
+def test_the_e2e_tests_come_first_then_the_unit_property_tests_then_the_other_unit_tests() -> None:
+    """pytest-xdist hands out the tests of their own in this order: a long property test collected among the last files
+    (test_schema.py's, up to 28 s) could keep one worker busy at the end after the others had none left."""
+    order: list[str] = []
+
+    class Order:
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+            order.extend(item.nodeid for item in items)
+
+    files = ["tests/unit/test_quotes.py", "tests/unit/test_schema.py", "tests/e2e/test_budgets.py"]
+    code = pytest.main(["-q", "--co", "-n", "0", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *files], plugins=[Order()])
+    assert code == 0
+    e2e = [test for test in order if test.startswith("tests/e2e/")]
+    prop = "test_what_the_loader_accepts_the_schema_validates_and_what_the_schema_refuses_the_loader_refuses"
+    properties = [test for test in order if test.endswith(("_however_it_is_punctuated", prop))]
+    assert len(e2e) > 1 and len(properties) == 2, order
+    assert order[: len(e2e) + 2] == [*e2e, *properties]  # test_quotes.py's property first, as collected
+    assert order[len(e2e) + 2].startswith("tests/unit/test_quotes.py::test_a_quote_is_found")  # then the rest, in order
+
+
 def test_pytest_xdist_runs_a_group_on_one_worker(tmp_path: Path) -> None:
     """The marks above only help if pytest-xdist honours them: pytest 9.2 broke that silently (pytest-xdist#1386), and
     every shared run then ran once on each worker. Eight tests of one group and eight others, on two real workers."""
