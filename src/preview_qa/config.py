@@ -135,9 +135,31 @@ class Vision(StrEnum):
     OFF = "off"
 
 
+TEST_MEMORY_MB = 250  # room for one more test at once: its context and page (37 MB measured on the demo: bench/speed.py)
+
+
 def default_concurrency() -> int:
-    """What a CI runner holds comfortably: one browser per core, at least 2 and at most 4."""
-    return max(2, min(4, os.cpu_count() or 2))
+    """Tests at once by the machine: two a core (a test waits on its LLM and its pages most of its wall: at a real
+    model's latency, 8 at once on 2 cores ran 16 tests several times faster than 1), within the memory free now at
+    TEST_MEMORY_MB a test; at least 1. A GitHub-hosted Linux runner (4 cores, 16 GB) gives 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    free = _available_mb()
+    return max(1, min(2 * cores, int(free // TEST_MEMORY_MB) if free is not None else 2 * cores))
+
+
+def _available_mb() -> float | None:
+    """The memory free for new work: the kernel's MemAvailable, within a container's own limit (cgroup v2); None
+    where neither can be read."""
+    found: list[float] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            found += [int(line.split()[1]) / 1024 for line in meminfo if line.startswith("MemAvailable:")]
+        limit, used = (Path("/sys/fs/cgroup") / name for name in ("memory.max", "memory.current"))
+        if limit.is_file() and used.is_file() and limit.read_text().strip() != "max":
+            found.append((int(limit.read_text()) - int(used.read_text())) / 2**20)
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
 
 
 def same_app(a: str, b: str) -> bool:

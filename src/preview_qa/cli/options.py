@@ -222,9 +222,9 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--concurrency",
             type=click.IntRange(1, 64),
-            default=default_concurrency(),
+            default=default_concurrency,
             envvar=env("INPUT_CONCURRENCY"),
-            show_default="2 to 4, by the machine's cores",
+            show_default="two a core, within free memory",
             help="Tests run at once.",
         ),
         click.option(
