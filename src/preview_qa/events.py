@@ -40,6 +40,7 @@ ObservedKind = Literal[
     "proof",  # --prove: one mutation of the preview replayed, and whether the test failed under it (engine/proof.py)
     "visual_not_compared",  # expect.visual had nothing to compare with: no baseline run's screenshot, no reference
     "test_step",  # a test step (of a test written as steps) ended: how it ran, and its agent steps (agent/steps/)
+    "api_request",  # a before:/after: request to the preview's API and its answer, redacted (testdata/api.py)
     "mail",  # an `email` step opened a mail from the test's inbox: its subject, sender, address and links (inbox/)
 ]
 

@@ -428,6 +428,8 @@ class TestResult(BaseModel):
     problems: list[PageProblem] = Field(default_factory=list)  # what went wrong on its pages, in order (capped)
     problems_left_off: int = 0  # problems seen past the cap of `problems` (verdict/checks/problems.py)
     links: list[str] = Field(default_factory=list)  # with expect.links: the same-origin links its final page showed
+    persona: str | None = None  # the persona this run of a test with `as:` ran as (its name ends in [persona])
+    after_failed: list[str] = Field(default_factory=list)  # its after: requests that failed: a warning, not its verdict
 
     quotes: list[QuoteCheck] = Field(default_factory=list)  # the agent's quotes, each looked up in what the pages showed
     unverified: str | None = None  # a pass on the agent's word alone: why (no quote, no page check of its own...)
@@ -500,6 +502,7 @@ class TestResult(BaseModel):
             marks.append(self.unverified)
         if self.steered and self.status is Status.PASSED:
             marks.append(f"warning: {self.steered}; its own checks held")
+        marks += [f"warning: {line}" for line in self.after_failed]  # the cleanup's failure, whatever the verdict
         if self.changed:
             marks.append(f"changed: {self.changed}")
         if self.regression:

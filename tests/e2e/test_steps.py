@@ -407,6 +407,7 @@ def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
     assert (test["status"], test["path"], test["steps"], test["reason"]) == ("passed", "agent", 2, "In.")
     later = {"step_results", "quotes", "unverified", "addressed", "steered", "checked", "second_look"}  # 10, 11, 13
     later |= {"problems", "problems_left_off", "links"}  # 14
+    later |= {"persona", "after_failed"}  # 16
     assert set(test) == TASK_KEYS | later
     (step,) = test["step_results"]
     assert (step["index"], step["kind"], step["status"], step["execution"], step["agent_steps"]) == (
@@ -417,7 +418,7 @@ def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
         [1, 2],
     )
     assert step["screenshot"] == test["artifacts"]["final_screenshot"]
-    assert runs.record.results["schema_version"] == 15
+    assert runs.record.results["schema_version"] == 16
 
 
 TASK_KEYS = {  # results.json's keys of a test before step_results (schema_version 9)

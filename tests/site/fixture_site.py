@@ -23,6 +23,7 @@ from tests.site import (
     late,
     moving,
     page_problems,
+    roles,
     server_errors,
     states,
     todo,
@@ -110,8 +111,23 @@ class _Handler(ShopHandler):
         self._send(401, LOGIN_WALL.encode())
         return False
 
+    def do_DELETE(self) -> None:
+        path = self._record()
+        if self.admitted() and not self._roles(path):
+            self._send(404, NOT_FOUND)
+
+    def _roles(self, path: str) -> bool:
+        """The role-based app and its API (tests/site/roles.py), for every method."""
+        if not path.startswith(roles.PREFIX):
+            return False
+        sent = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._send(*roles.reply(self.command, self.path, dict(self.headers.items()), sent, self.site.orders, page))
+        return True
+
     def get(self, path: str) -> bool:
         """The tests' own pages first, then the demo shop's."""
+        if self._roles(path):
+            return True
         if path.startswith(moving.PREFIX):
             self._moving()
             return True
@@ -231,6 +247,8 @@ class _Handler(ShopHandler):
         if path.startswith(server_errors.PREFIX):
             self._server_errors()
             return True
+        if self._roles(path):
+            return True
         site = self.site
         if "slow" in parse_qs(urlsplit(self.path).query):
             site._stop.wait(3.0)
@@ -310,6 +328,7 @@ class DemoSite(DemoShop):
         self.app_tokens: list[str] = []  # every /app session cookie value handed out, in order
         self.app_visits: list[tuple[str, bool]] = []  # (/app page, whether its request carried a valid session)
         self.signals = Signals(self._stop)  # what the tests tell the pages that move when told (tests/site/signals.py)
+        self.orders = roles.Orders()  # what the role-based app's API made (tests/site/roles.py)
 
     def end_sessions(self) -> None:
         """Every session expires: a browser state saved before now no longer signs anyone in."""

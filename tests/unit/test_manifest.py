@@ -41,18 +41,18 @@ ERRORS = [
     (
         "no near key lists the valid ones",
         f"version: 1\ntests:\n{OK_TEST}    zzzzqqq: 1\n",
-        "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: allow_javascript, allow_server_errors, "
-        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
-        "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, "
-        "task, timeout, timezone, use_state, viewport.",
+        "qa.yml:5: tests[0].zzzzqqq: unknown key 'zzzzqqq'; valid keys are: after, allow_javascript, "
+        "allow_server_errors, allowed_domains, app, as, before, color_scheme, device, dialogs, expect, expect_as, heal, "
+        "judge, llm_timeout, locale, max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, "
+        "save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, viewport.",
     ),
     (
         "a name in defaults",
         "version: 1\ndefaults: {name: x}\ntests:\n" + OK_TEST,
-        "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: allow_javascript, allow_server_errors, "
-        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
-        "max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, tags, task, timeout, timezone, "
-        "use_state, viewport, vision.",
+        "qa.yml:2: defaults.name: unknown key 'name'; valid keys are: after, allow_javascript, "
+        "allow_server_errors, allowed_domains, app, before, color_scheme, device, dialogs, expect, heal, judge, "
+        "llm_timeout, locale, max_cost_usd, max_steps, max_tokens, output_schema, paths, retries, secrets, skip, start, "
+        "tags, task, timeout, timezone, use_state, viewport, vision.",
     ),
     (
         "duplicate key",
@@ -164,15 +164,15 @@ ERRORS = [
     (
         "a line key, which the loader sets",
         f"version: 1\ntests:\n{OK_TEST}    line: 3\n",
-        "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: allow_javascript, allow_server_errors, "
-        "allowed_domains, app, color_scheme, device, dialogs, expect, heal, judge, llm_timeout, locale, max_cost_usd, "
-        "max_steps, max_tokens, name, output_schema, paths, retries, save_state, secrets, skip, start, steps, tags, "
-        "task, timeout, timezone, use_state, viewport.",
+        "qa.yml:5: tests[0].line: unknown key 'line'; valid keys are: after, allow_javascript, "
+        "allow_server_errors, allowed_domains, app, as, before, color_scheme, device, dialogs, expect, expect_as, heal, "
+        "judge, llm_timeout, locale, max_cost_usd, max_steps, max_tokens, name, output_schema, paths, retries, "
+        "save_state, secrets, skip, start, steps, tags, task, timeout, timezone, use_state, viewport.",
     ),
     (
         "a path key, which the loader sets",
         "version: 1\npath: x.yml\ntests:\n" + OK_TEST,
-        "qa.yml:2: path: unknown key 'path'; valid keys are: apps, defaults, inbox, routes, tests, version.",
+        "qa.yml:2: path: unknown key 'path'; valid keys are: apps, defaults, inbox, personas, routes, tests, version.",
     ),
     (
         "version true",

@@ -46,6 +46,7 @@ from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import INBOX
 from preview_qa.results import Execution, ExpectationOutcome, error_line, one_line
 from preview_qa.secrets.redact import Redactor
+from preview_qa.testdata.api import TestData
 from preview_qa.verdict.agent_run import AgentRun
 from preview_qa.verdict.checks.problems import problem_outcomes
 from preview_qa.verdict.checks.url import unmoved
@@ -120,6 +121,8 @@ class TestSession:
         self.trace_due = False  # the test's context is traced and its run has finished on its page
         into = (self.mask, self._settle_step, self.phases, run.emit, self.result.visual_shots)
         self.visual = None if spec.expect.visual is None else ComparisonShots(spec.name, spec.expect.visual, *into)
+        headers = self.tools.browser.extra_headers  # the preview's own: its API requests go to its origin alone
+        self.data = TestData(spec, run.base_url or run.origin, headers, run.secrets, run.emit, self.tools.redactor.text)
 
     async def run(self) -> AgentRun:
         async with contextlib.AsyncExitStack() as stack:  # the lease ends last: after the checks and the teardown
@@ -134,7 +137,10 @@ class TestSession:
                 try:
                     await self.finish()
                 finally:
-                    await self.release()
+                    try:
+                        await self.clean_up()
+                    finally:
+                        await self.release()
         return self.result
 
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
@@ -166,7 +172,10 @@ class TestSession:
         await self.sightings.installed()  # before the test's first page: a toast it shows at once is in the record
 
     async def drive(self) -> None:
-        """The agent (or the replay) on the context, from the saved state if any; then the state to keep, if asked."""
+        """The test's `before:` requests; then the agent (or the replay) on the context, from the saved state if any;
+        then the state to keep, if asked."""
+        if not await self.make_data():
+            return
         run, lease = self.test_run, self.lease
         assert lease is not None
         if not self.replaying:
@@ -185,6 +194,30 @@ class TestSession:
             self.final_page = await self.replay(self.test_run.recording, page, self.test_run.spec, self.result)
         else:
             await self.drive_agent(self.test_run.spec, self.test_run.start_url)
+
+    async def make_data(self) -> bool:
+        """The `before:` requests, once the browser is ready; the test from now on has the values they saved in place of
+        its <var>s. False: one failed, and the test errors with it."""
+        run = self.test_run
+        if not run.spec.before:
+            return True
+        with self.phases("before: requests to the preview's API"):
+            problem = await self.data.before()
+        if problem is not None:
+            self.result.infrastructure_error = problem
+            return False
+        spec, start_url = self.data.filled(run.spec), self.data.fill_text(run.start_url)
+        self.test_run = dataclasses.replace(run, spec=spec, start_url=start_url)
+        return True
+
+    async def clean_up(self) -> None:
+        """The `after:` requests, however the test ended (failed, errored, timed out, cancelled); one that fails is a
+        warning on the test."""
+        if not self.test_run.spec.after:
+            return
+        with self.phases("after: requests to the preview's API"):
+            await self.data.after()
+        self.result.after_failed = list(self.data.after_failed)
 
     async def start_agent_session(self) -> ContextSession:
         """browser-use's session on the test's context, with the masks and watchers it needs before its first picture."""

@@ -75,6 +75,8 @@ class RecordingCache:
             test = goal_definition(spec, step)
         if spec.use_state is not None:  # a recording made signed in needs the same start; other keys stay as they were
             test["use_state"] = spec.use_state
+        if spec.persona is not None:  # each persona's run of a test is recorded and replayed on its own
+            test["persona"] = spec.persona
         where = {} if target == RunTarget.PREVIEW else {"target": target}  # the preview's keys are those of earlier versions
         blob = json.dumps({**self._defines, **test, **where}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -341,6 +341,8 @@ class Runner:
             problems=problems,
             problems_left_off=left_off,
             links=[link.path for link in agent_run.links or []],
+            persona=spec.persona,
+            after_failed=agent_run.after_failed,
         )
 
     def _recording(self, spec: TestSpec, target: RunTarget, emit: Callable[[Event], None]) -> Recorded | None:
@@ -551,7 +553,13 @@ class Runner:
 
     def _unrun(self, spec: TestSpec, status: Status, reason: str) -> TestResult:
         return TestResult(
-            name=spec.name, file=self.manifest.path, line=spec.line, status=status, reason=reason, execution=Execution.NOT_RUN
+            name=spec.name,
+            file=self.manifest.path,
+            line=spec.line,
+            status=status,
+            reason=reason,
+            execution=Execution.NOT_RUN,
+            persona=spec.persona,
         )
 
     def _finish(self, result: TestResult) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from preview_qa.errors import ManifestError, ManifestProblems
 from preview_qa.manifest.models import SECRET_TAG, Expectations, Manifest
 from preview_qa.manifest.setup_tests import cycle_from, savers
-from preview_qa.manifest.step_rules import inbox_problems, step_texts, steps_problems
+from preview_qa.manifest.step_rules import inbox_problems, persona_problems, request_problems, step_texts, steps_problems
 from preview_qa.manifest.yaml_source import Loc, YamlSource
 from preview_qa.secrets.redact import MIN_SECRET_LENGTH, secret_length
 from preview_qa.secrets.totp import normal_seed, seed_problem, totp_name
@@ -73,10 +73,10 @@ def parse(source: YamlSource) -> Manifest:
     problems += [source.error(loc, said) for loc, said in invalid]
     if manifest is not None:
         manifest._source = source
-        problems += [*_test_problems(manifest), *_state_problems(manifest)]
+        problems += [*_test_problems(manifest), *_state_problems(manifest), *_persona_problems(manifest)]
     if manifest is None or problems:
         raise ManifestProblems.of(problems)
-    return manifest
+    return manifest.with_personas()
 
 
 def _from_defaults_at(loc: Loc, raw_tests: Any, defaults: dict[str, Any]) -> bool:
@@ -168,6 +168,7 @@ def _test_problems(manifest: Manifest) -> Iterator[ManifestError]:
                     "lower expect.timeout or raise timeout.",
                 )
         yield from (manifest.error(*problem) for problem in steps_problems(test, ("tests", i)))
+        yield from (manifest.error(*problem) for problem in request_problems(test, ("tests", i)))
         yield from (manifest.error(*problem) for problem in inbox_problems(test, manifest.inbox is not None, ("tests", i)))
 
 
@@ -219,6 +220,28 @@ def _state_problems(manifest: Manifest) -> Iterator[ManifestError]:
             f"setup tests wait for each other in a cycle ({chain}, each "
             f"waiting for the test that saves its use_state){origin}; break the cycle.",
         )
+
+
+def _persona_problems(manifest: Manifest) -> Iterator[ManifestError]:
+    """Every persona a test runs as is declared, and its state saved by a test; a run's name is no other test's."""
+    saved_by = savers(manifest.tests)
+    for name, persona in manifest.personas.items():
+        if persona.use_state is not None and persona.use_state not in saved_by:
+            yield manifest.error(
+                ("personas", name, "use_state"),
+                f"no test saves a state named '{persona.use_state}'; add 'save_state: {persona.use_state}' to the test "
+                "that logs in as this persona.",
+            )
+    names = {test.name for test in manifest.tests}
+    for i, test in enumerate(manifest.tests):
+        for loc, message in persona_problems(test, manifest.personas, ("tests", i)):
+            yield manifest.error(loc, message)
+        for j, runs_as in enumerate(test.runs_as or []):
+            if f"{test.name} [{runs_as}]" in names:
+                yield manifest.error(
+                    ("tests", i, "as", j),
+                    f"its run as '{runs_as}' is named '{test.name} [{runs_as}]', the name of another test; rename one.",
+                )
 
 
 def _from_defaults(manifest: Manifest, index: int, key: str) -> str:
@@ -306,8 +329,8 @@ def resolve_secrets(
             else:
                 values[placeholder] = value
         resolved[test.name] = values
-    if problems:
-        raise ManifestProblems.of(problems)
+    if problems:  # a test run as several personas is one test in the file: its problem is said once
+        raise ManifestProblems.of(list({str(problem): problem for problem in problems}.values()))
     return resolved
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Literal
 
@@ -10,6 +11,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     PrivateAttr,
     ValidationInfo,
     WithJsonSchema,
@@ -136,6 +138,100 @@ class Dialogs(Strict):
         default=None,
         description=("The text typed into every prompt() dialog before it is accepted; without it a prompt is cancelled."),
     )
+
+
+VAR_TAG = re.compile(r"<var>(.*?)</var>")
+JSON_PATH = r"^\x24(\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])*$"  # $.a.b[0]: keys and list indexes, nothing more
+_JSON_PATH_RE = _ecma(JSON_PATH)
+_JSON_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[([0-9]+)\]")
+
+
+def json_path_parts(path: str) -> list[str | int]:
+    """`$.a.b[0]` as the keys and indexes it follows: ["a", "b", 0]."""
+    return [key if key else int(index) for key, index in _JSON_PATH_PART.findall(path)]
+
+
+class ApiRequest(Strict):
+    """One HTTP request to the preview's API, sent by preview-qa itself (not the browser), for a test's data."""
+
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = Field(default="GET", description="The HTTP method.")
+    path: str = Field(
+        json_schema_extra={"pattern": "^/"},
+        description="A path on the test's preview (never a URL: the request goes to the preview alone), e.g. /api/orders.",
+    )
+    body: JsonValue | None = Field(
+        default=None,
+        alias="json",
+        description="A JSON body to send; <secret>name</secret> and <var>name</var> in its strings are filled in.",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Headers to send besides the preview's own (--extra-header, basic auth); <secret>name</secret> allowed.",
+    )
+    expect_status: int | list[int] | None = Field(
+        default=None,
+        description="The status (or statuses) the answer must have; without it any 2xx.",
+    )
+    save: dict[str, str] = Field(
+        default_factory=dict,
+        json_schema_extra={"propertyNames": {"pattern": ENV_NAME}, "additionalProperties": {"pattern": JSON_PATH}},
+        description=(
+            "Values of the JSON answer the test uses as <var>name</var> (in its task, start, open, fill and checks, and "
+            "in later requests): name -> a path such as $.id or $.items[0].id."
+        ),
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _a_path(cls, v: str) -> str:
+        if not v.startswith("/") or v.startswith("//"):
+            raise ValueError("must be a path on the preview starting with '/' (such as /api/orders), not a URL")
+        return v
+
+    @field_validator("expect_status")
+    @classmethod
+    def _statuses(cls, v: int | list[int] | None) -> int | list[int] | None:
+        for status in [v] if isinstance(v, int) else v or []:
+            if not 100 <= status <= 599:
+                raise ValueError(f"{status} is not an HTTP status (100 to 599)")
+        return v
+
+    @field_validator("save")
+    @classmethod
+    def _json_paths(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, path in v.items():
+            if not _ENV_RE.search(name):
+                raise ValueError(f"'{name}' must be letters, digits and underscores (it is used as <var>{name}</var>)")
+            if not _JSON_PATH_RE.search(path):
+                raise ValueError(f"'{path}' is not a JSON path such as $.id, $.order.id or $.items[0].id")
+        return v
+
+    def expected(self, status: int) -> bool:
+        """Whether `status` is the answer this request expects."""
+        wanted = self.expect_status
+        return 200 <= status < 300 if wanted is None else status in ([wanted] if isinstance(wanted, int) else wanted)
+
+    @property
+    def line(self) -> str:
+        """The request in words: "POST /api/orders"."""
+        return f"{self.method} {self.path}"
+
+    @property
+    def texts(self) -> str:
+        """Its path, body and headers as one text: where its <secret>s and <var>s are looked for."""
+        return json.dumps([self.path, self.body, self.headers], ensure_ascii=False)
+
+
+class Persona(Strict):
+    """Who a test runs as (personas:, a test's as:): the browser state it starts from; {} starts signed out."""
+
+    use_state: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": STATE_NAME},
+        description="Start from the state saved under this name (by the test with that save_state); none: signed out.",
+    )
+
+    _use_state_name = field_validator("use_state")(_state_name)
 
 
 class TestOptions(Strict):
@@ -273,6 +369,21 @@ class TestOptions(Strict):
         description=(
             "Run a test that failed or errored again, from scratch in a fresh browser, up to this many more times "
             "(--retries overrides it); a test that passes on a retry is reported flaky."
+        ),
+    )
+    before: list[ApiRequest] = Field(
+        default_factory=list,
+        description=(
+            "HTTP requests to the preview's API made once the test's browser is ready, before its first step (test data: "
+            "an order to find); one that does not answer as expected errors the test. Each one's save names values of "
+            "its answer for <var>name</var>."
+        ),
+    )
+    after: list[ApiRequest] = Field(
+        default_factory=list,
+        description=(
+            "HTTP requests to the preview's API made when the test ends, however it ends (passed, failed, errored, timed "
+            "out, cancelled): to delete what before made. One that fails is a warning on the test, never its verdict."
         ),
     )
 
@@ -437,6 +548,20 @@ class TestSpec(TestOptions):
         ),
     )
 
+    runs_as: list[str] | None = Field(
+        default=None,
+        alias="as",
+        min_length=1,
+        description=(
+            "Run the test once as each of these personas (named under personas:), reported as 'NAME [persona]': "
+            "each run starts from its persona's state and is selected, recorded and replayed on its own."
+        ),
+    )
+    expect_as: dict[str, Expectations] = Field(
+        default_factory=dict,
+        description="A persona's own checks in place of the test's expect (persona -> checks), e.g. {member: {text: Forbidden}}.",
+    )
+    persona: SkipJsonSchema[str | None] = Field(default=None, exclude=True)  # the persona of one run of `as` (not a key)
     _save_state_name = field_validator("save_state")(_state_name)
 
     @field_validator("task", "steps", mode="before")
@@ -591,6 +716,14 @@ class Manifest(Strict):
             "an app with no URL instead of trying them on another app's."
         ),
     )
+    personas: dict[str, Persona] = Field(
+        default_factory=dict,
+        json_schema_extra={"propertyNames": {"pattern": ENV_NAME}},
+        description=(
+            "Who tests can run as (a test's as:): name -> {use_state: STATE} (signed in as the test with that save_state "
+            "left it), or {} (signed out)."
+        ),
+    )
     inbox: Inbox | None = Field(
         default=None,
         json_schema_extra=_not_null,
@@ -601,6 +734,7 @@ class Manifest(Strict):
     )
     path: SkipJsonSchema[str] = Field(default="<manifest>", exclude=True)  # the file it was read from (not a key)
     _source: YamlSource | None = PrivateAttr(default=None)
+    _written: list[int] = PrivateAttr(default_factory=list)  # each test's place among the file's tests (personas)
 
     @field_validator("routes")
     @classmethod
@@ -630,16 +764,53 @@ class Manifest(Strict):
             raise ValueError("unsupported manifest version; use 'version: 1'")
         return v
 
+    @field_validator("personas")
+    @classmethod
+    def _persona_names(cls, v: dict[str, Persona]) -> dict[str, Persona]:
+        for name in v:
+            if not _ENV_RE.search(name):
+                raise ValueError(f"persona name '{name}' must be letters, digits and underscores")
+        return v
+
+    def with_personas(self) -> Manifest:
+        """The manifest with each test that has `as:` made one ordinary test per persona, "NAME [persona]", starting
+        from the persona's state and checked by its expect_as (else the test's expect): selection, the engine, the cache
+        and the reporters see ordinary tests. Errors about a test still name its place in the file (`_written`)."""
+        runs: list[TestSpec] = []
+        written: list[int] = []
+        for i, test in enumerate(self.tests):
+            personas: list[str | None] = list(test.runs_as) if test.runs_as else [None]
+            for persona in personas:
+                runs.append(test if persona is None else self._as(test, persona))
+                written.append(i)
+        expanded = self.model_copy(update={"tests": runs})
+        expanded._written = written
+        return expanded
+
+    def _as(self, test: TestSpec, persona: str) -> TestSpec:
+        expect = test.expect_as.get(persona, test.expect)
+        if "timeout" not in expect.model_fields_set:  # how long to wait stays the test's
+            expect = expect.model_copy(update={"timeout": test.expect.timeout})
+        changes: dict[str, Any] = {"name": f"{test.name} [{persona}]", "persona": persona, "runs_as": None, "expect_as": {}}
+        return test.model_copy(update={**changes, "use_state": self.personas[persona].use_state, "expect": expect})
+
+    def written_index(self, index: int) -> int:
+        """The place in the file's tests of test `index` (of `tests`, personas expanded)."""
+        return self._written[index] if index < len(self._written) else index
+
     def as_written(self, spec: TestSpec) -> dict[str, Any]:
         """The test's mapping as the manifest's file has it, without the defaults merged in (else as the model holds it,
         its defaults left out): what a plan carries unchanged."""
         raw = self._source.data.get("tests") if self._source is not None and isinstance(self._source.data, dict) else None
         index = next((i for i, test in enumerate(self.tests) if test is spec), None)
+        index = None if index is None or spec.persona is not None else self.written_index(index)
         if isinstance(raw, list) and index is not None and index < len(raw) and isinstance(raw[index], dict):
             return dict(raw[index])
         return spec.model_dump(mode="json", exclude_defaults=True, exclude={"line"})
 
     def error(self, loc: Loc, message: str) -> ManifestError:
+        if len(loc) > 1 and loc[0] == "tests" and isinstance(loc[1], int):
+            loc = ("tests", self.written_index(loc[1]), *loc[2:])
         if self._source is None:
             return ManifestError(self.path, None, format_loc(loc), message)
         return self._source.error(loc, message)

@@ -1,12 +1,13 @@
 """The loader's rules for a test that no single key can check: where its secrets are used, a literal URL it starts on
-or opens, and where its data is read."""
+or opens, where its data is read, the personas it runs as, and the values its API requests save."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
 from urllib.parse import urlsplit
 
-from preview_qa.manifest.models import TestSpec
+from preview_qa.manifest.models import SECRET_TAG, VAR_TAG, Persona, TestSpec
 from preview_qa.manifest.steps import INBOX
 from preview_qa.manifest.yaml_source import Loc
 
@@ -48,6 +49,57 @@ def steps_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
             "the test's data is read by its last `do` step (the agent's report), and this test has no do step; "
             "check the page with expect's page checks instead.",
         )
+
+
+def persona_problems(test: TestSpec, personas: Mapping[str, Persona], at: Loc) -> Iterator[tuple[Loc, str]]:
+    """A test's `as` and `expect_as` name declared personas, once each; a setup test (save_state) runs once."""
+    known = ", ".join(sorted(personas)) or "none"
+    for j, name in enumerate(test.runs_as or []):
+        if name not in personas:
+            yield (*at, "as", j), f"unknown persona '{name}'{_nearest(name, personas)} (personas: {known})."
+        elif (test.runs_as or []).index(name) < j:
+            yield (*at, "as", j), f"persona '{name}' is listed twice; list each persona once."
+    if test.runs_as and test.save_state is not None:
+        yield (*at, "as"), "a test with save_state runs once, as itself; run the tests that use its state as personas."
+    for name in test.expect_as:
+        if name not in personas:
+            yield (*at, "expect_as", name), f"unknown persona '{name}'{_nearest(name, personas)} (personas: {known})."
+        elif name not in (test.runs_as or []):
+            yield (*at, "expect_as", name), f"the test does not run as '{name}': add it to the test's as, or remove it."
+
+
+def _nearest(name: str, names: Iterable[str]) -> str:
+    guess = difflib.get_close_matches(name, list(names), n=1)
+    return f"; did you mean '{guess[0]}'?" if guess else ""
+
+
+def request_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
+    """Each <var>name</var> a test uses is saved by a `before` request (an earlier one, for a request), and each
+    <secret> in its requests is declared."""
+    saved: set[str] = set()
+    for key in ("before", "after"):
+        for k, request in enumerate(getattr(test, key)):
+            text = request.texts
+            for placeholder in SECRET_TAG.findall(text):
+                if placeholder not in test.secrets:
+                    undeclared = f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'"
+                    yield (*at, key, k), f"{undeclared}; add it under secrets."
+            yield from _unsaved((*at, key, k), text, saved, "earlier before request")
+            if key == "before":
+                saved |= set(request.save)
+    places: list[tuple[Loc, str]] = [((*at, "task"), test.task or ""), ((*at, "start"), test.start)]
+    places += [((*at, "expect"), test.expect.model_dump_json()), *step_texts(test, at)]
+    places += [((*at, "expect_as", name), e.model_dump_json()) for name, e in test.expect_as.items()]
+    for j, step in enumerate(test.steps or []):
+        places += [((*at, "steps", j, "open"), step.open or ""), ((*at, "steps", j, "expect"), step.expect.model_dump_json())]
+    for loc, text in places:
+        yield from _unsaved(loc, text, saved, "before request")
+
+
+def _unsaved(loc: Loc, text: str, saved: set[str], by: str) -> Iterator[tuple[Loc, str]]:
+    for name in dict.fromkeys(VAR_TAG.findall(text)):
+        if name not in saved:
+            yield loc, f"uses <var>{name}</var> but no {by} saves '{name}'; give it save: {{{name}: $.id}} (its JSON path)."
 
 
 def inbox_problems(test: TestSpec, has_inbox: bool, at: Loc) -> Iterator[tuple[Loc, str]]:

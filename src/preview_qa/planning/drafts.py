@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from preview_qa.manifest.models import SECRET_TAG, Manifest, TestSpec
 from preview_qa.results import one_line
+from preview_qa.testdata.values import each_text
 
 DRAFT_TAG = "drafted"  # every draft carries it: `run --skip-tag drafted` leaves them out until reviewed
 INSTRUCTIONS = """You are a QA engineer writing browser tests for one page of a web application, a page a pull request
@@ -69,7 +70,7 @@ def question(route: str, facts: Any, most: int) -> str:
 def to_test(draft: Draft, start: str, manifest: Manifest, scrub: Callable[[str], str], taken: set[str]) -> TestSpec | str:
     """The draft as a manifest test starting at `start`, every secret value turned into its placeholder (declared as
     the manifest declares it); or why it cannot be proposed."""
-    draft = Draft.model_validate(_scrubbed(draft.model_dump(), scrub))
+    draft = Draft.model_validate(each_text(draft.model_dump(), scrub))
     if any(SECRET_TAG.search(text) for text in [*draft.expect_text, draft.expect_url, draft.expect_title]):
         return "a check names a secret: a check must say what the page shows, never a secret"
     declared = _declared(manifest)
@@ -99,16 +100,6 @@ def to_test(draft: Draft, start: str, manifest: Manifest, scrub: Callable[[str],
         return "it proves nothing: it has no check of the page (expect:)"
     taken.add(spec.name)
     return spec
-
-
-def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [_scrubbed(v, scrub) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrubbed(v, scrub) for k, v in value.items()}
-    return value
 
 
 def _declared(manifest: Manifest) -> dict[str, Any]:

@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 # 13: addressed (page text the agent said addressed it), steered, checked; quotes[].in_instruction
 # 14: problems (kind, page, target, status, message, resource_type; at most 50), problems_left_off, links (expect.links)
 # 15: explore (`run --explore`: the exploration's result, as explore's own results.json), null without it
-SCHEMA_VERSION = 15
+# 16: persona (a run of a test with `as:`), after_failed (its after: requests that failed: a warning)
+SCHEMA_VERSION = 16
 
 
 class ArtifactsReporter(Reporter):

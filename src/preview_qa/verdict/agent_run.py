@@ -231,6 +231,7 @@ class AgentRun:
     # The start page answered 401 (or 403 asking for credentials) and no page of the preview answered after it: the
     # preview itself was never reached.
     protected_start: bool = False
+    after_failed: list[str] = field(default_factory=list)  # its after: requests that failed: a warning, not the verdict
     requests: list[SeenRequest] = field(default_factory=list, repr=False)  # with --prove only; never serialized
     content_hash: str | None = None  # with --prove: sha256 of the documents and scripts its pages loaded
     mutation_applied: bool | None = None  # a proof's replay: whether its mutation met one of its requests
