@@ -103,6 +103,10 @@ def test_an_error_about_a_personas_run_names_the_test_as_written() -> None:
             "under secrets.",
         ),
         (
+            BASE + "  - name: B\n    task: t\n    secrets: {s: S}\n    after: [{path: '/x?token=<secret>s</secret>'}]\n",
+            "qa.yml:10: tests[1].after[0].path: a secret goes in a header or the JSON body, never in the path (it is logged).",
+        ),
+        (
             BASE + "  - name: B\n    task: t\n    before: [{path: '/a/<var>id</var>'}, {path: /b, save: {id: $.id}}]\n",
             "qa.yml:9: tests[1].before[0]: uses <var>id</var> but no earlier before request saves 'id'; give it save: "
             "{id: $.id} (its JSON path).",
@@ -120,6 +124,7 @@ def test_an_error_about_a_personas_run_names_the_test_as_written() -> None:
         "not a JSON path",
         "a var no request saves",
         "an undeclared secret in a header",
+        "a secret in a path",
         "a var saved only later",
     ],
 )

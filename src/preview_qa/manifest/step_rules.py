@@ -80,6 +80,8 @@ def request_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
     for key in ("before", "after"):
         for k, request in enumerate(getattr(test, key)):
             text = request.texts
+            if SECRET_TAG.search(request.path):  # a path is in every event and log line; a header or body is not
+                yield (*at, key, k, "path"), "a secret goes in a header or the JSON body, never in the path (it is logged)."
             for placeholder in SECRET_TAG.findall(text):
                 if placeholder not in test.secrets:
                     undeclared = f"uses <secret>{placeholder}</secret> but 'secrets' does not declare '{placeholder}'"
