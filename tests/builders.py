@@ -1,6 +1,6 @@
 """Builders the unit tests share: manifest tests (spec, specs_named), their results (result), a run's result (run_of),
-the agent's passing report (PASS), a run of the real runner with a fake agent (run), and a blank screenshot
-(plain_png)."""
+the agent's passing report (PASS), a run of the real runner with a fake agent (run), `run`'s flags as they reach its
+RunConfig (cli_run), and a blank screenshot (plain_png)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner
 from PIL import Image
 
+from preview_qa import cli
 from preview_qa.config import RunConfig
 from preview_qa.engine import runner as runner_mod
 from preview_qa.engine.agent_port import Recording
@@ -71,3 +74,13 @@ def plain_png(colour: str = "white") -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (1280, 800), colour).save(out, "PNG")
     return out.getvalue()
+
+
+def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None) -> Any:
+    """`run` of a one-test manifest with `args`: click's outcome, and the RunConfig it would have run (None if refused)."""
+    path = tmp_path / "qa.yml"
+    path.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
+    seen: list[RunConfig] = []
+    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None, explore=None: seen.append(config))
+    outcome = CliRunner().invoke(cli.main, ["run", str(path), "--base-url", "https://pr-7.example.com/", *args], env=env)
+    return outcome, seen[-1] if seen else None

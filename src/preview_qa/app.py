@@ -83,9 +83,11 @@ def _prepare(
 
     # before any reporter starts: what is missing is the user's to fix, not a run to report; `running`: the tests whose
     # secrets must be there (None: every test's)
-    secrets, llm, config.chromium = preflight(
-        manifest, env, config.provider, config.model, config.api_key, config.llm_base_url, config.chromium, running, llm_needed
+    llm_given = (config.provider, config.model, config.api_key, config.llm_base_url)
+    secrets, llm, chromium = preflight(
+        manifest, env, *llm_given, config.chromium, running, llm_needed, local=config.cdp_url is None
     )  # the Chromium found once, before any browser starts: the tests' and planning's browsers are this one
+    config.chromium = chromium or None
     llm = priced(llm, manifest, config)
     # Every secret of the run, gathered here only and handed down (stderr, reporters, runner, agents, LLM wrapper): the
     # key the provider really gets (maybe from its usual variable, not --api-key), the headers' values, the GitHub token
@@ -147,15 +149,17 @@ def preflight(
     chromium: str | None,
     running: Collection[str] | None = None,
     llm_needed: bool | None = None,
+    local: bool = True,
 ) -> tuple[dict[str, dict[str, str]], providers.LLMSettings, str]:
     """What `run` refuses before it starts a browser, checked for `validate` too: a secret's variable unset for a test
     in `running` (None: any test; ManifestError at its key), no API key for the provider (LLMConfigError) when the LLM
     is needed (None: when a test in `running` may call it; a manifest of exact steps needs no key), no Chromium
-    (SetupError); and the Chromium found (`chromium`, the flag's, else looked for: agent/browsers/chromium.py)."""
+    (SetupError); and the Chromium found (`chromium`, the flag's, else looked for: agent/browsers/chromium.py; none
+    when the browser is not `local`, "")."""
     secrets = loader.resolve_secrets(manifest, env, running)
     needed = calls_llm(manifest, running) if llm_needed is None else llm_needed
     llm = providers.resolve(provider, model, api_key, llm_base_url, env, key_needed=needed)
-    return secrets, llm, _chromium(chromium, env)
+    return secrets, llm, _chromium(chromium, env) if local else ""
 
 
 def calls_llm(manifest: Manifest, running: Collection[str] | None = None) -> bool:
@@ -306,12 +310,13 @@ def browser_setup(config: RunConfig) -> BrowserSetup:
     from preview_qa.agent.browsers.launch import BrowserSetup
 
     return BrowserSetup(
-        chromium=_chromium(config.chromium, os.environ),  # found already by a run's preflight, checked again
+        chromium="" if config.cdp_url else _chromium(config.chromium, os.environ),  # found by a run's preflight, checked again
         headless=config.headless,
         extra_headers=config.preview_headers,
         browsers=config.concurrency,
         trace=config.trace is not TraceMode.OFF,
         start_timeout_s=config.browser_start_timeout,
+        cdp_url=config.cdp_url,
     )
 
 

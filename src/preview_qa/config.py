@@ -216,6 +216,7 @@ class RunConfig:
     llm_base_url: str | None = None
     concurrency: int = field(default_factory=default_concurrency)
     chromium: str | None = None  # --browser-path; None: found as the run starts (agent/browsers/chromium.py)
+    cdp_url: str | None = None  # --cdp-url: every test in this remote browser, none launched (agent/browsers/remote.py)
     headless: bool = True
     extra_headers: dict[str, str] = field(default_factory=dict)  # sent to the preview's origin only (agent/guards/network.py)
     http_credentials: tuple[str, str] | None = None  # (user, password) for HTTP basic auth, to the preview's origin only

@@ -1,7 +1,8 @@
 """End to end: preview credentials stay on the preview. The fixture site asks for basic auth; its page loads an image,
 a script, a frame and a fetch from a second origin (the same server as `localhost`, which records every request's
 headers), and an image, a script and a frame through the preview's own redirects to it. The protection-bypass header
-and the credentials reach the preview and never the other origin, on the agent's run and on its replay."""
+and the credentials reach the preview and never the other origin, on the agent's run and on its replay, in a browser
+the run launched and in a remote one (--cdp-url)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import DEMO_PASSWORD, clean_env, preview_qa_run, run_preview_qa
+from tests.e2e.remote_chromium import remote_chromium
 from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
@@ -38,6 +40,7 @@ SCENARIOS = [
     }
 ]
 Seen = list[tuple[str, str, dict[str, str]]]
+RUNS = ["agent", "replay", "remote agent", "remote replay"]  # in this order: each replay replays the agent's recording
 
 
 @dataclass
@@ -54,9 +57,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     env = clean_env(PREVIEW_QA_HTTP_CREDENTIALS=f"{USER}:{PASSWORD}")
     del env["PREVIEW_QA_NO_CACHE"]
     done = {}
-    with DemoSite(password=DEMO_PASSWORD, basic_auth=(USER, PASSWORD)) as site, ScriptedLLM(SCENARIOS) as llm:
-        for name in ("agent", "replay"):
+    with (
+        DemoSite(password=DEMO_PASSWORD, basic_auth=(USER, PASSWORD)) as site,
+        ScriptedLLM(SCENARIOS) as llm,
+        remote_chromium() as browser,
+    ):
+        for name in RUNS:
             before = len(site.header_log)
+            remote = ["--cdp-url", browser.url, *(["--no-cache"] if name == "remote agent" else [])] if "remote" in name else []
             # A process of its own: its stderr is the process's, with what its children write there.
             run = preview_qa_run(
                 folder / "qa.yml",
@@ -67,6 +75,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
                 str(folder / "cache"),
                 "--extra-header",
                 f"x-vercel-protection-bypass: {TOKEN}",
+                *remote,
                 env=env,
                 process=True,
             )
@@ -79,7 +88,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
     yield done
 
 
-@pytest.mark.parametrize("name", ["agent", "replay"])
+@pytest.mark.parametrize("name", RUNS)
 def test_the_preview_gets_its_credentials_and_no_other_origin_does(runs: dict[str, Run], name: str) -> None:
     run = runs[name]
     assert run.exit_code == 0, run.output[-3000:]  # the preview asks for basic auth: it got it
@@ -98,11 +107,12 @@ def test_the_preview_gets_its_credentials_and_no_other_origin_does(runs: dict[st
         assert TOKEN not in str(headers) and PASSWORD not in str(headers)
 
 
-def test_the_replay_really_replayed(runs: dict[str, Run]) -> None:
-    assert '"path": "replayed"' in runs["replay"].output
+def test_the_replays_really_replayed(runs: dict[str, Run]) -> None:
+    assert '"path": "replayed"' in runs["replay"].output and '"path": "replayed"' in runs["remote replay"].output
+    assert '"path": "replayed"' not in runs["remote agent"].output
 
 
-@pytest.mark.parametrize("name", ["agent", "replay"])
+@pytest.mark.parametrize("name", RUNS)
 def test_no_credential_in_any_output(runs: dict[str, Run], name: str) -> None:
     output = runs[name].output
     assert TOKEN not in output and PASSWORD not in output and AUTHORIZATION.split()[1] not in output

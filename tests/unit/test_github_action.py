@@ -63,6 +63,7 @@ INPUTS = {
     "llm-timeout",
     "max-output-tokens",
     "browser-start-timeout",
+    "cdp-url",
 }
 OUTPUTS = {
     "passed",

@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from preview_qa import cli
-from preview_qa.config import FailOn, RunConfig
+from preview_qa.config import FailOn
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.errors import ManifestError
@@ -21,7 +19,7 @@ from preview_qa.manifest import loader as manifest
 from preview_qa.manifest.models import TestSpec
 from preview_qa.results import OtherRun, RunResult, Status, Usage
 from preview_qa.verdict.agent_run import AgentRun, DoneReport, LLMFault, SecretAttempt
-from tests.builders import PASS, result, run, run_of, specs_named
+from tests.builders import PASS, cli_run, result, run, run_of, specs_named
 
 FAIL = DoneReport(text=json.dumps({"status": "fail", "reason": "broken"}), success=True)
 
@@ -217,15 +215,6 @@ def test_fail_on_regressions_fails_for_regressions_errors_and_unconfirmed_failur
     unconfirmed = result("t", Status.FAILED, baseline=OtherRun(status=Status.ERRORED, reason="x"), regression=False)
     assert FailOn.REGRESSIONS.fails(run_of(unconfirmed))  # the baseline could not tell: fail closed
     assert FailOn.REGRESSIONS.fails(run_of(result("t", Status.FAILED)))
-
-
-def cli_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None) -> Any:
-    path = tmp_path / "qa.yml"
-    path.write_text("version: 1\ntests:\n  - {name: a, task: do it}\n")
-    seen: list[RunConfig] = []
-    monkeypatch.setattr(cli.run, "execute", lambda spec, config, verbose, plan=None, explore=None: seen.append(config))
-    outcome = CliRunner().invoke(cli.main, ["run", str(path), "--base-url", "https://pr-7.example.com/", *args], env=env)
-    return outcome, seen[-1] if seen else None
 
 
 def test_the_flags_and_the_actions_inputs_reach_the_run_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -133,6 +133,8 @@ class TestSession:
             except Exception as e:
                 self.result.infrastructure_error = self._stopped_by(e)
             finally:
+                if self.lease is not None and self.lease.lost is not None:  # what failed with it says less
+                    self.result.infrastructure_error = self.lease.lost
                 self.collect()
                 try:
                     await self.finish()

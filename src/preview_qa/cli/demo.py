@@ -28,8 +28,9 @@ def demo(out: Path, flags: RunFlags, plan: bool, explore: bool) -> RunEnded | Ex
 
     if explore:
         return _explore(out / "explore", flags, plan)
+    browser = (flags.chromium, flags.cdp_url)
     result = run_demo(
-        out, flags.concurrency, flags.only, flags.headless, flags.verbose, os.environ, plan, flags.keywords, flags.chromium
+        out, flags.concurrency, flags.only, flags.headless, flags.verbose, os.environ, plan, flags.keywords, *browser
     )
     if result.plan is not None:
         tell_plan(result.plan, None, out / "plan.yml")
@@ -44,6 +45,8 @@ def _explore(out: Path, flags: RunFlags, plan: bool) -> ExploreEnded:
 
     if plan:
         raise UsageError("--explore runs no tests and drafts none: give --plan or --explore, not both.")
+    if flags.cdp_url:
+        raise UsageError("demo --explore launches its own browsers: --cdp-url is for the demo's tests (demo without --explore).")
     result = exploring.explore_demo(out, flags.headless, flags.chromium, os.environ)
     outputs.write(result, out, os.environ)
     for line in [*outputs.told(result, out / "findings.md"), *exploring.told(result, out)]:

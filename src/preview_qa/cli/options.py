@@ -200,6 +200,7 @@ class RunFlags:
     headless: bool
     chromium: str | None  # --browser-path
     verbose: bool
+    cdp_url: str | None = None  # --cdp-url: a remote browser instead of launching any
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -213,9 +214,11 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
         headed: bool,
         browser_path: str | None,
         verbose: bool,
+        cdp_url: str | None,
         **kw: Any,
     ) -> Any:
-        return wrapped(flags=RunFlags(concurrency, list(only), list(keywords), not headed, browser_path, verbose), **kw)
+        given = (list(only), list(keywords), not headed, browser_path, verbose, cdp_url)
+        return wrapped(flags=RunFlags(concurrency, *given), **kw)
 
     wrapped, f = f, with_flags
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
@@ -244,10 +247,23 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
         headed_option,
         browser_path_option,
         verbose_option,
+        click.option(
+            "--cdp-url",
+            metavar="URL",
+            callback=_cdp_url,
+            envvar=env("INPUT_CDP-URL", "PREVIEW_QA_CDP_URL"),
+            help="Run the tests in the Chromium at this DevTools endpoint (http://HOST:9222 or ws://...).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def _cdp_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value and not value.startswith(("http://", "https://", "ws://", "wss://")):
+        raise click.BadParameter(f"{value!r} is no DevTools endpoint: give http://HOST:PORT or a ws:// URL.")
+    return value or None
 
 
 def access_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -333,6 +333,7 @@ def run(
         llm_base_url=llm_base_url,
         concurrency=flags.concurrency,
         chromium=flags.chromium,
+        cdp_url=flags.cdp_url,
         headless=flags.headless,
         extra_headers=parse_headers(extra_headers),
         http_credentials=parse_credentials(http_credentials),

@@ -36,6 +36,7 @@ def run_demo(
     plan: bool = False,
     keywords: list[str] | None = None,
     chromium: str | None = None,
+    cdp_url: str | None = None,
 ) -> RunResult:
     """The demo's run; with `plan`, planning after it for the change demo/plan.yml describes (its drafting turns first)."""
     manifest = loader.load(HERE / "qa.yml")
@@ -54,6 +55,7 @@ def run_demo(
             only=only,
             keywords=keywords or [],
             chromium=chromium,
+            cdp_url=cdp_url,
             prove=True,
         )
         change = yaml.safe_load(PLAN.read_text(encoding="utf-8"))

@@ -91,6 +91,7 @@ class BrowserSetup:
     measure_cpu: bool = False  # per-phase CPU in the test's "timings" event (bench/breakdown.py; walks the process table)
     trace: bool = False  # record a Playwright trace of each test (--trace; the reporters decide which to keep)
     start_timeout_s: float = BROWSER_START_TIMEOUT_S  # one try of a browser's start (--browser-start-timeout)
+    cdp_url: str | None = None  # --cdp-url: every browser is this remote one, connected to (agent/browsers/remote.py)
 
     @property
     def start_budget_s(self) -> float:

@@ -36,12 +36,13 @@ async def _disconnects(browser: Browser, within_s: float = DISCONNECT_WAIT_S) ->
     return not browser.is_connected()
 
 
-async def leftovers(browser: Browser, closed: str | None, gone: Collection[str] = ()) -> list[str]:
+async def leftovers(browser: Browser, closed: str | None, gone: Collection[str] = (), theirs: Collection[str] = ()) -> list[str]:
     """What a test left in the browser outside its own (closed) context: pages in the shared default context, or
     contexts still open. Either could carry its cookies or storage into the next test. With other tests still in the
     browser, their contexts are theirs: only the closed context `closed` counts as left open. A page of a context in
     `gone` (the tests' own, closed or being closed) is on its way out: Chromium drops a context from its list before its
-    pages, so a check beside another test's close saw that test's page in no context, and retired a sound browser."""
+    pages, so a check beside another test's close saw that test's page in no context, and retired a sound browser.
+    `theirs`: a remote browser's targets and contexts from before the run, not the run's to count."""
     try:  # bounded, and never raising: the next tests wait for this check
         async with asyncio.timeout(CLOSE_TIMEOUT_S * 2):
             answers = await ask(browser.new_browser_cdp_session(), "Target.getTargets", "Target.getBrowserContexts")
@@ -53,6 +54,8 @@ async def leftovers(browser: Browser, closed: str | None, gone: Collection[str] 
     found = []
     kinds = ("page", "iframe", "worker", "service_worker", "shared_worker")
     pages = [t for t in targets if t.get("type") in kinds and t.get("browserContextId") not in gone]
+    pages = [t for t in pages if t.get("targetId") not in theirs]  # a remote browser's own, from before the run
+    contexts = [c for c in contexts if c not in theirs]
     if closed is not None:
         pages = [t for t in pages if t.get("browserContextId") not in contexts]
         contexts = [c for c in contexts if c == closed]

@@ -28,6 +28,7 @@ from preview_qa.agent.browsers.launch import (
     start_browser,
 )
 from preview_qa.agent.browsers.leftovers import DIED, leftovers
+from preview_qa.agent.browsers.remote import connect_browser, stopped_answering, watch
 from preview_qa.results import Emulation, Viewport
 
 if TYPE_CHECKING:
@@ -87,9 +88,10 @@ class FreshContext:
 
 @dataclass(eq=False)
 class PooledBrowser:
-    """One running Chromium (its processes found by its profile folder) and Playwright's connection to it."""
+    """One running Chromium (its processes found by its profile folder, or a remote one's none) and Playwright's
+    connection to it."""
 
-    processes: BrowserProcesses
+    processes: BrowserProcesses | None  # None: a remote browser (--cdp-url), never ended by the run
     cdp_url: str  # where browser-use's sessions connect
     browser: Browser
     ready: FreshContext | None = None  # the next test's context (the default desktop's), made while no test waited
@@ -105,6 +107,10 @@ class PooledBrowser:
     seen: dict[tuple[str | None, str | None], tuple[str, str]] = field(default_factory=dict)
     failed_tries: list[tuple[int, str]] = field(default_factory=list)  # of a start no test asked for: told to its first
     gone: set[str] = field(default_factory=set)  # its contexts closed (or being closed): Chromium lists their pages a while
+    remote: str | None = None  # --cdp-url: the endpoint it was reached at
+    theirs: set[str] = field(default_factory=set)  # a remote browser's targets and contexts from before the run's
+    lost: str | None = None  # why a remote browser is gone for the run (it stopped answering)
+    watching: asyncio.Task[None] | None = None  # a remote browser's ping (agent/browsers/remote.py)
 
     @property
     def connected(self) -> bool:
@@ -128,6 +134,14 @@ class Lease:
     @property
     def cdp_url(self) -> str:
         return self.pooled.cdp_url
+
+    @property
+    def lost(self) -> str | None:
+        """Why its remote browser is gone, if it is: the test's error, whatever else failed with it."""
+        pooled = self.pooled
+        if pooled.lost is None and pooled.remote is not None and not pooled.connected:  # heard before its ping was
+            pooled.lost = stopped_answering(pooled.remote)
+        return pooled.lost
 
     @property
     def browser(self) -> Browser:
@@ -292,7 +306,7 @@ class BrowserPool:
         if not pooled.connected:
             why.append(DIED)
         if not why and (last or closed is not None):  # a lease whose context was never made left none
-            why += await leftovers(pooled.browser, None if last else closed, pooled.gone)
+            why += await leftovers(pooled.browser, None if last else closed, pooled.gone, pooled.theirs)
         if not last:
             async with self._changed:
                 pooled.doomed = pooled.doomed or "; ".join(why) or None
@@ -341,10 +355,16 @@ class BrowserPool:
         return FreshContext(context, page, str(info["targetInfo"]["browserContextId"]), pooled.seen[key])
 
     async def _launch(self, on_failed_try: Callable[[int, str], None]) -> PooledBrowser:
-        """Start a browser (agent/browsers/launch.py: by Playwright, in turns, tried twice)."""
+        """Start a browser (agent/browsers/launch.py: by Playwright, in turns, tried twice), or connect to the remote
+        one (agent/browsers/remote.py), watched from then on."""
         clock = time.monotonic()
-        started = await start_browser(await self.playwright(), self.setup, self.gate, on_failed_try)
-        pooled = PooledBrowser(started.processes, started.cdp_url, started.browser)
+        if (url := self.setup.cdp_url) is not None:
+            browser, ws, theirs = await connect_browser(await self.playwright(), url, self.setup.start_timeout_s)
+            pooled = PooledBrowser(None, ws, browser, remote=url, theirs=theirs)
+            pooled.watching = asyncio.get_running_loop().create_task(watch(browser, url, lambda why: self._lost(pooled, why)))
+        else:
+            started = await start_browser(await self.playwright(), self.setup, self.gate, on_failed_try)
+            pooled = PooledBrowser(started.processes, started.cdp_url, started.browser)
         pooled.up_at = time.monotonic()
         pooled.launch_s = pooled.up_at - clock
         self.launches += 1
@@ -360,5 +380,14 @@ class BrowserPool:
                 self._changed.notify_all()
 
     @staticmethod
+    def _lost(pooled: PooledBrowser, why: str) -> None:
+        pooled.lost = pooled.doomed = why
+
+    @staticmethod
     async def _stop(pooled: PooledBrowser) -> None:
-        await close_browser(pooled.browser, pooled.processes)
+        if pooled.watching is not None:
+            pooled.watching.cancel()
+        if pooled.remote is not None and pooled.ready is not None:  # the remote browser outlives the run: none of its pages do
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(pooled.ready.context.close(), CLOSE_TIMEOUT_S)
+        await close_browser(pooled.browser, pooled.processes)  # a remote one's: only the connection ends

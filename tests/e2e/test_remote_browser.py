@@ -1,0 +1,79 @@
+"""End to end: `run --cdp-url` runs every test in a Chromium started apart (as on a grid), each in a context of its own:
+six agent tests at concurrency 3 pass, every page request the site sees comes from that browser (its own user agent),
+none of the run's pages is left open in it, and it is still running afterwards. A remote browser killed mid-run
+errors its test saying so, and the run ends."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRun, clean_env, preview_qa_run
+from tests.e2e.remote_chromium import USER_AGENT, RemoteChromium, remote_chromium
+from tests.site import DemoSite
+from tests.site.signals import SignallingLLM
+
+pytestmark = pytest.mark.e2e
+
+SIX = "version: 1\ntests:\n" + "".join(
+    f"""  - name: remote {i}
+    start: /product
+    task: "[remote] Read the price ({i})."
+    expect: {{text: ["$19.99"]}}
+"""
+    for i in range(6)
+)
+DONE = {"done": {"status": "pass", "reason": "$19.99."}}
+SCENARIOS = [
+    {"match": "[remote]", "turns": [{"actions": [{"scroll": {"down": True}}]}, DONE]},
+    {"match": "[killed]", "name": "killed", "turns": [DONE]},
+]
+Six = tuple[CliRun, list[dict[str, str]], RemoteChromium]  # the run, the headers of each request it made, the browser
+KILLED = """\
+version: 1
+tests:
+  - name: its browser is killed
+    start: /product
+    task: "[killed] Read the price."
+    expect: {text: ["$19.99"]}
+"""
+
+
+def _run(folder: Path, manifest: str, site: DemoSite, llm: SignallingLLM, browser: RemoteChromium) -> CliRun:
+    (folder / "qa.yml").write_text(textwrap.dedent(manifest), encoding="utf-8")
+    extra = ("--concurrency", "3", "--cdp-url", browser.url)
+    return preview_qa_run(folder / "qa.yml", site.url, folder / "out", llm, *extra, env=clean_env(), process=True)
+
+
+@pytest.fixture(scope="module")
+def six(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Six]:
+    with remote_chromium() as browser, SignallingLLM(SCENARIOS, on_done=lambda name: None) as llm:
+        before = len(site.header_log)
+        run = _run(tmp_path_factory.mktemp("remote"), SIX, site, llm, browser)
+        yield run, [headers for _, _, headers in site.header_log[before:]], browser
+
+
+def test_six_agent_tests_pass_in_the_remote_browser_and_only_it_loads_the_pages(six: Six) -> None:
+    run, headers, _ = six
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert [(t["name"], t["status"]) for t in run.results["tests"]] == [(f"remote {i}", "passed") for i in range(6)]
+    pages = [h for h in headers if not h.get("User-Agent", "").startswith("python-httpx")]  # the run's preview check
+    assert len(pages) >= 6 and {h.get("User-Agent") for h in pages} == {USER_AGENT}
+
+
+def test_the_remote_browser_holds_none_of_the_runs_pages_and_still_runs(six: Six, site: DemoSite) -> None:
+    _, _, browser = six
+    assert browser.proc.poll() is None
+    assert browser.pages_at(site.url) == []
+    assert [t["url"] for t in browser.targets() if t["type"] == "page"] == ["about:blank"]  # its own, from its start
+
+
+def test_a_remote_browser_killed_mid_run_errors_its_test_saying_so(tmp_path: Path, site: DemoSite) -> None:
+    with remote_chromium() as browser, SignallingLLM(SCENARIOS, on_done=lambda name: browser.kill()) as llm:
+        run = _run(tmp_path, KILLED, site, llm, browser)  # killed as the agent's answer is made, before it is sent
+    [test] = run.results["tests"]
+    assert (test["status"], test["reason"]) == ("errored", f"the remote browser at {browser.url} stopped answering"), test
+    assert run.exit_code == 1
