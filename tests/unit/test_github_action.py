@@ -213,7 +213,7 @@ def test_self_test_uses_the_action_from_this_checkout_and_asserts_its_outputs() 
     assert qa["with"]["manifest"] == "src/preview_qa/demo/qa.yml" and "preview_qa.demo.serve" in str(steps)
     check = steps[steps.index(qa) + 1]
     assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL", "EXIT_CODE"}
-    assert "6/1/0/0/7/1/0/0" in check["run"]  # exit code 0: fail-on never; no pass on the agent's word alone
+    assert "7/1/0/0/8/1/0/0" in check["run"]  # exit code 0: fail-on never; no pass on the agent's word alone
     assert qa["with"]["prove"] == "true" and '.proof.verdict == "vacuous"' in check["run"]
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
     assert release[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as True
@@ -315,7 +315,7 @@ def test_a_manifest_refused_before_the_run_ends_the_step_with_its_code_as_the_ex
 def test_demo_serve_starts_both_servers_and_says_where(tmp_path: Path) -> None:
     ready = tmp_path / "ready.env"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "preview_qa.demo.serve", "--ready-file", str(ready)],
+        [sys.executable, "-m", "preview_qa.demo.serve", "--inbox-port", "0", "--ready-file", str(ready)],
         env=clean_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -328,6 +328,7 @@ def test_demo_serve_starts_both_servers_and_says_where(tmp_path: Path) -> None:
         values = dict(line.split("=", 1) for line in ready.read_text().splitlines())
         assert httpx.get(values["site-url"] + "/login").status_code == 200
         assert values["llm-url"].endswith("/v1") and httpx.get(values["llm-url"] + "/models").status_code < 500
+        assert httpx.get(values["inbox-url"] + "/api/email").json() == []  # the mail catcher's MailDev API
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""

@@ -18,7 +18,7 @@ from tests.site import late, moving, server_errors, states, twins, visual
 
 ROOT = Path(__file__).resolve().parents[2]
 # What `preview-qa demo` and `demo --plan` need; a fixture page only the tests serve goes to tests/site/ instead.
-DEMO = {"__init__", "blog", "pages", "runner", "scripted_llm", "serve", "server", "settings", "shop", "wire"}
+DEMO = {"__init__", "blog", "exploring", "mail", "pages", "runner", "scripted_llm", "serve", "server", "settings", "shop", "wire"}
 FIXTURE_PAGES = [m.PREFIX for m in (late, moving, server_errors, states, twins, visual)] + [
     "/todos",
     "/basket",

@@ -10,9 +10,11 @@ import yaml
 
 from preview_qa import app
 from preview_qa.config import RunConfig
+from preview_qa.demo.mail import DemoInbox
 from preview_qa.demo.scripted_llm import ScriptedLLM, load_scenarios
 from preview_qa.demo.shop import DemoShop
 from preview_qa.manifest import loader
+from preview_qa.manifest.models import Inbox
 from preview_qa.planning.planner import Planner, PlanOptions
 from preview_qa.results import ProofVerdict, RunResult, Status, TestResult
 from preview_qa.selection.repository import MemoryRepository
@@ -20,6 +22,7 @@ from preview_qa.selection.repository import MemoryRepository
 HERE = Path(__file__).parent
 PLAN = HERE / "plan.yml"  # `demo --plan`: the change planned for, and the scripted drafts (issue #39)
 DEMO_PASSWORD = "demo-pass-123"
+INBOX_PORT = 1080  # qa.yml's inbox: where `demo.serve` serves the demo's mail catcher (the demo itself takes any port)
 # The demo is a smoke test too: it succeeds only when every test ends as intended.
 INTENDED = {"Checkout page works": Status.FAILED}
 # Run with --prove: each passing test is proven, but for the one that checks only the URL of a save.
@@ -41,7 +44,12 @@ def run_demo(
     """The demo's run; with `plan`, planning after it for the change demo/plan.yml describes (its drafting turns first)."""
     manifest = loader.load(HERE / "qa.yml")
     scenarios = [*(load_scenarios(PLAN) if plan else []), *load_scenarios(HERE / "agent.yml")]
-    with DemoShop(password=DEMO_PASSWORD) as site, ScriptedLLM(scenarios) as llm:
+    with (
+        DemoInbox() as inbox,
+        DemoShop(password=DEMO_PASSWORD, mail_port=inbox.smtp_port) as site,
+        ScriptedLLM(scenarios) as llm,
+    ):
+        manifest = manifest.model_copy(update={"inbox": Inbox(maildev=inbox.url)})  # the demo's own catcher
         config = RunConfig(
             manifest=HERE / "qa.yml",
             base_url=site.url,

@@ -1,10 +1,13 @@
 """DemoShop: the demo's small web app (home, login and its dashboard, signup, product, a broken checkout, help, the
-settings page and the blog) served on 127.0.0.1; a site with more pages subclasses its handler (`get`, `post`)."""
+settings page and the blog) served on 127.0.0.1; a site with more pages subclasses its handler (`get`, `post`). Given
+a mail port, a sign-up mails its one-use verification link (/verify) there by SMTP."""
 
 from __future__ import annotations
 
 import html
 import secrets
+import smtplib
+from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar, cast
 from urllib.parse import parse_qs, urlsplit
@@ -131,6 +134,13 @@ class ShopHandler(BaseHTTPRequestHandler):
         }
         if path in pages:
             self._send(200, pages[path])
+        elif path == "/verify":
+            token = parse_qs(urlsplit(self.path).query).get("token", [""])[0]
+            with self.site._lock:
+                used = token in self.site._verifications
+                self.site._verifications.discard(token)
+            said = "Email verified" if used else "This link is not valid"
+            self._send(200, page(f"{said} - Acme", f"<h1>{said}</h1><p><a href='/'>Home</a></p>"))
         elif path == "/dashboard":
             self._serve_dashboard()
         elif path == "/api/cart":
@@ -176,6 +186,8 @@ class ShopHandler(BaseHTTPRequestHandler):
             if not _valid_email(email):
                 self._send(200, signup_form(name, email, "Please enter a valid email address"))
             else:
+                if site.mail_port is not None:
+                    site.mail_verification(email)
                 self._send(
                     200,
                     page(
@@ -205,13 +217,37 @@ class DemoShop(BackgroundServer):
         ("/product", "Product"),
         ("/broken", "Checkout"),
     ]
+    mail_extra = ""  # more of the verification mail's HTML (a fixture's: a script, a tracking pixel)
 
-    def __init__(self, password: str = "demo-pass-123", port: int = 0, host: str = "127.0.0.1", breaks: bool = False) -> None:
-        """`breaks`: the pull request's copy that `demo --explore` explores, which breaks two things (demo/pages.py)."""
+    def __init__(
+        self,
+        password: str = "demo-pass-123",
+        port: int = 0,
+        host: str = "127.0.0.1",
+        breaks: bool = False,
+        mail_port: int | None = None,
+    ) -> None:
+        """`breaks`: the pull request's copy that `demo --explore` explores, which breaks two things (demo/pages.py).
+        `mail_port`: the SMTP server a sign-up mails its verification link to (demo/mail.py's)."""
         super().__init__(port, host)
-        self.password, self.breaks = password, breaks
+        self.password, self.breaks, self.mail_port = password, breaks, mail_port
+        self._verifications: set[str] = set()  # the tokens of the links mailed and not yet used
         self.header_log: list[tuple[str, str, dict[str, str]]] = []  # (host name, path, headers) of every request
         self.requests: list[str] = []  # every request's path (with query), in order
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
         self.settings: dict[str, str] = {}  # what POST /api/settings saved (demo/settings.py)
+
+    def mail_verification(self, address: str) -> None:
+        """Mail `address` its one-use link to /verify, as a sign-up does."""
+        token = secrets.token_urlsafe(16)
+        with self._lock:
+            self._verifications.add(token)
+        link = f"{self.url}/verify?token={token}"
+        message = EmailMessage()
+        message["Subject"], message["From"], message["To"] = "Verify your email", "Acme <no-reply@acme.test>", address
+        message.set_content(f"Welcome to Acme! Verify your email: {link}")
+        body = f"<h1>Welcome to Acme</h1><p><a href='{link}'>Verify your email</a></p>{self.mail_extra}"
+        message.add_alternative(body, subtype="html")
+        with smtplib.SMTP(self.host, self.mail_port or 25, timeout=10) as smtp:
+            smtp.send_message(message)
