@@ -39,6 +39,7 @@ class FailOn(StrEnum):
     # also (`run --explore`) a new finding its repro confirmed, or a page the exploration could not compare on both
     # sides: not knowing is no pass
     FINDINGS = "findings"
+    FLAKY = "flaky"  # also a flaky test: one that passed on a retry, or on some of its --repeat-each runs and not others
 
     @property
     def is_base(self) -> bool:
@@ -71,6 +72,8 @@ class FailOn(StrEnum):
                 return bool(run.unchecked)
             case FailOn.FINDINGS:
                 return run.explore is not None and run.explore.fails
+            case FailOn.FLAKY:
+                return bool(run.flaky)
 
 
 BASES = (FailOn.FAILED, FailOn.ERRORED, FailOn.REGRESSIONS, FailOn.NEVER)
@@ -239,6 +242,7 @@ class RunConfig:
     price_per_mtok: tuple[float, float] | None = None  # (input, output) USD per million tokens, over the bundled prices
     shard: tuple[int, int] | None = None  # (I, N): run only shard I of N (1-based)
     retries: int | None = None  # further attempts for a failed or errored test, overriding the manifest
+    repeat_each: int = 1  # --repeat-each: each test's runs, each from scratch, none retried (engine/retries.py: repeated)
     baseline_url: str | None = None  # after the run, failed and errored tests run once more here
     trace: TraceMode = TraceMode.RETAIN_ON_FAILURE
     vision: Vision | None = None  # --vision: screenshots to the model (a text-only model takes none); None: not given

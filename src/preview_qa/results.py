@@ -333,6 +333,7 @@ class OtherRun(BaseModel):
     causes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
     artifacts: dict[str, str | list[str]] = Field(default_factory=dict)  # that run's own evidence
+    attempt: int | None = None  # --repeat-each: which run of the test it was (its result is one of the others)
 
 
 class ProofVerdict(StrEnum):
@@ -413,7 +414,9 @@ class TestResult(BaseModel):
     replay_drift: str | None = None  # "replay drifted at step 3: ...": where a cached recording stopped matching the app
     setup_only: bool = False  # run only as the setup test of a selected one (--only, --shard): merge prefers another copy
     attempts: int = 1  # runs of the test on the preview; the result is the last one's (usage and duration: all)
-    flaky: bool = False  # it passed after an earlier attempt did not
+    flaky: bool = False  # it passed after an earlier attempt did not (--repeat-each: it passed on some runs, not all)
+    passes: int | None = None  # --repeat-each: how many of its `attempts` passed
+    shown_attempt: int | None = None  # --repeat-each: which run this result is (its last pass, if any), else the last
     healed: bool = False  # its replay drifted on the page (fell_back: page_changed) and the agent then passed it
     fell_back: FallBack | None = None  # why its replay handed it to the agent (path replay-fell-back)
     earlier_attempts: list[OtherRun] = Field(default_factory=list)  # attempt 1, 2, ... before the last
@@ -479,6 +482,12 @@ class TestResult(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def pass_rate(self) -> float | None:
+        """--repeat-each: the share of its runs that passed."""
+        return None if self.passes is None else round(self.passes / self.attempts, 3)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def changed(self) -> str | None:
         """How it looks different from the default branch (the first screenshot over max_diff), unless accepted."""
         over = next((v for v in self.visual if v.over), None)
@@ -492,7 +501,9 @@ class TestResult(BaseModel):
             marks.append("healed: the replay drifted, the agent passed")
         elif self.fell_back is not None:
             marks.append(f"fell back, not healed: {self.fell_back.words}")
-        if self.flaky:
+        if self.passes is not None:
+            marks.append(f"{'flaky: ' if self.flaky else ''}passed {self.passes} of {self.attempts} runs ({self.pass_rate:.0%})")
+        elif self.flaky:
             marks.append(f"flaky: passed on attempt {self.attempts}")
         elif self.attempts > 1:
             marks.append(f"{self.attempts} attempts")

@@ -27,11 +27,8 @@ from preview_qa.results import StopReason, error_line
 from preview_qa.secrets.safe_stderr import SafeStderr
 
 FAIL_ON_HELP = (
-    "What exits 1: one base, which failing tests fail the run (failed: a test failed or errored, the default; errored; "
-    "regressions: an errored test, or a failure that does not also fail on --baseline-url; never), then, "
-    "comma-separated, any of healed, vacuous, visual, unverified, unchecked, findings, each failing the run for passing "
-    "tests too (docs/cli.md: What fails the run). E.g. regressions,visual. Two bases, or never with another word, are "
-    "refused."
+    "What exits 1: a base word (failed, the default; errored; regressions; never), then, comma-separated, added words "
+    "(healed, vacuous, visual, unverified, unchecked, findings, flaky): docs/cli.md, What fails the run."
 )
 
 

@@ -34,6 +34,7 @@ from preview_qa.cli.values import (
     parse_headers,
     parse_previews,
     read_changed_files,
+    read_last_failed,
     speed_config,
 )
 from preview_qa.config import (
@@ -200,6 +201,21 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="Run a failed or errored test again, from scratch, up to N more times (overrides the manifest).",
 )
 @click.option(
+    "--repeat-each",
+    type=click.IntRange(1, 100),
+    default=1,
+    metavar="N",
+    help="Run each test N times, none retried, and report its pass rate.",
+)
+@click.option("--last-failed", is_flag=True, help="Run only the tests that failed or errored in --results DIR.")
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="With --last-failed: that run's results folder (default: --out).",
+)
+@click.option(
     "--baseline-url",
     envvar=env("INPUT_BASELINE-URL"),
     help="After the run, run each failed or errored test once more here (production, or main's preview): "
@@ -297,6 +313,9 @@ def run(
     fail_on: FailRules,
     comment: bool,
     retries: int | None,
+    repeat_each: int,
+    last_failed: bool,
+    results_dir: Path | None,
     baseline_url: str | None,
     accept_visual: tuple[str, ...],
     trace: str,
@@ -318,6 +337,8 @@ def run(
     **speed: Any,
 ) -> RunEnded:
     """Run a manifest's tests against a preview URL."""
+    if results_dir is not None and not last_failed:
+        raise UsageError("--results names the run whose failed tests --last-failed runs again: give --last-failed too.")
     if impacted and changed_files is None and not changed_only:
         raise UsageError("--impacted needs the changed files: give --changed-files FILE (or -) or --changed-only.")
     loaded = loader.load(manifest)
@@ -338,7 +359,7 @@ def run(
         extra_headers=parse_headers(extra_headers),
         http_credentials=parse_credentials(http_credentials),
         wait_timeout=wait_timeout,
-        only=flags.only,
+        only=_only(flags, last_failed, results_dir or out, loaded),
         keywords=flags.keywords,
         tags=words(tags),
         skip_tags=words(skip_tags),
@@ -347,6 +368,7 @@ def run(
         fail_on=fail_on,
         comment=comment,
         retries=retries,
+        repeat_each=repeat_each,
         baseline_url=_baseline_url(baseline_url, plain, fail_on),
         trace=TraceMode(trace),
         vision=Vision(vision) if vision else None,
@@ -361,6 +383,15 @@ def run(
     )
     planner = _planner(loaded, config, plan_after, plan_max_cost_usd)
     return execute(loaded, config, flags.verbose, planner, _explorer(loaded, config, explore_after))
+
+
+def _only(flags: RunFlags, last_failed: bool, results: Path, manifest: Manifest) -> list[str]:
+    """--only's tests, or --last-failed's."""
+    if not last_failed:
+        return flags.only
+    if flags.only:
+        raise UsageError("--last-failed chooses the tests itself: give it or --only, not both.")
+    return read_last_failed(results, [t.name for t in manifest.tests])
 
 
 def execute(

@@ -1,8 +1,9 @@
 """Flag values read into what a RunConfig holds: URLs, basic auth, headers, changed files, the budgets and the
-shard; a value the user can fix is a UsageError naming its flag."""
+shard, the tests that failed last time; a value the user can fix is a UsageError naming its flag."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -49,6 +50,28 @@ def parse_previews(values: tuple[str, ...], apps: dict[str, str]) -> tuple[str |
     if not plain and not named:
         raise UsageError("--base-url: give the preview's URL (Missing option '--base-url').")
     return (plain[0] if plain else None), named
+
+
+def read_last_failed(results: Path, names: list[str]) -> list[str]:
+    """--last-failed: the tests that failed or errored in `results`/results.json, each one of the manifest's `names`."""
+    path = results / "results.json"
+    try:
+        tests = json.loads(path.read_text(encoding="utf-8"))["tests"]
+        failed = [str(t["name"]) for t in tests if t["status"] in ("failed", "errored")]
+    except OSError as e:
+        raise UsageError(
+            f"--last-failed reads {path}, which could not be read ({e.strerror}): give --results DIR, the --out of that run."
+        ) from None
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(
+            f"--last-failed: {path} is no results.json of a run; give --results DIR, the --out of that run."
+        ) from None
+    unknown = [n for n in failed if n not in names]
+    if unknown:
+        raise UsageError(f"--last-failed: {path} names no test of the manifest called {', '.join(map(repr, unknown))}.")
+    if not failed:
+        raise UsageError(f"--last-failed: no test failed or errored in {path}; there is nothing to run again.")
+    return failed
 
 
 def parse_credentials(value: str | None) -> tuple[str, str] | None:

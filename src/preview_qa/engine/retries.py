@@ -1,5 +1,5 @@
-"""Pure rules for running a test more than once: which failures are retried, what its attempts add up to, and what
-its run on the baseline deployment says about it."""
+"""Pure rules for running a test more than once: which failures are retried, what its attempts (retries, or the runs
+of --repeat-each) add up to, and what its run on the baseline deployment says about it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from preview_qa.results import OtherRun, Status, TestResult, Usage
 RETRIED = (Status.FAILED, Status.ERRORED)
 
 
-def other_run(result: TestResult) -> OtherRun:
-    return OtherRun(status=result.status, reason=result.reason, causes=result.causes, duration_s=result.duration_s)
+def other_run(result: TestResult, attempt: int | None = None) -> OtherRun:
+    return OtherRun(
+        status=result.status, reason=result.reason, causes=result.causes, duration_s=result.duration_s, attempt=attempt
+    )
 
 
 def test_budget_left(spec: TestSpec, used: Usage) -> TestSpec | None:
@@ -49,6 +51,25 @@ def combine(attempts: list[TestResult]) -> TestResult:
             "earlier_attempts": [other_run(a) for a in attempts[:-1]],
             "duration_s": round(sum(a.duration_s for a in attempts), 2),
             "usage": sum((a.usage for a in attempts), Usage()),
+        }
+    )
+
+
+def repeated(runs: list[TestResult]) -> TestResult:
+    """--repeat-each: the test's result over its runs, each from scratch. It is its last passing run's (else its last
+    run's) with every run's duration and usage, the others listed in order, and how many passed; a test that passed on
+    some runs and not on others is flaky, and passes, as a test that passed on a retry does."""
+    passed = [n for n, r in enumerate(runs) if r.status is Status.PASSED]
+    shown = passed[-1] if passed else len(runs) - 1
+    return runs[shown].model_copy(
+        update={
+            "attempts": len(runs),
+            "passes": len(passed),
+            "shown_attempt": shown + 1,
+            "flaky": 0 < len(passed) < len(runs),
+            "earlier_attempts": [other_run(r, n + 1) for n, r in enumerate(runs) if n != shown],
+            "duration_s": round(sum(r.duration_s for r in runs), 2),
+            "usage": sum((r.usage for r in runs), Usage()),
         }
     )
 

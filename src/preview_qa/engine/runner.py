@@ -18,7 +18,7 @@ from preview_qa.engine.agent_port import AgentFn, AgentRequest, Recorded, Record
 from preview_qa.engine.healing import fall_back
 from preview_qa.engine.preview import origin_of, target_url, wait_for_preview
 from preview_qa.engine.proof import Prover
-from preview_qa.engine.retries import RETRIED, combine, compared, test_budget_left, wants_retry
+from preview_qa.engine.retries import RETRIED, combine, compared, repeated, test_budget_left, wants_retry
 from preview_qa.engine.saved_state import BrowserState, StateStore
 from preview_qa.engine.step_cache import steps_visited
 from preview_qa.engine.visual import VISUAL_REPLAY, References, compared_visually, outcome, recorded, reference, wants_steps
@@ -251,6 +251,8 @@ class Runner:
     async def _with_retries(self, spec: TestSpec) -> TestResult:
         """Run the test; while it failed or errored and may be retried, run it again from scratch in a fresh browser.
         Each attempt's usage counts against the test's budget and the run's, and each attempt's evidence is labelled."""
+        if self.config.repeat_each > 1:
+            return await self._repeated(spec)
         attempts: list[TestResult] = []
         while True:
             label = attempt_label(len(attempts) + 1) if spec.retries else None
@@ -261,6 +263,17 @@ class Runner:
                 self.publish(AttemptFinished(name=spec.name, label=label, result=attempts[-1]))
             if not self._retry_allowed(spec, attempts):
                 return combine(attempts)
+
+    async def _repeated(self, spec: TestSpec) -> TestResult:
+        """--repeat-each N: the test N times, each run from scratch as its first attempt would run (none retried), each
+        run's evidence labelled; the run's budget and a provider that is down stop the runs early."""
+        runs: list[TestResult] = []
+        for number in range(1, self.config.repeat_each + 1):
+            if runs and (self._provider_down is not None or self._run_budget_spent(sum((r.usage for r in runs), Usage()))):
+                break
+            runs.append(await self._run_once(spec, RunTarget.PREVIEW, attempt_label(number), replay=True))
+            self.publish(AttemptFinished(name=spec.name, label=attempt_label(number), result=runs[-1]))
+        return repeated(runs)
 
     def _retry_allowed(self, spec: TestSpec, attempts: list[TestResult]) -> bool:
         """The test's own rule (reruns.wants_retry), unless the provider is down or the run's budget is spent."""

@@ -69,7 +69,8 @@ class TestView:
     @property
     def other_runs(self) -> list[tuple[str, OtherRun]]:
         """The earlier attempts and the baseline run, each named for a reader."""
-        runs = [(f"attempt {n} of {self.result.attempts}", o) for n, o in enumerate(self.result.earlier_attempts, 1)]
+        earlier = enumerate(self.result.earlier_attempts, 1)
+        runs = [(f"attempt {o.attempt or n} of {self.result.attempts}", o) for n, o in earlier]
         return runs + ([("on the baseline", self.result.baseline)] if self.result.baseline else [])
 
 

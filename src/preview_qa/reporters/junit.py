@@ -134,6 +134,8 @@ def _rerun_properties(test: TestResult) -> dict[str, str]:
     found = {"attempts": str(test.attempts)} if test.attempts > 1 else {}
     if test.flaky:
         found["flaky"] = "true"
+    if test.pass_rate is not None:  # --repeat-each
+        found["pass_rate"] = f"{test.pass_rate:g}"
     if test.healed:
         found["healed"] = "true"
     if test.unverified and test.status is Status.PASSED:  # it passed on the agent's word alone

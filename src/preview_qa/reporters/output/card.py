@@ -119,7 +119,8 @@ def failure_card(test: TestResult, base_url: str = "") -> FailureCard:
         card.folder = shots[0][0].rpartition("/")[0]  # with retries, the last attempt's folder
     card.screenshots = [(path.rpartition("/")[2], what) for path, what in shots]
     card.other_runs = [
-        f"Attempt {n} of {test.attempts}: {a.status.value}: {a.reason}" for n, a in enumerate(test.earlier_attempts, start=1)
+        f"Attempt {a.attempt or n} of {test.attempts}: {a.status.value}: {a.reason}"
+        for n, a in enumerate(test.earlier_attempts, start=1)
     ]
     if test.baseline is not None:
         card.other_runs.append(f"On the baseline: {test.baseline.status.value}: {test.baseline.reason}")

@@ -92,7 +92,7 @@ def artifacts_of(out: Path, name: str, label: str | None = None) -> dict[str, st
 def last_run_dir(out: Path, test: TestResult) -> str:
     """The folder of the test's last run, relative to `out`: every attempt of a test that may be retried has its own
     (also a first one that passed), else the test's folder is its only run's."""
-    labelled = f"{test_dir(test.name)}/{attempt_label(test.attempts)}"
+    labelled = f"{test_dir(test.name)}/{attempt_label(test.shown_attempt or test.attempts)}"
     return labelled if (out / labelled).is_dir() else test_dir(test.name)
 
 
@@ -146,7 +146,7 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
     """A copy of the test with each of its runs' files: its last run's are its own, the earlier attempts' and the
     baseline run's are beside their outcomes."""
     earlier = [
-        a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(n))})
+        a.model_copy(update={"artifacts": artifacts_of(out, test.name, attempt_label(a.attempt or n))})
         for n, a in enumerate(test.earlier_attempts, start=1)
     ]
     baseline = (
