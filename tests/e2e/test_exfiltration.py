@@ -1,9 +1,11 @@
 """End to end: a page (or a model obeying one) tries every way to carry the test's password to another host — the
 preview on 127.0.0.1, the collector the same server as `localhost` — and the collector receives no request, each test
-fails with the secret's name and the host, and the password is in no output."""
+fails with the secret's name and the host, and the password is in no output; in a browser the run launched, and in a
+remote one (--cdp-url)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DEMO_PASSWORD, CliRun, clean_env, scripted_run
+from tests.e2e.remote_chromium import remote_chromium
 from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
@@ -104,11 +107,14 @@ def _events(run: CliRun, test: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run.out / test["artifacts"]["events"]).read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.fixture(scope="module")
-def leaks(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
+@pytest.fixture(scope="module", params=["local", "remote"])
+def leaks(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
     collector = site.url.replace("127.0.0.1", COLLECTOR_HOST)
-    before = len(site.requests)
-    with scripted_run(tmp_path_factory.mktemp("leaks"), site, _manifest(), _scenarios(collector), "--concurrency", "2") as run:
+    with contextlib.ExitStack() as stack:
+        browser = ["--cdp-url", stack.enter_context(remote_chromium()).url] if request.param == "remote" else []
+        before = len(site.requests)
+        folder, scenarios = tmp_path_factory.mktemp("leaks"), _scenarios(collector)
+        run = stack.enter_context(scripted_run(folder, site, _manifest(), scenarios, "--concurrency", "2", *browser))
         run.collected = [p for p in site.requests[before:] if p.startswith(("/collect", "/steal"))]  # type: ignore[attr-defined]
         yield run
 
