@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from preview_qa.demo.scripted_llm import ScriptedLLM
 from tests.conftest import CliRun, clean_env, preview_qa_run
 from tests.e2e.ocr import ocr
 from tests.site.signup_mail import SUBJECT, SignupShop
@@ -203,3 +204,57 @@ def test_the_demos_sign_up_reads_its_mail_from_the_demos_own_catcher(demo_run: C
     mails = [e for e in _events(demo_run, "Signup verifies the email") if e.get("type") == "mail"]
     assert mails and {m["subject"] for m in mails} == {"Verify your email"}
     assert mails[0]["links"][0].endswith("/verify?token=<secret>mail-link-token-1</secret>")
+
+
+@pytest.fixture(scope="module")
+def agent_run(maildev: MailDev, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[CliRun, list[dict[str, Any]]]]:
+    """A `do` goal whose agent reads the test's newest mail with its read_mail tool and opens the mail's link by its
+    token's placeholder (the scripted LLM knows no token: it writes the placeholder the mail showed it)."""
+    folder = tmp_path_factory.mktemp("email-agent")
+    with SignupShop(maildev.smtp_port) as app:
+        goal = "[mail] Read the newest mail and open its verification link."
+        scenario = {
+            "name": "mail",
+            "match": "[mail]",
+            "turns": [
+                {"goal": "Read the mail", "actions": [{"read_mail": {}}]},
+                {
+                    "goal": "Open its link",
+                    "actions": [{"navigate": {"url": f"{app.url}/verify?token=<secret>mail-link-token-1</secret>"}}],
+                },
+                {
+                    "goal": "Report",
+                    "done": {"status": "pass", "reason": "The link said Email verified.", "quotes": ["Email verified"]},
+                },
+            ],
+        }
+        test = {
+            "name": "agent reads its mail",
+            "start": "/signup",
+            "steps": [
+                {"fill": {"label": "Email", "value": "<inbox>"}},
+                {"click": {"role": "button", "name": "Create account"}, "expect": {"text": "We sent a confirmation"}},
+                {"do": goal, "expect": {"text": "Email verified"}},
+            ],
+        }
+        path = folder / "qa.yml"
+        path.write_text(json.dumps({"version": 1, "inbox": {"maildev": maildev.url}, "tests": [test]}), encoding="utf-8")
+        with ScriptedLLM([scenario]) as llm:
+            run = preview_qa_run(path, app.url, folder / "out", llm, env=clean_env())
+            yield run, list(llm.requests)
+
+
+def test_an_agent_reads_its_mail_fenced_and_opens_its_link_by_the_tokens_placeholder(
+    agent_run: tuple[CliRun, list[dict[str, Any]]], maildev: MailDev
+) -> None:
+    run, calls = agent_run
+    result = run.test("agent reads its mail")
+    assert result["status"] == "passed", result["reason"]
+    asked = json.dumps(calls)
+    assert "<untrusted-page-text>\\nSubject: Verify your email" in asked  # fenced as text from outside, like page text
+    assert "token=\\u003csecret\\u003email-link-token-1" in asked or "token=<secret>mail-link-token-1" in asked
+    assert "Email verified" in json.dumps(calls[-1])  # the link worked: the token was filled in for the agent
+    address = next(e["address"] for e in _events(run, "agent reads its mail") if e.get("type") == "mail")
+    mail = next(m for m in maildev.mails() if m["to"][0]["address"] == address)
+    token = parse_qs(urlsplit(_links(mail)[0]).query)["token"][0]
+    assert token not in asked and token not in run.all_output_text()  # the LLM and every output see its placeholder

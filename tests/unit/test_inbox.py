@@ -15,7 +15,17 @@ import pytest
 
 from preview_qa.errors import ManifestError, ManifestProblems
 from preview_qa.inbox.catchers import CatcherError, Mail, MailDev, Mailpit
-from preview_qa.inbox.mail import Mailbox, MailNotFound, new_address, not_found, page, readdressed, tokens, with_links
+from preview_qa.inbox.mail import (
+    Mailbox,
+    MailNotFound,
+    for_the_agent,
+    new_address,
+    not_found,
+    page,
+    readdressed,
+    tokens,
+    with_links,
+)
 from preview_qa.manifest.loader import loads
 from preview_qa.manifest.steps import Email
 
@@ -185,3 +195,11 @@ def test_the_manifest_names_one_catcher_and_a_test_using_the_inbox_needs_it() ->
         "version: 1\ninbox: {mailpit: 'http://m:8025/', domain: x.test}\ntests: [{name: a, task: 'Sign up as <inbox>'}]\n"
     )
     assert manifest.inbox is not None and (manifest.inbox.url, manifest.inbox.domain) == ("http://m:8025", "x.test")
+
+
+def test_the_agent_reads_a_mail_as_its_words_and_links_or_that_none_came() -> None:
+    mail = with_links(Mail("1", "Your code", "Acme <a@acme.test>", [], "2026-12-04T19:00:00Z", html="<p>Code <b>482913</b></p>"))
+    said = for_the_agent(mail, ADDRESS)
+    assert said.startswith("Subject: Your code\nFrom: Acme <a@acme.test>\nReceived: 2026-12-04T19:00:00Z\n\nCode  482913")
+    assert said.endswith("Links: none")
+    assert for_the_agent(None, ADDRESS) == f"No mail has arrived at {ADDRESS} yet."

@@ -40,8 +40,8 @@ from preview_qa.agent.replay.recording import recorded_steps
 from preview_qa.agent.vision import VisionSwitch
 from preview_qa.engine.agent_port import AgentRequest, Recording
 from preview_qa.events import FinalScreenshot, Observed, ReplayDrifted
-from preview_qa.inbox.catchers import catcher
-from preview_qa.inbox.mail import Mailbox, addressed, new_address, readdressed
+from preview_qa.inbox.catchers import CatcherError, catcher
+from preview_qa.inbox.mail import Mailbox, addressed, for_the_agent, new_address, readdressed, tokens
 from preview_qa.manifest.models import Expectations, TestSpec
 from preview_qa.manifest.steps import INBOX
 from preview_qa.results import Execution, ExpectationOutcome, error_line, one_line
@@ -133,8 +133,6 @@ class TestSession:
             except Exception as e:
                 self.result.infrastructure_error = self._stopped_by(e)
             finally:
-                if self.lease is not None and self.lease.lost is not None:  # what failed with it says less
-                    self.result.infrastructure_error = self.lease.lost
                 self.collect()
                 try:
                     await self.finish()
@@ -143,6 +141,8 @@ class TestSession:
                         await self.clean_up()
                     finally:
                         await self.release()
+        if self.lease is not None and self.lease.lost is not None:  # heard as late as its checks: what failed says less
+            self.result.infrastructure_error = self.lease.lost
         return self.result
 
     async def acquire(self, stack: contextlib.AsyncExitStack) -> None:
@@ -346,10 +346,25 @@ class TestSession:
         self.hooks = hooks
         with self.phases("agent set-up"):
             where = (session, self._llm(), self.workdir, self.steps, self.policy, hooks.on_new_step)
-            self.agent = build_agent(spec, start_url, run.secrets, *where)
+            self.agent = build_agent(spec, start_url, run.secrets, *where, self._read_mail if self.mailbox else None)
         on_start, on_end = self.trace.around_step(hooks.on_step_start, hooks.on_step_end)
         await self.agent.run(max_steps=spec.max_steps, on_step_start=on_start, on_step_end=on_end)
         return self.agent
+
+    async def _read_mail(self) -> tuple[str, dict[str, str]]:
+        """The agent's read_mail: the test's newest mail in words, its codes and link tokens secrets of the run from now
+        on (redacted, masked, and in the LLM's requests as their placeholders), its event in the evidence."""
+        assert self.mailbox is not None
+        try:
+            mail = await self.mailbox.newest()
+        except CatcherError as e:
+            return str(e), {}
+        found = tokens(mail) if mail is not None else {}
+        self.tools.redactor.add(found)
+        if mail is not None:
+            detail = {"address": self.mailbox.address, "subject": mail.subject, "from": mail.sender, "links": mail.links}
+            self.test_run.emit(Observed(name=self.test_run.spec.name, kind="mail", error=False, detail=detail))
+        return for_the_agent(mail, self.mailbox.address), found
 
     async def replay(self, recording: Recording, page: Page, spec: TestSpec, into: AgentRun, before: int = 0) -> Page | None:
         """Replay a recording from `page` into `into` (numbered on from `before`); a drift is announced with both pictures

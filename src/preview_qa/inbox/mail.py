@@ -76,6 +76,15 @@ class Mailbox:
         return with_links(await self.catcher.read(mails[0])) if mails else None
 
 
+def for_the_agent(mail: Mail | None, address: str) -> str:
+    """What the agent's read_mail tool answers: the mail's subject, sender, text and links (or that none came yet)."""
+    if mail is None:
+        return f"No mail has arrived at {address} yet."
+    text = mail.text or html.unescape(re.sub(r"<[^>]+>", " ", mail.html))
+    links = "".join(f"\n- {link}" for link in mail.links) or " none"
+    return f"Subject: {mail.subject}\nFrom: {mail.sender}\nReceived: {mail.received}\n\n{text.strip()}\n\nLinks:{links}"
+
+
 def not_found(address: str, wanted: Email, timeout_s: float, others: list[Mail]) -> str:
     """no mail to A with subject 'S' in 30 s (2 other mails arrived: 'Verify your email', 'Hi')."""
     sender = f" from {wanted.sender!r}" if wanted.sender else ""

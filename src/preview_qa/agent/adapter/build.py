@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from browser_use import Agent, BrowserProfile, BrowserSession, Tools
 from browser_use.agent.views import ActionResult
 from browser_use.tools.extraction.schema_utils import schema_dict_to_pydantic_model
+from browser_use.tools.views import NoParamsAction
 from pydantic import BaseModel, Field, create_model
 
-from preview_qa.agent.adapter.llm import RecordingLLM
+from preview_qa.agent.adapter.llm import RecordingLLM, fence
 from preview_qa.agent.adapter.patches import claude_check_without_its_sdk
 from preview_qa.agent.adapter.step_watcher import StepWatcher
 from preview_qa.agent.browsers.pool import DESKTOP
@@ -119,10 +120,17 @@ def build_agent(
     steps: StepWatcher,
     policy: RequestPolicy,
     on_new_step: Callable[[BrowserStateSummary, AgentOutput, int], Awaitable[None]],
+    read_mail: MailReader | None = None,
 ) -> Agent:
     """The agent for one test (or one goal of a test written as steps), on its session, starting at `start_url` (None:
     on the page the session is on); `on_new_step` hears each model answer with the page's state it answered
-    (browser-use's register_new_step_callback)."""
+    (browser-use's register_new_step_callback). With `read_mail` (the manifest has an inbox), a `read_mail` action
+    answers the test's newest mail, fenced as text from outside; its codes and link tokens become secrets the agent
+    types as placeholders."""
+    sensitive = dict(secrets)  # the agent's own: a mail's tokens join it as the agent reads them
+    tools = WatchedTools(steps, ActionGuard(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])])
+    if read_mail is not None:
+        _mail_action(tools, read_mail, sensitive)
     endpoint = getattr(llm.inner, "base_url", None) or getattr(llm.inner, "host", None)
     bound = llm_timeout(spec, is_local(llm.provider, str(endpoint) if endpoint else None))
     llm.no_answer = took_too_long(spec, bound)
@@ -134,12 +142,10 @@ def build_agent(
             use_judge=spec.judge,
             browser_session=session,
             # evaluate runs JavaScript the model wrote: a page could talk it into sending anything the page holds
-            tools=WatchedTools(
-                steps, ActionGuard(policy), exclude_actions=["search", *([] if spec.allow_javascript else ["evaluate"])]
-            ),
+            tools=tools,
             register_new_step_callback=on_new_step,
             output_model_schema=report_model(spec.output_schema),
-            sensitive_data=dict(secrets) or None,
+            sensitive_data=sensitive if sensitive or read_mail is not None else None,  # type: ignore[arg-type]
             initial_actions=[{"navigate": {"url": start_url}}] if start_url is not None else None,
             directly_open_url=False,
             calculate_cost=False,  # browser-use would download a price list; we count and price tokens ourselves
@@ -149,6 +155,23 @@ def build_agent(
             llm_timeout=bound,
             file_system_path=os.path.join(workdir, "files"),
         )
+
+
+MailReader = Callable[[], Awaitable[tuple[str, dict[str, str]]]]  # the newest mail in words, and its tokens by name
+
+
+def _mail_action(tools: Tools, reader: MailReader, sensitive: dict[str, str]) -> None:
+    """The `read_mail` action (it changes nothing on the page: a replay skips it)."""
+
+    @tools.registry.action(
+        "Read the newest mail sent to this test's own address (<inbox>): its subject, sender, text and links. A code or "
+        "link token in it shows as <secret>name</secret>: type or open it as written, it is filled in for you.",
+        param_model=NoParamsAction,
+    )
+    async def read_mail(params: NoParamsAction) -> ActionResult:
+        text, tokens = await reader()
+        sensitive.update(tokens)
+        return ActionResult(extracted_content=fence(text))  # in the agent's history from now on, as extract's is
 
 
 def report_model(output_schema: dict[str, Any] | None) -> type[BaseModel]:

@@ -35,6 +35,7 @@ READS_ONLY = frozenset(
         "read_file",
         "write_file",
         "replace_file",
+        "read_mail",  # the test's newest mail, read by the agent (agent/adapter/build.py)
     }
 )
 VERDICT = "done"  # the cached verdict is never replayed: a replay is judged afresh on the live page
