@@ -663,7 +663,7 @@ class Inbox(Strict):
         default=None, json_schema_extra={"pattern": "^https?://"}, description="Mailpit's web URL (its API: /api/v1)."
     )
     domain: str = Field(
-        default="inbox.preview-qa.test",
+        default="example.com",  # validators take it (email-validator, behind pydantic's EmailStr, refuses .test)
         json_schema_extra={"pattern": "^[A-Za-z0-9.-]+$"},
         description="The domain of the addresses; each test (and attempt) writes <inbox> for its own: pqa-...@domain.",
     )
