@@ -213,7 +213,7 @@ def test_self_test_uses_the_action_from_this_checkout_and_asserts_its_outputs() 
     assert qa["with"]["manifest"] == "src/preview_qa/demo/qa.yml" and "preview_qa.demo.serve" in str(steps)
     check = steps[steps.index(qa) + 1]
     assert set(check["env"]) >= {"PASSED", "FAILED", "ERRORED", "TOTAL", "ARTIFACT_URL", "EXIT_CODE"}
-    assert "7/1/0/0/8/1/0/0" in check["run"]  # exit code 0: fail-on never; no pass on the agent's word alone
+    assert "9/1/0/0/10/1/0/0" in check["run"]  # exit code 0: fail-on never; no pass on the agent's word alone
     assert qa["with"]["prove"] == "true" and '.proof.verdict == "vacuous"' in check["run"]
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
     assert release[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as True

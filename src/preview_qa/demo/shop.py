@@ -5,6 +5,7 @@ a mail port, a sign-up mails its one-use verification link (/verify) there by SM
 from __future__ import annotations
 
 import html
+import json
 import secrets
 import smtplib
 from email.message import EmailMessage
@@ -115,6 +116,38 @@ class ShopHandler(BaseHTTPRequestHandler):
         if self.admitted() and not self.post(path):
             self._send(404, NOT_FOUND)
 
+    def do_DELETE(self) -> None:
+        path = self._record()
+        if self.admitted() and not self.delete(path):
+            self._send(404, NOT_FOUND)
+
+    def delete(self, path: str) -> bool:
+        """Answer a DELETE at the shop's API; False at a path it has none at."""
+        return self._orders_api(path)
+
+    def _orders_api(self, path: str) -> bool:
+        """The shop's API for test data: POST /api/orders places an order ({item}), DELETE /api/orders/<id> takes it
+        back; both want the shop's password in X-Demo-Password. False at another path."""
+        site, answer = self.site, "application/json"
+        if not (path == "/api/orders" and self.command == "POST") and not (
+            path.startswith("/api/orders/") and self.command == "DELETE"
+        ):
+            return False
+        if self.headers.get("X-Demo-Password") != site.password:
+            self._send(401, b'{"error": "X-Demo-Password needed"}', ctype=answer)
+        elif self.command == "POST":
+            item = str(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}").get("item", ""))
+            with site._lock:
+                number = str(1004 + len(site.placed) + len(site.taken_back))
+                site.placed[number] = item
+            self._send(201, json.dumps({"order": {"id": number, "item": item}}).encode(), ctype=answer)
+        else:
+            with site._lock:
+                found = site.placed.pop(path.removeprefix("/api/orders/"), None)
+                site.taken_back += [path.removeprefix("/api/orders/")] if found is not None else []
+            self._send(204 if found is not None else 404, b"", ctype=answer)
+        return True
+
     def get(self, path: str) -> bool:
         """Answer a GET at one of the shop's pages; False at a path it has no page at."""
         if settings.owns(path):
@@ -143,6 +176,11 @@ class ShopHandler(BaseHTTPRequestHandler):
             self._send(200, page(f"{said} - Acme", f"<h1>{said}</h1><p><a href='/'>Home</a></p>"))
         elif path == "/dashboard":
             self._serve_dashboard()
+        elif path.startswith("/orders/") and path.removeprefix("/orders/") in self.site.placed:
+            number = path.removeprefix("/orders/")
+            item = html.escape(self.site.placed[number])
+            who = f"Placed by {DEMO_EMAIL}" if self._signed_in() else "Log in to see who placed it"
+            self._send(200, page(f"Order #{number} - Acme", f"<h1>Order #{number}</h1><p>{item}</p><p>{who}</p>"))
         elif path == "/api/cart":
             self._send(500, b'{"error": "cart service unavailable"}', ctype="application/json")
         elif path == STOCK_API:
@@ -170,6 +208,8 @@ class ShopHandler(BaseHTTPRequestHandler):
         """Answer a POST to one of the shop's forms; False at a path it has none at."""
         if settings.owns(path):
             self._settings()
+            return True
+        if self._orders_api(path):
             return True
         form = self._form()
         site = self.site
@@ -237,6 +277,8 @@ class DemoShop(BackgroundServer):
         self.request_log: list[tuple[str, str]] = []  # (method, path)
         self._sessions: set[str] = set()
         self.settings: dict[str, str] = {}  # what POST /api/settings saved (demo/settings.py)
+        self.placed: dict[str, str] = {}  # the orders POST /api/orders placed and no DELETE took back: number -> item
+        self.taken_back: list[str] = []  # the numbers DELETE /api/orders/<number> took back
 
     def mail_verification(self, address: str) -> None:
         """Mail `address` its one-use link to /verify, as a sign-up does."""
