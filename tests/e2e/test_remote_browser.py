@@ -1,10 +1,12 @@
 """End to end: `run --cdp-url` runs every test in a Chromium started apart (as on a grid), each in a context of its own:
 six agent tests at concurrency 3 pass, every page request the site sees comes from that browser (its own user agent),
-none of the run's pages is left open in it, and it is still running afterwards. A remote browser killed mid-run
-errors its test saying so, and the run ends."""
+none of the run's pages is left open in it, and it is still running afterwards. A remote browser killed mid-run, or
+one that stops answering (SIGSTOP: its connection stays open), errors its test saying so, and the run ends."""
 
 from __future__ import annotations
 
+import os
+import signal
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,9 +73,10 @@ def test_the_remote_browser_holds_none_of_the_runs_pages_and_still_runs(six: Six
     assert [t["url"] for t in browser.targets() if t["type"] == "page"] == ["about:blank"]  # its own, from its start
 
 
-def test_a_remote_browser_killed_mid_run_errors_its_test_saying_so(tmp_path: Path, site: DemoSite) -> None:
-    with remote_chromium() as browser, SignallingLLM(SCENARIOS, on_done=lambda name: browser.kill()) as llm:
-        run = _run(tmp_path, KILLED, site, llm, browser)  # killed as the agent's answer is made, before it is sent
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "hangs"])
+def test_a_remote_browser_killed_or_hung_mid_run_errors_its_test_saying_so(tmp_path: Path, site: DemoSite, how: int) -> None:
+    with remote_chromium() as browser, SignallingLLM(SCENARIOS, on_done=lambda _: os.killpg(browser.proc.pid, how)) as llm:
+        run = _run(tmp_path, KILLED, site, llm, browser)  # as the agent's answer is made, before it is sent
     [test] = run.results["tests"]
     assert (test["status"], test["reason"]) == ("errored", f"the remote browser at {browser.url} stopped answering"), test
     assert run.exit_code == 1
