@@ -5,6 +5,7 @@ manifest's rules for `inbox:` and the `email` step."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,27 @@ def test_the_agent_reads_a_mail_as_its_words_and_links_or_that_none_came() -> No
     assert said.startswith("Subject: Your code\nFrom: Acme <a@acme.test>\nReceived: 2026-12-04T19:00:00Z\n\nCode  482913")
     assert said.endswith("Links: none")
     assert for_the_agent(None, ADDRESS) == f"No mail has arrived at {ADDRESS} yet."
+
+
+def test_a_run_with_an_inbox_writes_its_own_address_where_the_test_and_its_recordings_had_one() -> None:
+    from preview_qa.agent.session import with_inbox
+    from preview_qa.engine.agent_port import AgentRequest, Recording
+
+    manifest = loads(
+        "version: 1\ninbox: {maildev: 'http://m:1080', domain: mail.example.com}\ntests:\n  - name: Sign up\n    steps:\n"
+        "      - fill: {label: Email, value: <inbox>}\n      - do: Sign up as <inbox> and check the mail.\n"
+    )
+    old = "pqa-sign-up-0a1b2c3d4e@mail.example.com"
+    recorded = Recording("http://app", {"history": [{"model_output": {"action": [{"input": {"index": 2, "text": old}}]}}]})
+    request = AgentRequest(manifest.tests[0], "http://app/", "http://app", [], {}, lambda e: None, inbox=manifest.inbox)
+    run, mailbox = with_inbox(dataclasses.replace(request, step_recordings={2: recorded}))
+    assert mailbox is not None and mailbox.address.endswith("@mail.example.com") and mailbox.address != old
+    steps = run.spec.steps or []
+    assert steps[0].fill is not None and steps[0].fill.value == mailbox.address
+    assert steps[1].do == f"Sign up as {mailbox.address} and check the mail."
+    assert json.dumps(run.step_recordings[2].history).count(mailbox.address) == 1 and old not in json.dumps(
+        run.step_recordings[2].history
+    )
+    assert manifest.tests[0].steps is not None and manifest.tests[0].steps[0].fill.value == "<inbox>"  # the manifest's own stays
+    assert with_inbox(dataclasses.replace(request, inbox=None)) == (dataclasses.replace(request, inbox=None), None)
+    _run(mailbox.close())
