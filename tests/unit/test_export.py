@@ -13,6 +13,7 @@ import pytest
 from preview_qa.agent.replay.actions import ON_ELEMENT, ON_PAGE
 from preview_qa.engine.replay_cache import RecordingCache
 from preview_qa.export import Language, export_test
+from preview_qa.manifest.loader import loads
 from preview_qa.manifest.models import Manifest
 from tests.builders import spec
 from tests.conftest import clean_env, run_in_process
@@ -312,3 +313,14 @@ def test_a_2fa_code_is_a_visible_todo_never_the_seed_typed() -> None:
     source = python_of(history, test)
     assert "# TODO step 0: input" in source and "OTP_SEED" in source and "pyotp.TOTP(seed).now()" in source
     assert not any("OTP_SEED" in line for line in code_lines(source))  # no statement types the seed
+
+
+def test_an_email_step_and_an_inbox_address_are_todos_saying_what_to_write() -> None:
+    manifest = loads(
+        "version: 1\ninbox: {maildev: 'http://m:1080'}\ntests:\n  - name: Sign up\n    steps:\n"
+        "      - fill: {label: Email, value: <inbox>}\n      - email: {subject: Verify}\n        expect: {text: Welcome}\n"
+    )
+    for language in Language:
+        source = export_test(manifest.tests[0], {}, ORIGIN, "qa.yml:4", language)
+        assert "fill in a fresh address your mail catcher receives, where preview-qa typed <inbox>" in source
+        assert "open the newest mail to that address with subject 'Verify'" in source and "Welcome" in source

@@ -23,7 +23,7 @@ from preview_qa.export.plan import (
     text_parts,
 )
 from preview_qa.manifest.models import TestSpec
-from preview_qa.manifest.steps import WHOLE_SECRET, Located, StepKind, TestStep
+from preview_qa.manifest.steps import INBOX, WHOLE_SECRET, Located, StepKind, TestStep
 
 
 def plan_steps(spec: TestSpec, goals: dict[int, dict[str, Any]], origin: str, where: str) -> Plan:
@@ -62,6 +62,10 @@ def _exact(spec: TestSpec, step: TestStep) -> Operation:
         case StepKind.SELECT:
             assert step.select is not None
             return Operation(Op.SELECT, 0, _locator(step.select), [step.select.option])
+        case StepKind.EMAIL:
+            assert step.email is not None
+            said = f"open the newest mail to that address with subject {step.email.subject!r} from your mail catcher's API"
+            return Operation(Op.TODO, 0, note=f"{said} (page.set_content of its HTML), as preview-qa's email step does")
     assert step.press is not None
     if not step.press.given:
         return Operation(Op.PRESS, 0, text=[step.press.key])
@@ -71,6 +75,8 @@ def _exact(spec: TestSpec, step: TestStep) -> Operation:
 def _fill(spec: TestSpec, value: str, locator: Locator) -> Operation:
     """A fill, its secret read from its environment variable; a TOTP seed's current code is for a person to write."""
     secret = WHOLE_SECRET.fullmatch(value)
+    if INBOX in value:
+        return Operation(Op.TODO, 0, note=f"fill in a fresh address your mail catcher receives, where preview-qa typed {INBOX}")
     if secret is not None and spec.is_totp(secret.group(1)):
         env = spec.secret_env(secret.group(1))
         return Operation(Op.TODO, 0, note=f"type a fresh 2FA code from the seed in {env}, e.g. with pyotp.TOTP(seed).now()")
