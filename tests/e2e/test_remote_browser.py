@@ -1,13 +1,15 @@
 """End to end: `run --cdp-url` runs every test in a Chromium started apart (as on a grid), each in a context of its own:
 six agent tests at concurrency 3 pass, every page request the site sees comes from that browser (its own user agent),
-none of the run's pages is left open in it, and it is still running afterwards. A remote browser killed mid-run, or
-one that stops answering (SIGSTOP: its connection stays open), errors its test saying so, and the run ends."""
+each keeps its trace and screenshots, none of the run's pages is left open in it, and it is still running afterwards.
+A remote browser killed mid-run, or one that stops answering (SIGSTOP: its connection stays open), errors its test
+saying so, and the run ends."""
 
 from __future__ import annotations
 
 import os
 import signal
 import textwrap
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,9 +46,9 @@ tests:
 """
 
 
-def _run(folder: Path, manifest: str, site: DemoSite, llm: SignallingLLM, browser: RemoteChromium) -> CliRun:
+def _run(folder: Path, manifest: str, site: DemoSite, llm: SignallingLLM, browser: RemoteChromium, *more: str) -> CliRun:
     (folder / "qa.yml").write_text(textwrap.dedent(manifest), encoding="utf-8")
-    extra = ("--concurrency", "3", "--cdp-url", browser.url)
+    extra = ("--concurrency", "3", "--cdp-url", browser.url, *more)
     return preview_qa_run(folder / "qa.yml", site.url, folder / "out", llm, *extra, env=clean_env(), process=True)
 
 
@@ -54,7 +56,7 @@ def _run(folder: Path, manifest: str, site: DemoSite, llm: SignallingLLM, browse
 def six(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Six]:
     with remote_chromium() as browser, SignallingLLM(SCENARIOS, on_done=lambda name: None) as llm:
         before = len(site.header_log)
-        run = _run(tmp_path_factory.mktemp("remote"), SIX, site, llm, browser)
+        run = _run(tmp_path_factory.mktemp("remote"), SIX, site, llm, browser, "--trace", "on")
         yield run, [headers for _, _, headers in site.header_log[before:]], browser
 
 
@@ -64,6 +66,14 @@ def test_six_agent_tests_pass_in_the_remote_browser_and_only_it_loads_the_pages(
     assert [(t["name"], t["status"]) for t in run.results["tests"]] == [(f"remote {i}", "passed") for i in range(6)]
     pages = [h for h in headers if not h.get("User-Agent", "").startswith("python-httpx")]  # the run's preview check
     assert len(pages) >= 6 and {h.get("User-Agent") for h in pages} == {USER_AGENT}
+
+
+def test_each_test_keeps_its_trace_and_screenshots_as_in_a_local_browser(six: Six) -> None:
+    run, _, _ = six
+    for test in run.results["tests"]:
+        assert (run.out / test["artifacts"]["final_screenshot"]).read_bytes().startswith(b"\x89PNG"), test["name"]
+        with zipfile.ZipFile(run.out / test["artifacts"]["trace"]) as trace:
+            assert any(name.endswith(".trace") for name in trace.namelist()), test["name"]
 
 
 def test_the_remote_browser_holds_none_of_the_runs_pages_and_still_runs(six: Six, site: DemoSite) -> None:
