@@ -1,7 +1,7 @@
 """The demo shop as a fixture app that mails by real SMTP (to MailDev, in the e2e tests): a sign-up mails "Verify your
 email" with a one-use link to /verify ("Email verified" once, then "This link is not valid"). Its mail also carries a
-script (that would retitle the page) and a tracking pixel (`pixels` counts its requests): an opened mail runs
-neither."""
+one-time code (CODE: a secret once read, masked in the step's picture), a script (that would retitle the page) and a
+tracking pixel (`pixels` counts its requests): an opened mail runs neither."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import cast
 from preview_qa.demo.shop import DemoShop, ShopHandler
 
 SUBJECT = "Verify your email"
+CODE = "739204"
 
 
 class _Handler(ShopHandler):
@@ -31,7 +32,8 @@ class SignupShop(DemoShop):
     def __init__(self, mail_port: int):
         super().__init__(mail_port=mail_port)
         self.pixels = 0  # requests of the mail's tracking pixel
-        self.mail_extra = "<img src='/pixel.gif' alt=''><script>document.title = 'SCRIPT RAN'</script>"
+        script = "<script>document.title = 'SCRIPT RAN'</script>"
+        self.mail_extra = f"<p>Your code: {CODE}</p><img src='/pixel.gif' alt=''>{script}"
 
     def start(self) -> str:
         url = super().start()

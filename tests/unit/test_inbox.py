@@ -228,3 +228,8 @@ def test_a_run_with_an_inbox_writes_its_own_address_where_the_test_and_its_recor
     assert manifest.tests[0].steps is not None and manifest.tests[0].steps[0].fill.value == "<inbox>"  # the manifest's own stays
     assert with_inbox(dataclasses.replace(request, inbox=None)) == (dataclasses.replace(request, inbox=None), None)
     _run(mailbox.close())
+
+
+def test_a_code_in_the_html_part_alone_is_a_secret_too() -> None:
+    mail = with_links(Mail("1", "Hi", "a", [], "", html="<p>Your code: <b>739204</b></p>", text="Welcome to Acme!"))
+    assert list(tokens(mail).values()) == ["739204"]

@@ -126,7 +126,7 @@ def tokens(mail: Mail) -> dict[str, str]:
         for value in values:
             if len(value) >= TOKEN_MIN and not value.startswith(("http://", "https://")):
                 found[f"mail-link-token-{len(found) + 1}"] = value
-    text = mail.text or re.sub(r"<[^>]+>", " ", mail.html)
+    text = mail.text + " " + re.sub(r"<[^>]+>", " ", mail.html)  # both parts: a code may be in one of them only
     for code in CODE.findall(html.unescape(text)):
         if len(code.replace("-", "")) >= TOKEN_MIN and code not in found.values():
             found[f"mail-code-{len(found) + 1}"] = code
