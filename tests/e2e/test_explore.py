@@ -52,6 +52,7 @@ def test_the_findings_page_says_what_the_pr_breaks(explored: tuple[int, dict[str
     assert text.startswith(f"## This PR breaks {len(breaks)} things")
     for f in breaks:  # the page as the sweep or repro saw it, by its path from the exploration's folder
         assert (out / f["evidence"]["screenshot"]).is_file(), f["evidence"]
+    assert not list(out.glob("*/tests/*/trace.zip"))  # --trace (here the action's `trace: off`) holds for its runs too
     assert "<summary>Also on main (" in text and "```yaml" in text
     # the job summary holds the findings once: the sweeps' and repros' own runs write none of theirs
     assert (out.parent / "summary.md").read_text(encoding="utf-8") == text

@@ -17,10 +17,11 @@ from preview_qa.cli.options import (
     headed_option,
     llm_options,
     out_option,
+    trace_option,
 )
 from preview_qa.cli.plan import refuse_existing, tell_plan
 from preview_qa.cli.values import UsageError, browser_access, price_given, read_changed_files_to_plan
-from preview_qa.config import RunConfig
+from preview_qa.config import RunConfig, TraceMode
 from preview_qa.exits import ExploreEnded
 from preview_qa.manifest import loader
 
@@ -72,6 +73,7 @@ DEFAULT_EXPLORE_OUT = "preview-qa-explore"
 )
 @click.option("--force", is_flag=True, help="With --write: overwrite FILE.")
 @access_options
+@trace_option
 @headed_option
 @browser_path_option
 def explore(
@@ -91,6 +93,7 @@ def explore(
     force: bool,
     extra_headers: tuple[str, ...],
     http_credentials: str | None,
+    trace: str,
     headed: bool,
     browser_path: str | None,
     **llm: Any,
@@ -111,6 +114,7 @@ def explore(
         base_url=base_url,
         out=out,
         price_per_mtok=price_given(price_per_mtok),
+        trace=TraceMode(trace),
         **browser_access(browser_path, headed, extra_headers, http_credentials),
         **llm,
     )

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from preview_qa import app
-from preview_qa.config import FailOn, FailRules, default_concurrency
+from preview_qa.config import FailOn, FailRules, TraceMode, default_concurrency
 from preview_qa.errors import PreviewQaError
 from preview_qa.exits import Ended, RunEnded, exit_code
 from preview_qa.lifecycle import ExitCode, exit_with
@@ -119,6 +119,18 @@ def renamed_option(old: str, new: str, meant: str) -> Callable[[Callable[..., An
             )
 
     return click.option(old, hidden=True, expose_value=False, callback=refuse)
+
+
+def trace_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--trace (`run`, `explore`: its sweeps' and repros' tests)."""
+    return click.option(
+        "--trace",
+        type=click.Choice([m.value for m in TraceMode]),
+        default=TraceMode.RETAIN_ON_FAILURE.value,
+        show_default=True,
+        envvar=env("INPUT_TRACE"),
+        help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
+    )(f)
 
 
 def verbose_option(f: Callable[..., Any]) -> Callable[..., Any]:

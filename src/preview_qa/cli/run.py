@@ -24,6 +24,7 @@ from preview_qa.cli.options import (
     manifest_argument,
     out_option,
     run_options,
+    trace_option,
     words,
 )
 from preview_qa.cli.plan import tell_plan
@@ -229,14 +230,7 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="A test whose visual change this PR means (repeatable; the action's accept-visual: one name a line): it is "
     "not marked changed (expect.visual).",
 )
-@click.option(
-    "--trace",
-    type=click.Choice([m.value for m in TraceMode]),
-    default=TraceMode.RETAIN_ON_FAILURE.value,
-    show_default=True,
-    envvar=env("INPUT_TRACE"),
-    help="Keep a Playwright trace.zip per test: for every test, none, or the failed and errored ones.",
-)
+@trace_option
 @click.option(
     "--llm-timeout",
     type=click.FloatRange(1, 3600),
