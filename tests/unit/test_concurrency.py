@@ -107,6 +107,6 @@ def test_the_speed_bench_starts_and_refuses_an_unknown_bench(tmp_path: Path) -> 
     bench = ROOT / "bench"
     py_compile.compile(str(bench / "bare_agent.py"), doraise=True, cfile=str(tmp_path / "bare_agent.pyc"))
     ok = subprocess.run([sys.executable, str(bench / "speed.py"), "--help"], capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0 and "overhead, concurrency, replay" in ok.stdout
+    assert ok.returncode == 0 and "overhead, concurrency, realistic, replay" in ok.stdout
     bad = subprocess.run([sys.executable, str(bench / "speed.py"), "nope"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no bench called nope" in bad.stderr
