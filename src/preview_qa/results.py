@@ -212,6 +212,17 @@ class StepInWords(BaseModel):
     screenshot: str | None = None  # the page after the step, relative to the results folder
 
 
+class MailRead(BaseModel):
+    """A mail the test read from its inbox (an `email` step, the agent's read_mail), as its event log holds it: its
+    codes and link tokens already redacted."""
+
+    address: str  # the test's own address
+    subject: str
+    sender: str = ""
+    links: list[str] = Field(default_factory=list)
+    received: str | None = None
+
+
 class Verdict(BaseModel):
     """The final, fail-closed decision for one test and the exact reason for it."""
 
@@ -431,6 +442,7 @@ class TestResult(BaseModel):
     problems: list[PageProblem] = Field(default_factory=list)  # what went wrong on its pages, in order (capped)
     problems_left_off: int = 0  # problems seen past the cap of `problems` (verdict/checks/problems.py)
     links: list[str] = Field(default_factory=list)  # with expect.links: the same-origin links its final page showed
+    mails: list[MailRead] = Field(default_factory=list)  # the mails it read, in order (from its events.jsonl)
     persona: str | None = None  # the persona this run of a test with `as:` ran as (its name ends in [persona])
     after_failed: list[str] = Field(default_factory=list)  # its after: requests that failed: a warning, not its verdict
 

@@ -183,6 +183,14 @@ def _links(mail: dict[str, Any]) -> list[str]:
     return [part for part in mail["html"].split("'") if "/verify?token=" in part]
 
 
+def test_the_mails_read_are_evidence_in_results_and_report(runs: Runs) -> None:
+    (mail,) = runs.first.test("sign-up one")["mails"]
+    assert mail["subject"] == SUBJECT and mail["address"].startswith("pqa-sign-up-one-") and mail["links"]
+    assert not [link for link in mail["links"] if "token=" in link and "<secret>" not in link]  # its token redacted
+    report = (runs.first.out / "report.html").read_text(encoding="utf-8")
+    assert "<h3>Mails read</h3>" in report and mail["address"] in report
+
+
 def test_the_opened_mail_is_its_steps_picture(runs: Runs) -> None:
     step = runs.first.test("sign-up one")["step_results"][2]
     assert (step["name"], step["status"]) == ("Open the newest mail with subject 'verify your' from 'acme'", "passed")

@@ -205,7 +205,7 @@ def test_a_pass_on_the_agent_s_word_alone_is_unverified_and_fail_on_unverified_f
         "read it off a picture (a canvas in view at step 1, on /chart)"
     )
     results = runs.agent.results
-    assert results["totals"]["unverified"] == 2 and results["schema_version"] == 16
+    assert results["totals"]["unverified"] == 2 and results["schema_version"] == 17
     assert "2 on the agent's word (unverified)" in runs.agent.stdout
     # The run's passing tests alone, merged: `--fail-on unverified` fails on them, the default does not.
     passing = runs.folder / "passing"

@@ -63,7 +63,7 @@ def explored(tmp_path_factory: pytest.TempPathFactory, explore_pair: PairUrls) -
 
 def test_the_exploration_is_in_the_run_s_results_and_its_files_in_explore(explored: Explored) -> None:
     results, out = explored.results, explored.out
-    assert results["schema_version"] == 16 and [t["status"] for t in results["tests"]] == ["passed"]
+    assert results["schema_version"] == 17 and [t["status"] for t in results["tests"]] == ["passed"]
     breaks = {(f["kind"], f["url"]) for f in results["explore"]["findings"] if f["confirmed"] and not f["on_baseline"]}
     assert set(PR_ONLY.items()) <= breaks, set(PR_ONLY.items()) - breaks
     assert (

@@ -418,7 +418,7 @@ def test_a_tasks_results_are_as_before_with_one_step_beside(runs: Runs) -> None:
         [1, 2],
     )
     assert step["screenshot"] == test["artifacts"]["final_screenshot"]
-    assert runs.record.results["schema_version"] == 16
+    assert runs.record.results["schema_version"] == 17
 
 
 TASK_KEYS = {  # results.json's keys of a test before step_results (schema_version 9)

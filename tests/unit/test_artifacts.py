@@ -173,7 +173,7 @@ def test_reporter_writes_every_kind_of_evidence(tmp_path: Path) -> None:
     assert lines[0]["settled"] == "waited 1.0 s for the answer on WebSocket /ws" and "settled" not in lines[1]
     assert saved["tests"][0]["artifacts"]["animation"] == f"{rel}/run.gif"
     assert oct((tmp_path / "results.json").stat().st_mode & 0o777) == "0o644"
-    assert saved["schema_version"] == 16
+    assert saved["schema_version"] == 17
     words = saved["tests"][0]["steps_in_words"]  # the steps as the failure card tells them, each with its screenshot
     assert [(s["number"], s["actions"], s["screenshot"]) for s in words[:3]] == [
         (n, ["Clicked an unnamed element"], f"{rel}/step-{n:02d}.png") for n in (1, 2, 10)

@@ -80,7 +80,7 @@ def test_heal_false_fails_the_drifted_replay_without_running_the_agent() -> None
 def test_the_healed_count_reaches_every_output(tmp_path: Path) -> None:
     result, _ = healed_run()
     assert results_document(result)["totals"]["healed"] == 1
-    assert results_document(result)["schema_version"] == 16
+    assert results_document(result)["schema_version"] == 17
     assert json.loads(result.tests[0].model_dump_json())["healed"] is True
     assert "healed<<" in outputs(result, tmp_path) and "\n1\n" in outputs(result, tmp_path).split("healed<<", 1)[1]
     summary = render_markdown(result, str, None, 60_000)

@@ -14,7 +14,7 @@ from typing import Any
 from preview_qa.events import RunTarget, attempt_label
 from preview_qa.reporters.output.steps import in_words, steps_of
 from preview_qa.reporters.output.visual import with_visual_files
-from preview_qa.results import RunResult, TestResult
+from preview_qa.results import MailRead, RunResult, TestResult
 
 RESULTS = "results.json"
 JUNIT = "junit.xml"
@@ -155,7 +155,8 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
         else None
     )
     folder = last_run_dir(out, test)
-    steps = in_words(steps_of(read_events(out, test)))
+    events = read_events(out, test)
+    steps = in_words(steps_of(events))
     for step in steps:
         shot = f"{folder}/{step_screenshot(step.number)}"
         step.screenshot = shot if (out / shot).is_file() else None
@@ -168,7 +169,19 @@ def with_test_artifacts(out: Path, test: TestResult) -> TestResult:
             "steps_in_words": steps or test.steps_in_words,
             "visual": with_visual_files(out, test_dir(test.name), test.visual),
             "step_results": test_steps,
+            "mails": [_mail(e) for e in events if e.get("type") == "mail"] or test.mails,
         }
+    )
+
+
+def _mail(event: dict[str, Any]) -> MailRead:
+    links = event.get("links")
+    return MailRead(
+        address=str(event.get("address") or ""),
+        subject=str(event.get("subject") or ""),
+        sender=str(event.get("from") or ""),
+        links=[str(link) for link in links] if isinstance(links, list) else [],
+        received=str(event["received"]) if event.get("received") else None,
     )
 
 
