@@ -192,6 +192,16 @@ def test_data_checks_become_text_on_the_page_or_a_todo() -> None:
     assert "# TODO: expect.data.items must be [1, 2]" in source
 
 
+def test_the_test_data_requests_are_todos_never_dropped() -> None:
+    """Before, an exported test with before:/after: said nothing of them: the order it needs was never made."""
+    data = {"before": [{"method": "POST", "path": "/api/orders", "json": {"item": "anvil"}}]}
+    data["after"] = [{"method": "DELETE", "path": "/api/orders/<var>id</var>"}]
+    data["before"][0]["save"] = {"id": "$.id"}
+    source = python_of({"history": []}, spec("Order page", expect={"url": "/orders"}, **data))
+    assert "# TODO: before: preview-qa sent POST /api/orders before the first step; send it in a beforeEach" in source
+    assert "# TODO: after: preview-qa sent DELETE /api/orders/<var>id</var> when the test ended, however it ended" in source
+
+
 def test_an_accessibility_check_is_a_todo_with_its_settings_never_dropped() -> None:
     a11y = {"impact": "critical", "skip_rules": ["color-contrast"], "exclude": ["form.filters"]}
     source = python_of({"history": []}, spec("Orders", expect={"url": "/orders", "accessibility": a11y}))

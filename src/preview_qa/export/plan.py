@@ -393,6 +393,13 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             + "; add an axe check (axe-playwright-python, @axe-core/playwright)"
         )
     unchecked += problem_todos(expect)
+    for when, requests, hook in (("before", spec.before, "beforeEach"), ("after", spec.after, "afterEach")):
+        unchecked += [  # preview-qa's own requests for the test's data: a plain Playwright test sends none of its own
+            f"{when}: preview-qa sent {r.method} {comment_text(r.path, 120)} "
+            + ("before the first step" if when == "before" else "when the test ended, however it ended")
+            + f"; send it in a {hook} (Playwright's request fixture)"
+            for r in requests
+        ]
     if spec.emulation is not None:  # the export writes no browser options: the file would run on a desktop
         unchecked.append(
             f"it passed under {comment_text(spec.emulation.label(), 200)}; run it with the same options "
