@@ -61,7 +61,8 @@ log = logging.getLogger(__name__)
 # 14: problems (kind, page, target, status, message, resource_type; at most 50), problems_left_off, links (expect.links)
 # 15: explore (`run --explore`: the exploration's result, as explore's own results.json), null without it
 # 16: persona (a run of a test with `as:`), after_failed (its after: requests that failed: a warning)
-# 17: mails (the mails a test read from its inbox: address, subject, sender, links), passes (--repeat-each)
+# 17: mails (the mails a test read from its inbox: address, subject, sender, links); passes, pass_rate, shown_attempt
+# (--repeat-each)
 SCHEMA_VERSION = 17
 
 
