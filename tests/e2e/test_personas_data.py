@@ -44,8 +44,12 @@ tests:
     steps: [{{open: /roles/admin}}]
     expect: {{text: Admin console}}
     expect_as:
-      member: {{text: Forbidden}}
+      member: {{text: Forbidden, status: 403}}
       guest: {{url: /roles/login, text: Please sign in}}
+  - name: A 403 page is no pass by its words
+    use_state: member
+    steps: [{{open: /roles/admin}}]
+    expect: {{text: Forbidden}}
   - name: Log in as admin
     steps: [{{open: "/roles/login?as=admin", expect: {{text: Signed in as admin}}}}]
     save_state: admin
@@ -104,6 +108,12 @@ def test_a_test_as_three_personas_gives_three_results_with_their_own_verdicts(ru
     assert {"Admin page [admin]", "Admin page [member]", "Admin page [guest]"} <= cases
     assert "Admin page [member]" in (run.out / "report.html").read_text(encoding="utf-8")
     assert "Admin page [guest]" in run.stdout
+
+
+def test_a_page_answering_4xx_passes_only_where_the_test_expects_that_status(runs: Runs) -> None:
+    """Before, any page check on a 4xx page judged it: a 404 page whose nav shows the text a test checks passed."""
+    refused = runs.run.test("A 403 page is no pass by its words")
+    assert refused["status"] == "failed" and "opening /roles/admin answered HTTP 403" in refused["reason"], refused
 
 
 def test_only_selects_one_personas_run_by_its_full_name_and_its_setup_test_runs_once(runs: Runs) -> None:

@@ -111,6 +111,14 @@ def test_an_error_about_a_personas_run_names_the_test_as_written() -> None:
             "qa.yml:9: tests[1].before[0]: uses <var>id</var> but no earlier before request saves 'id'; give it save: "
             "{id: $.id} (its JSON path).",
         ),
+        (
+            BASE + "  - name: B\n    steps: [{open: /a}, {click: {text: Go}}]\n    expect: {status: 403}\n",
+            "qa.yml:9: tests[1].expect.status: expect.status checks what an open answered: this test's last step is no open.",
+        ),
+        (
+            BASE + "  - name: B\n    steps: [{open: /a}, {click: {text: Go}, expect: {status: 403}}]\n",
+            "qa.yml:8: tests[1].steps[1].expect.status: expect.status checks what an open answered: give it on an open.",
+        ),
     ],
     ids=[
         "unknown persona in as",
@@ -126,6 +134,8 @@ def test_an_error_about_a_personas_run_names_the_test_as_written() -> None:
         "an undeclared secret in a header",
         "a secret in a path",
         "a var saved only later",
+        "expect.status with no open last",
+        "expect.status on a step that is no open",
     ],
 )
 def test_what_a_manifest_says_wrong_about_personas_and_requests(text: str, message: str) -> None:

@@ -393,6 +393,8 @@ def _assertions(spec: TestSpec) -> tuple[list[Assertion], list[str]]:
             + "; add an axe check (axe-playwright-python, @axe-core/playwright)"
         )
     unchecked += problem_todos(expect)
+    if expect.status is not None:  # the answer of the test's last open, which no page assertion reads
+        unchecked.append(f"expect.status: the last open answered HTTP {expect.status}; check the response of its goto")
     for when, requests, hook in (("before", spec.before, "beforeEach"), ("after", spec.after, "afterEach")):
         unchecked += [  # preview-qa's own requests for the test's data: a plain Playwright test sends none of its own
             f"{when}: preview-qa sent {r.method} {comment_text(r.path, 120)} "

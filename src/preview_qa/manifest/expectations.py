@@ -138,6 +138,15 @@ class Expectations(Strict):
         ),
     )
     title: str | None = Field(default=None, min_length=1, description="The final page's title contains this (case-insensitive).")
+    status: int | None = Field(
+        default=None,
+        ge=100,
+        le=599,
+        description=(
+            "The HTTP status an `open` answered: an open step's own, or the test's last step's when it is an open (403 "
+            "for a persona that must be refused). Without it, an open that answers 400 or more fails its step."
+        ),
+    )
     data: dict[str, Any] = Field(
         default_factory=dict,
         description=(
@@ -232,6 +241,7 @@ class Expectations(Strict):
         a page free of violations says nothing about whether the task was done, so it never judges a replay alone."""
         return bool(
             self.url
+            or self.status is not None
             or self.text
             or self.not_text
             or self.appeared

@@ -31,7 +31,8 @@ def allows_host(hosts: Iterable[str], host: str) -> bool:
 
 def steps_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
     """What is wrong with the test as a whole (each with its key, and the sentence that says so): a start or an
-    `open:` on a host that is neither the preview's nor in allowed_domains, data read with no `do` step to read it."""
+    `open:` on a host that is neither the preview's nor in allowed_domains, data read with no `do` step to read it, an
+    expect.status where no open answers."""
     opened = [((*at, "steps", j, "open"), step.open) for j, step in enumerate(test.steps or []) if step.open is not None]
     for loc, url in [((*at, "start"), test.start), *opened]:
         host = urlsplit(url).hostname if "://" in url else None
@@ -42,6 +43,12 @@ def steps_problems(test: TestSpec, at: Loc) -> Iterator[tuple[Loc, str]]:
                 f"{url!r} is outside the preview and this test's allowed_domains; give a path (such as {path}) under "
                 f"the preview, or add {host} to allowed_domains.",
             )
+    last_opens = bool(test.steps) and test.steps is not None and test.steps[-1].open is not None
+    if test.expect.status is not None and not last_opens:
+        yield (*at, "expect", "status"), "expect.status checks what an open answered: this test's last step is no open."
+    for j, step in enumerate(test.steps or []):
+        if step.expect.status is not None and step.open is None:
+            yield (*at, "steps", j, "expect", "status"), "expect.status checks what an open answered: give it on an open."
     if test.steps is not None and test.data_step is None and (test.output_schema is not None or test.expect.data):
         key = "output_schema" if test.output_schema is not None else "expect"
         yield (

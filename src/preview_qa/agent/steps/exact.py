@@ -70,7 +70,7 @@ async def act(step: TestStep, page: Page, tools: ExactTools, timeout_s: float) -
     match step.kind:
         case StepKind.OPEN:
             assert step.open is not None
-            await _open(page, step.open, tools, _judged(step, tools.spec))
+            await _open(page, step.open, tools, _expected_status(step, tools.spec))
         case StepKind.CLICK:
             assert step.click is not None
             return await _click(page, await _one(page, step.click, deadline), step.click, tools, deadline)
@@ -121,23 +121,27 @@ async def _email(page: Page, wanted: Email, tools: ExactTools) -> None:
         raise ActionFailed(f"could not open the mail {mail.subject!r}: {error_line(e)}") from None
 
 
-def _judged(step: TestStep, spec: TestSpec) -> bool:
-    """Whether page checks judge the page an `open` leads to: the step's own, or the test's after its last step (a 403
-    page a member is meant to get, checked for its "Forbidden")."""
+def _expected_status(step: TestStep, spec: TestSpec) -> int | None:
+    """The HTTP status the `open` must answer (expect.status): the step's own, or the test's when this is its last
+    step (a 403 a member is meant to get); None: any status below 400."""
     last = spec.steps is not None and spec.steps[-1] is step
-    return step.expect.has_page_checks or (last and spec.expect.has_page_checks)
+    return step.expect.status if step.expect.status is not None else spec.expect.status if last else None
 
 
-async def _open(page: Page, where: str, tools: ExactTools, judged: bool) -> None:
-    """Go to `where`; a server error fails the step, and so does a 4xx answer unless page checks judge that page."""
+async def _open(page: Page, where: str, tools: ExactTools, expected: int | None) -> None:
+    """Go to `where`; it must answer `expected` when the test says which status (expect.status), else below 400: a
+    page a check would read on a 4xx answer (its nav, its words) never passes for the page asked for."""
     url = where if "://" in where else tools.base_url.rstrip("/") + where
     tools.acting({"navigate": {"url": url}}, None)
     try:
         response = await page.goto(url, wait_until="load", timeout=0)  # the test's own timeout bounds it
     except Exception as e:
         raise ActionFailed(f"could not open {where}: {error_line(e)}") from None
-    if response is not None and (response.status >= 500 or (response.status >= 400 and not judged)):
-        raise ActionFailed(f"opening {where} answered HTTP {response.status}")
+    status = response.status if response is not None else None
+    if expected is not None and status != expected:
+        raise ActionFailed(f"opening {where} answered HTTP {status}, expected {expected} (expect.status)")
+    if expected is None and status is not None and status >= 400:
+        raise ActionFailed(f"opening {where} answered HTTP {status}")
 
 
 async def _click(page: Page, target: Locator, at: Located, tools: ExactTools, deadline: float) -> Page:
