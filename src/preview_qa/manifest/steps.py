@@ -304,8 +304,8 @@ class TestStep(Strict):
         default_factory=StepExpectations,
         description=(
             "Page checks (url, title, text, not_text, appeared, not_appeared, element, attribute, css) judged by code "
-            "once this step's page has settled (appeared and not_appeared: since the step's last action): any that "
-            "fails fails the test at this step."
+            "once this step's page has settled (appeared and not_appeared: since the step's last action), and an open "
+            "step's status: any that fails fails the test at this step."
         ),
     )
     max_steps: int | None = Field(
