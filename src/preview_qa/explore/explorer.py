@@ -22,7 +22,7 @@ from preview_qa.explore.charters import CHARTER, charter, reported
 from preview_qa.explore.pages import discover
 from preview_qa.manifest import loader
 from preview_qa.manifest.models import Manifest
-from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, Status, TestResult, Usage
+from preview_qa.results import ExploreResult, Finding, FindingKind, RunResult, Status, TestResult
 from preview_qa.selection.routes import map_files
 from preview_qa.verdict.checks.visual import compare
 from preview_qa.verdict.findings import Seen, beside_old, compared, confirmation, finding, seen_on
@@ -142,8 +142,9 @@ def _charters(job: Exploration, result: ExploreResult, changed: list[str], env: 
     """Each changed page's charter, run on the preview: what its agent reports, each with its repro; a
     report that cannot be confirmed (no check, no valid test) is listed unconfirmed at once, and a charter that gave
     nothing to go on leaves its page not compared (not knowing is no pass)."""
-    pages = list(dict.fromkeys(changed))[: job.max_charters]
-    if left := len(dict.fromkeys(changed)) - len(pages):
+    wanted = list(dict.fromkeys(changed))
+    pages = wanted[: job.max_charters]
+    if left := len(wanted) - len(pages):
         result.notes.append(f"{left} changed page(s) had no agent charter (--max-charters {job.max_charters})")
     if not pages:
         return []
@@ -151,7 +152,6 @@ def _charters(job: Exploration, result: ExploreResult, changed: list[str], env: 
     new = []
     for page in pages:
         run = on.get(CHARTER + page)
-        result.usage += run.usage if run else Usage()
         said = reported(page, run, "charter-preview")
         if isinstance(said, str):
             result.uncompared[page] = "; ".join([*filter(None, [result.uncompared.get(page)]), said])
@@ -196,8 +196,7 @@ def _on_side(
     result.runs.append(out.name)
     # as written: the artifacts' paths are the reporters' (the run's own result holds the bytes' events, not them)
     run = RunResult.model_validate_json((out / "results.json").read_text(encoding="utf-8"))
-    if kind != "charter":  # a charter's usage is counted with what it reported
-        result.usage += sum((t.usage for t in run.tests), Usage())
+    result.usage += run.usage  # every test's, a login's (--use-state) too
     return {t.name: t for t in run.tests}
 
 
