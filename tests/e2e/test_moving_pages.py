@@ -10,49 +10,22 @@ evidence."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import CliRun, clean_env, scripted_run
+from tests.e2e.dialog_flows import DIALOG_FLOWS, DONE, answered_as_asked, dialog_scenarios, dialog_tests, events
 from tests.site import COLLECTOR_HOST, DemoSite
 
 pytestmark = pytest.mark.e2e
 
-DONE = {"done": {"status": "pass", "reason": "It worked."}}
 # After the done turn: the agent's end and the final page's settling start within it (well under 1 s at load 22); the
 # checks' bound (8 s, shared with settling) outlasts it and the bounce's new page, and a failed check waits it out
 HOLD_MS = 2000
 COPIES = 4  # of each dialog flow, run at once: one answer racing another made 3 of 6 confirms fail before
-DIALOG_FLOWS = {  # name -> (start, manifest lines, the agent's actions before done)
-    "alert": ("/moving/invite", "expect: {text: Invite acknowledged}", [{"click": {"element": "Invite Ada"}}]),
-    "confirm": (
-        "/moving/delete",
-        "expect: {text: [Anvil deleted], not_text: [Delete cancelled]}",
-        [{"click": {"element": "Delete Anvil"}}],
-    ),
-    "prompt with text": (
-        "/moving/rename",
-        "expect: {text: 'Name: Ada'}\n    dialogs: {prompt: Ada}",
-        [{"click": {"element": "Rename"}}],
-    ),
-    "prompt": ("/moving/rename", "expect: {text: Rename cancelled}", [{"click": {"element": "Rename"}}]),
-    "beforeunload": (
-        "/moving/editor",
-        "expect: {text: You left the editor}",
-        [{"click": {"element": "Edit draft"}}, {"click": {"element": "Go home"}}],
-    ),
-}
 PAYMENTS = ("busy then declined", "busy at the bound")  # each clicks Pay: its page says it is busy until its server answers
-ANSWERS = {
-    "alert": ("alert", "Invite sent to Ada", "ok"),
-    "confirm": ("confirm", "Delete Anvil?", "ok"),
-    "prompt with text": ("prompt", "New name?", "text"),
-    "prompt": ("prompt", "New name?", "cancel"),
-    "beforeunload": ("beforeunload", "", "leave"),
-}
 MOVING = """version: 1
 defaults: {max_steps: 4, timeout: 90}
 tests:
@@ -93,28 +66,13 @@ tests:
 """
 
 
-def _dialog_tests(copies: int) -> str:
-    return "".join(
-        f"""  - name: {flow} {n}
-    task: "[{flow}] Do it ({n})."
-    start: {start}
-    {lines}
-"""
-        for flow, (start, lines, _) in DIALOG_FLOWS.items()
-        for n in range(1, copies + 1)
-    )
-
-
 def _scenarios() -> list[dict[str, Any]]:
     pay = [{"actions": [{"click": {"element": "Pay"}}]}]
     clicks = {"optimistic save": [{"actions": [{"click": {"element": "Save"}}]}], **dict.fromkeys(PAYMENTS, pay)}
     # the scenario's name: the signal its done turn gives
     signals = {"optimistic save": "save", "bounce": "bounce", "busy then declined": "declined"}
     return [
-        *(
-            {"match": f"[{flow}]", "turns": [*({"actions": [a]} for a in actions), DONE]}
-            for flow, (_, _, actions) in DIALOG_FLOWS.items()
-        ),
+        *dialog_scenarios(),
         *(
             {"name": signals.get(name, name), "match": f"[{name}]", "turns": [*clicks.get(name, []), DONE]}
             for name in (
@@ -130,14 +88,9 @@ def _scenarios() -> list[dict[str, Any]]:
     ]
 
 
-def _events(run: CliRun, name: str) -> list[dict[str, Any]]:
-    t = run.test(name)
-    return [json.loads(line) for line in (run.out / t["artifacts"]["events"]).read_text(encoding="utf-8").splitlines()]
-
-
 @pytest.fixture(scope="module")
 def moving(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[CliRun]:
-    manifest = MOVING.replace("{hold}", str(HOLD_MS)) + _dialog_tests(COPIES)
+    manifest = MOVING.replace("{hold}", str(HOLD_MS)) + dialog_tests(COPIES)
     with scripted_run(
         tmp_path_factory.mktemp("moving"), site, manifest, _scenarios(), "--concurrency", "4", on_done=site.signals.give
     ) as run:
@@ -148,7 +101,7 @@ def test_an_optimistic_save_whose_request_fails_later_fails(moving: CliRun) -> N
     t = moving.test("optimistic save")
     assert t["status"] == "failed", t
     assert "Save failed" in t["reason"] and "POST /moving/api/save" in t["reason"], t["reason"]
-    settled = [e for e in _events(moving, "optimistic save") if e["type"] == "settled"]
+    settled = [e for e in events(moving, "optimistic save") if e["type"] == "settled"]
     assert settled and settled[0]["waited_for"] == ["POST /moving/api/save"], settled
     assert settled[0]["outcome"] == "settled", settled  # answered within the bound: no need to wait it out
 
@@ -163,7 +116,7 @@ def test_a_dashboard_that_bounces_after_a_slow_401_fails_on_the_page_it_lands_on
 def test_a_page_that_polls_forever_passes_quiet_apart_from_its_polls(moving: CliRun) -> None:
     t = moving.test("polls forever")
     assert t["status"] == "passed", t
-    settled = [e for e in _events(moving, "polls forever") if e["type"] == "settled"]
+    settled = [e for e in events(moving, "polls forever") if e["type"] == "settled"]
     assert settled and settled[0]["outcome"] == "settled", settled  # not the bound: its polls do not hold it
     assert settled[0]["polls"] == ["GET /moving/api/poll"], settled
     assert "quiet apart from its polls (GET /moving/api/poll)" in settled[0]["summary"], settled
@@ -172,7 +125,7 @@ def test_a_page_that_polls_forever_passes_quiet_apart_from_its_polls(moving: Cli
 def test_text_in_same_and_cross_origin_frames_and_shadow_roots_counts(moving: CliRun, site: DemoSite) -> None:
     t = moving.test("frames")
     assert t["status"] == "passed", t
-    found = {e["expected"]: e["found"] for e in _events(moving, "frames") if e["type"] == "expectation"}
+    found = {e["expected"]: e["found"] for e in events(moving, "frames") if e["type"] == "expectation"}
     other = site.url.replace("127.0.0.1", COLLECTOR_HOST)
     assert found["visible text 'Card verified'"] == f"it is visible (in the frame at {other}/moving/card)", found
     assert found["visible text 'Payment received'"] == f"it is visible (in the frame at {site.url}/moving/widget)", found
@@ -186,7 +139,7 @@ def test_text_hidden_in_a_frame_fails_and_says_which_frame(moving: CliRun) -> No
 
 
 def test_not_text_shown_in_a_same_or_cross_origin_frame_fails_and_says_which_frame(moving: CliRun, site: DemoSite) -> None:
-    found = {e["expected"]: (e["ok"], e["found"]) for e in _events(moving, "hidden in a frame") if e["type"] == "expectation"}
+    found = {e["expected"]: (e["ok"], e["found"]) for e in events(moving, "hidden in a frame") if e["type"] == "expectation"}
     other = site.url.replace("127.0.0.1", COLLECTOR_HOST)
     payment, card = found["no visible text 'Payment received'"], found["no visible text 'Card verified'"]
     assert not payment[0] and payment[1].startswith(
@@ -201,7 +154,7 @@ def test_a_page_busy_while_its_server_computes_is_waited_for_and_fails_on_its_an
     t = moving.test("busy then declined")
     assert t["status"] == "failed", t
     assert "Payment declined by your bank." in t["reason"], t["reason"]
-    settled = [e for e in _events(moving, "busy then declined") if e["type"] == "settled"]
+    settled = [e for e in events(moving, "busy then declined") if e["type"] == "settled"]
     waited = "the page to stop saying it was busy (progressbar 'Processing payment…')"
     assert settled and settled[0]["outcome"] == "settled" and waited in settled[0]["waited_for"], settled
 
@@ -217,19 +170,9 @@ def test_a_page_still_busy_at_the_bound_errors_with_what_said_so(moving: CliRun)
 def test_a_bar_fixed_at_70_percent_and_a_hidden_spinner_hold_nothing(moving: CliRun) -> None:
     t = moving.test("a bar fixed at 70%")
     assert t["status"] == "passed", t
-    settled = [e for e in _events(moving, "a bar fixed at 70%") if e["type"] == "settled"]
+    settled = [e for e in events(moving, "a bar fixed at 70%") if e["type"] == "settled"]
     assert settled and settled[0]["outcome"] == "settled" and settled[0]["busy"] == [], settled
     assert not any("busy" in w for w in settled[0]["waited_for"]), settled
-
-
-def _answered_as_asked(run: CliRun, flow: str, name: str) -> None:
-    """The test's one dialog was answered as the rule says, is an event with its type and message, and shows in the
-    evidence of the step that opened it (results.json's steps in words, as the failure card and the report tell it)."""
-    dialogs = [(e["dialog"], e["message"], e["answer"]) for e in _events(run, name) if e["type"] == "dialog"]
-    assert dialogs == [ANSWERS[flow]], dialogs
-    kind, message, answer = ANSWERS[flow]
-    evidence = [action for step in run.test(name)["steps_in_words"] for action in step["actions"]]
-    assert f"Answered {kind} {message!r}: {answer}" in evidence, evidence
 
 
 @pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
@@ -237,7 +180,7 @@ def test_dialogs_are_answered_as_asked_by_the_agent_at_concurrency(moving: CliRu
     for n in range(1, COPIES + 1):
         t = moving.test(f"{flow} {n}")
         assert t["status"] == "passed", t
-        _answered_as_asked(moving, flow, f"{flow} {n}")
+        answered_as_asked(moving, flow, f"{flow} {n}")
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +189,7 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterat
     folder = tmp_path_factory.mktemp("replayed")
     cache, env = folder / "replay-cache", clean_env()
     del env["PREVIEW_QA_NO_CACHE"]
-    manifest = "version: 1\ndefaults: {max_steps: 4, timeout: 90}\ntests:\n" + _dialog_tests(2)
+    manifest = "version: 1\ndefaults: {max_steps: 4, timeout: 90}\ntests:\n" + dialog_tests(2)
     (folder / "record").mkdir()
     (folder / "replay").mkdir()
     with scripted_run(
@@ -262,4 +205,4 @@ def test_dialogs_are_answered_as_asked_by_a_replay(replayed: CliRun, flow: str) 
     for n in (1, 2):
         t = replayed.test(f"{flow} {n}")
         assert (t["status"], t["path"]) == ("passed", "replayed"), t
-        _answered_as_asked(replayed, flow, f"{flow} {n}")
+        answered_as_asked(replayed, flow, f"{flow} {n}")

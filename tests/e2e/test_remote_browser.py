@@ -1,6 +1,7 @@
 """End to end: `run --cdp-url` runs every test in a Chromium started apart (as on a grid), each in a context of its own:
 six agent tests at concurrency 3 pass, every page request the site sees comes from that browser (its own user agent),
-each keeps its trace and screenshots, none of the run's pages is left open in it, and it is still running afterwards.
+each keeps its trace and screenshots, the dialog flows of the moving pages are answered as in a local browser (in the
+same run), none of the run's pages is left open in it, and it is still running afterwards.
 A remote browser killed mid-run, or one that stops answering (SIGSTOP: its connection stays open), errors its test
 saying so, and the run ends."""
 
@@ -16,24 +17,30 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliRun, clean_env, preview_qa_run
+from tests.e2e.dialog_flows import DIALOG_FLOWS, answered_as_asked, dialog_scenarios, dialog_tests
 from tests.e2e.remote_chromium import USER_AGENT, RemoteChromium, remote_chromium
 from tests.site import DemoSite
 from tests.site.signals import SignallingLLM
 
 pytestmark = pytest.mark.e2e
 
-SIX = "version: 1\ntests:\n" + "".join(
-    f"""  - name: remote {i}
+SIX = (
+    "version: 1\ntests:\n"
+    + "".join(
+        f"""  - name: remote {i}
     start: /product
     task: "[remote] Read the price ({i})."
     expect: {{text: ["$19.99"]}}
 """
-    for i in range(6)
+        for i in range(6)
+    )
+    + dialog_tests(1)
 )
 DONE = {"done": {"status": "pass", "reason": "$19.99."}}
 SCENARIOS = [
     {"match": "[remote]", "turns": [{"actions": [{"scroll": {"down": True}}]}, DONE]},
     {"match": "[killed]", "name": "killed", "turns": [DONE]},
+    *dialog_scenarios(),
 ]
 Six = tuple[CliRun, list[dict[str, str]], RemoteChromium]  # the run, the headers of each request it made, the browser
 KILLED = """\
@@ -63,7 +70,8 @@ def six(tmp_path_factory: pytest.TempPathFactory, site: DemoSite) -> Iterator[Si
 def test_six_agent_tests_pass_in_the_remote_browser_and_only_it_loads_the_pages(six: Six) -> None:
     run, headers, _ = six
     assert run.exit_code == 0, run.stdout + run.stderr
-    assert [(t["name"], t["status"]) for t in run.results["tests"]] == [(f"remote {i}", "passed") for i in range(6)]
+    remote = [(t["name"], t["status"]) for t in run.results["tests"] if t["name"].startswith("remote ")]
+    assert remote == [(f"remote {i}", "passed") for i in range(6)]
     pages = [h for h in headers if not h.get("User-Agent", "").startswith("python-httpx")]  # the run's preview check
     assert len(pages) >= 6 and {h.get("User-Agent") for h in pages} == {USER_AGENT}
 
@@ -81,6 +89,13 @@ def test_the_remote_browser_holds_none_of_the_runs_pages_and_still_runs(six: Six
     assert browser.proc.poll() is None
     assert browser.pages_at(site.url) == []
     assert [t["url"] for t in browser.targets() if t["type"] == "page"] == ["about:blank"]  # its own, from its start
+
+
+@pytest.mark.parametrize("flow", list(DIALOG_FLOWS))
+def test_dialogs_are_answered_in_the_remote_browser_as_in_a_local_one(six: Six, flow: str) -> None:
+    run, _, _ = six
+    assert run.test(f"{flow} 1")["status"] == "passed", run.test(f"{flow} 1")
+    answered_as_asked(run, flow, f"{flow} 1")
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "hangs"])
